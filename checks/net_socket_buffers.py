@@ -1,0 +1,101 @@
+"""net.socket_buffers: TCP buffer limits against the bandwidth-delay product of the fastest data NIC."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._sysctl_fix import sysctl_fix
+from doctor.facts import Facts
+from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.registry import check
+
+#: Round-trip time assumed in a rack (checks-spec §7), seconds
+RTT_IN_RACK_S = 0.0002
+#: Horizon used to size recommended buffers (cross-pod RTT), seconds
+RTT_RECOMMEND_S = 0.001
+DEFAULT_CORE_MAX = 212992
+MIN_RECOMMENDED = 67108864  # ESnet fasterdata, 10G hosts and up
+MAX_RECOMMENDED = 2147483647
+REFERENCES = (
+    "https://docs.kernel.org/networking/ip-sysctl.html",
+    "https://fasterdata.es.net/host-tuning/linux/",
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+)
+
+
+def tcp_carries_data(facts: Facts) -> tuple[bool, str]:
+    """Whether bulk data goes over TCP: NCCL socket transport forced, or no active RDMA port."""
+    for proc in facts.processes:
+        if proc.env.get("NCCL_IB_DISABLE") == "1":
+            return True, f"NCCL_IB_DISABLE=1 in pid {proc.pid} ({proc.name})"
+        if proc.env.get("NCCL_NET", "").lower() == "socket":
+            return True, f"NCCL_NET=Socket in pid {proc.pid} ({proc.name})"
+    if facts.rdma and not any(p.active for p in facts.rdma):
+        return True, "no RDMA port is active, so NCCL falls back to TCP sockets"
+    if not facts.rdma and facts.gpus.gpus:
+        return True, "no RDMA device: multi-node traffic (NCCL, KV transfer) uses TCP"
+    return False, "RDMA ports are active and NCCL is not forced onto sockets"
+
+
+def _next_pow2(n: float) -> int:
+    value = 1
+    while value < n:
+        value <<= 1
+    return value
+
+
+@check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network")
+def socket_buffers(facts: Facts) -> Iterator[Finding]:
+    """tcp_rmem/tcp_wmem maximum below 2x the BDP of the fastest data NIC (medium when TCP carries data).
+
+    Autotuning is capped by tcp_rmem[2]/tcp_wmem[2]; rmem_max/wmem_max cap explicit SO_RCVBUF/SO_SNDBUF
+    (NCCL_SOCKET_RCVBUF). A single TCP flow cannot exceed buffer / RTT.
+    """
+    data_nics = [n for n in facts.netdevs if not n.virtual and n.speed_mbps]
+    if not data_nics:
+        return
+    nic = max(data_nics, key=lambda n: n.speed_mbps or 0)
+    speed_bps = (nic.speed_mbps or 0) * 1_000_000
+    bdp = speed_bps * RTT_IN_RACK_S / 8
+    sysctls = facts.sysctls
+    rmem, wmem = sysctls.get_ints("net.ipv4.tcp_rmem"), sysctls.get_ints("net.ipv4.tcp_wmem")
+    core_r, core_w = sysctls.get_int("net.core.rmem_max"), sysctls.get_int("net.core.wmem_max")
+    if not rmem or not wmem or len(rmem) < 3 or len(wmem) < 3:
+        yield Finding(UNKNOWN, "node", "TCP buffer sysctls not recorded",
+                      detail="net.ipv4.tcp_rmem/tcp_wmem are missing from this source")
+        return
+    carries, why = tcp_carries_data(facts)
+    evidence = [Evidence(nic.origin + "/speed", f"{nic.speed_mbps} Mb/s ({nic.name})")]
+    for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max"):
+        if sysctls.get(key) is not None:
+            evidence.append(Evidence(sysctls.origins.get(key, "sysctl"), str(sysctls.get(key))))
+    small_tcp = min(rmem[2], wmem[2]) < 2 * bdp
+    small_core = carries and (core_r == DEFAULT_CORE_MAX or core_w == DEFAULT_CORE_MAX)
+    if not small_tcp and not small_core:
+        yield Finding(PASS, "node", f"TCP buffers cover 2x BDP of {nic.name} ({nic.speed_mbps // 1000} Gb/s)",
+                      evidence=tuple(evidence))
+        return
+    target = min(MAX_RECOMMENDED, max(MIN_RECOMMENDED, _next_pow2(2 * speed_bps * RTT_RECOMMEND_S / 8)))
+    wanted = {"net.core.rmem_max": str(target), "net.core.wmem_max": str(target),
+              "net.ipv4.tcp_rmem": f"4096 87380 {target}", "net.ipv4.tcp_wmem": f"4096 65536 {target}"}
+    ceiling_gbps = min(rmem[2], wmem[2]) * 8 / RTT_IN_RACK_S / 1e9
+    severity = MEDIUM if carries else LOW
+    observed = f"tcp_rmem max {rmem[2]}, tcp_wmem max {wmem[2]}, rmem_max {core_r}, wmem_max {core_w}"
+    yield Finding(
+        severity, "net.ipv4.tcp_rmem" if small_tcp else "net.core.rmem_max",
+        f"TCP socket buffers too small for {nic.name} at {nic.speed_mbps // 1000} Gb/s",
+        detail=(f"2x the bandwidth-delay product at {RTT_IN_RACK_S * 1000:g} ms RTT is {2 * bdp / 1e6:.1f} MB. "
+                f"TCP carries data here: {why}." if carries else
+                f"2x the bandwidth-delay product at {RTT_IN_RACK_S * 1000:g} ms RTT is {2 * bdp / 1e6:.1f} MB; "
+                f"this matters only for TCP traffic ({why})."),
+        evidence=tuple(evidence),
+        expected=f"tcp_rmem/tcp_wmem max >= {int(2 * bdp)} bytes"
+                 + ("; rmem_max/wmem_max above the 212992 default" if small_core else ""),
+        observed=observed,
+        impact=Impact(30 if carries else 5,
+                      f"one TCP flow is capped near {ceiling_gbps:.0f} Gb/s at {RTT_IN_RACK_S * 1000:g} ms RTT "
+                      f"on a {nic.speed_mbps // 1000} Gb/s link"),
+        fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
+                       notes="Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms."),
+        references=REFERENCES,
+    )

@@ -1,0 +1,60 @@
+"""numa.kernel_policy: automatic NUMA balancing and zone reclaim on multi-node GPU hosts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._sysctl_fix import sysctl_fix
+from doctor.facts import Facts
+from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.kernel.org/admin-guide/sysctl/kernel.html#numa-balancing",
+    "https://docs.kernel.org/admin-guide/sysctl/vm.html#zone-reclaim-mode",
+    "https://docs.nvidia.com/grace-performance-tuning-guide/index.html",
+)
+
+
+@check("numa.kernel_policy", "NUMA balancing and zone reclaim", "numa")
+def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:
+    """Flag kernel.numa_balancing=1 (low) and vm.zone_reclaim_mode != 0 (medium) on multi-node GPU hosts.
+
+    Automatic balancing migrates pages of processes that are already pinned next to their GPU;
+    zone reclaim makes allocations reclaim local memory instead of using the other node.
+    """
+    if not facts.numa.multi_node or not facts.gpus.gpus:
+        return
+    sysctls = facts.sysctls
+    balancing, reclaim = sysctls.get_int("kernel.numa_balancing"), sysctls.get_int("vm.zone_reclaim_mode")
+    nodes = len(facts.numa.cpu_nodes)
+    if balancing is None and reclaim is None:
+        yield Finding(UNKNOWN, "node", "NUMA kernel policy not recorded",
+                      detail="neither kernel.numa_balancing nor vm.zone_reclaim_mode is in this source")
+        return
+    if balancing is not None and balancing != 0:
+        pinned = sum(1 for p in facts.processes if p.cpus_allowed and facts.numa.node_of_cpu(min(p.cpus_allowed))
+                     is not None and len({facts.numa.node_of_cpu(c) for c in p.cpus_allowed}) == 1)
+        yield Finding(
+            LOW, "kernel.numa_balancing", "automatic NUMA balancing is on for a multi-node GPU host",
+            detail=f"{nodes} NUMA nodes with CPUs, {len(facts.gpus.gpus)} GPUs. Balancing migrates the pages of "
+                   "processes already pinned to their GPU's node and adds page-fault overhead.",
+            evidence=(Evidence(sysctls.origins.get("kernel.numa_balancing", "sysctl"), str(balancing)),),
+            expected="0 on hosts whose GPU processes are pinned", observed=str(balancing),
+            impact=Impact(3, f"page migration and hinting faults; {pinned} processes are pinned to one node"),
+            fix=sysctl_fix({"kernel.numa_balancing": "0"}, sysctls, "90-gnd-numa.conf"),
+            references=REFERENCES)
+    if reclaim is not None and reclaim != 0:
+        yield Finding(
+            MEDIUM, "vm.zone_reclaim_mode", "zone reclaim is on: allocations stall reclaiming local memory",
+            detail="With zone_reclaim_mode set the kernel reclaims (drops caches, writes back) on the local node "
+                   "instead of allocating from the other node; model loading and pinned host buffers stall.",
+            evidence=(Evidence(sysctls.origins.get("vm.zone_reclaim_mode", "sysctl"), str(reclaim)),),
+            expected="0", observed=str(reclaim),
+            impact=Impact(8, "allocation stalls and page-cache thrashing during model load and KV offload"),
+            fix=sysctl_fix({"vm.zone_reclaim_mode": "0"}, sysctls, "90-gnd-numa.conf"),
+            references=REFERENCES)
+    if balancing == 0 and reclaim in (0, None) or reclaim == 0 and balancing in (0, None):
+        yield Finding(PASS, "node", "NUMA balancing off and zone reclaim off",
+                      evidence=tuple(Evidence(sysctls.origins.get(k, "sysctl"), str(sysctls.get(k)))
+                                     for k in ("kernel.numa_balancing", "vm.zone_reclaim_mode") if sysctls.get(k)))

@@ -1,0 +1,5 @@
+"""Allow ``python -m doctor``."""
+
+from doctor.cli import main
+
+raise SystemExit(main())

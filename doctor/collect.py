@@ -1,0 +1,174 @@
+"""``gnd collect``: write a snapshot tarball of exactly what the specs registry names.
+
+Symlinks are kept as symlinks (the PCI upstream walk needs the resolved device paths), secrets
+are filtered by each spec's sanitiser before anything is written, commands run with timeouts,
+and a manifest records per-spec status, durations and timeouts.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from doctor import __version__, specs
+from doctor.errors import DoctorError
+from doctor.secrets import sanitize
+from doctor.sources import MANIFEST, Source
+from doctor.sources.tree import DIR, FILE, LINK, split_path
+
+#: A transform applied to every file's bytes and link target before writing (redaction).
+Transform = Callable[[str, bytes], bytes]
+
+
+@dataclass
+class _Snapshot:
+    files: dict[str, bytes] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=set)
+    unreadable: int = 0
+
+
+def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, depth: int = 0) -> bool:
+    """Copy one path, recording every symlink met on the way so the snapshot resolves the same."""
+    tree = src.tree
+    if depth > 8:
+        return False
+    cur = ""
+    parts = split_path(path)
+    for i, comp in enumerate(parts):
+        candidate = f"{cur}/{comp}" if cur else comp
+        kind = tree.kind(candidate)
+        last = i == len(parts) - 1
+        if kind is None:
+            return False
+        if kind == LINK:
+            target = tree.readlink(candidate)
+            if target is None:
+                return False
+            snap.links[candidate] = target
+            if last:
+                return True
+            joined = "/".join(split_path(os.path.normpath(os.path.join(os.path.dirname(candidate), target))))
+            if not joined.startswith(".."):
+                _add_path(src, snap, joined, None, depth + 1)
+            resolved = tree.resolve(candidate)
+            if resolved is None:
+                return False
+            cur = resolved
+            continue
+        if kind == DIR:
+            snap.dirs.add(candidate)
+            cur = candidate
+            continue
+        if kind == FILE and last:
+            data = tree.read(candidate)
+            if data is None:
+                snap.unreadable += 1
+                return False
+            snap.files[candidate] = sanitize(candidate, data, sanitizer)
+            return True
+        return False
+    return True
+
+
+def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None) -> None:
+    directory = os.path.dirname(os.path.abspath(out_path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".gnd-collect-", suffix=".tar.gz", dir=directory)
+    now = time.time()
+    try:
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
+            for d in sorted(snap.dirs):
+                info = tarfile.TarInfo(d)
+                info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
+                tf.addfile(info)
+            for name, target in sorted(snap.links.items()):
+                info = tarfile.TarInfo(name)
+                info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, now
+                tf.addfile(info)
+            for name, data in sorted(snap.files.items()):
+                if transform is not None:
+                    data = transform(name, data)
+                info = tarfile.TarInfo(name)
+                info.size, info.mode, info.mtime = len(data), 0o644, now
+                tf.addfile(info, io.BytesIO(data))
+            body = json.dumps(manifest, indent=2, sort_keys=True).encode()
+            if transform is not None:
+                body = transform(MANIFEST, body)
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mode, info.mtime = len(body), 0o644, now
+            tf.addfile(info, io.BytesIO(body))
+        os.replace(tmp, out_path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def default_output(hostname: str | None) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in (hostname or "host"))
+    return f"gnd-snapshot-{safe}-{stamp}.tar.gz"
+
+
+def collect(src: Source, out_path: str, transform: Transform | None = None) -> dict[str, Any]:
+    """Collect every spec from ``src`` into the tarball ``out_path``; returns the manifest."""
+    if os.path.isdir(out_path):
+        raise DoctorError(f"{out_path} is a directory; give a file name for the snapshot (-o FILE.tar.gz)")
+    parent = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.isdir(parent):
+        raise DoctorError(f"cannot write {out_path}: {parent} does not exist")
+    start = time.monotonic()
+    snap = _Snapshot()
+    statuses: dict[str, dict[str, Any]] = {}
+    for spec in specs.SPECS:
+        t0 = time.monotonic()
+        if spec.is_command:
+            output = src.command(spec.name)
+            entry: dict[str, Any] = {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path}
+            if output.text is not None:
+                snap.files[spec.snapshot_path] = output.text.encode()
+                entry["status"] = "ok"
+            else:
+                entry["status"] = "timeout" if output.timed_out else "missing"
+                entry["detail"] = output.reason or ""
+            if output.returncode is not None:
+                entry["returncode"] = output.returncode
+        elif spec.paths:
+            before_unreadable = snap.unreadable
+            count = 0
+            for pattern in spec.paths:
+                for path in src.glob(pattern):
+                    if spec.limit is not None and count >= spec.limit:
+                        break
+                    count += _add_path(src, snap, path, spec.sanitizer)
+            unreadable = snap.unreadable - before_unreadable
+            entry = {"kind": "files", "status": "ok" if count else "missing", "files": count}
+            if unreadable:
+                entry["status"] = "partial" if count else "unreadable"
+                entry["unreadable"] = unreadable
+                entry["detail"] = f"{unreadable} files unreadable (run as root to collect them)"
+        else:
+            continue  # sosreport-only spec: nothing to collect on a host
+        entry["duration_s"] = round(time.monotonic() - t0, 3)
+        statuses[spec.name] = entry
+    hostname = (src.read_line("proc/sys/kernel/hostname") or src.read_line("etc/hostname")
+                or (socket.gethostname() if src.location == "/" else None))
+    manifest = {
+        "format": "gpu-node-doctor snapshot", "format_version": 1,
+        "tool": {"name": "gpu-node-doctor", "version": __version__},
+        "collected_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "hostname": hostname, "uid": os.geteuid(), "root": src.location,
+        "duration_s": round(time.monotonic() - start, 3), "specs": statuses,
+        "files": len(snap.files), "links": len(snap.links),
+    }
+    _write_tar(out_path, snap, manifest, transform)
+    return manifest

@@ -1,0 +1,92 @@
+"""Typed facts parsed once, lazily, from a source. Checks read these, never raw paths."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
+from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
+from doctor.facts.host import Host, build_host
+from doctor.facts.kernel import Cmdline, Sysctls, build_cmdline, build_modules, build_sysctls
+from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
+from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
+from doctor.facts.pci import PciDevice, PciTree, build_pci
+from doctor.facts.procs import Process, build_processes
+from doctor.sources import Source
+
+
+class Facts:
+    """Every fact about one node, each built on first use and cached."""
+
+    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = ()) -> None:
+        self.source = source
+        self.deploy_paths = deploy_paths
+
+    @cached_property
+    def host(self) -> Host:
+        return build_host(self.source)
+
+    @cached_property
+    def pci(self) -> PciTree:
+        return build_pci(self.source)
+
+    @cached_property
+    def gpus(self) -> GpuInventory:
+        return build_gpus(self.source, self.pci)
+
+    @cached_property
+    def netdevs(self) -> tuple[NetDev, ...]:
+        return build_netdevs(self.source)
+
+    @cached_property
+    def rdma(self) -> tuple[RdmaPort, ...]:
+        return build_rdma(self.source)
+
+    @cached_property
+    def numa(self) -> NumaTopology:
+        return build_numa(self.source)
+
+    @cached_property
+    def irqs(self) -> tuple[Irq, ...]:
+        return build_irqs(self.source)
+
+    @cached_property
+    def processes(self) -> tuple[Process, ...]:
+        return build_processes(self.source)
+
+    @cached_property
+    def cmdline(self) -> Cmdline:
+        return build_cmdline(self.source)
+
+    @cached_property
+    def sysctls(self) -> Sysctls:
+        return build_sysctls(self.source)
+
+    @cached_property
+    def modules(self) -> frozenset[str] | None:
+        return build_modules(self.source)
+
+    @cached_property
+    def kubelet(self) -> Kubelet | None:
+        return build_kubelet(self.source)
+
+    @cached_property
+    def deploy_files(self) -> tuple[DeployFile, ...]:
+        return build_deploy_files(self.source, self.deploy_paths)
+
+    # --- small derived views shared by many checks -----------------------------------------
+    def netdev(self, name: str) -> NetDev | None:
+        return next((n for n in self.netdevs if n.name == name), None)
+
+    def netdevs_of(self, pci_address: str) -> list[NetDev]:
+        return [n for n in self.netdevs if n.pci_address == pci_address]
+
+    def rdma_of(self, pci_address: str) -> list[RdmaPort]:
+        return [p for p in self.rdma if p.pci_address == pci_address]
+
+    def process(self, pid: int) -> Process | None:
+        return next((p for p in self.processes if p.pid == pid), None)
+
+
+__all__ = ["Facts", "Host", "PciDevice", "PciTree", "Gpu", "GpuInventory", "NetDev", "RdmaPort", "Gid",
+           "NumaNode", "NumaTopology", "Irq", "Process", "Cmdline", "Sysctls", "Kubelet", "DeployFile"]

@@ -1,0 +1,87 @@
+"""Kubelet configuration and the deployment files that start inference servers."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from doctor import specs
+from doctor.secrets import sanitize_deploy
+from doctor.sources import Source
+
+_TOP_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):\s*(.*?)\s*(#.*)?$")
+
+
+@dataclass(frozen=True)
+class Kubelet:
+    origin: str | None
+    settings: dict[str, str]  # top-level scalar keys of the KubeletConfiguration
+    flags: dict[str, str]  # --cpu-manager-policy=... style flags from kubeadm-flags.env / drop-ins
+    cpu_manager_state: dict[str, object] | None
+
+    def policy(self, config_key: str, flag: str) -> tuple[str | None, str | None]:
+        """The effective value and where it came from (flags override the config file)."""
+        if flag in self.flags:
+            return self.flags[flag], "kubelet flags"
+        if config_key in self.settings:
+            return self.settings[config_key], self.origin
+        return None, None
+
+
+def _top_level_yaml(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        match = _TOP_KEY.match(line)
+        if match and match.group(2) not in ("", "|", ">"):
+            out[match.group(1)] = match.group(2).strip("'\"")
+    return out
+
+
+def build_kubelet(src: Source) -> Kubelet | None:
+    origin = None
+    settings: dict[str, str] = {}
+    for path in ("var/lib/kubelet/config.yaml", "etc/kubernetes/kubelet-config.yaml"):
+        text = src.read_text(path, cap=1 << 20)
+        if text is not None:
+            origin, settings = path, _top_level_yaml(text)
+            break
+    flags: dict[str, str] = {}
+    flag_files = ["var/lib/kubelet/kubeadm-flags.env", *src.glob("etc/systemd/system/kubelet.service.d/*.conf")]
+    for path in flag_files:
+        for match in re.finditer(r"--([a-z-]+)=([^\s\"']+)", src.read_text(path, cap=1 << 20) or ""):
+            flags[match.group(1)] = match.group(2)
+    state_text = src.read_text("var/lib/kubelet/cpu_manager_state", cap=1 << 20)
+    state = None
+    if state_text:
+        try:
+            loaded = json.loads(state_text)
+            state = loaded if isinstance(loaded, dict) else None
+        except ValueError:
+            state = None
+    if origin is None and not flags and state is None:
+        return None
+    return Kubelet(origin, settings, flags, state)
+
+
+@dataclass(frozen=True)
+class DeployFile:
+    path: str
+    text: str  # secrets masked
+
+
+def build_deploy_files(src: Source, extra: tuple[str, ...] = ()) -> tuple[DeployFile, ...]:
+    """Units, compose files and manifests in the source, plus files given with ``--deploy``."""
+    out = []
+    for path in src.spec_paths(specs.get("deploy.files")):
+        raw = src.read_bytes(path, cap=1 << 20)
+        if raw is not None:
+            out.append(DeployFile(path, sanitize_deploy(raw).decode()))
+    for path in extra:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(1 << 20)
+        except OSError:
+            continue
+        out.append(DeployFile(path, sanitize_deploy(raw).decode()))
+    return tuple(out)

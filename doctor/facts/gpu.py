@@ -1,0 +1,101 @@
+"""GPUs: the PCI view merged with the driver's view (NVML live, ``nvidia-smi -q -x`` or ``-q`` text).
+
+The runtime view (performance state, utilisation, idle reason, link generation, processes) is
+what tells an idle GPU's power-saving 2.5 GT/s from a real downgrade. When no runtime view is
+available that is recorded in ``runtime_missing``, never papered over with defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctor.facts.pci import PciDevice, PciTree
+from doctor.parsers.nvidia_smi import SmiGpu, SmiProcess, SmiReport, parse_nvidia_smi_text, parse_nvidia_smi_xml
+from doctor.sources import LIVE, Source
+
+IDLE_PSTATES = {f"P{i}" for i in range(5, 16)}
+BUSY_UTIL = 10.0
+IDLE_UTIL = 5.0
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One physical GPU; ``runtime`` is ``None`` when the driver's view is missing."""
+
+    index: int
+    address: str
+    pci: PciDevice | None
+    runtime: SmiGpu | None
+
+    @property
+    def name(self) -> str | None:
+        if self.runtime and self.runtime.product_name:
+            return self.runtime.product_name
+        return self.pci.name if self.pci else None
+
+    @property
+    def processes(self) -> tuple[SmiProcess, ...]:
+        return self.runtime.processes if self.runtime else ()
+
+    @property
+    def activity(self) -> str:
+        """``busy``, ``idle`` or ``unknown`` (checks-spec §1: P0 alone does not mean busy)."""
+        rt = self.runtime
+        if rt is None:
+            return "unknown"
+        if rt.idle is True or (rt.pstate in IDLE_PSTATES) or (rt.util_gpu is not None and rt.util_gpu < IDLE_UTIL):
+            return "idle"
+        if rt.util_gpu is not None and rt.util_gpu > BUSY_UTIL and rt.idle is not True:
+            return "busy"
+        if rt.pstate in ("P0", "P1", "P2") and rt.util_gpu is None and rt.idle is False:
+            return "busy"
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class GpuInventory:
+    gpus: tuple[Gpu, ...]
+    runtime_origin: str | None  # "nvml", the command file, or None
+    runtime_missing: str | None
+    driver_version: str | None
+    cuda_version: str | None
+
+    def by_address(self, address: str) -> Gpu | None:
+        return next((g for g in self.gpus if g.address == address), None)
+
+
+def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | None]:
+    reasons: list[str] = []
+    if src.kind == LIVE:
+        from doctor.facts.nvml import nvml_report
+
+        report, reason = nvml_report()
+        if report is not None:
+            return report, "nvml", None
+        reasons.append(reason or "NVML unavailable")
+    xml = src.command("nvidia_smi_xml")
+    if xml.text:
+        report = parse_nvidia_smi_xml(xml.text)
+        if report.gpus:
+            return report, xml.where, None
+        reasons.append(f"{xml.where} holds no GPU")
+    elif xml.reason:
+        reasons.append(xml.reason)
+    text = src.command("nvidia_smi_q")
+    if text.text:
+        report = parse_nvidia_smi_text(text.text)
+        if report.gpus:
+            return report, text.where, None
+    return None, None, "; ".join(reasons) or "no NVML and no nvidia-smi output"
+
+
+def build_gpus(src: Source, pci: PciTree) -> GpuInventory:
+    """GPUs in PCI bus order (the order of ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` and nvidia-smi)."""
+    report, origin, missing = _runtime_report(src) if (pci.gpus or pci.origin is None) else (None, None, None)
+    runtime = {g.address: g for g in report.gpus} if report else {}
+    addresses = sorted({d.address for d in pci.gpus} | set(runtime))
+    gpus = tuple(Gpu(i, a, pci.get(a), runtime.get(a)) for i, a in enumerate(addresses))
+    if gpus and report is None and missing is None:
+        missing = "no NVML and no nvidia-smi output"
+    return GpuInventory(gpus, origin, missing if gpus else None,
+                        report.driver_version if report else None, report.cuda_version if report else None)

@@ -1,0 +1,81 @@
+"""NUMA nodes, IRQs and their CPU affinity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctor.facts.util import parse_cpulist
+from doctor.sources import Source
+
+
+@dataclass(frozen=True)
+class NumaNode:
+    id: int
+    cpus: frozenset[int]
+    cpulist: str
+    distances: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class NumaTopology:
+    nodes: tuple[NumaNode, ...]
+    missing: str | None = None
+
+    @property
+    def cpu_nodes(self) -> tuple[NumaNode, ...]:
+        """Nodes with CPUs: sockets or sub-NUMA clusters, not CPU-less memory (GPU HBM) nodes."""
+        return tuple(n for n in self.nodes if n.cpus)
+
+    @property
+    def multi_node(self) -> bool:
+        return len(self.cpu_nodes) > 1
+
+    def node_of_cpu(self, cpu: int) -> int | None:
+        return next((n.id for n in self.nodes if cpu in n.cpus), None)
+
+    def get(self, node_id: int | None) -> NumaNode | None:
+        return next((n for n in self.nodes if n.id == node_id), None)
+
+
+def build_numa(src: Source) -> NumaTopology:
+    nodes = []
+    for name in src.listdir("sys/devices/system/node"):
+        if not name.startswith("node") or not name[4:].isdigit():
+            continue
+        base = f"sys/devices/system/node/{name}"
+        cpulist = src.read_line(f"{base}/cpulist") or ""
+        cpus = parse_cpulist(cpulist) or frozenset()
+        dist = tuple(int(x) for x in (src.read_line(f"{base}/distance") or "").split() if x.isdigit())
+        nodes.append(NumaNode(int(name[4:]), cpus, cpulist, dist))
+    nodes.sort(key=lambda n: n.id)
+    return NumaTopology(tuple(nodes), None if nodes else "no sys/devices/system/node")
+
+
+@dataclass(frozen=True)
+class Irq:
+    number: int
+    actions: str  # the device/handler names of /proc/interrupts (e.g. "mlx5_comp3@pci:0000:1a:00.0")
+    effective: frozenset[int] | None
+    affinity: frozenset[int] | None
+    origin: str
+
+
+def build_irqs(src: Source) -> tuple[Irq, ...]:
+    names: dict[int, str] = {}
+    text = src.read_text("proc/interrupts") or ""
+    lines = text.splitlines()
+    ncpu = len(lines[0].split()) if lines else 0
+    for line in lines[1:]:
+        head, _, rest = line.partition(":")
+        if not head.strip().isdigit():
+            continue
+        fields = rest.split()
+        names[int(head)] = " ".join(fields[ncpu + 1:]) if len(fields) > ncpu else ""
+    irqs = []
+    numbers = {int(n) for n in src.listdir("proc/irq") if n.isdigit()} | set(names)
+    for n in sorted(numbers):
+        base = f"proc/irq/{n}"
+        irqs.append(Irq(n, names.get(n, ""),
+                        parse_cpulist(src.read_line(f"{base}/effective_affinity_list")),
+                        parse_cpulist(src.read_line(f"{base}/smp_affinity_list")), base))
+    return tuple(irqs)

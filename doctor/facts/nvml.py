@@ -1,0 +1,94 @@
+"""The driver's view of GPUs through NVML (``pynvml`` from nvidia-ml-py), in nvidia-smi's shape.
+
+Absence of the library or of the driver is a normal answer: ``(None, reason)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from doctor.facts.util import normalise_bdf
+from doctor.parsers.nvidia_smi import SmiGpu, SmiProcess, SmiReport
+
+#: NVML clock event reason bits (nvml.h ``nvmlClocksEventReason*``)
+REASON_BITS = {
+    "gpu_idle": 0x1, "applications_clocks_setting": 0x2, "sw_power_cap": 0x4, "hw_slowdown": 0x8,
+    "sync_boost": 0x10, "sw_thermal_slowdown": 0x20, "hw_thermal_slowdown": 0x40, "hw_power_brake_slowdown": 0x80,
+}
+
+
+def _call(fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except Exception:  # NVML raises NVMLError_NotSupported and friends per field
+        return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
+    """Query every GPU through NVML; ``nvml`` may be injected (tests pass a fake module)."""
+    if nvml is None:
+        try:
+            import pynvml as nvml  # type: ignore[import-not-found,no-redef]
+        except Exception:
+            return None, "pynvml (nvidia-ml-py) is not installed"
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:
+        return None, f"NVML unavailable: {exc}"
+    try:
+        count = nvml.nvmlDeviceGetCount()
+        gpus = []
+        for i in range(count):
+            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            pci = _call(nvml.nvmlDeviceGetPciInfo, handle)
+            bus_id = _text(getattr(pci, "busId", None)) if pci is not None else None
+            address = normalise_bdf(bus_id or "") if bus_id else None
+            if address is None:
+                continue
+            util = _call(nvml.nvmlDeviceGetUtilizationRates, handle)
+            reasons_mask = _call(getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                                 or nvml.nvmlDeviceGetCurrentClocksThrottleReasons, handle)
+            reasons = ({k: bool(reasons_mask & bit) for k, bit in REASON_BITS.items()}
+                       if isinstance(reasons_mask, int) else {})
+            pstate = _call(nvml.nvmlDeviceGetPerformanceState, handle)
+            persistence = _call(nvml.nvmlDeviceGetPersistenceMode, handle)
+            procs = _call(nvml.nvmlDeviceGetComputeRunningProcesses, handle) or []
+            gpus.append(SmiGpu(
+                address=address,
+                product_name=_text(_call(nvml.nvmlDeviceGetName, handle)),
+                uuid=_text(_call(nvml.nvmlDeviceGetUUID, handle)),
+                serial=_text(_call(nvml.nvmlDeviceGetSerial, handle)),
+                pstate=f"P{pstate}" if isinstance(pstate, int) and pstate < 32 else None,
+                util_gpu=float(util.gpu) if util is not None else None,
+                link_gen_current=_call(nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle),
+                link_gen_max=_call(nvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
+                link_gen_device_max=_call(getattr(nvml, "nvmlDeviceGetGpuMaxPcieLinkGeneration", None) or
+                                          (lambda h: None), handle),
+                link_gen_host_max=None,
+                link_width_current=_call(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
+                link_width_max=_call(nvml.nvmlDeviceGetMaxPcieLinkWidth, handle),
+                persistence_mode=None if persistence is None else bool(persistence),
+                clock_event_reasons=reasons,
+                idle=reasons.get("gpu_idle") if reasons else None,
+                replays_since_reset=_call(nvml.nvmlDeviceGetPcieReplayCounter, handle),
+                processes=tuple(
+                    SmiProcess(pid=int(p.pid), name=None,
+                               used_memory_mib=(int(p.usedGpuMemory) >> 20) if isinstance(
+                                   getattr(p, "usedGpuMemory", None), int) else None, type="C")
+                    for p in procs
+                ),
+            ))
+        driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
+        cuda = _call(nvml.nvmlSystemGetCudaDriverVersion)
+        cuda_text = f"{cuda // 1000}.{(cuda % 1000) // 10}" if isinstance(cuda, int) else None
+        return SmiReport(driver_version=driver, cuda_version=cuda_text, timestamp=None, gpus=tuple(gpus)), None
+    except Exception as exc:
+        return None, f"NVML query failed: {exc}"
+    finally:
+        _call(nvml.nvmlShutdown)

@@ -1,0 +1,321 @@
+"""The PCI tree: every device with ids, driver, NUMA node, link state and its chain of upstream bridges.
+
+Built from sysfs (``/sys/bus/pci/devices/*``, the resolved link giving the upstream path, as NCCL
+walks it) and merged with ``lspci -vvv`` where present (port type, ACS control, device name).
+In a sosreport there is no sysfs PCI tree, so the tree comes from ``lspci -nnvv`` alone, with
+parents taken from each bridge's secondary bus number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
+from doctor.parsers.lspci import LspciDevice, parse_lspci
+from doctor.sources import Source
+
+ROOT_PORT, UPSTREAM, DOWNSTREAM, ENDPOINT = "Root Port", "Upstream Port", "Downstream Port", "Endpoint"
+_PCIE_TYPES = {0: ENDPOINT, 1: "Legacy Endpoint", 4: ROOT_PORT, 5: UPSTREAM, 6: DOWNSTREAM,
+               7: "PCI-Express to PCI/PCI-X Bridge", 8: "PCI/PCI-X to PCI-Express Bridge",
+               9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
+_ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+_BUS_LINE = re.compile(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
+
+
+@dataclass(frozen=True)
+class PciDevice:
+    """One PCI function. ``None`` means the evidence was missing, never a default."""
+
+    address: str
+    vendor: int | None
+    device: int | None
+    class_code: int | None  # 24-bit (0x030200); from lspci alone the low byte is 0
+    origin: str  # where its facts were read: ``sys/bus/pci/devices/<bdf>`` or the lspci file
+    subsystem_vendor: int | None = None
+    subsystem_device: int | None = None
+    name: str | None = None
+    driver: str | None = None
+    driver_override: str | None = None
+    numa_node: int | None = None
+    local_cpulist: str | None = None
+    cur_speed: float | None = None
+    cur_width: int | None = None
+    max_speed: float | None = None
+    max_width: int | None = None
+    iommu_group: str | None = None
+    path: tuple[str, ...] = ()  # root port first, this device last
+    host_bridge: str | None = None  # e.g. "pci0000:00"
+    port_type: str | None = None
+    is_vf: bool = False
+    acs: dict[str, bool] | None = None
+    acs_origin: str | None = None
+    power_state: str | None = None
+    msi_irqs: tuple[int, ...] = ()
+    secondary_bus: int | None = None
+    aer: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def parent(self) -> str | None:
+        return self.path[-2] if len(self.path) > 1 else None
+
+    @property
+    def base_class(self) -> int | None:
+        """Class and subclass as 16 bits (0x0302 for a 3D controller)."""
+        return None if self.class_code is None else self.class_code >> 8
+
+    @property
+    def is_bridge(self) -> bool:
+        return self.base_class == 0x0604
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.vendor == 0x10DE and self.base_class in (0x0300, 0x0302)
+
+    @property
+    def is_nic(self) -> bool:
+        return self.base_class in (0x0200, 0x0207)
+
+    @property
+    def is_nvswitch(self) -> bool:
+        return self.vendor == 0x10DE and self.base_class == 0x0680
+
+    @property
+    def cpus(self) -> frozenset[int] | None:
+        return parse_cpulist(self.local_cpulist)
+
+    @property
+    def function_base(self) -> str:
+        """The address without its function number (``0000:17:00``)."""
+        return self.address.rsplit(".", 1)[0]
+
+    def attr(self, name: str) -> str:
+        """Evidence name for one attribute (a sysfs file, or the lspci file it came from)."""
+        return f"{self.origin}/{name}" if self.origin.startswith("sys/") else f"{self.origin} [{self.address}]"
+
+
+@dataclass(frozen=True)
+class PciTree:
+    """All PCI functions by address; ``origin`` is ``sysfs``, ``lspci`` or ``None`` (missing, see ``missing``)."""
+
+    devices: dict[str, PciDevice]
+    origin: str | None
+    missing: str | None = None
+    lspci_where: str | None = None
+    lspci_access_denied: bool = False
+
+    def get(self, address: str | None) -> PciDevice | None:
+        return self.devices.get(address) if address else None
+
+    def upstream(self, address: str) -> list[PciDevice]:
+        """The bridges above ``address``, nearest first, ending at the root port."""
+        dev = self.devices.get(address)
+        if dev is None:
+            return []
+        return [self.devices[a] for a in reversed(dev.path[:-1]) if a in self.devices]
+
+    def root_port(self, address: str) -> PciDevice | None:
+        dev = self.devices.get(address)
+        if dev is None or not dev.path:
+            return None
+        root = self.devices.get(dev.path[0])
+        return root if root is not None and root.address != address else None
+
+    def children(self, address: str) -> list[PciDevice]:
+        return [d for d in self.devices.values() if d.parent == address]
+
+    @property
+    def gpus(self) -> list[PciDevice]:
+        return [d for d in self.devices.values() if d.is_gpu and not d.is_vf]
+
+    @property
+    def nics(self) -> list[PciDevice]:
+        return [d for d in self.devices.values() if d.is_nic and not d.is_vf]
+
+
+def _pcie_capability(config: bytes) -> tuple[str | None, dict[str, bool] | None]:
+    """Port type from the PCI Express capability and ACS control from the extended space."""
+    port_type: str | None = None
+    acs: dict[str, bool] | None = None
+    if len(config) >= 64 and config[0x06] & 0x10:
+        ptr = config[0x34] & 0xFC
+        seen = 0
+        while 0x40 <= ptr < min(len(config), 256) - 4 and seen < 48:
+            cap_id, nxt = config[ptr], config[ptr + 1] & 0xFC
+            if cap_id == 0x10:
+                port_type = _PCIE_TYPES.get((config[ptr + 2] >> 4) & 0xF)
+                break
+            ptr, seen = nxt, seen + 1
+    if len(config) >= 0x108:
+        off, seen = 0x100, 0
+        while 0x100 <= off < len(config) - 8 and seen < 96:
+            header = int.from_bytes(config[off:off + 4], "little")
+            if header in (0, 0xFFFFFFFF):
+                break
+            if header & 0xFFFF == 0x000D:
+                ctl = int.from_bytes(config[off + 6:off + 8], "little")
+                acs = {bit: bool(ctl & (1 << i)) for i, bit in enumerate(_ACS_BITS)}
+                break
+            off, seen = (header >> 20) & 0xFFC, seen + 1
+    return port_type, acs
+
+
+def _parse_aer(text: str | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _sysfs_device(src: Source, address: str) -> PciDevice:
+    base = f"sys/bus/pci/devices/{address}"
+    real = src.realpath(base) or ""
+    comps = real.split("/")
+    path = tuple(c for c in comps if BDF.match(c))
+    host = next((c for c in comps if c.startswith("pci") and ":" in c), None)
+    if not path or path[-1] != address:
+        path = (address,)
+    config = src.read_bytes(f"{base}/config", cap=4096) or b""
+    port_type, acs = _pcie_capability(config)
+    msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit()))
+    override = src.read_line(f"{base}/driver_override")
+    aer = {}
+    for kind in ("correctable", "nonfatal", "fatal"):
+        parsed = _parse_aer(src.read_text(f"{base}/aer_dev_{kind}"))
+        if parsed:
+            aer[kind] = parsed
+    return PciDevice(
+        address=address,
+        vendor=parse_int(src.read_line(f"{base}/vendor"), 16),
+        device=parse_int(src.read_line(f"{base}/device"), 16),
+        class_code=parse_int(src.read_line(f"{base}/class"), 16),
+        origin=base,
+        subsystem_vendor=parse_int(src.read_line(f"{base}/subsystem_vendor"), 16),
+        subsystem_device=parse_int(src.read_line(f"{base}/subsystem_device"), 16),
+        driver=src.link_name(f"{base}/driver"),
+        driver_override=None if override in (None, "(null)") else override,
+        numa_node=parse_int(src.read_line(f"{base}/numa_node")),
+        local_cpulist=src.read_line(f"{base}/local_cpulist"),
+        cur_speed=parse_speed(src.read_line(f"{base}/current_link_speed")),
+        cur_width=parse_int(src.read_line(f"{base}/current_link_width")),
+        max_speed=parse_speed(src.read_line(f"{base}/max_link_speed")),
+        max_width=parse_int(src.read_line(f"{base}/max_link_width")),
+        iommu_group=src.link_name(f"{base}/iommu_group"),
+        path=path,
+        host_bridge=host,
+        port_type=port_type,
+        is_vf=src.exists(f"{base}/physfn"),
+        acs=acs,
+        acs_origin=f"{base}/config" if acs is not None else None,
+        power_state=src.read_line(f"{base}/power_state"),
+        msi_irqs=msi,
+        aer=aer,
+    )
+
+
+def _structural_port_types(devices: dict[str, PciDevice]) -> dict[str, str]:
+    """Guess port types from the tree shape when config space and lspci are both missing."""
+    guessed: dict[str, str] = {}
+    for dev in devices.values():
+        if not dev.is_bridge:
+            continue
+        parent = devices.get(dev.parent) if dev.parent else None
+        if parent is None:
+            guessed[dev.address] = ROOT_PORT
+        else:
+            parent_type = parent.port_type or guessed.get(parent.address)
+            guessed[dev.address] = DOWNSTREAM if parent_type == UPSTREAM else UPSTREAM
+    return guessed
+
+
+def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
+    changes: dict[str, object] = {}
+    if dev.port_type is None and info.port_type:
+        changes["port_type"] = info.port_type
+    if dev.acs is None and info.acs_ctl is not None:
+        changes["acs"] = info.acs_ctl
+        changes["acs_origin"] = where
+    if info.description:
+        changes["name"] = info.description
+    if dev.numa_node is None and info.numa_node is not None:
+        changes["numa_node"] = info.numa_node
+    if dev.driver is None and info.driver:
+        changes["driver"] = info.driver
+    if dev.iommu_group is None and info.iommu_group:
+        changes["iommu_group"] = info.iommu_group
+    for ours, theirs in (("max_speed", "link_cap_speed"), ("max_width", "link_cap_width"),
+                         ("cur_speed", "link_sta_speed"), ("cur_width", "link_sta_width")):
+        if getattr(dev, ours) is None and getattr(info, theirs) is not None:
+            changes[ours] = getattr(info, theirs)
+    if not changes:
+        return dev
+    return replace(dev, **changes)  # type: ignore[arg-type]
+
+
+def _secondary_buses(text: str) -> dict[str, int]:
+    """Map bridge address -> secondary bus from ``Bus: primary=.., secondary=..`` lines."""
+    out: dict[str, int] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            token = line.split(" ", 1)[0].lower()
+            current = token if token.count(":") == 2 else f"0000:{token}"
+        elif current:
+            match = _BUS_LINE.search(line)
+            if match:
+                out[current] = int(match.group(2), 16)
+    return out
+
+
+def _tree_from_lspci(parsed: dict[str, LspciDevice], text: str, where: str) -> dict[str, PciDevice]:
+    secondary = _secondary_buses(text)
+    bus_owner: dict[tuple[str, int], str] = {}
+    for addr, bus in secondary.items():
+        bus_owner[(addr.split(":")[0], bus)] = addr
+
+    def parent_of(addr: str) -> str | None:
+        domain, bus = addr.split(":")[0], int(addr.split(":")[1], 16)
+        owner = bus_owner.get((domain, bus))
+        return owner if owner != addr else None
+
+    devices: dict[str, PciDevice] = {}
+    for addr, info in parsed.items():
+        chain = [addr]
+        seen = {addr}
+        cur = parent_of(addr)
+        while cur and cur not in seen and len(chain) < 32:
+            chain.append(cur)
+            seen.add(cur)
+            cur = parent_of(cur)
+        cls = info.class_code << 8 if info.class_code is not None else None
+        dev = PciDevice(address=addr, vendor=info.vendor_id, device=info.device_id, class_code=cls,
+                        origin=where, path=tuple(reversed(chain)), secondary_bus=secondary.get(addr))
+        devices[addr] = _merge_lspci(dev, info, where)
+    return devices
+
+
+def build_pci(src: Source) -> PciTree:
+    """The PCI tree from sysfs, merged with lspci; from lspci alone when sysfs is absent."""
+    addresses = [a for a in src.listdir("sys/bus/pci/devices") if BDF.match(a)]
+    lspci = src.command("lspci_vvv")
+    parsed = parse_lspci(lspci.text) if lspci.text else {}
+    denied = any(d.access_denied for d in parsed.values())
+    if addresses:
+        devices = {a: _sysfs_device(src, a) for a in addresses}
+        for addr, info in parsed.items():
+            if addr in devices:
+                devices[addr] = _merge_lspci(devices[addr], info, lspci.where)
+        guessed = _structural_port_types(devices)
+        for addr, ptype in guessed.items():
+            if devices[addr].port_type is None:
+                devices[addr] = replace(devices[addr], port_type=ptype)
+        return PciTree(devices, "sysfs", lspci_where=lspci.where if parsed else None, lspci_access_denied=denied)
+    if parsed and lspci.text:
+        return PciTree(_tree_from_lspci(parsed, lspci.text, lspci.where), "lspci", lspci_where=lspci.where,
+                       lspci_access_denied=denied)
+    reason = "no sys/bus/pci/devices"
+    if lspci.reason:
+        reason += f" and {lspci.reason}"
+    return PciTree({}, None, missing=reason)

@@ -1,0 +1,95 @@
+"""Small parsers shared by fact builders: CPU lists, link speeds, sysfs numbers."""
+
+from __future__ import annotations
+
+import re
+
+_SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
+BDF = re.compile(r"^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+
+#: GB/s per lane and direction, by link speed in GT/s (128b/130b from Gen3 on; Gen6 FLIT approx.)
+LANE_GBPS = {2.5: 0.25, 5.0: 0.5, 8.0: 0.985, 16.0: 1.969, 32.0: 3.938, 64.0: 7.563}
+GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+SPEED_OF_GEN = {v: k for k, v in GENERATION.items()}
+
+
+def parse_speed(text: str | None) -> float | None:
+    """``"16.0 GT/s PCIe"`` or old ``"16 GT/s"`` -> 16.0; ``"Unknown speed"``/``"Unknown"`` -> None."""
+    if not text:
+        return None
+    match = _SPEED.match(text)
+    return float(match.group(1)) if match else None
+
+
+def parse_int(text: str | None, base: int = 10) -> int | None:
+    """An integer from a sysfs attribute (``"0x10de"`` with base 16, ``"-1"``), else None."""
+    if text is None:
+        return None
+    text = text.strip()
+    try:
+        return int(text, 0 if base == 16 and text.lower().startswith("0x") else base)
+    except ValueError:
+        return None
+
+
+def parse_cpulist(text: str | None) -> frozenset[int] | None:
+    """``"0-3,8,10-11"`` -> {0,1,2,3,8,10,11}; empty string -> empty set; junk -> None."""
+    if text is None:
+        return None
+    text = text.strip()
+    cpus: set[int] = set()
+    if not text:
+        return frozenset()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                lo_text, hi_text = part.split("-", 1)
+                hi_text = hi_text.split(":", 1)[0]
+                lo, hi = int(lo_text), int(hi_text)
+                if hi < lo or hi - lo > 65536:
+                    return None
+                cpus.update(range(lo, hi + 1))
+            else:
+                cpus.add(int(part))
+        except ValueError:
+            return None
+    return frozenset(cpus)
+
+
+def format_cpulist(cpus: frozenset[int] | set[int]) -> str:
+    """{0,1,2,5} -> ``"0-2,5"``."""
+    out: list[str] = []
+    ordered = sorted(cpus)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def normalise_bdf(text: str) -> str | None:
+    """``"00000000:17:00.0"``/``"17:00.0"``/``"0000:17:00.0"`` -> ``"0000:17:00.0"`` (lowercase)."""
+    text = text.strip().lower()
+    parts = text.split(":")
+    if len(parts) == 2:
+        text = "0000:" + text
+    elif len(parts) == 3 and len(parts[0]) > 4:
+        domain = parts[0].lstrip("0") or "0"
+        text = f"{domain.zfill(4)}:{parts[1]}:{parts[2]}"
+    return text if BDF.match(text) else None
+
+
+def link_bandwidth(speed: float | None, width: int | None) -> float | None:
+    """GB/s per direction of a link, or None if either value is unknown."""
+    if speed is None or width is None:
+        return None
+    lane = LANE_GBPS.get(speed)
+    if lane is None:
+        lane = min(LANE_GBPS.items(), key=lambda kv: abs(kv[0] - speed))[1]
+    return lane * width

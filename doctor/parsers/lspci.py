@@ -1,0 +1,231 @@
+"""Parser for ``lspci -vvv`` / ``lspci -nnvv`` / ``lspci -D -nn -vvv`` output.
+
+Sample input (``lspci -D -nn -vvv`` as root; detail lines are tab-indented)::
+
+    0000:17:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)
+    \tSubsystem: NVIDIA Corporation Device [10de:16c1]
+    \tPhysical Slot: 1
+    \tNUMA node: 0
+    \tIOMMU group: 12
+    \tCapabilities: [60] Express (v2) Endpoint, MSI 00
+    \t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported
+    \t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)
+    \tKernel driver in use: nvidia
+
+Never trust the ``(downgraded)``/``(ok)`` annotations (their meaning changed across
+pciutils versions); this parser drops them and keeps the raw numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci"]
+
+
+@dataclass(frozen=True)
+class LspciDevice:
+    """One PCI function as printed by ``lspci -vv``; ``None`` means "not shown"."""
+
+    address: str
+    class_name: str
+    class_code: int | None
+    vendor_id: int | None
+    device_id: int | None
+    description: str
+    port_type: str | None
+    link_cap_speed: float | None
+    link_cap_width: int | None
+    link_sta_speed: float | None
+    link_sta_width: int | None
+    acs_ctl: dict[str, bool] | None
+    driver: str | None
+    numa_node: int | None
+    iommu_group: str | None
+    access_denied: bool
+    physical_slot: str | None
+
+
+_ADDR_RE = re.compile(
+    r"^(?:(?P<dom>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{1,2}):(?P<dev>[0-9a-fA-F]{1,2})\.(?P<fn>[0-7])$"
+)
+_HEADER_RE = re.compile(
+    r"^(?P<addr>(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<rest>\S.*)$"
+)
+_CLASS_CODE_RE = re.compile(r"^(?P<name>.*?)\s*\[(?P<code>[0-9a-fA-F]{4})\]$")
+_TRAILER_RE = re.compile(r"\s*\((?:rev [0-9a-fA-F]+|prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?)\)\s*$")
+_IDS_RE = re.compile(r"\s*\[(?P<ven>[0-9a-fA-F]{4}):(?P<dev>[0-9a-fA-F]{4})\]\s*$")
+_EXPRESS_RE = re.compile(r"^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s+(?:\(v\d+\)\s+)?(?P<type>[^,]+)")
+_SLOT_SUFFIX_RE = re.compile(r"\s*\(Slot[+-]\)\s*$")
+_SPEED_RE = re.compile(r"Speed\s+(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
+_WIDTH_RE = re.compile(r"Width\s+x(?P<width>[0-9]+)")
+_MAX_HEADER = 1024
+_FLAG_RE = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<sign>[+-])(?=\s|$)")
+
+
+def normalize_pci_address(raw: str) -> str | None:
+    """Return ``dddd:bb:dd.f`` (lowercase) for an lspci/NVML/sysfs address, or ``None``.
+
+    ``17:00.0`` -> ``0000:17:00.0``; ``00000000:17:00.0`` -> ``0000:17:00.0``;
+    ``10000:00:04.0`` (VMD domain) stays as is.
+    """
+    m = _ADDR_RE.match(raw.strip())
+    if m is None:
+        return None
+    dom = (m.group("dom") or "0").lower()
+    dom = dom.lstrip("0").rjust(4, "0")
+    return (
+        f"{dom}:{m.group('bus').lower().rjust(2, '0')}:{m.group('dev').lower().rjust(2, '0')}.{m.group('fn')}"
+    )
+
+
+def _int(text: str, base: int = 10) -> int | None:
+    try:
+        return int(text, base)
+    except ValueError:
+        return None
+
+
+def _speed(text: str) -> float | None:
+    m = _SPEED_RE.search(text)
+    if m is None:
+        return None
+    try:
+        return float(m.group("speed"))
+    except ValueError:
+        return None
+
+
+def _width(text: str) -> int | None:
+    m = _WIDTH_RE.search(text)
+    return _int(m.group("width")) if m else None
+
+
+class _Builder:
+    """Mutable accumulator for one device; frozen into :class:`LspciDevice` at the end."""
+
+    def __init__(self, address: str, rest: str) -> None:
+        self.address = address
+        self.class_name = ""
+        self.class_code: int | None = None
+        self.vendor_id: int | None = None
+        self.device_id: int | None = None
+        self.description = ""
+        self.port_type: str | None = None
+        self.link_cap_speed: float | None = None
+        self.link_cap_width: int | None = None
+        self.link_sta_speed: float | None = None
+        self.link_sta_width: int | None = None
+        self.acs_ctl: dict[str, bool] | None = None
+        self.driver: str | None = None
+        self.numa_node: int | None = None
+        self.iommu_group: str | None = None
+        self.access_denied = False
+        self.physical_slot: str | None = None
+        self._parse_header(rest)
+
+    def _parse_header(self, rest: str) -> None:
+        rest = rest[:_MAX_HEADER]  # real headers are < 300 chars; bounds regex work on junk
+        cls, sep, desc = rest.partition(": ")
+        if not sep:
+            cls, desc = rest.rstrip(":"), ""
+        m = _CLASS_CODE_RE.match(cls.strip())
+        if m:
+            self.class_name = m.group("name").strip()
+            self.class_code = _int(m.group("code"), 16)
+        else:
+            self.class_name = cls.strip()
+        desc = desc.strip()
+        for _ in range(4):  # "(rev xx)" and "(prog-if xx [...])", at most once each
+            stripped = _TRAILER_RE.sub("", desc)
+            if stripped == desc:
+                break
+            desc = stripped
+        ids = _IDS_RE.search(desc)
+        if ids:
+            self.vendor_id = _int(ids.group("ven"), 16)
+            self.device_id = _int(ids.group("dev"), 16)
+            desc = desc[: ids.start()]
+        self.description = desc.strip()
+
+    def feed(self, line: str) -> None:
+        s = line.strip()
+        if s.startswith("Capabilities:"):
+            if "<access denied>" in s:
+                self.access_denied = True
+                return
+            m = _EXPRESS_RE.match(s)
+            if m and self.port_type is None:
+                self.port_type = _SLOT_SUFFIX_RE.sub("", m.group("type")).strip() or None
+        elif s.startswith("LnkCap:"):
+            if self.link_cap_speed is None and self.link_cap_width is None:
+                self.link_cap_speed = _speed(s)
+                self.link_cap_width = _width(s)
+        elif s.startswith("LnkSta:"):
+            if self.link_sta_speed is None and self.link_sta_width is None:
+                self.link_sta_speed = _speed(s)
+                self.link_sta_width = _width(s)
+        elif s.startswith("ACSCtl:"):
+            if self.acs_ctl is None:
+                flags = {m.group("name"): m.group("sign") == "+" for m in _FLAG_RE.finditer(s[7:])}
+                self.acs_ctl = flags or None
+        elif s.startswith("Kernel driver in use:"):
+            self.driver = s.split(":", 1)[1].strip() or None
+        elif s.startswith("NUMA node:"):
+            self.numa_node = _int(s.split(":", 1)[1].strip())
+        elif s.startswith("IOMMU group:"):
+            self.iommu_group = s.split(":", 1)[1].strip() or None
+        elif s.startswith("Physical Slot:"):
+            self.physical_slot = s.split(":", 1)[1].strip() or None
+
+    def build(self) -> LspciDevice:
+        return LspciDevice(
+            address=self.address,
+            class_name=self.class_name,
+            class_code=self.class_code,
+            vendor_id=self.vendor_id,
+            device_id=self.device_id,
+            description=self.description,
+            port_type=self.port_type,
+            link_cap_speed=self.link_cap_speed,
+            link_cap_width=self.link_cap_width,
+            link_sta_speed=self.link_sta_speed,
+            link_sta_width=self.link_sta_width,
+            acs_ctl=self.acs_ctl,
+            driver=self.driver,
+            numa_node=self.numa_node,
+            iommu_group=self.iommu_group,
+            access_denied=self.access_denied,
+            physical_slot=self.physical_slot,
+        )
+
+
+def parse_lspci(text: str) -> dict[str, LspciDevice]:
+    """Parse ``lspci -vv``-style text into ``{"0000:17:00.0": LspciDevice}``.
+
+    Header lines start in column 0 with a bus address (domain optional); detail lines are
+    indented. Anything else (stderr noise such as ``lspci: Unable to load libkmod resources``,
+    garbage, truncated tails) is ignored. Never raises.
+    """
+    devices: dict[str, LspciDevice] = {}
+    if not isinstance(text, str) or not text:
+        return devices
+    current: _Builder | None = None
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            m = _HEADER_RE.match(line.rstrip())
+            addr = normalize_pci_address(m.group("addr")) if m else None
+            if current is not None:
+                devices[current.address] = current.build()
+                current = None
+            if m and addr:
+                current = _Builder(addr, m.group("rest"))
+            continue
+        if current is not None:
+            current.feed(line)
+    if current is not None:
+        devices[current.address] = current.build()
+    return devices

@@ -1,0 +1,435 @@
+"""Parsers for ``nvidia-smi -q -x`` (XML) and ``nvidia-smi -q`` (text, as in sosreports).
+
+XML sample (``nvidia-smi -q -x``, driver 555)::
+
+    <?xml version="1.0" ?>
+    <!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">
+    <nvidia_smi_log>
+        <driver_version>555.42.06</driver_version>
+        <cuda_version>12.5</cuda_version>
+        <gpu id="00000000:01:00.0">
+            <product_name>NVIDIA L4</product_name>
+            <pci>
+                <pci_gpu_link_info>
+                    <pcie_gen>
+                        <max_link_gen>4</max_link_gen>
+                        <current_link_gen>1</current_link_gen>
+                    </pcie_gen>
+                    <link_widths><max_link_width>16x</max_link_width></link_widths>
+                </pci_gpu_link_info>
+            </pci>
+            <performance_state>P0</performance_state>
+            <clocks_event_reasons>
+                <clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>
+            </clocks_event_reasons>
+            <utilization><gpu_util>0 %</gpu_util></utilization>
+        </gpu>
+    </nvidia_smi_log>
+
+Text sample (``nvidia-smi -q``)::
+
+    Driver Version                            : 535.154.05
+    GPU 00000000:04:00.0
+        Product Name                          : NVIDIA GeForce RTX 3090
+        PCI
+            GPU Link Info
+                PCIe Generation
+                    Max                       : 3
+                    Current                   : 1
+                Link Width
+                    Max                       : 16x
+                    Current                   : 16x
+        Performance State                     : P8
+        Clocks Event Reasons
+            Idle                              : Active
+        Utilization
+            Gpu                               : 0 %
+        Processes                             : None
+
+Both parsers never raise: garbage gives an empty :class:`SmiReport`.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from doctor.parsers.lspci import normalize_pci_address
+
+__all__ = [
+    "SmiGpu",
+    "SmiProcess",
+    "SmiReport",
+    "parse_nvidia_smi_text",
+    "parse_nvidia_smi_xml",
+]
+
+
+@dataclass(frozen=True)
+class SmiProcess:
+    """One process using a GPU."""
+
+    pid: int
+    name: str | None
+    used_memory_mib: int | None
+    type: str | None
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    """Per-GPU state relevant to PCIe/idle diagnosis; ``None`` means "not reported / N/A"."""
+
+    address: str
+    product_name: str | None
+    uuid: str | None
+    serial: str | None
+    pstate: str | None
+    util_gpu: float | None
+    link_gen_current: int | None
+    link_gen_max: int | None
+    link_gen_device_max: int | None
+    link_gen_host_max: int | None
+    link_width_current: int | None
+    link_width_max: int | None
+    persistence_mode: bool | None
+    clock_event_reasons: dict[str, bool]
+    idle: bool | None
+    replays_since_reset: int | None
+    processes: tuple[SmiProcess, ...]
+
+
+@dataclass(frozen=True)
+class SmiReport:
+    """A whole ``nvidia-smi -q`` dump."""
+
+    driver_version: str | None
+    cuda_version: str | None
+    timestamp: str | None
+    gpus: tuple[SmiGpu, ...]
+
+
+EMPTY_REPORT = SmiReport(driver_version=None, cuda_version=None, timestamp=None, gpus=())
+
+_NA = {"", "n/a", "na", "none", "unknown", "[n/a]", "[unknown error]", "not available", "unsupported"}
+_NUM_RE = re.compile(r"^\s*(-?[0-9]+(?:\.[0-9]+)?)")
+_DOCTYPE_RE = re.compile(r"<!DOCTYPE[^>\[]*(?:\[[^\]]*\])?\s*>", re.IGNORECASE | re.DOTALL)
+_REASON_PREFIX_RE = re.compile(r"^clocks?_(?:event|throttle)_reasons?_")
+
+# Text labels (``Clocks Event Reasons`` block) -> XML-style keys.
+_TEXT_REASON_KEYS = {
+    "idle": "gpu_idle",
+    "applications clocks setting": "applications_clocks_setting",
+    "sw power cap": "sw_power_cap",
+    "hw slowdown": "hw_slowdown",
+    "hw thermal slowdown": "hw_thermal_slowdown",
+    "hw power brake slowdown": "hw_power_brake_slowdown",
+    "sync boost": "sync_boost",
+    "sw thermal slowdown": "sw_thermal_slowdown",
+    "display clock setting": "display_clocks_setting",
+}
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    v = value.strip()
+    if v.lower() in _NA or v.lower().startswith("not available"):
+        return None
+    return v
+
+
+def _num(value: str | None) -> float | None:
+    v = _clean(value)
+    if v is None:
+        return None
+    m = _NUM_RE.match(v)
+    return float(m.group(1)) if m else None
+
+
+def _int(value: str | None) -> int | None:
+    n = _num(value)
+    return int(n) if n is not None else None
+
+
+def _bool_enabled(value: str | None) -> bool | None:
+    v = _clean(value)
+    if v is None:
+        return None
+    low = v.lower()
+    if low in ("enabled", "on", "yes"):
+        return True
+    if low in ("disabled", "off", "no"):
+        return False
+    return None
+
+
+def _active(value: str | None) -> bool | None:
+    v = _clean(value)
+    if v is None:
+        return None
+    low = v.lower()
+    if low == "active":
+        return True
+    if low == "not active":
+        return False
+    return None
+
+
+def _reason_key(label: str) -> str:
+    low = label.strip().lower()
+    if low in _TEXT_REASON_KEYS:
+        return _TEXT_REASON_KEYS[low]
+    return re.sub(r"[^a-z0-9]+", "_", low).strip("_")
+
+
+def _address(*candidates: str | None) -> str:
+    """First candidate that is a PCI address, normalised; else the first non-empty one."""
+    for raw in candidates:
+        if raw:
+            norm = normalize_pci_address(raw)
+            if norm:
+                return norm
+    for raw in candidates:
+        if raw and raw.strip():
+            return raw.strip().lower()
+    return ""
+
+
+# --------------------------------------------------------------------------- XML
+
+
+def _x(elem: ET.Element | None, path: str) -> str | None:
+    if elem is None:
+        return None
+    found = elem.find(path)
+    if found is None or found.text is None:
+        return None
+    return found.text
+
+
+def _xml_gpu(g: ET.Element) -> SmiGpu:
+    pci = g.find("pci")
+    gen = pci.find("pci_gpu_link_info/pcie_gen") if pci is not None else None
+    widths = pci.find("pci_gpu_link_info/link_widths") if pci is not None else None
+    reasons: dict[str, bool] = {}
+    for block in ("clocks_event_reasons", "clocks_throttle_reasons"):
+        node = g.find(block)
+        if node is None:
+            continue
+        for child in node:
+            if not isinstance(child.tag, str):
+                continue
+            val = _active(child.text)
+            key = _REASON_PREFIX_RE.sub("", child.tag)
+            if val is not None and key:
+                reasons.setdefault(key, val)
+    processes: list[SmiProcess] = []
+    procs = g.find("processes")
+    if procs is not None:
+        for p in procs.findall("process_info"):
+            pid = _int(_x(p, "pid"))
+            if pid is None:
+                continue
+            processes.append(
+                SmiProcess(
+                    pid=pid,
+                    name=_clean(_x(p, "process_name")),
+                    used_memory_mib=_int(_x(p, "used_memory")),
+                    type=_clean(_x(p, "type")),
+                )
+            )
+    current_gen = _int(_x(gen, "current_link_gen"))
+    if current_gen is None:
+        current_gen = _int(_x(gen, "device_current_link_gen"))
+    return SmiGpu(
+        address=_address(g.get("id"), _x(pci, "pci_bus_id")),
+        product_name=_clean(_x(g, "product_name")),
+        uuid=_clean(_x(g, "uuid")),
+        serial=_clean(_x(g, "serial")),
+        pstate=_clean(_x(g, "performance_state")),
+        util_gpu=_num(_x(g, "utilization/gpu_util")),
+        link_gen_current=current_gen,
+        link_gen_max=_int(_x(gen, "max_link_gen")),
+        link_gen_device_max=_int(_x(gen, "max_device_link_gen")),
+        link_gen_host_max=_int(_x(gen, "max_host_link_gen")),
+        link_width_current=_int(_x(widths, "current_link_width")),
+        link_width_max=_int(_x(widths, "max_link_width")),
+        persistence_mode=_bool_enabled(_x(g, "persistence_mode")),
+        clock_event_reasons=reasons,
+        idle=reasons.get("gpu_idle"),
+        replays_since_reset=_int(_x(pci, "replay_counter")),
+        processes=tuple(processes),
+    )
+
+
+def parse_nvidia_smi_xml(text: str) -> SmiReport:
+    """Parse ``nvidia-smi -q -x`` output.
+
+    The DOCTYPE is stripped before parsing; any ``<!ENTITY`` declaration makes the whole
+    document rejected (empty report), so entities are never expanded. Malformed XML,
+    a wrong root element or non-text input give an empty report.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return EMPTY_REPORT
+    if "<!ENTITY" in text.upper():
+        return EMPTY_REPORT
+    body = _DOCTYPE_RE.sub("", text, count=1)
+    if "<!DOCTYPE" in body.upper():
+        return EMPTY_REPORT
+    start = body.find("<")
+    if start < 0:
+        return EMPTY_REPORT
+    body = body[start:]
+    try:
+        root = ET.fromstring(body.strip())
+    except (ET.ParseError, ValueError):
+        return EMPTY_REPORT
+    if root.tag != "nvidia_smi_log":
+        return EMPTY_REPORT
+    gpus: list[SmiGpu] = []
+    for g in root.findall("gpu"):
+        try:
+            gpus.append(_xml_gpu(g))
+        except (ValueError, TypeError, AttributeError):  # pragma: no cover - defensive
+            continue
+    return SmiReport(
+        driver_version=_clean(_x(root, "driver_version")),
+        cuda_version=_clean(_x(root, "cuda_version")),
+        timestamp=_clean(_x(root, "timestamp")),
+        gpus=tuple(gpus),
+    )
+
+
+# -------------------------------------------------------------------------- text
+
+_GPU_HEADER_RE = re.compile(
+    r"^GPU\s+(?P<addr>(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*$"
+)
+_KV_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[^:]*?[^\s:])\s*(?::\s?(?P<value>.*))?$")
+
+
+class _TextGpu:
+    """Accumulates one ``GPU <bus id>`` section of ``nvidia-smi -q``."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.fields: dict[str, str] = {}
+        self.reasons: dict[str, bool] = {}
+        self.processes: list[dict[str, str]] = []
+
+    def add(self, path: tuple[str, ...], value: str) -> None:
+        lowered = tuple(p.lower() for p in path)
+        if lowered and lowered[0] in ("clocks event reasons", "clocks throttle reasons") and len(path) > 1:
+            val = _active(value)
+            if val is not None:
+                self.reasons.setdefault(_reason_key(path[-1]), val)
+            return
+        if lowered and lowered[0] == "processes" and len(path) > 1:
+            leaf = lowered[-1]
+            if leaf in ("gpu instance id", "process id") and (
+                not self.processes or leaf in self.processes[-1] or "process id" in self.processes[-1]
+            ):
+                self.processes.append({})
+            if not self.processes:
+                self.processes.append({})
+            self.processes[-1][leaf] = value
+            return
+        self.fields.setdefault(" > ".join(lowered), value)
+
+    def get(self, *paths: str) -> str | None:
+        for p in paths:
+            if p in self.fields:
+                return self.fields[p]
+        return None
+
+    def build(self) -> SmiGpu:
+        procs: list[SmiProcess] = []
+        for p in self.processes:
+            pid = _int(p.get("process id"))
+            if pid is None:
+                continue
+            procs.append(
+                SmiProcess(
+                    pid=pid,
+                    name=_clean(p.get("name") or p.get("process name")),
+                    used_memory_mib=_int(p.get("used gpu memory")),
+                    type=_clean(p.get("type")),
+                )
+            )
+        gen = "pci > gpu link info > pcie generation > "
+        width = "pci > gpu link info > link width > "
+        current_gen = _int(self.get(gen + "current"))
+        if current_gen is None:
+            current_gen = _int(self.get(gen + "device current"))
+        return SmiGpu(
+            address=self.address,
+            product_name=_clean(self.get("product name")),
+            uuid=_clean(self.get("gpu uuid")),
+            serial=_clean(self.get("serial number")),
+            pstate=_clean(self.get("performance state")),
+            util_gpu=_num(self.get("utilization > gpu")),
+            link_gen_current=current_gen,
+            link_gen_max=_int(self.get(gen + "max")),
+            link_gen_device_max=_int(self.get(gen + "device max")),
+            link_gen_host_max=_int(self.get(gen + "host max")),
+            link_width_current=_int(self.get(width + "current")),
+            link_width_max=_int(self.get(width + "max")),
+            persistence_mode=_bool_enabled(self.get("persistence mode")),
+            clock_event_reasons=dict(self.reasons),
+            idle=self.reasons.get("gpu_idle"),
+            replays_since_reset=_int(self.get("pci > replays since reset")),
+            processes=tuple(procs),
+        )
+
+
+def parse_nvidia_smi_text(text: str) -> SmiReport:
+    """Parse ``nvidia-smi -q`` text (any ``-d`` subset) into a :class:`SmiReport`.
+
+    Hierarchy comes from indentation: a key without a value opens a section, deeper
+    indented lines belong to it. Tabs count as 4 columns. Never raises.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return EMPTY_REPORT
+    top: dict[str, str] = {}
+    gpus: list[_TextGpu] = []
+    current: _TextGpu | None = None
+    stack: list[tuple[int, str]] = []  # (indent, section name) of open sections in the GPU
+    for raw in text.splitlines():
+        line = raw.rstrip().expandtabs(4)
+        if not line.strip() or line.lstrip().startswith("="):
+            continue
+        m_gpu = _GPU_HEADER_RE.match(line)
+        if m_gpu:
+            current = _TextGpu(_address(m_gpu.group("addr")))
+            gpus.append(current)
+            stack = []
+            continue
+        m = _KV_RE.match(line)
+        if m is None:
+            continue
+        indent = len(m.group("indent"))
+        key = m.group("key").strip()
+        value = m.group("value")
+        if current is None or indent == 0:
+            if value is not None:
+                top.setdefault(key.lower(), value.strip())
+            if indent == 0 and current is not None and value is None:
+                current = None  # an unindented non-GPU section (e.g. "Unit ...") ends the GPU
+            continue
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = tuple(name for _, name in stack) + (key,)
+        if value is None or not value.strip():
+            stack.append((indent, key))
+            continue
+        if key.lower() == "processes" and not stack:
+            # "Processes : None" (or empty) at GPU level: no processes.
+            continue
+        current.add(path, value.strip())
+    return SmiReport(
+        driver_version=_clean(top.get("driver version")),
+        cuda_version=_clean(top.get("cuda version")),
+        timestamp=_clean(top.get("timestamp")),
+        gpus=tuple(g.build() for g in gpus),
+    )

@@ -1,0 +1,106 @@
+"""Check plugins: declared with :func:`check`, discovered through the ``gpu_node_doctor.checks`` entry points.
+
+An entry point may name a :class:`Check`, a module holding checks, or a package whose modules
+hold checks (the built-in ``checks`` package is registered that way, so a new check is one new
+module and nothing else changes).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from doctor.findings import CATEGORIES, Finding
+
+if TYPE_CHECKING:
+    from doctor.facts import Facts
+
+ENTRY_POINT_GROUP = "gpu_node_doctor.checks"
+CheckFunc = Callable[["Facts"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check: stable dotted id, title, category, and a pure function from facts to findings."""
+
+    id: str
+    title: str
+    category: str
+    func: CheckFunc
+    description: str = ""
+    plugin: str = "builtin"
+
+    def __call__(self, facts: Facts) -> Iterable[Finding]:
+        return self.func(facts)
+
+
+def check(id: str, title: str, category: str) -> Callable[[CheckFunc], Check]:
+    """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`."""
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown category {category!r} for check {id}")
+
+    def wrap(func: CheckFunc) -> Check:
+        return Check(id=id, title=title, category=category, func=func,
+                     description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """A plugin that could not be loaded; reported as an ``unknown`` finding, the run goes on."""
+
+    plugin: str
+    error: str
+
+
+def _from_object(obj: object, plugin: str, seen: set[str]) -> Iterable[Check]:
+    if isinstance(obj, Check):
+        yield obj
+        return
+    if isinstance(obj, types.ModuleType):
+        for value in list(vars(obj).values()):
+            if isinstance(value, Check) and value.id not in seen:
+                seen.add(value.id)
+                yield value
+        if hasattr(obj, "__path__"):
+            for info in sorted(pkgutil.iter_modules(obj.__path__), key=lambda i: i.name):
+                if info.name.startswith("_"):
+                    continue
+                module = importlib.import_module(f"{obj.__name__}.{info.name}")
+                yield from _from_object(module, plugin, seen)
+
+
+def _entry_points() -> list[tuple[str, Callable[[], object]]]:
+    from importlib.metadata import entry_points
+
+    try:
+        eps = entry_points(group=ENTRY_POINT_GROUP)
+    except TypeError:  # Python 3.10's selectable API differs only in older importlib_metadata
+        eps = entry_points().get(ENTRY_POINT_GROUP, [])  # type: ignore[attr-defined]
+    return [(ep.name if ep.value != "checks" else "builtin", ep.load) for ep in eps]
+
+
+def load_checks() -> tuple[list[Check], list[LoadError]]:
+    """All checks from entry points (the built-in package too, even when not installed)."""
+    checks: dict[str, Check] = {}
+    errors: list[LoadError] = []
+    loaders = _entry_points()
+    if not any(name == "builtin" for name, _ in loaders):
+        loaders.insert(0, ("builtin", lambda: importlib.import_module("checks")))
+    for name, load in loaders:
+        seen: set[str] = set()
+        try:
+            found = list(_from_object(load(), name, seen))
+        except Exception as exc:
+            errors.append(LoadError(name, f"{type(exc).__name__}: {exc}"))
+            continue
+        for item in found:
+            if item.id in checks:
+                continue
+            checks[item.id] = item if name == "builtin" else Check(**{**item.__dict__, "plugin": name})
+    return sorted(checks.values(), key=lambda c: c.id), errors

@@ -1,0 +1,98 @@
+"""Run checks over facts and assemble the result (the JSON contract's object)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from doctor import __version__
+from doctor.facts import Facts
+from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
+from doctor.inventory import build_inventory
+from doctor.registry import Check, LoadError, load_checks
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass
+class Result:
+    """One run: where the data came from, each check's status, ranked findings and the inventory."""
+
+    source: dict[str, Any]
+    checks: list[dict[str, Any]]
+    findings: list[Finding]
+    inventory: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+    generated_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "gpu-node-doctor", "version": __version__},
+            "generated_at": self.generated_at,
+            "duration_s": round(self.duration_s, 4),
+            "source": self.source,
+            "summary": summary(self.findings),
+            "checks": self.checks,
+            "findings": [f.to_dict() for f in self.findings],
+            "inventory": self.inventory,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        return cls(source=dict(data.get("source") or {}), checks=list(data.get("checks") or []),
+                   findings=[Finding.from_dict(f) for f in data.get("findings") or [] if isinstance(f, dict)],
+                   inventory=dict(data.get("inventory") or {}), duration_s=float(data.get("duration_s") or 0),
+                   generated_at=str(data.get("generated_at") or ""))
+
+
+def _status(findings: list[Finding]) -> str:
+    if not findings:
+        return "not_applicable"
+    worst = min(findings, key=lambda f: severity_order(f.severity)).severity
+    return worst
+
+
+def _load_error_finding(error: LoadError) -> Finding:
+    return Finding(severity=UNKNOWN, subject=error.plugin, title=f"check plugin {error.plugin!r} failed to load",
+                   detail=error.error, evidence=(Evidence("entry point gpu_node_doctor.checks", error.error),),
+                   check="doctor.plugin", category="doctor")
+
+
+def select(checks: list[Check], only: list[str] | None) -> list[Check]:
+    """Checks whose id equals or starts with one of ``only`` (``pcie`` selects ``pcie.*``)."""
+    if not only:
+        return checks
+    return [c for c in checks if any(c.id == o or c.id.startswith(o.rstrip(".") + ".") for o in only)]
+
+
+def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] | None = None) -> Result:
+    """Run every (selected) check; a check that raises yields an ``unknown`` finding and the run goes on."""
+    start = time.monotonic()
+    errors: list[LoadError] = []
+    if checks is None:
+        checks, errors = load_checks()
+    statuses: list[dict[str, Any]] = []
+    findings: list[Finding] = [_load_error_finding(e) for e in errors]
+    for chk in select(checks, only):
+        t0 = time.monotonic()
+        try:
+            produced = [replace(f, check=f.check or chk.id, category=f.category or chk.category) for f in chk(facts)]
+        except Exception as exc:  # a broken check must not end the run
+            produced = [Finding(severity=UNKNOWN, subject="node", title=f"check {chk.id} failed: {type(exc).__name__}",
+                                detail=str(exc), check=chk.id, category=chk.category,
+                                evidence=(Evidence(f"check {chk.id}", f"{type(exc).__name__}: {exc}"),))]
+        findings.extend(produced)
+        statuses.append({"id": chk.id, "title": chk.title, "category": chk.category, "plugin": chk.plugin,
+                         "status": _status(produced),
+                         "findings": sum(1 for f in produced if f.severity != PASS),
+                         "duration_ms": round((time.monotonic() - t0) * 1000, 2)})
+    src = facts.source
+    collected = src.collected_at()
+    source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname,
+              "collected_at": collected or datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return Result(source=source, checks=statuses, findings=rank(findings), inventory=build_inventory(facts),
+                  duration_s=time.monotonic() - start,
+                  generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))

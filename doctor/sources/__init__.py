@@ -1,0 +1,288 @@
+"""Sources: one read-only interface over the live host, snapshots (directory or tarball) and sosreports.
+
+A source answers "read this path", "list this folder", "resolve this link" and "give me the
+output of this command" for one root, and knows nothing about GPUs. :func:`open_source` picks
+the implementation from the argument.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+
+from doctor import specs
+from doctor.errors import DoctorError
+from doctor.sources.tree import DIR, FILE, LINK, MAX_FILE_BYTES, OsTree, TarTree, Tree, is_tarball, split_path
+
+LIVE, SNAPSHOT, SOSREPORT = "live", "snapshot", "sosreport"
+MANIFEST = "gnd-manifest.json"
+_SNAPSHOT_MARKERS = ("sys", "proc", "commands", MANIFEST)
+_SOS_MARKERS = ("sos_commands", "sos_reports")
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """A command's output, or why there is none. ``where`` names the evidence (command or file)."""
+
+    spec: str
+    text: str | None
+    where: str
+    reason: str | None = None
+    duration_s: float | None = None
+    timed_out: bool = False
+    returncode: int | None = None
+
+
+class Source:
+    """Read-only access to one root. Subclasses differ only in how commands are answered."""
+
+    kind = SNAPSHOT
+
+    def __init__(self, tree: Tree, location: str) -> None:
+        self.tree = tree
+        self.location = location
+        self._commands: dict[str, CommandOutput] = {}
+        #: every relative path read through this source, when recording is switched on
+        self.accessed: set[str] | None = None
+
+    # --- files -----------------------------------------------------------------------------
+    def _note(self, path: str) -> None:
+        if self.accessed is not None:
+            self.accessed.add("/".join(split_path(path)))
+
+    def read_bytes(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
+        """Bytes of the file at ``path`` (links followed inside the root), or ``None``."""
+        self._note(path)
+        real = self.tree.resolve(path)
+        if real is None or self.tree.kind(real) != FILE:
+            return None
+        return self.tree.read(real, cap)
+
+    def read_text(self, path: str, cap: int = MAX_FILE_BYTES) -> str | None:
+        """Text of the file at ``path`` (undecodable bytes replaced), or ``None``."""
+        data = self.read_bytes(path, cap)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def read_line(self, path: str) -> str | None:
+        """First line of a sysfs-style attribute file, stripped; ``None`` if missing or empty."""
+        text = self.read_text(path, cap=65536)
+        if text is None:
+            return None
+        text = text.strip()
+        return text.splitlines()[0].strip() if text else None
+
+    def exists(self, path: str) -> bool:
+        self._note(path)
+        return self.tree.resolve(path) is not None
+
+    def is_dir(self, path: str) -> bool:
+        real = self.tree.resolve(path)
+        return real is not None and self.tree.kind(real) == DIR
+
+    def listdir(self, path: str) -> list[str]:
+        """Names in a directory (following links); empty if missing."""
+        self._note(path)
+        real = self.tree.resolve(path)
+        if real is None:
+            return []
+        return self.tree.listdir(real) or []
+
+    def realpath(self, path: str) -> str | None:
+        """The link-free path inside the root, like ``readlink -f`` (relative, no leading ``/``)."""
+        self._note(path)
+        return self.tree.resolve(path)
+
+    def readlink(self, path: str) -> str | None:
+        """The raw target of a symlink (its parents resolved), or ``None``."""
+        self._note(path)
+        real = self.tree.resolve(path, follow_last=False)
+        if real is None or self.tree.kind(real) != LINK:
+            return None
+        return self.tree.readlink(real)
+
+    def link_name(self, path: str) -> str | None:
+        """Basename of a symlink's target (e.g. the driver name of ``.../driver``)."""
+        target = self.readlink(path)
+        return target.rstrip("/").rsplit("/", 1)[-1] if target else None
+
+    def glob(self, pattern: str) -> list[str]:
+        """Paths matching a pattern with ``*``/``?``/``[..]`` per component and ``{a,b}``."""
+        out: list[str] = []
+        for expanded in specs.expand_braces(pattern):
+            out.extend(self._glob_one(split_path(expanded)))
+        return sorted(dict.fromkeys(out))
+
+    def _glob_one(self, parts: list[str]) -> list[str]:
+        paths = [""]
+        for i, comp in enumerate(parts):
+            last = i == len(parts) - 1
+            nxt: list[str] = []
+            magic = any(c in comp for c in "*?[")
+            for base in paths:
+                if magic:
+                    names = [n for n in self.listdir(base) if fnmatch.fnmatchcase(n, comp)]
+                else:
+                    names = [comp]
+                for name in names:
+                    candidate = f"{base}/{name}" if base else name
+                    if last:
+                        if self.tree.resolve(candidate, follow_last=False) is not None:
+                            nxt.append(candidate)
+                    elif self.is_dir(candidate):
+                        nxt.append(candidate)
+            paths = nxt
+        return paths
+
+    def spec_paths(self, spec: specs.Spec) -> list[str]:
+        """Files of a file spec present in this source (sosreport paths included)."""
+        patterns = spec.paths + (spec.sos_paths if self.kind == SOSREPORT else ())
+        out: list[str] = []
+        for pattern in patterns:
+            out.extend(self.glob(pattern))
+        return sorted(dict.fromkeys(out))
+
+    # --- commands ----------------------------------------------------------------------------
+    def command(self, name: str) -> CommandOutput:
+        """Output of the command spec ``name`` (cached)."""
+        if name not in self._commands:
+            self._commands[name] = self._command(specs.get(name))
+        return self._commands[name]
+
+    def _command(self, spec: specs.Spec) -> CommandOutput:
+        path = spec.snapshot_path
+        if spec.argv:
+            text = self.read_text(path)
+            if text is not None:
+                return CommandOutput(spec.name, text, path)
+        for sos_path in spec.sos_paths:
+            text = self.read_text(sos_path)
+            if text is not None:
+                return CommandOutput(spec.name, text, sos_path)
+        reason = self.manifest_reason(spec.name) or f"{path if spec.argv else spec.name} not in this {self.kind}"
+        return CommandOutput(spec.name, None, path, reason=reason)
+
+    # --- identity -----------------------------------------------------------------------------
+    def manifest(self) -> dict[str, object] | None:
+        """The collector's manifest of a snapshot, if there is one and it is valid JSON."""
+        text = self.read_text(MANIFEST, cap=4 * 1024 * 1024)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def manifest_reason(self, spec_name: str) -> str | None:
+        manifest = self.manifest()
+        if not manifest:
+            return None
+        status = manifest.get("specs", {})
+        entry = status.get(spec_name) if isinstance(status, dict) else None
+        if isinstance(entry, dict) and entry.get("status") not in (None, "ok"):
+            return f"{spec_name}: {entry.get('status')} when collected ({entry.get('detail', '')})".rstrip(" ()")
+        return None
+
+    def collected_at(self) -> str | None:
+        manifest = self.manifest()
+        value = manifest.get("collected_at") if manifest else None
+        return value if isinstance(value, str) else None
+
+
+class SnapshotSource(Source):
+    """A directory or tarball laid out like ``/`` plus ``commands/`` (what ``gnd collect`` writes)."""
+
+    kind = SNAPSHOT
+
+
+class SosreportSource(Source):
+    """A sosreport directory or tarball (``sos_commands/``, ``sos_reports/``, mirrored ``proc/``...)."""
+
+    kind = SOSREPORT
+
+
+class LiveSource(Source):
+    """The host the doctor runs on: files under ``/`` and commands run with timeouts."""
+
+    kind = LIVE
+
+    def __init__(self, root: str = "/") -> None:
+        super().__init__(OsTree(root), root)
+
+    def _command(self, spec: specs.Spec) -> CommandOutput:
+        if self.location != "/":
+            # a recorded tree used as a host root (``gnd collect --root``): commands come from it
+            return super()._command(spec)
+        if not spec.argv:
+            return CommandOutput(spec.name, None, spec.name, reason=f"{spec.name} exists only in sosreports")
+        return run_command(spec)
+
+
+def run_command(spec: specs.Spec) -> CommandOutput:
+    """Run a command spec with its timeout; a missing or hung program is a normal answer."""
+    where = " ".join(spec.argv)
+    exe = shutil.which(spec.argv[0])
+    if exe is None:
+        return CommandOutput(spec.name, None, where, reason=f"{spec.argv[0]} not found on PATH")
+    start = time.monotonic()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"), "LC_ALL": "C"}
+    try:
+        proc = subprocess.run(
+            [exe, *spec.argv[1:]], capture_output=True, timeout=spec.timeout, env=env, stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return CommandOutput(spec.name, None, where, reason=f"{where} timed out after {spec.timeout:g} s",
+                             duration_s=time.monotonic() - start, timed_out=True)
+    except OSError as exc:
+        return CommandOutput(spec.name, None, where, reason=f"{where} could not run: {exc.strerror}")
+    duration = time.monotonic() - start
+    out = proc.stdout[:MAX_FILE_BYTES].decode("utf-8", "replace")
+    if proc.returncode != 0 and not out.strip():
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = err[0] if err else f"exit status {proc.returncode}"
+        return CommandOutput(spec.name, None, where, reason=f"{where} failed: {detail}",
+                             duration_s=duration, returncode=proc.returncode)
+    return CommandOutput(spec.name, out, where, duration_s=duration, returncode=proc.returncode)
+
+
+def _classify(tree: Tree, location: str) -> Source:
+    top = set(tree.listdir("") or [])
+    if top & set(_SOS_MARKERS):
+        return SosreportSource(tree, location)
+    if top & set(_SNAPSHOT_MARKERS):
+        return SnapshotSource(tree, location)
+    raise DoctorError(
+        f"{location} is not a snapshot or sosreport: no sys/, proc/, commands/ or sos_commands/ inside"
+    )
+
+
+def open_source(arg: str | None) -> Source:
+    """Open the live host (``None`` or ``/``), a snapshot or a sosreport (directory or tarball)."""
+    if arg is None or os.path.abspath(arg) == "/":
+        return LiveSource("/")
+    if not os.path.exists(arg):
+        raise DoctorError(f"{arg}: no such file or directory")
+    if os.path.isdir(arg):
+        tree: Tree = OsTree(arg)
+        names = tree.listdir("")
+        if names is None:
+            raise DoctorError(f"{arg}: cannot list the directory (permission denied?)")
+        if not set(names) & set(_SOS_MARKERS + _SNAPSHOT_MARKERS) and len(names) == 1 \
+                and os.path.isdir(os.path.join(arg, names[0])):
+            return _classify(OsTree(os.path.join(arg, names[0])), arg)
+        return _classify(tree, arg)
+    if not os.access(arg, os.R_OK):
+        raise DoctorError(f"{arg}: permission denied")
+    if not is_tarball(arg):
+        raise DoctorError(f"{arg} is not a directory or a tarball (.tar, .tar.gz, .tgz, .tar.bz2, .tar.xz)")
+    return _classify(TarTree(arg), arg)
+
+
+__all__ = ["CommandOutput", "LiveSource", "SnapshotSource", "SosreportSource", "Source", "open_source",
+           "LIVE", "SNAPSHOT", "SOSREPORT", "MANIFEST", "DIR", "FILE", "LINK"]

@@ -1,0 +1,156 @@
+"""The registry of data the doctor reads: each datum is named once, with where it lives.
+
+A spec names a set of files (globs relative to ``/``, the same in a live host and a snapshot) or
+one command (run live with a timeout, stored in a snapshot under ``commands/<argv joined by _>``),
+plus the paths a sosreport keeps it under. ``gnd collect`` walks this registry and nothing else,
+so a live run and a run on the snapshot collected from that host read the same data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PCI_ATTRS = (
+    "vendor,device,class,subsystem_vendor,subsystem_device,revision,numa_node,local_cpulist,"
+    "current_link_speed,current_link_width,max_link_speed,max_link_width,driver,driver_override,"
+    "iommu_group,physfn,config,power_state,aer_dev_correctable,aer_dev_fatal,aer_dev_nonfatal"
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One named datum: files (``paths``, globs with ``*`` and ``{a,b}``) or a command (``argv``)."""
+
+    name: str
+    description: str
+    paths: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
+    timeout: float = 20.0
+    sos_paths: tuple[str, ...] = ()
+    #: name of a sanitiser in :mod:`doctor.secrets` applied when collecting and when reading
+    sanitizer: str | None = None
+    #: collect only with this many entries at most (guards against huge process tables)
+    limit: int | None = None
+
+    @property
+    def is_command(self) -> bool:
+        return bool(self.argv)
+
+    @property
+    def snapshot_path(self) -> str:
+        """Where a snapshot stores this command's output."""
+        return "commands/" + "_".join(a.replace("/", "-") for a in self.argv)
+
+
+SPECS: tuple[Spec, ...] = (
+    # --- PCI ---------------------------------------------------------------------------------
+    Spec("pci.devices", "PCI devices: ids, class, link speed/width, driver, NUMA, IOMMU group",
+         paths=(f"sys/bus/pci/devices/*/{{{PCI_ATTRS}}}", "sys/bus/pci/devices/*/msi_irqs/*",
+                "sys/bus/pci/devices/*/aer/*")),
+    Spec("iommu.groups", "IOMMU groups, their members and domain type",
+         paths=("sys/kernel/iommu_groups/*/type", "sys/kernel/iommu_groups/*/devices/*", "sys/class/iommu/*")),
+    Spec("lspci_vvv", "lspci -vvv (link capability/status, ACS control, port type)",
+         argv=("lspci", "-vvv"), timeout=30,
+         sos_paths=("sos_commands/pci/lspci_-nnvv", "sos_commands/pci/lspci_-nvv", "sos_commands/pci/lspci_-vvv")),
+    # --- GPUs --------------------------------------------------------------------------------
+    Spec("nvidia_smi_xml", "nvidia-smi -q -x (P-state, utilisation, link generation, processes)",
+         argv=("nvidia-smi", "-q", "-x"), timeout=30,
+         sos_paths=("sos_commands/nvidia/nvidia-smi_-q_-x",)),
+    Spec("nvidia_smi_q", "nvidia-smi -q text (sosreports keep this one)",
+         sos_paths=("sos_commands/nvidia/nvidia-smi_-q",)),
+    Spec("nvidia.driver", "NVIDIA kernel module version, GPU information, peer-memory modules",
+         paths=("proc/driver/nvidia/version", "proc/driver/nvidia/gpus/*/information",
+                "sys/module/nvidia_peermem/version", "sys/kernel/mm/memory_peers/*/version")),
+    # --- network and RDMA ---------------------------------------------------------------------
+    Spec("net.devices", "network interfaces: speed, MTU, state, owning PCI device",
+         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier}",
+                "sys/class/net/*/ecn/roce_np/enable/*", "sys/class/net/*/ecn/roce_rp/enable/*")),
+    Spec("rdma.ports", "RDMA devices and ports: link layer, state, rate, GID table",
+         paths=("sys/class/infiniband/*/{device,node_type,fw_ver}",
+                "sys/class/infiniband/*/ports/*/{link_layer,state,phys_state,rate}",
+                "sys/class/infiniband/*/ports/*/gids/*",
+                "sys/class/infiniband/*/ports/*/gid_attrs/types/*",
+                "sys/class/infiniband/*/ports/*/gid_attrs/ndevs/*")),
+    Spec("ibv_devinfo", "ibv_devinfo -v (sosreports: RDMA ports with GID types)",
+         sos_paths=("sos_commands/infiniband/ibv_devinfo_-v",)),
+    # --- NUMA, CPUs, IRQs ---------------------------------------------------------------------
+    Spec("numa.nodes", "NUMA nodes, their CPUs and distances",
+         paths=("sys/devices/system/node/{online,possible,has_cpu,has_memory}",
+                "sys/devices/system/node/node*/{cpulist,distance}",
+                "sys/devices/system/cpu/{online,present}")),
+    Spec("cpu.governor", "CPU frequency governor and driver of CPU 0",
+         paths=("sys/devices/system/cpu/cpu0/cpufreq/{scaling_governor,scaling_driver,"
+                "energy_performance_preference}",)),
+    Spec("irqs", "interrupts and their CPU affinity",
+         paths=("proc/interrupts", "proc/irq/*/{smp_affinity_list,effective_affinity_list,affinity_hint}")),
+    # --- processes ------------------------------------------------------------------------------
+    Spec("proc.processes", "processes: argv (secrets masked), status, allowlisted environment",
+         paths=("proc/[0-9]*/cmdline", "proc/[0-9]*/status", "proc/[0-9]*/environ"),
+         sanitizer="proc", limit=20000),
+    Spec("ps", "ps auxwwwm (sosreports: processes without environment)",
+         sos_paths=("sos_commands/process/ps_auxwwwm", "sos_commands/process/ps_auxwww",
+                    "sos_commands/process/ps_auxfwww")),
+    # --- kernel -------------------------------------------------------------------------------
+    Spec("kernel.cmdline", "kernel command line", paths=("proc/cmdline",)),
+    Spec("kernel.version", "kernel version", paths=("proc/version", "proc/sys/kernel/osrelease")),
+    Spec("kernel.modules", "loaded kernel modules", paths=("proc/modules",),
+         sos_paths=("proc/modules", "sos_commands/kernel/lsmod")),
+    Spec("sysctl", "sysctls that matter for GPU nodes",
+         paths=("proc/sys/net/core/{rmem_max,wmem_max,rmem_default,wmem_default,netdev_max_backlog,"
+                "somaxconn,default_qdisc}",
+                "proc/sys/net/ipv4/{tcp_rmem,tcp_wmem,tcp_slow_start_after_idle,tcp_mtu_probing,"
+                "tcp_congestion_control,tcp_timestamps,tcp_sack}",
+                "proc/sys/kernel/{numa_balancing,hostname,osrelease}",
+                "proc/sys/vm/{zone_reclaim_mode,swappiness}")),
+    Spec("sysctl_a", "sysctl -a (sosreports)", sos_paths=("sos_commands/kernel/sysctl_-a",)),
+    Spec("sysctl.files", "persistent sysctl settings",
+         paths=("etc/sysctl.conf", "etc/sysctl.d/*.conf")),
+    Spec("modprobe.files", "modprobe configuration (vfio-pci ids, softdeps)",
+         paths=("etc/modprobe.d/*.conf",)),
+    Spec("thp", "transparent huge pages",
+         paths=("sys/kernel/mm/transparent_hugepage/{enabled,defrag}",)),
+    # --- host identity and virtualisation -----------------------------------------------------
+    Spec("host.identity", "hostname, machine id, OS release",
+         paths=("etc/hostname", "etc/machine-id", "etc/os-release"),
+         sos_paths=("etc/hostname", "etc/machine-id", "etc/os-release", "hostname",
+                    "sos_commands/host/hostname", "sos_commands/host/hostname_-f")),
+    Spec("host.dmi", "DMI system and board vendor (virtual machine detection, board serial)",
+         paths=("sys/class/dmi/id/{sys_vendor,product_name,board_vendor,board_name,product_uuid,"
+                "board_serial,product_serial}", "sys/hypervisor/type")),
+    Spec("host.cpuinfo", "first processor block of /proc/cpuinfo (hypervisor flag, model)",
+         paths=("proc/cpuinfo",), sanitizer="cpuinfo"),
+    # --- orchestration and deployment -------------------------------------------------------------
+    Spec("kubelet", "kubelet configuration and CPU/topology manager state",
+         paths=("var/lib/kubelet/config.yaml", "var/lib/kubelet/cpu_manager_state",
+                "var/lib/kubelet/kubeadm-flags.env", "etc/kubernetes/kubelet-config.yaml",
+                "etc/systemd/system/kubelet.service.d/*.conf")),
+    Spec("deploy.files", "systemd units, compose files and Kubernetes manifests that start servers",
+         paths=("etc/systemd/system/*.service", "etc/systemd/system/*.service.d/*.conf",
+                "etc/kubernetes/manifests/*.{yaml,yml}", "etc/docker/compose/*.{yaml,yml}",
+                "etc/compose/*.{yaml,yml}", "etc/default/vllm", "etc/default/sglang"),
+         sanitizer="deploy"),
+    Spec("apt.auto_upgrades", "unattended upgrades configuration",
+         paths=("etc/apt/apt.conf.d/{20auto-upgrades,50unattended-upgrades}",)),
+)
+
+BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
+
+
+def get(name: str) -> Spec:
+    """The spec called ``name`` (a programming error if it does not exist)."""
+    return BY_NAME[name]
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """Expand one level of ``{a,b}`` alternatives (repeatedly), as a shell would."""
+    start = pattern.find("{")
+    if start < 0:
+        return [pattern]
+    end = pattern.find("}", start)
+    if end < 0:
+        return [pattern]
+    head, body, tail = pattern[:start], pattern[start + 1:end], pattern[end + 1:]
+    out: list[str] = []
+    for alt in body.split(","):
+        out.extend(expand_braces(head + alt + tail))
+    return out

@@ -1,0 +1,1 @@
+"""Renderers: they present findings and facts and compute no verdict."""
