@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from doctor.facts.pci import PciDevice, PciTree
+from doctor.facts.util import normalise_bdf
 from doctor.parsers.nvidia_smi import SmiGpu, SmiProcess, SmiReport, parse_nvidia_smi_text, parse_nvidia_smi_xml
 from doctor.sources import LIVE, Source
 
@@ -91,9 +92,11 @@ def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | No
 
 def build_gpus(src: Source, pci: PciTree) -> GpuInventory:
     """GPUs in PCI bus order (the order of ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` and nvidia-smi)."""
-    report, origin, missing = _runtime_report(src) if (pci.gpus or pci.origin is None) else (None, None, None)
+    listed = {a for a in (normalise_bdf(n) for n in src.listdir("proc/driver/nvidia/gpus")) if a}
+    present = {d.address for d in pci.gpus} | listed
+    report, origin, missing = _runtime_report(src) if (present or pci.origin is None) else (None, None, None)
     runtime = {g.address: g for g in report.gpus} if report else {}
-    addresses = sorted({d.address for d in pci.gpus} | set(runtime))
+    addresses = sorted(present | set(runtime))
     gpus = tuple(Gpu(i, a, pci.get(a), runtime.get(a)) for i, a in enumerate(addresses))
     if gpus and report is None and missing is None:
         missing = "no NVML and no nvidia-smi output"

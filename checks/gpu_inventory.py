@@ -1,0 +1,45 @@
+"""gpu.inventory: which GPUs the doctor found, and whether the driver's view of them was available."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from doctor.facts import Facts
+from doctor.findings import INFO, UNKNOWN, Evidence, Finding
+from doctor.registry import check
+
+
+@check("gpu.inventory", "GPUs found and the driver's view of them", "gpu")
+def gpu_inventory(facts: Facts) -> Iterator[Finding]:
+    """Say what was found: no GPU, GPUs with or without NVML/nvidia-smi data, and a virtual machine."""
+    pci = facts.pci
+    inv = facts.gpus
+    host = facts.host
+    if host.is_vm:
+        yield Finding(INFO, "node", "virtual machine: PCIe topology, link and NUMA facts are virtual",
+                      detail="Link speeds, ACS and NUMA placement seen from inside a guest are the hypervisor's; "
+                             "check them on the host.",
+                      evidence=(Evidence("virtualisation", host.vm_reason or "detected"),), confidence=0.9)
+    if pci.origin is None and not inv.gpus:
+        yield Finding(UNKNOWN, "node", "no PCI device information in this source",
+                      detail=pci.missing or "", evidence=(Evidence("pci.devices", pci.missing or "missing"),))
+        return
+    if not inv.gpus:
+        yield Finding(INFO, "node", "no NVIDIA GPU found",
+                      detail=f"{len(pci.devices)} PCI devices examined (from {pci.origin}); none is an NVIDIA "
+                             "display or 3D controller. GPU checks did not apply.",
+                      evidence=(Evidence("sys/bus/pci/devices" if pci.origin == "sysfs" else str(pci.lspci_where),
+                                         f"{len(pci.devices)} devices, 0 GPUs"),))
+        return
+    models = sorted({g.name or "unknown model" for g in inv.gpus})
+    yield Finding(INFO, "node", f"{len(inv.gpus)} GPUs: {', '.join(models)}",
+                  detail=f"driver {inv.driver_version or 'unknown'}, CUDA {inv.cuda_version or 'unknown'}; "
+                         f"runtime data from {inv.runtime_origin or 'nowhere'}",
+                  evidence=tuple(Evidence(g.pci.origin if g.pci else str(inv.runtime_origin),
+                                          f"{g.address} {g.name or ''} activity={g.activity}".strip())
+                                 for g in inv.gpus))
+    if inv.runtime_missing:
+        yield Finding(UNKNOWN, "node", "GPU runtime state unavailable (performance state, utilisation, processes)",
+                      detail=f"{inv.runtime_missing}. Idle GPUs cannot be told from busy ones, so PCIe speed "
+                             "drops on GPUs are reported as unknown.",
+                      evidence=(Evidence("nvidia_smi_xml", inv.runtime_missing),))

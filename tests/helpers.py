@@ -1,0 +1,60 @@
+"""Test helpers: facts over a recorded base tree with a few files overlaid (the hotsos way)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from doctor.facts import Facts
+from doctor.findings import Finding
+from doctor.registry import load_checks
+from doctor.runner import Result, run_checks
+from doctor.sources import SnapshotSource, Source
+from doctor.sources.tree import Link, OsTree, OverlayTree, Tree
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+HEALTHY = FIXTURES / "hgx-h100-healthy"
+SICK = FIXTURES / "hgx-h100-sick"
+
+__all__ = ["Link", "FIXTURES", "HEALTHY", "SICK", "source", "facts", "run", "findings_of", "empty_tree"]
+
+
+class _Empty(Tree):
+    def kind(self, path: str) -> str | None:
+        return "dir" if path == "" else None
+
+    def readlink(self, path: str) -> str | None:
+        return None
+
+    def listdir(self, path: str) -> list[str] | None:
+        return [] if path == "" else None
+
+    def read(self, path: str, cap: int = 0) -> bytes | None:
+        return None
+
+
+def empty_tree() -> Tree:
+    return _Empty()
+
+
+def source(changes: Mapping[str, bytes | str | Link | None] | None = None, base: Path | None = HEALTHY) -> Source:
+    """A snapshot source: ``base`` (a fixture tree, or None for an empty tree) with ``changes`` overlaid."""
+    tree: Tree = OsTree(str(base)) if base is not None else empty_tree()
+    if changes:
+        tree = OverlayTree(tree, changes)
+    return SnapshotSource(tree, str(base) if base else "<overlay>")
+
+
+def facts(changes: Mapping[str, bytes | str | Link | None] | None = None, base: Path | None = HEALTHY) -> Facts:
+    return Facts(source(changes, base))
+
+
+def run(f: Facts, only: list[str] | None = None) -> Result:
+    checks, _ = load_checks()
+    return run_checks(f, only=only, checks=checks)
+
+
+def findings_of(f: Facts, check_id: str) -> list[Finding]:
+    """Findings of one check, in rank order."""
+    return [x for x in run(f, only=[check_id]).findings if x.check == check_id]
