@@ -90,9 +90,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
                          "findings": sum(1 for f in produced if f.severity != PASS),
                          "duration_ms": round((time.monotonic() - t0) * 1000, 2)})
     src = facts.source
-    collected = src.collected_at()
-    source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname,
-              "collected_at": collected or datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    collected = now if src.kind == "live" else src.collected_at()
+    source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected}
     return Result(source=source, checks=statuses, findings=rank(findings), inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
                   generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))

@@ -56,8 +56,8 @@ SPECS: tuple[Spec, ...] = (
     Spec("nvidia_smi_xml", "nvidia-smi -q -x (P-state, utilisation, link generation, processes)",
          argv=("nvidia-smi", "-q", "-x"), timeout=30,
          sos_paths=("sos_commands/nvidia/nvidia-smi_-q_-x",)),
-    Spec("nvidia_smi_q", "nvidia-smi -q text (sosreports keep this one)",
-         sos_paths=("sos_commands/nvidia/nvidia-smi_-q",)),
+    Spec("nvidia_smi_q", "nvidia-smi -q text (sosreports keep this one; sos 4.0 only the PERFORMANCE part)",
+         sos_paths=("sos_commands/nvidia/nvidia-smi_-q", "sos_commands/nvidia/nvidia-smi_-q_-d_PERFORMANCE")),
     Spec("nvidia.driver", "NVIDIA kernel module version, GPU information, peer-memory modules",
          paths=("proc/driver/nvidia/version", "proc/driver/nvidia/gpus/*/information",
                 "sys/module/nvidia_peermem/version", "sys/kernel/mm/memory_peers/*/version")),
@@ -121,6 +121,7 @@ SPECS: tuple[Spec, ...] = (
          paths=("proc/cpuinfo",), sanitizer="cpuinfo"),
     # --- orchestration and deployment -------------------------------------------------------------
     Spec("kubelet", "kubelet configuration and CPU/topology manager state",
+         sos_paths=("etc/kubernetes/kubelet-config.yaml", "root/cdk/kubelet/config.yaml"),
          paths=("var/lib/kubelet/config.yaml", "var/lib/kubelet/cpu_manager_state",
                 "var/lib/kubelet/kubeadm-flags.env", "etc/kubernetes/kubelet-config.yaml",
                 "etc/systemd/system/kubelet.service.d/*.conf")),

@@ -7,6 +7,7 @@ from functools import cached_property
 from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
+from doctor.facts.iommu import IommuInfo, ModprobeLine, build_iommu, build_modprobe
 from doctor.facts.kernel import Cmdline, Sysctls, build_cmdline, build_modules, build_sysctls
 from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
 from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
@@ -65,6 +66,14 @@ class Facts:
     @cached_property
     def modules(self) -> frozenset[str] | None:
         return build_modules(self.source)
+
+    @cached_property
+    def iommu(self) -> IommuInfo:
+        return build_iommu(self.source)
+
+    @cached_property
+    def modprobe(self) -> tuple[ModprobeLine, ...]:
+        return build_modprobe(self.source)
 
     @cached_property
     def kubelet(self) -> Kubelet | None:

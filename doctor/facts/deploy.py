@@ -41,7 +41,7 @@ def _top_level_yaml(text: str) -> dict[str, str]:
 def build_kubelet(src: Source) -> Kubelet | None:
     origin = None
     settings: dict[str, str] = {}
-    for path in ("var/lib/kubelet/config.yaml", "etc/kubernetes/kubelet-config.yaml"):
+    for path in ("var/lib/kubelet/config.yaml", "etc/kubernetes/kubelet-config.yaml", "root/cdk/kubelet/config.yaml"):
         text = src.read_text(path, cap=1 << 20)
         if text is not None:
             origin, settings = path, _top_level_yaml(text)

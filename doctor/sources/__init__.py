@@ -205,6 +205,15 @@ class SosreportSource(Source):
 
     kind = SOSREPORT
 
+    def collected_at(self) -> str | None:
+        """``start_time`` of sos's own manifest, as ISO 8601."""
+        text = self.read_text("sos_reports/manifest.json", cap=8 * 1024 * 1024)
+        try:
+            value = json.loads(text).get("start_time") if text else None
+        except (ValueError, AttributeError):
+            return None
+        return value.replace(" ", "T", 1) if isinstance(value, str) else None
+
 
 class LiveSource(Source):
     """The host the doctor runs on: files under ``/`` and commands run with timeouts."""

@@ -1,0 +1,22 @@
+"""How the TUI obtains a result: open the source afresh and run the checks (called in a worker thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from doctor.runner import Result
+
+Loader = Callable[[], Result]
+
+
+def make_loader(source: str | None, only: list[str] | None = None, deploy: tuple[str, ...] = ()) -> Loader:
+    """A callable that re-opens ``source`` (re-reading the live host or the snapshot) and runs the checks."""
+
+    def load() -> Result:
+        from doctor.facts import Facts
+        from doctor.runner import run_checks
+        from doctor.sources import open_source
+
+        return run_checks(Facts(open_source(source), deploy_paths=deploy), only=only)
+
+    return load

@@ -1,0 +1,99 @@
+"""`gnd collect`: the snapshot holds what the specs name, and checking it equals checking the host."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from doctor import specs
+from doctor.cli import main
+from doctor.facts import Facts
+from doctor.runner import run_checks
+from doctor.sources import MANIFEST, LiveSource, open_source
+from tests import realdata
+from tests.helpers import HEALTHY, SICK
+
+ROOTS = [p for p in (HEALTHY, SICK) if p.is_dir()]
+
+
+def _signature(result_findings: list) -> list[tuple[str, str, str, str]]:
+    return sorted((f.check, f.severity, f.subject, f.title) for f in result_findings)
+
+
+def _force_all(f: Facts) -> None:
+    for name in ("host", "pci", "gpus", "netdevs", "rdma", "numa", "irqs", "processes", "cmdline", "sysctls",
+                 "modules", "kubelet", "deploy_files"):
+        getattr(f, name)
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=lambda p: p.name)
+def test_collect_then_check_gives_the_same_findings(root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "snap.tar.gz"
+    assert main(["collect", "--root", str(root), "-o", str(out)]) == 0
+    live = run_checks(Facts(LiveSource(str(root))))
+    snap = run_checks(Facts(open_source(str(out))))
+    assert _signature(snap.findings) == _signature(live.findings)
+    assert snap.inventory["topology"] == live.inventory["topology"]
+    assert out.stat().st_size < 1024 * 1024, "snapshot must stay under 1 MB"
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=lambda p: p.name)
+def test_every_path_the_facts_read_is_named_by_a_spec(root: Path) -> None:
+    src = LiveSource(str(root))
+    src.accessed = set()
+    _force_all(Facts(src))
+    patterns = [p for s in specs.SPECS for raw in (*s.paths, *s.sos_paths) for p in specs.expand_braces(raw)]
+    patterns += [s.snapshot_path for s in specs.SPECS if s.argv] + [MANIFEST]
+
+    def covered(path: str) -> bool:
+        parts = path.split("/")
+        for pattern in patterns:
+            pp = pattern.split("/")
+            if len(parts) <= len(pp) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pp)):
+                return True
+        return False
+
+    missing = sorted(p for p in src.accessed if not covered(p))
+    assert not missing, f"facts read paths no spec collects: {missing[:10]}"
+
+
+def test_manifest_and_secret_filtering(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    proc = root / "proc/4242"
+    proc.mkdir(parents=True)
+    (proc / "cmdline").write_bytes(b"python3\0-m\0vllm.entrypoints.openai.api_server\0--api-key\0sk-live-abcdef123456\0")
+    (proc / "environ").write_bytes(b"HF_TOKEN=hf_abcdefghijklmnopqrstuvwx\0NCCL_DEBUG=INFO\0AWS_SECRET_ACCESS_KEY=zzz\0"
+                                   b"NCCL_IB_HCA=mlx5_0\0HOME=/root\0")
+    (proc / "status").write_text("Name:\tpython3\nUmask:\t0022\nPPid:\t1\nCpus_allowed_list:\t0-3\nVmRSS:\t1 kB\n")
+    (root / "proc/sys/kernel").mkdir(parents=True)
+    (root / "proc/sys/kernel/hostname").write_text("node-a\n")
+    out = tmp_path / "s.tar.gz"
+    assert main(["collect", "--root", str(root), "-o", str(out)]) == 0
+    with tarfile.open(out) as tf:
+        blob = b"".join(tf.extractfile(m).read() for m in tf.getmembers() if m.isfile())  # type: ignore[union-attr]
+        manifest = json.loads(tf.extractfile(MANIFEST).read())  # type: ignore[union-attr]
+    for secret in (b"sk-live-abcdef123456", b"hf_abcdefghijklmnopqrstuvwx", b"zzz", b"HOME=/root", b"VmRSS"):
+        assert secret not in blob
+    assert b"NCCL_DEBUG=INFO" in blob and b"NCCL_IB_HCA=mlx5_0" in blob
+    assert manifest["hostname"] == "node-a" and manifest["specs"]["proc.processes"]["status"] == "ok"
+    assert manifest["specs"]["nvidia_smi_xml"]["status"] == "missing"
+
+
+def test_collect_refuses_a_directory_as_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["collect", "--root", str(tmp_path), "-o", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not realdata.available(), reason="../shared/realdata is absent")
+def test_collect_from_a_real_recording_round_trips(tmp_path: Path) -> None:
+    root = realdata.unpack("32intel64-2p8co2t+8ve", tmp_path / "rd")
+    out = tmp_path / "snap.tar.gz"
+    assert main(["collect", "--root", str(root), "-o", str(out)]) == 0
+    a, b = Facts(LiveSource(str(root))), Facts(open_source(str(out)))
+    assert {k: (d.path, d.cur_speed, d.cur_width) for k, d in a.pci.devices.items()} == \
+        {k: (d.path, d.cur_speed, d.cur_width) for k, d in b.pci.devices.items()}
+    assert _signature(run_checks(a).findings) == _signature(run_checks(b).findings)
