@@ -78,10 +78,7 @@ def _from_object(obj: object, plugin: str, seen: set[str]) -> Iterable[Check]:
 def _entry_points() -> list[tuple[str, Callable[[], object]]]:
     from importlib.metadata import entry_points
 
-    try:
-        eps = entry_points(group=ENTRY_POINT_GROUP)
-    except TypeError:  # Python 3.10's selectable API differs only in older importlib_metadata
-        eps = entry_points().get(ENTRY_POINT_GROUP, [])  # type: ignore[attr-defined]
+    eps = entry_points(group=ENTRY_POINT_GROUP)  # the selectable API exists from Python 3.10
     return [(ep.name if ep.value != "checks" else "builtin", ep.load) for ep in eps]
 
 

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from doctor.facts.pci import PciDevice, PciTree
 from doctor.facts.util import normalise_bdf
-from doctor.parsers.nvidia_smi import SmiGpu, SmiProcess, SmiReport, parse_nvidia_smi_text, parse_nvidia_smi_xml
+from doctor.parsers.nvidia_smi import (
+    SmiGpu,
+    SmiProcess,
+    SmiReport,
+    parse_nvidia_smi_text,
+    parse_nvidia_smi_xml,
+)
 from doctor.sources import LIVE, Source
 
 IDLE_PSTATES = {f"P{i}" for i in range(5, 16)}

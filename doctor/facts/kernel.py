@@ -5,9 +5,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from doctor import specs
 from doctor.parsers.sysctl import parse_sysctl_a, parse_sysctl_conf
 from doctor.sources import Source
-from doctor import specs
+
 
 @dataclass(frozen=True)
 class Cmdline:

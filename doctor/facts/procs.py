@@ -41,7 +41,7 @@ def _status(text: str) -> dict[str, str]:
 
 def build_processes(src: Source) -> tuple[Process, ...]:
     """From ``/proc/<pid>`` when present, else from a sosreport's ``ps auxwwwm`` (no environment)."""
-    pids = sorted((int(p) for p in src.listdir("proc") if p.isdigit()))[:MAX_PROCESSES]
+    pids = sorted(int(p) for p in src.listdir("proc") if p.isdigit())[:MAX_PROCESSES]
     procs = []
     for pid in pids:
         base = f"proc/{pid}"
@@ -65,9 +65,9 @@ def build_processes(src: Source) -> tuple[Process, ...]:
     result = []
     for p in parse_ps(out.text):
         try:
-            argv = shlex.split(p.command)
+            words = shlex.split(p.command)
         except ValueError:
-            argv = p.command.split()
-        result.append(Process(pid=p.pid, ppid=None, name=argv[0].rsplit("/", 1)[-1] if argv else None,
-                              argv=tuple(mask_argv(argv)), origin=out.where))
+            words = p.command.split()
+        result.append(Process(pid=p.pid, ppid=None, name=words[0].rsplit("/", 1)[-1] if words else None,
+                              argv=tuple(mask_argv(words)), origin=out.where))
     return tuple(result)

@@ -1,0 +1,273 @@
+"""Which processes are inference servers, which GPU each process uses, and which settings the user made.
+
+* Servers are recognised by argv (vLLM, SGLang, TensorRT-LLM, Triton) or by the process titles the
+  frameworks give their workers (``VLLM::Worker_TP0``, ``sglang::scheduler``). A process below a
+  server (a multiprocessing worker) belongs to that server.
+* The *root* of a server is a server process whose ancestors are not servers; only its initial
+  environment (``/proc/<pid>/environ``) is what the user set. Workers inherit it plus values the
+  framework injects (checks-spec §0), which are never blamed on the user.
+* The GPUs of a process come from NVML / ``nvidia-smi -q -x`` process lists, else from a
+  ``CUDA_VISIBLE_DEVICES`` naming exactly one GPU (index order = PCI bus order with
+  ``CUDA_DEVICE_ORDER=PCI_BUS_ID``, or with the default order on identical GPUs; UUIDs always).
+* Deployment files (systemd units, compose files, manifests, ``--deploy`` extras) are parsed for
+  ``NAME=value`` environment settings and for the server command lines they hold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from doctor.facts import DeployFile, Facts, Gpu, Process
+
+#: framework -> argv patterns (matched against the joined command line)
+SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "vllm": (re.compile(r"(^|[\s/])vllm(\.entrypoints|\s+serve\b)"), re.compile(r"-m\s+vllm\b"),
+             re.compile(r"^VLLM::")),
+    "sglang": (re.compile(r"\bsglang\.(launch_server|srt\.|launch_router)"), re.compile(r"(^|[\s/])sglang\s+serve\b"),
+               re.compile(r"^sglang::", re.IGNORECASE)),
+    "tensorrt-llm": (re.compile(r"(^|[\s/])trtllm-(serve|llmapi-launch)\b"), re.compile(r"\btensorrt_llm\b")),
+    "triton": (re.compile(r"(^|[\s/])tritonserver\b"),),
+}
+#: Titles frameworks give their own worker processes (never a root, even without a parent pid).
+WORKER_TITLE = re.compile(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
+
+#: Values frameworks set in their own workers (checks-spec §0); never blamed on the user.
+FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
+    "sglang": frozenset({"NCCL_CUMEM_ENABLE", "NCCL_NVLS_ENABLE", "TORCH_NCCL_AVOID_RECORD_STREAMS",
+                         "CUDA_DEVICE_MAX_CONNECTIONS"}),
+    "vllm": frozenset({"TORCHINDUCTOR_COMPILE_THREADS", "NCCL_CUMEM_ENABLE"}),
+}
+
+
+def framework_of(proc: Process) -> str | None:
+    """``vllm``, ``sglang``, ``tensorrt-llm``, ``triton`` or None, from the command line."""
+    line = " ".join(proc.argv) if proc.argv else (proc.name or "")
+    for name, patterns in SERVER_PATTERNS.items():
+        if any(p.search(line) for p in patterns):
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class ServerProcess:
+    """A process that belongs to an inference server; ``root`` when its ancestors are not servers."""
+
+    process: Process
+    framework: str
+    root: bool
+
+
+def _ancestors(proc: Process, by_pid: dict[int, Process]) -> Iterator[Process]:
+    seen = {proc.pid}
+    current = proc
+    while current.ppid and current.ppid in by_pid and current.ppid not in seen:
+        seen.add(current.ppid)
+        current = by_pid[current.ppid]
+        yield current
+
+
+def servers(facts: Facts) -> list[ServerProcess]:
+    """Every process of an inference server, in pid order, with its framework and root flag."""
+    procs = facts.processes
+    by_pid = {p.pid: p for p in procs}
+    direct = {p.pid: fw for p in procs if (fw := framework_of(p))}
+    out = []
+    for proc in procs:
+        inherited = next((direct[a.pid] for a in _ancestors(proc, by_pid) if a.pid in direct), None)
+        framework = direct.get(proc.pid) or inherited
+        if framework is None:
+            continue
+        title = " ".join(proc.argv) if proc.argv else (proc.name or "")
+        root = inherited is None and not WORKER_TITLE.match(title)
+        out.append(ServerProcess(proc, framework, root))
+    return out
+
+
+def server_roots(facts: Facts) -> list[ServerProcess]:
+    return [s for s in servers(facts) if s.root]
+
+
+def gpu_holders(facts: Facts) -> dict[int, list[Gpu]]:
+    """pid -> GPUs, from the driver's process lists (NVML or ``nvidia-smi -q -x``)."""
+    out: dict[int, list[Gpu]] = {}
+    for gpu in facts.gpus.gpus:
+        for sp in gpu.processes:
+            out.setdefault(sp.pid, []).append(gpu)
+    return out
+
+
+def _identical_gpus(gpus: Iterable[Gpu]) -> bool:
+    models = {(g.pci.device if g.pci else None, g.name) for g in gpus}
+    return len(models) == 1
+
+
+def gpus_from_env(facts: Facts, proc: Process) -> list[Gpu] | None:
+    """The one GPU a ``CUDA_VISIBLE_DEVICES`` naming exactly one device selects, else None."""
+    visible = proc.env.get("CUDA_VISIBLE_DEVICES")
+    if not visible:
+        return None
+    items = [v.strip() for v in visible.split(",") if v.strip()]
+    if len(items) != 1:
+        return None
+    item = items[0]
+    gpus = facts.gpus.gpus
+    if item.upper().startswith("GPU-"):
+        found = [g for g in gpus if g.runtime and g.runtime.uuid and g.runtime.uuid.lower().startswith(item.lower())]
+        return found[:1] or None
+    if not item.isdigit():
+        return None  # MIG-... or something we cannot map
+    index = int(item)
+    pci_order = proc.env.get("CUDA_DEVICE_ORDER", "FASTEST_FIRST").upper() == "PCI_BUS_ID"
+    if not pci_order and not _identical_gpus(gpus):
+        return None
+    return [gpus[index]] if 0 <= index < len(gpus) else None
+
+
+def gpus_of(facts: Facts, proc: Process) -> tuple[list[Gpu], str]:
+    """GPUs a process uses and how that was learned (``nvidia-smi``/``CUDA_VISIBLE_DEVICES``/``""``)."""
+    held = gpu_holders(facts).get(proc.pid)
+    if held:
+        return held, facts.gpus.runtime_origin or "nvidia-smi"
+    from_env = gpus_from_env(facts, proc)
+    if from_env:
+        return from_env, f"{proc.origin}/environ CUDA_VISIBLE_DEVICES={proc.env.get('CUDA_VISIBLE_DEVICES')}"
+    return [], ""
+
+
+# --- deployment files ---------------------------------------------------------------------------------
+
+_UNIT_ENV = re.compile(r"^\s*Environment\s*=\s*(.*)$")
+_ASSIGN = re.compile(r"""^["']?([A-Za-z_][A-Za-z0-9_]*)=(.*?)["']?$""")
+_COMPOSE_LIST = re.compile(r"""^\s*-\s*["']?([A-Za-z_][A-Za-z0-9_]*)=([^"'#]*)["']?\s*(#.*)?$""")
+_COMPOSE_MAP = re.compile(r"""^\s+([A-Z_][A-Z0-9_]*):\s*["']?([^"'#]*?)["']?\s*(#.*)?$""")
+_K8S_NAME = re.compile(r"""^\s*-?\s*name:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*$""")
+_K8S_VALUE = re.compile(r"""^\s*value:\s*["']?(.*?)["']?\s*$""")
+_DOCKER_E = re.compile(r"""(?:^|\s)(?:-e|--env)[ =]["']?([A-Za-z_][A-Za-z0-9_]*)=([^\s"']*)""")
+
+
+def _split_unit_env(value: str) -> Iterator[tuple[str, str]]:
+    import shlex
+
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    for word in words:
+        match = _ASSIGN.match(word)
+        if match:
+            yield match.group(1), match.group(2)
+
+
+def deploy_env(files: Iterable[DeployFile]) -> list[tuple[str, str, str]]:
+    """``(name, value, file)`` for every environment setting found in deployment files."""
+    out: list[tuple[str, str, str]] = []
+    for df in files:
+        lines = df.text.splitlines()
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith(("#", ";")):
+                continue
+            unit = _UNIT_ENV.match(line)
+            if unit:
+                out.extend((k, v, df.path) for k, v in _split_unit_env(unit.group(1)))
+                continue
+            for match in _DOCKER_E.finditer(line):
+                out.append((match.group(1), match.group(2), df.path))
+            listed = _COMPOSE_LIST.match(line)
+            if listed:
+                out.append((listed.group(1), listed.group(2).strip(), df.path))
+                continue
+            name = _K8S_NAME.match(line)
+            if name and i + 1 < len(lines):
+                value = _K8S_VALUE.match(lines[i + 1])
+                if value:
+                    out.append((name.group(1), value.group(1), df.path))
+                continue
+            mapped = _COMPOSE_MAP.match(line)
+            if mapped and mapped.group(2):
+                out.append((mapped.group(1), mapped.group(2).strip(), df.path))
+    return out
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """One user-set environment value and everywhere it was seen."""
+
+    name: str
+    value: str
+    pids: tuple[int, ...]  # root processes holding it
+    files: tuple[str, ...]  # deployment files setting it
+    frameworks: tuple[str, ...]
+
+    @property
+    def evidence(self) -> list[tuple[str, str]]:
+        out = [(f"proc/{pid}/environ", f"{self.name}={self.value}") for pid in self.pids]
+        out += [(path, f"{self.name}={self.value}") for path in self.files]
+        return out
+
+
+def user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
+    """Processes whose environment the user set: server roots, and GPU holders not below a server/GPU holder."""
+    roots: dict[int, tuple[Process, str | None]] = {}
+    all_servers = servers(facts)
+    in_server = {s.process.pid for s in all_servers}
+    for s in all_servers:
+        if s.root:
+            roots[s.process.pid] = (s.process, s.framework)
+    by_pid = {p.pid: p for p in facts.processes}
+    holders = set(gpu_holders(facts))
+    for pid in holders:
+        proc = by_pid.get(pid)
+        if proc is None or pid in in_server:
+            continue
+        if any(a.pid in holders or a.pid in in_server for a in _ancestors(proc, by_pid)):
+            continue
+        roots[pid] = (proc, None)
+    return [roots[k] for k in sorted(roots)]
+
+
+def user_env(facts: Facts, names: Iterable[str] | None = None) -> list[EnvSetting]:
+    """Environment values set by the user: in root processes and in deployment files.
+
+    Values a framework injects into its own workers never appear here (workers are not roots). A
+    root that is itself a framework process may still carry an injected name if the user set it.
+    """
+    wanted = set(names) if names is not None else None
+    seen: dict[tuple[str, str], dict[str, set[object]]] = {}
+
+    def add(name: str, value: str, pid: int | None = None, path: str | None = None, fw: str | None = None) -> None:
+        if wanted is not None and name not in wanted:
+            return
+        slot = seen.setdefault((name, value), {"pids": set(), "files": set(), "fw": set()})
+        if pid is not None:
+            slot["pids"].add(pid)
+        if path is not None:
+            slot["files"].add(path)
+        if fw:
+            slot["fw"].add(fw)
+
+    for proc, fw in user_roots(facts):
+        for name, value in proc.env.items():
+            add(name, value, pid=proc.pid, fw=fw)
+    for name, value, path in deploy_env(facts.deploy_files):
+        add(name, value, path=path)
+    return [EnvSetting(name, value, tuple(sorted(int(p) for p in s["pids"])),  # type: ignore[call-overload]
+                       tuple(sorted(str(f) for f in s["files"])), tuple(sorted(str(f) for f in s["fw"])))
+            for (name, value), s in sorted(seen.items())]
+
+
+def env_value(facts: Facts, name: str) -> EnvSetting | None:
+    """The user's setting of ``name`` (the one in a running root process first)."""
+    settings = user_env(facts, [name])
+    if not settings:
+        return None
+    return sorted(settings, key=lambda s: (not s.pids, s.value))[0]
+
+
+def irqbalance_running(facts: Facts) -> bool | None:
+    """Whether a process named irqbalance runs; None when no process list was recorded."""
+    if not facts.processes:
+        return None
+    return any((p.name or "") == "irqbalance" or (p.argv and p.argv[0].rsplit("/", 1)[-1] == "irqbalance")
+               for p in facts.processes)

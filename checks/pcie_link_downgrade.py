@@ -1,0 +1,256 @@
+"""pcie.link_downgrade: GPU and NIC links (and every link above them) slower or narrower than both ends allow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from checks._pcie import (
+    Link,
+    PathBandwidth,
+    gbps,
+    gpu_activity,
+    gpu_label,
+    is_rdma_nic,
+    is_virtual_nic,
+    link_label,
+    path_bandwidth,
+    severity_for_loss,
+    subject_nics,
+    upstream_links,
+)
+from doctor.facts import Facts, PciDevice
+from doctor.facts.util import link_bandwidth
+from doctor.findings import INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, severity_order
+from doctor.registry import check
+
+REFERENCES = (
+    "https://github.com/NVIDIA/nccl/blob/master/src/graph/xml.cc",
+    "https://github.com/pciutils/pciutils/blob/master/ls-caps.c",
+    "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
+    "https://docs.kernel.org/PCI/sysfs-pci.html",
+)
+#: A NIC whose whole path is slower than this (GB/s per direction, about Gen3 x4) is a management
+#: port: a downgrade there is reported ``low`` at most.
+SMALL_NIC_GBPS = 3.9
+#: Impact score weight: GPUs and RDMA NICs carry the inference data; other NICs barely matter.
+WEIGHT_DATA = 60.0
+WEIGHT_OTHER = 8.0
+#: Confidence when the port above the link is missing from the recording (expected = device maxima).
+PARTNER_UNKNOWN_CONFIDENCE = 0.6
+_USES = {"GPU": "host-device copies, weight loading, KV-cache offload and GPUDirect RDMA scale with it",
+         "RDMA NIC": "RDMA and GPUDirect traffic through this port is capped by it",
+         "NIC": "traffic through this port is capped by it"}
+RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
+
+
+@dataclass(frozen=True)
+class _Subject:
+    dev: PciDevice
+    label: str
+    kind: str  # "GPU", "RDMA NIC", "NIC"
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "GPU"
+
+
+def _subjects(facts: Facts) -> list[_Subject]:
+    """GPUs (from PCI, or only from the driver when the PCI folder is trimmed) and physical NICs."""
+    gpus = {d.address: d for d in facts.pci.gpus}
+    for gpu in facts.gpus.gpus:
+        if gpu.address not in gpus:
+            gpus[gpu.address] = gpu.pci or PciDevice(gpu.address, None, None, None, origin="GPU inventory")
+    out = [_Subject(gpus[a], gpu_label(facts, a), "GPU") for a in sorted(gpus) if not gpus[a].is_vf]
+    for nic in subject_nics(facts):
+        if is_virtual_nic(nic):
+            continue
+        out.append(_Subject(nic, nic.address, "RDMA NIC" if is_rdma_nic(facts, nic) else "NIC"))
+    return out
+
+
+def _link_evidence(lk: Link) -> list[Evidence]:
+    c, p = lk.child, lk.parent
+    ev = [Evidence(c.attr("current_link_speed"), f"{lk.cur_speed:g} GT/s" if lk.cur_speed else "?"),
+          Evidence(c.attr("current_link_width"), str(lk.cur_width)),
+          Evidence(c.attr("max_link_speed") + " / max_link_width", link_label(c.max_speed, c.max_width))]
+    if p is not None:
+        ev.append(Evidence(p.attr("max_link_speed") + " / max_link_width", link_label(p.max_speed, p.max_width)))
+    return ev
+
+
+def _runtime_evidence(facts: Facts, address: str) -> list[Evidence]:
+    gpu = facts.gpus.by_address(address)
+    rt = gpu.runtime if gpu else None
+    if rt is None:
+        return [Evidence("GPU runtime state", facts.gpus.runtime_missing or "not recorded")]
+    where = facts.gpus.runtime_origin or "nvidia-smi"
+    return [Evidence(where, f"performance state {rt.pstate or '?'}, utilisation "
+                            f"{'?' if rt.util_gpu is None else f'{rt.util_gpu:g}%'}, idle clock reason "
+                            f"{'?' if rt.idle is None else ('active' if rt.idle else 'not active')}")]
+
+
+def _describe(lk: Link, subject: _Subject) -> str:
+    """Where the link is: the device's own link, or a port above it."""
+    if lk.parent is None:
+        return f"the link of {lk.child.address} (the port above is not in this recording)"
+    if lk.child.address == subject.dev.address:
+        return f"the link between {subject.dev.address} and {lk.parent.address}"
+    return (f"the upstream link between {lk.child.address} ({lk.child.port_type or 'bridge'}) "
+            f"and {lk.parent.address}")
+
+
+def _fix(lk: Link) -> Fix:
+    port = lk.port_above
+    runtime: tuple[str, ...] = ()
+    if port is not None:
+        runtime = (cmd("setpci", "-s", port, RETRAIN),
+                   cmd("cat", f"/sys/bus/pci/devices/{lk.child.address}/current_link_speed",
+                       f"/sys/bus/pci/devices/{lk.child.address}/current_link_width"))
+    return Fix(runtime=runtime, notes=(
+        "A retrain rarely helps and changes no setting, so there is nothing to undo. The lasting fixes are "
+        "physical or in firmware: reseat the card, replace the riser, cable or retimer (check the AER "
+        "counters of both ends), set the slot's link speed to Auto/maximum in the BIOS, or move the card "
+        "to a CPU-attached x16 slot. Do not set Hardware Autonomous Speed Disable (HASD) blindly."))
+
+
+def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Link], busy_ok: bool) -> Finding:
+    path: PathBandwidth = path_bandwidth(links, ignore_speed=subject.is_gpu and not busy_ok)
+    neck = path.bottleneck if path.bottleneck in real else min(
+        real, key=lambda lk: (lk.current_bw or 0) / (lk.expected_bw or 1))
+    loss = path.loss
+    severity = severity_for_loss(loss)
+    weight = WEIGHT_DATA if subject.kind in ("GPU", "RDMA NIC") else WEIGHT_OTHER
+    if subject.kind == "NIC":
+        cap = LOW if (path.expected_bw or 0) < SMALL_NIC_GBPS else MEDIUM
+        if severity_order(severity) < severity_order(cap):
+            severity = cap
+    what = []
+    if neck.width_short:
+        what.append(f"x{neck.cur_width} of x{neck.exp_width}")
+    if neck.speed_short:
+        what.append(f"{neck.cur_speed:g} of {neck.exp_speed:g} GT/s")
+    where = _describe(neck, subject)
+    own = neck.child.address == subject.dev.address
+    title = (f"{subject.kind} link runs at {' and '.join(what)}" if own
+             else f"{subject.kind} is limited by a narrow or slow upstream link ({' and '.join(what)})")
+    ends = "both ends support" if neck.partner_known else "the device supports"
+    detail = (f"{where[0].upper()}{where[1:]} trained at {link_label(neck.cur_speed, neck.cur_width)} although "
+              f"{ends} {link_label(neck.exp_speed, neck.exp_width)}.")
+    if subject.is_gpu:
+        detail += f" The GPU is {gpu_activity(facts, subject.dev.address)}"
+        detail += ", so a lower speed is not idle power saving." if busy_ok else \
+            "; only the width is counted (an idle GPU may lower its speed on purpose)."
+    if not neck.partner_known:
+        detail += " The port above is missing, so the device's own maxima are the expectation."
+    evidence = _link_evidence(neck)
+    if subject.is_gpu:
+        evidence += _runtime_evidence(facts, subject.dev.address)
+    related = tuple(dict.fromkeys(neck.ports))
+    return Finding(
+        severity, subject.label, title, detail=detail, evidence=tuple(evidence),
+        expected=f"{link_label(neck.exp_speed, neck.exp_width)} ({gbps(neck.expected_bw)} per direction)",
+        observed=f"{link_label(neck.cur_speed, neck.cur_width)} ({gbps(neck.current_bw)} per direction)",
+        impact=Impact(round(weight * loss, 1),
+                      f"path to the CPU carries {gbps(path.current_bw)} per direction instead of "
+                      f"{gbps(path.expected_bw)} ({loss:.0%} lost); " + _USES[subject.kind]),
+        fix=_fix(neck), references=REFERENCES, related=related,
+        confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
+
+
+def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Finding:
+    evidence = tuple(_link_evidence(lk) + _runtime_evidence(facts, subject.dev.address))
+    common = dict(evidence=evidence, expected=link_label(lk.exp_speed, lk.exp_width),
+                  observed=link_label(lk.cur_speed, lk.cur_width), references=REFERENCES,
+                  related=tuple(dict.fromkeys(lk.ports)))
+    if activity == "idle":
+        return Finding(INFO, subject.label, f"idle GPU parked at {lk.cur_speed:g} GT/s (power saving); "
+                                            "re-check under load",
+                       detail="GPUs lower their PCIe speed when idle and raise it within milliseconds of work. "
+                              "Width is at its expected value.", confidence=0.8, **common)  # type: ignore[arg-type]
+    return Finding(UNKNOWN, subject.label, f"GPU link at {lk.cur_speed:g} of {lk.exp_speed:g} GT/s: cannot tell "
+                                           "idle from busy",
+                   detail="No driver view of this GPU's utilisation or performance state was recorded; an idle GPU "
+                          "lowers its link speed on purpose. Re-check with nvidia-smi while it is working.",
+                   **common)  # type: ignore[arg-type]
+
+
+def _slot_limited(subject: _Subject, lk: Link) -> Finding:
+    c, p = lk.child, lk.parent
+    assert p is not None
+    dev_bw = link_bandwidth(c.max_speed, c.max_width)
+    unused = (dev_bw or 0) - (lk.expected_bw or 0)
+    return Finding(
+        INFO, subject.label,
+        f"slot-limited: {c.address} can do {link_label(c.max_speed, c.max_width)}, the port above "
+        f"{link_label(p.max_speed, p.max_width)}",
+        detail=f"The link runs at the best the slot allows; {gbps(unused)} per direction of the device's "
+               "capability is unused. lspci calls this '(downgraded)' but it is not a fault of the link.",
+        evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
+        observed=link_label(lk.cur_speed, lk.cur_width),
+        impact=Impact(0, f"{gbps(unused)} per direction unused ({gbps(lk.expected_bw)} of {gbps(dev_bw)})"),
+        fix=Fix(notes="Only a faster slot (or a faster platform) recovers this; nothing to change on the OS."),
+        references=REFERENCES, related=(p.address,))
+
+
+def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
+    if lk is not None and lk.down:
+        return "current_link_width is 0: the link is down or the device is in a low-power state (D3cold)"
+    names = [n for n, v in (("current_link_speed", dev.cur_speed), ("current_link_width", dev.cur_width),
+                            ("max_link_speed", dev.max_speed), ("max_link_width", dev.max_width)) if v is None]
+    return f"{', '.join(names) or 'link attributes'} not recorded for {dev.address}"
+
+
+def _assess(facts: Facts, subject: _Subject) -> Finding | None:
+    dev = subject.dev
+    links = upstream_links(facts.pci, dev.address)
+    own = links[0] if links and links[0].child.address == dev.address else None
+    if own is None or not own.known:
+        return Finding(UNKNOWN, subject.label, "PCIe link state not readable",
+                       detail=_missing_detail(dev, own),
+                       evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
+    activity = gpu_activity(facts, dev.address) if subject.is_gpu else "busy"
+    busy_ok = activity == "busy"
+    real = [lk for lk in links if lk.width_short or (lk.speed_short and busy_ok)]
+    if real:
+        return _downgrade(facts, subject, links, real, busy_ok)
+    slow = [lk for lk in links if lk.speed_short]
+    if slow:
+        return _idle_speed(facts, subject, slow[0], activity)
+    limited = [lk for lk in links if lk.known and lk.slot_limited]
+    if limited:
+        return _slot_limited(subject, limited[0])
+    return None
+
+
+@check("pcie.link_downgrade", "PCIe link speed and width on every GPU and NIC path", "pcie")
+def link_downgrade(facts: Facts) -> Iterator[Finding]:
+    """Walk each GPU's and NIC's path to its root port and compare every link with both ends' maxima.
+
+    A narrower link is a downgrade; a slower one too for NICs and busy GPUs (idle GPUs lower their
+    speed on purpose: info). A device faster than its slot is slot-limited (info). Severity follows
+    the bandwidth lost on the whole path; the bottleneck may be a switch uplink above the device.
+    """
+    subjects = _subjects(facts)
+    if not subjects:
+        return
+    if facts.host.is_vm:
+        gpus = [s for s in subjects if s.is_gpu]
+        if gpus:
+            yield Finding(INFO, "node", "virtual machine: PCIe link state is emulated, not checked",
+                          detail="Inside a guest the root ports and links are virtual; link speed, width and "
+                                 "NUMA placement are only authoritative on the hypervisor host. Run the doctor "
+                                 f"there for {', '.join(s.dev.address for s in gpus)}.",
+                          evidence=(Evidence("host", facts.host.vm_reason or "virtual machine"),),
+                          confidence=0.5)
+        return
+    fine = 0
+    for subject in subjects:
+        finding = _assess(facts, subject)
+        if finding is None:
+            fine += 1
+        else:
+            yield finding
+    if fine:
+        yield Finding(PASS, "node", f"{fine} GPU/NIC path{'s' if fine != 1 else ''} at expected speed and width",
+                      evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects)} devices checked"),))

@@ -1,0 +1,158 @@
+"""rdma.gid_index: the RoCE GID index NCCL will use on each port, and whether it can work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._nccl import AF_INET6, NcclGidEnv, choose_gid, configured, describe_gid, family, link_local, parse_list, \
+    valid, version
+from checks._procs import EnvSetting, env_value
+from doctor.facts import Facts, RdmaPort
+from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.registry import check
+
+GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
+REFERENCES = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-gid-index",
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#networking-issues",
+    "https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib/connect.cc",
+    "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-class-infiniband",
+)
+UNSET_FIX_NOTES = ("Remove NCCL_IB_GID_INDEX from the unit (systemctl edit <unit>), compose file or manifest and "
+                   "restart the server; NCCL >= 2.21 then picks the RoCE v2 IPv4 entry on each port itself.")
+
+
+def _where(setting: EnvSetting | None) -> str:
+    if setting is None:
+        return "unset"
+    places = [f"pid {p}" for p in setting.pids] + list(setting.files)
+    return f"{setting.name}={setting.value} ({', '.join(places)})"
+
+
+def _port_netdevs(facts: Facts, port: RdmaPort) -> set[str]:
+    names = {n.name for n in facts.netdevs_of(port.pci_address)} if port.pci_address else set()
+    return names or set(port.netdevs)
+
+
+def _foreign_ndev(facts: Facts, port: RdmaPort, ndev: str | None) -> bool:
+    """The entry's netdev exists and belongs to another PCI device than the port's."""
+    if not ndev or not port.pci_address:
+        return False
+    other = facts.netdev(ndev)
+    return other is not None and other.pci_address is not None and other.pci_address != port.pci_address
+
+
+def _table_evidence(port: RdmaPort) -> Evidence:
+    rows = [describe_gid(g.index, g) for g in port.gids if configured(g)]
+    return Evidence(f"{port.origin}/gids, gid_attrs/types, gid_attrs/ndevs", "; ".join(rows) or "no configured GID")
+
+
+def _unset_fix(setting: EnvSetting) -> Fix:
+    files = setting.files
+    runtime = tuple(cmd("systemctl", "edit", p.rsplit("/", 1)[-1]) for p in files if p.endswith(".service"))
+    return Fix(runtime=runtime, persistent=(),
+               rollback=(f"restore {setting.name}={setting.value} in the same file and restart the server",),
+               notes=UNSET_FIX_NOTES)
+
+
+@check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma")
+def gid_index(facts: Facts) -> Iterator[Finding]:
+    """Reproduce NCCL's GID choice per RoCE port; flag a forced or automatic choice that cannot route.
+
+    ``NCCL_IB_GID_INDEX`` pointing at an empty, RoCE v1, ``fe80::`` or foreign-netdev entry is high;
+    a RoCE port whose table has no IPv4 entry (NCCL stays on link-local index 0) is high unless
+    ``NCCL_IB_ADDR_FAMILY=AF_INET6`` with a routable RoCE v2 IPv6 entry. InfiniBand ports do not apply.
+    """
+    ports = list(facts.rdma)
+    if not ports:
+        return
+    settings = {name: env_value(facts, name) for name in GID_VARS}
+    env = NcclGidEnv.from_values(*(s.value if s else None for s in settings.values()))
+    hca = env_value(facts, "NCCL_IB_HCA")
+    hca_list = parse_list(hca.value) if hca else None
+    env_ev = [Evidence(src, val) for s in settings.values() if s for src, val in s.evidence]
+    for port in ports:
+        if not port.gids:
+            yield Finding(UNKNOWN, port.name, f"GID table of {port.name} not recorded",
+                          detail=f"{port.gids_missing or 'no gids/ files'}: NCCL's GID choice cannot be reproduced.",
+                          evidence=(Evidence(port.origin, port.gids_missing or "no GID entries"),))
+            continue
+        if (port.link_layer or "").lower() != "ethernet":
+            continue  # InfiniBand: NCCL uses index 0 or the routable-FLID index; no RoCE rule applies
+        if hca_list is not None and not hca_list.matches(port.device, port.port):
+            continue
+        choice = choose_gid(port, env)
+        own = _port_netdevs(facts, port)
+        evidence = (_table_evidence(port), *env_ev)
+        if choice.forced:
+            forced = settings["NCCL_IB_GID_INDEX"]
+            gid = choice.gid
+            problem = None
+            if gid is None or not configured(gid):
+                problem = "an empty slot"
+            elif link_local(gid):
+                problem = "a link-local fe80:: entry (not routable)"
+            elif version(gid) == 1 and env.roce_version != 1:
+                problem = "a RoCE v1 entry (L2 only, not routable)"
+            elif _foreign_ndev(facts, port, gid.ndev):
+                problem = f"an entry of netdev {gid.ndev}, not of this port ({', '.join(sorted(own)) or '?'})"
+            better = choose_gid(port, NcclGidEnv(None, env.addr_family, env.addr_range, env.roce_version))
+            if problem and forced is not None:
+                yield Finding(
+                    HIGH, port.name, f"NCCL_IB_GID_INDEX={choice.index} forces {problem} on {port.name}",
+                    detail=(f"NCCL uses GID index {choice.describe} on {port.name}. Connections fail or hang "
+                            "(ibv_modify_qp failed; NCCL hints that the incorrect GID index is forced). "
+                            f"Left unset, NCCL would pick {better.describe}."),
+                    evidence=evidence, expected=f"NCCL_IB_GID_INDEX unset (auto pick {better.describe})",
+                    observed=f"forced index {choice.describe} via {_where(forced)}",
+                    impact=Impact(90, "multi-node NCCL and KV transfer over this port time out or fail"),
+                    fix=_unset_fix(forced), references=REFERENCES, related=tuple(sorted(own)))
+            elif forced is not None:
+                yield Finding(
+                    LOW, port.name, f"NCCL_IB_GID_INDEX={choice.index} is set (usable on {port.name})",
+                    detail=("The entry is a valid routable GID today, but NCCL >= 2.21 documents that the variable "
+                            "should not be set; a fixed index breaks when tables differ across nodes (pods, "
+                            f"VLANs, SLAAC). Auto selection would pick {better.describe}."),
+                    evidence=evidence, expected="NCCL_IB_GID_INDEX unset", observed=_where(forced),
+                    impact=Impact(5, "fragile across nodes whose GID tables differ"),
+                    fix=_unset_fix(forced), references=REFERENCES, related=tuple(sorted(own)))
+            continue
+        gid = choice.gid
+        if valid(gid) and (version(gid) == env.roce_version):
+            yield Finding(PASS, port.name, f"NCCL picks GID {choice.describe} on {port.name}",
+                          evidence=evidence)
+            continue
+        if not port.active:
+            continue  # a down port is reported by rdma.port_state / net.link
+        routable_v6 = [g for g in port.gids if family(g) == AF_INET6 and valid(g) and version(g) == 2]
+        if valid(gid):
+            yield Finding(
+                LOW, port.name, f"NCCL picks RoCE v{version(gid)} GID {choice.describe} on {port.name}",
+                detail=(f"No RoCE v{env.roce_version} entry in the wanted family exists, so NCCL uses "
+                        f"{choice.describe}. RoCE v1 is not routable across L3 subnets."),
+                evidence=evidence, expected=f"a RoCE v{env.roce_version} entry", observed=choice.describe,
+                impact=Impact(5, "works inside one L2 segment only"), references=REFERENCES,
+                related=tuple(sorted(own)))
+            continue
+        has_v4 = any(family(g) != AF_INET6 and valid(g) for g in port.gids)
+        if has_v4:
+            what = f"no RoCE v{env.roce_version} IPv4 entry; NCCL falls back to {choice.describe}"
+        else:
+            what = f"no IPv4 GID at all; NCCL stays on {choice.describe}"
+        v6_hint = (" The table holds routable RoCE v2 IPv6 entries; NCCL_IB_ADDR_FAMILY=AF_INET6 would use them."
+                   if routable_v6 else "")
+        netdev = sorted(own)[0] if own else None
+        yield Finding(
+            HIGH, port.name, f"RoCE port {port.name} has {what.split(';')[0]}",
+            detail=(f"{what}. A link-local or RoCE v1 GID is not routable: NCCL connections across subnets fail "
+                    f"or time out (Mooncake#1617 shows such a table).{v6_hint}"),
+            evidence=evidence, expected="a valid RoCE v2 ::ffff:a.b.c.d entry (give the netdev an IPv4 address)",
+            observed=f"auto pick {choice.describe}",
+            impact=Impact(85, "multi-node NCCL/KV transfer over this port fails or falls back"),
+            fix=Fix(runtime=(cmd("ip", "-o", "addr", "show", "dev", netdev),) if netdev else (),
+                    persistent=(),
+                    rollback=(),
+                    notes=("Assign the RoCE netdev an IPv4 address in netplan/NetworkManager (the kernel then adds "
+                           "::ffff: GIDs of both RoCE versions), or set NCCL_IB_ADDR_FAMILY=AF_INET6 deliberately "
+                           "when the fabric is IPv6-only; exclude an unused port with NCCL_IB_HCA=^=<dev>.")),
+            references=REFERENCES, related=tuple(sorted(own)))

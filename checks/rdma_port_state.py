@@ -1,0 +1,66 @@
+"""rdma.port_state: an RDMA port NCCL is told to use (or the only one) that is not ACTIVE."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._nccl import parse_list
+from checks._procs import env_value
+from doctor.facts import Facts, RdmaPort
+from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-hca",
+    "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-class-infiniband",
+)
+
+
+def _fix(facts: Facts, port: RdmaPort) -> Fix:
+    netdevs = [n.name for n in facts.netdevs_of(port.pci_address)] if port.pci_address else []
+    runtime = [cmd("ibv_devinfo", "-d", port.device, "-i", str(port.port))]
+    if port.pci_address:
+        runtime.append(cmd("mlxlink", "-d", port.pci_address, "-p", str(port.port)))
+    for name in netdevs:
+        runtime += [cmd("ethtool", name), cmd("ip", "link", "set", "dev", name, "up")]
+    return Fix(runtime=tuple(runtime),
+               rollback=tuple(cmd("ip", "link", "set", "dev", n, "down") for n in netdevs),
+               notes="Check the cable/transceiver and the switch port; if the port is retired, drop it from "
+                     "NCCL_IB_HCA so NCCL's device list matches the hardware on every node.")
+
+
+@check("rdma.port_state", "RDMA ports NCCL is told to use are up", "rdma")
+def port_state(facts: Facts) -> Iterator[Finding]:
+    """A port listed in ``NCCL_IB_HCA`` (or the node's only RDMA port) whose state is not ACTIVE: medium."""
+    ports = list(facts.rdma)
+    if not ports:
+        return
+    hca = env_value(facts, "NCCL_IB_HCA")
+    if hca is not None:
+        wanted = parse_list(hca.value)
+        chosen = [p for p in ports if not wanted.exclude and wanted.matches(p.device, p.port)]
+        why = f"listed in NCCL_IB_HCA={hca.value}"
+    elif len(ports) == 1:
+        chosen, why = ports, "the only RDMA port of this node"
+    else:
+        return  # NCCL uses every active port and skips down ones; net.link judges the NICs
+    if not chosen:
+        return
+    bad = [p for p in chosen if not p.active]
+    for port in bad:
+        evidence = [Evidence(f"{port.origin}/state", port.state or "unreadable"),
+                    Evidence(f"{port.origin}/phys_state", port.phys_state or "unreadable")]
+        if hca is not None:
+            evidence += [Evidence(src, val) for src, val in hca.evidence]
+        yield Finding(
+            MEDIUM, port.name, f"RDMA port {port.name} is {port.state or 'not active'} ({why})",
+            detail=(f"{port.name} ({port.link_layer or 'link layer ?'}, {port.rate_text or 'rate ?'}) is "
+                    f"{port.state or 'not ACTIVE'}, physical state {port.phys_state or '?'}. NCCL skips ports "
+                    "that are not active, so the GPUs nearest to it send through a farther NIC or not at all."),
+            evidence=tuple(evidence), expected="ACTIVE / LinkUp", observed=f"{port.state} / {port.phys_state}",
+            impact=Impact(40, "one rail fewer: less inter-node bandwidth, cross-switch traffic for its GPUs"),
+            fix=_fix(facts, port), references=REFERENCES,
+            related=tuple(n.name for n in facts.netdevs_of(port.pci_address)) if port.pci_address else ())
+    if not bad:
+        yield Finding(PASS, "node", f"{len(chosen)} RDMA port(s) NCCL uses are ACTIVE",
+                      evidence=tuple(Evidence(f"{p.origin}/state", p.state or "") for p in chosen))

@@ -1,0 +1,102 @@
+"""What the TUI shows, as plain data: filters, the diff between two runs, and the text ``c`` copies.
+
+Nothing here imports Textual or Rich, so it is tested directly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from doctor.findings import INFO, PASS, SEVERITIES, Finding
+
+#: Severity filter choices, in the order ``s`` cycles through them: (label, severities shown).
+SEVERITY_FILTERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("all but pass", frozenset(s for s in SEVERITIES if s != PASS)),
+    *((s, frozenset({s})) for s in SEVERITIES),
+)
+#: Category filter choices, in the order ``f`` cycles through them: (label, categories shown; empty = all).
+CATEGORY_FILTERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("all", frozenset()),
+    ("PCIe", frozenset({"pcie", "iommu"})),
+    ("NUMA", frozenset({"numa"})),
+    ("network", frozenset({"network"})),
+    ("RDMA", frozenset({"rdma"})),
+    ("runtime", frozenset({"runtime"})),
+    ("GPU", frozenset({"gpu"})),
+    ("other", frozenset({"baseline", "doctor"})),
+)
+#: Severities that do not count as a problem when two runs are compared.
+NOT_PROBLEMS = frozenset({PASS, INFO})
+
+
+def clean(text: object) -> str:
+    """Host data made safe to draw: control characters (escape sequences) become U+FFFD."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in str(text))
+
+
+def category_label(category: str) -> str:
+    """The filter label a finding's category belongs to (``iommu`` -> ``PCIe``)."""
+    for label, cats in CATEGORY_FILTERS[1:]:
+        if category in cats:
+            return label
+    return category or "other"
+
+
+def filter_findings(findings: Iterable[Finding], severity: int = 0, category: int = 0) -> list[Finding]:
+    """Findings passing the ``severity``-th and ``category``-th filter, rank order kept."""
+    sevs = SEVERITY_FILTERS[severity % len(SEVERITY_FILTERS)][1]
+    cats = CATEGORY_FILTERS[category % len(CATEGORY_FILTERS)][1]
+    return [f for f in findings if f.severity in sevs and (not cats or f.category in cats)]
+
+
+def key(f: Finding) -> tuple[str, str]:
+    """Identity of a finding across runs."""
+    return (f.check, f.subject)
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """Problems (not pass or info) of the previous run against the current one, keyed by (check, subject)."""
+
+    fixed: tuple[Finding, ...]
+    new: tuple[Finding, ...]
+    changed: tuple[tuple[Finding, Finding], ...]  # (before, after) whose severity moved
+    unchanged: tuple[Finding, ...]
+
+    @property
+    def summary(self) -> str:
+        parts = [f"{len(self.fixed)} fixed", f"{len(self.new)} new"]
+        if self.changed:
+            parts.append(f"{len(self.changed)} changed")
+        parts.append(f"{len(self.unchanged)} unchanged")
+        return ", ".join(parts)
+
+
+def diff_runs(before: Sequence[Finding], after: Sequence[Finding]) -> RunDiff:
+    """What a re-run changed: problems gone, appeared, moved in severity, or still there."""
+    old = {key(f): f for f in before if f.severity not in NOT_PROBLEMS}
+    cur = {key(f): f for f in after if f.severity not in NOT_PROBLEMS}
+    return RunDiff(
+        fixed=tuple(f for k, f in old.items() if k not in cur),
+        new=tuple(f for k, f in cur.items() if k not in old),
+        changed=tuple((old[k], f) for k, f in cur.items() if k in old and old[k].severity != f.severity),
+        unchanged=tuple(f for k, f in cur.items() if k in old and old[k].severity == f.severity),
+    )
+
+
+def fix_script(f: Finding) -> str:
+    """The fix commands ``c`` copies: runtime commands, then the persistent ones under a comment."""
+    lines: list[str] = [f"# gnd: {f.check} {f.subject}".replace("\n", " ")]
+    lines.extend(f.fix.runtime)
+    if f.fix.persistent:
+        lines.append("# make it survive a reboot:")
+        lines.extend(f.fix.persistent)
+    return clean("\n".join(lines)) + "\n" if (f.fix.runtime or f.fix.persistent) else ""
+
+
+def related_to(f: Finding, names: Sequence[str]) -> bool:
+    """Whether ``f`` is about one of ``names`` (a PCI address, netdev or RDMA device) as a whole word."""
+    hay = " ".join([f.subject, f.title, *f.related, *(e.source for e in f.evidence)])
+    return any(re.search(rf"(?<![\w:.]){re.escape(n)}(?![\w])", hay) for n in names if n)

@@ -1,0 +1,225 @@
+"""Rich ``Text`` for the TUI. Host data is appended as plain text, never parsed as markup.
+
+Colours come from the Textual theme's variables (``error``, ``warning``, ...), so the screen reads
+the same in a light or a dark terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.text import Text
+
+from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.tui.model import CATEGORY_FILTERS, SEVERITY_FILTERS, RunDiff, category_label, clean
+from doctor.tui.topology import BAD, IDLE, TopoNode
+
+#: severity -> (theme variable, extra style)
+_SEVERITY_STYLE = {CRITICAL: ("error", "bold reverse"), HIGH: ("error", "bold"), MEDIUM: ("warning", ""),
+                   LOW: ("primary", ""), UNKNOWN: ("secondary", "italic"), INFO: ("foreground", "dim"),
+                   PASS: ("success", "")}
+
+
+class Palette:
+    """Rich styles derived from the current theme's CSS variables."""
+
+    def __init__(self, variables: Mapping[str, str]) -> None:
+        self.vars = variables
+
+    def colour(self, name: str) -> str:
+        value = self.vars.get(name, "")
+        return value if value.startswith("#") else ""
+
+    def severity(self, severity: str) -> str:
+        var, extra = _SEVERITY_STYLE.get(severity, ("foreground", ""))
+        return f"{extra} {self.colour(var)}".strip()
+
+    @property
+    def muted(self) -> str:
+        return "dim"
+
+    @property
+    def heading(self) -> str:
+        return f"bold {self.colour('accent')}".strip()
+
+    @property
+    def command(self) -> str:
+        return self.colour("success") or "bold"
+
+
+def severity_cell(severity: str, pal: Palette) -> Text:
+    return Text(severity.upper(), style=pal.severity(severity))
+
+
+def counts_text(findings: Sequence[Finding], pal: Palette) -> Text:
+    """``2 CRITICAL  3 HIGH  1 MEDIUM ...`` with every severity present, passes last."""
+    out = Text()
+    for sev in SEVERITIES:
+        n = sum(1 for f in findings if f.severity == sev)
+        if n or sev in (CRITICAL, HIGH):
+            out.append(f" {n} {sev} ", style=pal.severity(sev) if n else pal.muted)
+    return out
+
+
+def header_text(result_source: Mapping[str, Any], inventory: Mapping[str, Any], findings: Sequence[Finding],
+                pal: Palette, status: str = "") -> Text:
+    """Line 1: source and host, line 2: counts per severity (and what the app is doing)."""
+    host = clean(result_source.get("hostname") or "?")
+    kind = clean(result_source.get("kind") or "")
+    where = clean(result_source.get("path") or "")
+    gpus = len(inventory.get("gpus") or [])
+    t = Text()
+    t.append("gnd ", style="bold")
+    t.append(host, style="bold")
+    t.append(f"  {kind} {where}".rstrip() + f"  {gpus} GPU{'s' if gpus != 1 else ''}", style=pal.muted)
+    t.append("\n")
+    t.append_text(counts_text(findings, pal))
+    if status:
+        t.append("  " + clean(status), style=pal.heading)
+    return t
+
+
+def filter_text(severity: int, category: int, shown: int, total: int, pal: Palette) -> Text:
+    sev = SEVERITY_FILTERS[severity % len(SEVERITY_FILTERS)][0]
+    cat = CATEGORY_FILTERS[category % len(CATEGORY_FILTERS)][0]
+    t = Text()
+    t.append(f"{shown} of {total} shown", style="bold")
+    t.append("  severity: ", style=pal.muted)
+    t.append(sev, style="bold" if severity else "")
+    t.append(" (s)", style=pal.muted)
+    t.append("  category: ", style=pal.muted)
+    t.append(cat, style="bold" if category else "")
+    t.append(" (f)", style=pal.muted)
+    return t
+
+
+def _section(t: Text, title: str, pal: Palette) -> None:
+    t.append("\n")
+    t.append(title, style=pal.heading)
+    t.append("\n")
+
+
+def _commands(t: Text, cmds: Sequence[str], pal: Palette) -> None:
+    for c in cmds:
+        for i, line in enumerate(clean(c).splitlines() or [""]):
+            t.append("  $ " if i == 0 else "    ", style=pal.muted)
+            t.append(line, style=pal.command)
+            t.append("\n")
+
+
+def finding_text(f: Finding, pal: Palette, full: bool = False) -> Text:
+    """Everything about one finding, worst-first reading order: what, why, proof, cost, fix."""
+    t = Text()
+    t.append(f" {f.severity.upper()} ", style=pal.severity(f.severity) + (" reverse" if f.severity != CRITICAL else ""))
+    t.append(f"  #{f.rank}  ", style="bold")
+    t.append(clean(f.check), style=pal.muted)
+    t.append(f"  {category_label(f.category)}\n", style=pal.muted)
+    t.append(clean(f.subject), style="bold")
+    t.append(" — ")
+    t.append(clean(f.title), style="bold")
+    t.append("\n")
+    if f.detail:
+        t.append("\n" + clean(f.detail) + "\n")
+    if f.expected or f.observed:
+        t.append("\n")
+        t.append("Expected  ", style=pal.heading)
+        t.append(clean(f.expected or "—") + "\n")
+        t.append("Observed  ", style=pal.heading)
+        t.append(clean(f.observed or "—") + "\n")
+    if f.impact.text or f.impact.score:
+        t.append("Impact    ", style=pal.heading)
+        t.append(f"{f.impact.score:g}/100", style="bold")
+        if f.impact.text:
+            t.append("  " + clean(f.impact.text))
+        t.append("\n")
+    if f.evidence:
+        _section(t, "Evidence", pal)
+        for ev in f.evidence:
+            t.append("  " + clean(ev.source) + ": ", style=pal.muted)
+            t.append(clean(ev.value) + "\n")
+    if f.fix.runtime:
+        _section(t, "Fix now  (press c to copy)", pal)
+        _commands(t, f.fix.runtime, pal)
+    if f.fix.persistent:
+        _section(t, "Make it persistent" + ("" if f.fix.runtime else "  (press c to copy)"), pal)
+        _commands(t, f.fix.persistent, pal)
+    if f.fix.rollback:
+        _section(t, "Undo", pal)
+        _commands(t, f.fix.rollback, pal)
+    if f.fix.notes:
+        _section(t, "Note", pal)
+        t.append("  " + clean(f.fix.notes) + "\n")
+    if f.related:
+        _section(t, "Related", pal)
+        t.append("  " + ", ".join(clean(r) for r in f.related) + "\n")
+    if f.references:
+        _section(t, "References", pal)
+        for r in f.references:
+            t.append("  " + clean(r) + "\n")
+    if f.confidence < 1.0:
+        t.append(f"\nConfidence {f.confidence:.0%}\n", style=pal.muted)
+    if not full and f.severity not in (PASS, INFO):
+        t.append("\nEnter: full screen   c: copy fix   Tab: scroll here\n", style=pal.muted)
+    return t
+
+
+def topo_label(node: TopoNode, pal: Palette, finding_count: int = 0, worst: str = "") -> Text:
+    t = Text()
+    style = {BAD: f"bold {pal.colour('error')}".strip(), IDLE: pal.colour("warning")}.get(node.link, "")
+    if node.kind == "numa":
+        style = pal.heading
+    t.append(clean(node.label), style=style)
+    if node.link == BAD:
+        t.append("  ◀ degraded link", style=f"bold {pal.colour('error')}".strip())
+    if finding_count:
+        t.append(f"  [{finding_count} finding{'s' if finding_count != 1 else ''}]", style=pal.severity(worst))
+    return t
+
+
+def device_text(node: TopoNode, findings: Sequence[Finding], pal: Palette) -> Text:
+    """The topology side pane: the selected device and the findings about it."""
+    t = Text()
+    t.append(clean(node.label) + "\n", style="bold")
+    dev = node.device or {}
+    if dev:
+        for label, value in (("link", node.link_text), ("port type", dev.get("port_type")),
+                             ("driver", dev.get("driver")), ("NUMA node", dev.get("numa_node")),
+                             ("IOMMU group", dev.get("iommu_group")), ("name", dev.get("name"))):
+            if value not in (None, ""):
+                t.append(f"{label:12}", style=pal.muted)
+                t.append(clean(value) + "\n", style=f"bold {pal.colour('error')}".strip()
+                         if label == "link" and node.link == BAD else "")
+    if node.link == BAD:
+        t.append("The link trained below what both ends support.\n", style=pal.colour("error"))
+    problems = [f for f in findings if f.severity != PASS]
+    _section(t, f"Findings about this device ({len(problems)})", pal)
+    if not problems:
+        t.append("  none\n", style=pal.muted)
+    for f in problems:
+        t.append(f"  {f.severity.upper():8} ", style=pal.severity(f.severity))
+        t.append(clean(f.title) + "\n")
+    if problems:
+        t.append("\nEnter: show the first one in the findings list\n", style=pal.muted)
+    return t
+
+
+def diff_text(diff: RunDiff, pal: Palette) -> Text:
+    t = Text()
+    t.append("Compared with the previous run: " + diff.summary + "\n", style="bold")
+    groups: list[tuple[str, str, Sequence[Finding]]] = [
+        ("Fixed", "success", diff.fixed), ("New", "error", diff.new),
+        ("Changed severity", "warning", [a for _, a in diff.changed]), ("Unchanged", "foreground", diff.unchanged)]
+    before = {(b.check, b.subject): b.severity for b, _ in diff.changed}
+    for title, var, items in groups:
+        _section(t, f"{title} ({len(items)})", pal)
+        if not items:
+            t.append("  none\n", style=pal.muted)
+        for f in items:
+            t.append("  ")
+            if (f.check, f.subject) in before:
+                t.append(f"{before[(f.check, f.subject)]} → ", style=pal.muted)
+            t.append(f"{f.severity.upper():8} ", style=pal.severity(f.severity))
+            t.append(clean(f.check), style=pal.colour(var))
+            t.append("  " + clean(f.subject) + " — " + clean(f.title) + "\n")
+    return t

@@ -1,0 +1,145 @@
+"""The PCIe topology as a display tree: NUMA node -> root port -> switch -> GPU/NIC, with link health.
+
+Built from ``Result.inventory`` (plain data), so it works for a live run and a saved result alike.
+Switch downstream ports are folded into the device below them (they share its link).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: GT/s per lane -> PCIe generation
+GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+#: Port types folded into their child (drawn as the child's link)
+FOLDED = frozenset({"Downstream Port"})
+OK, BAD, IDLE = "ok", "bad", "idle"
+
+
+@dataclass
+class TopoNode:
+    """One line of the tree. ``device`` is the inventory entry (None for a NUMA node)."""
+
+    label: str
+    kind: str  # numa, root, switch, bridge, gpu, nic
+    device: dict[str, Any] | None = None
+    link: str = OK  # ok, bad (trained below what both ends support), idle (speed only, GPU idle)
+    link_text: str = ""
+    names: tuple[str, ...] = ()  # address, netdevs, RDMA devices: what findings call it
+    children: list[TopoNode] = field(default_factory=list)
+
+
+def speed_text(speed: float | None, width: int | None) -> str:
+    """``Gen5 x16`` (or ``24 GT/s x4`` for an unknown rate, ``?`` for missing values)."""
+    if speed is None and width is None:
+        return "?"
+    gen = GENERATIONS.get(float(speed)) if speed is not None else None
+    rate = f"Gen{gen}" if gen else (f"{speed:g} GT/s" if speed is not None else "?")
+    return f"{rate} x{width if width is not None else '?'}"
+
+
+def link_state(dev: Mapping[str, Any], parent: Mapping[str, Any] | None,
+               gpu_idle: bool = False) -> tuple[str, str]:
+    """(state, text) of the link between ``dev`` and its upstream port: bad when the current speed or
+    width is below the lower of the two ends' maximum; a speed-only drop on an idle GPU is ``idle``."""
+    cur = speed_text(dev.get("cur_speed"), dev.get("cur_width"))
+    if parent is None:
+        return OK, cur
+
+    def lower(k: str) -> float | None:
+        vals = [v for v in (dev.get(k), parent.get(k)) if isinstance(v, (int, float))]
+        return min(vals) if vals else None
+
+    want_speed, want_width = lower("max_speed"), lower("max_width")
+    cs, cw = dev.get("cur_speed"), dev.get("cur_width")
+    slow = isinstance(cs, (int, float)) and want_speed is not None and cs < want_speed
+    narrow = isinstance(cw, (int, float)) and want_width is not None and cw < want_width
+    if not (slow or narrow):
+        return OK, cur
+    text = f"{cur} of {speed_text(want_speed, int(want_width) if want_width is not None else None)}"
+    if slow and not narrow and gpu_idle:
+        return IDLE, text + " (GPU idle: may be power saving)"
+    return BAD, text
+
+
+def _short_name(name: str | None) -> str:
+    """Drop the vendor prefix: ``NVIDIA Corporation GH100 [H100 SXM5 80GB]`` -> ``H100 SXM5 80GB``."""
+    if not name:
+        return ""
+    if "[" in name and name.rstrip().endswith("]"):
+        return name[name.index("[") + 1:-1].strip()
+    return name
+
+
+def build_topology(inventory: Mapping[str, Any]) -> list[TopoNode]:
+    """NUMA nodes (then "NUMA unknown") each holding root ports, switches and GPU/NIC endpoints."""
+    devices: dict[str, dict[str, Any]] = {d["address"]: d for d in inventory.get("topology") or []
+                                          if isinstance(d, dict) and d.get("address")}
+    gpus = {g.get("address"): g for g in inventory.get("gpus") or [] if isinstance(g, dict)}
+    nics = {n.get("address"): n for n in inventory.get("nics") or [] if isinstance(n, dict)}
+
+    def shown_parent(addr: str) -> str | None:
+        parent = devices[addr].get("parent")
+        while parent in devices and devices[parent].get("port_type") in FOLDED:
+            parent = devices[parent].get("parent")
+        return parent if parent in devices else None
+
+    nodes: dict[str, TopoNode] = {}
+    for addr, dev in sorted(devices.items()):
+        if dev.get("port_type") in FOLDED:
+            continue
+        parent = devices.get(dev.get("parent") or "")
+        gpu, nic = gpus.get(addr), nics.get(addr)
+        state, text = link_state(dev, parent, gpu_idle=bool(gpu and gpu.get("activity") == "idle"))
+        names: list[str] = [addr]
+        if dev.get("kind") == "gpu":
+            kind = "gpu"
+            label = f"GPU {gpu['index']}" if gpu and gpu.get("index") is not None else "GPU"
+        elif dev.get("kind") == "nic":
+            kind, label = "nic", "NIC"
+            if nic:
+                names += [*(nic.get("netdevs") or []), *(r.split("/")[0] for r in nic.get("rdma") or [])]
+        elif dev.get("port_type") == "Root Port" or parent is None:
+            kind, label = "root", "Root port"
+        elif dev.get("port_type") == "Upstream Port":
+            kind, label = "switch", "Switch"
+        else:
+            kind, label = "bridge", "Bridge"
+        extra = " ".join(n for n in names[1:] if "/" not in n)
+        parts = [label, addr, text, extra, _short_name(dev.get("name"))]
+        nodes[addr] = TopoNode(label="  ".join(p for p in parts if p), kind=kind, device=dev, link=state,
+                               link_text=text, names=tuple(dict.fromkeys(names)))
+    roots: list[TopoNode] = []
+    for addr, node in nodes.items():
+        up = shown_parent(addr)
+        if up is not None and up in nodes:
+            nodes[up].children.append(node)
+        else:
+            roots.append(node)
+    cpus = {n.get("id"): n.get("cpulist") for n in inventory.get("numa") or [] if isinstance(n, dict)}
+    by_numa: dict[int | None, list[TopoNode]] = {}
+    for node in roots:
+        numa = node.device.get("numa_node") if node.device else None
+        by_numa.setdefault(numa if isinstance(numa, int) and numa >= 0 else None, []).append(node)
+    for numa_id in cpus:
+        if isinstance(numa_id, int):
+            by_numa.setdefault(numa_id, [])
+    out: list[TopoNode] = []
+    for numa_id in sorted(by_numa, key=lambda n: (n is None, n if n is not None else 0)):
+        if numa_id is None:
+            label = "NUMA unknown (firmware reports no node)"
+        else:
+            cl = cpus.get(numa_id)
+            label = f"NUMA {numa_id}" + (f"  CPUs {cl}" if cl else "")
+        out.append(TopoNode(label=label, kind="numa", children=by_numa[numa_id]))
+    return out
+
+
+def walk(nodes: list[TopoNode]) -> list[TopoNode]:
+    """Every node, depth first."""
+    out: list[TopoNode] = []
+    for n in nodes:
+        out.append(n)
+        out.extend(walk(n.children))
+    return out

@@ -1,0 +1,154 @@
+"""What every report shows, prepared once from the JSON result (no verdicts computed here).
+
+``load_result`` reads and validates a saved ``gnd check --format json`` file; ``build_view``
+turns the result dict into the sections the HTML, PDF and Markdown renderers lay out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from doctor.errors import DoctorError
+from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.runner import Result
+from reports.redact import mask_strings
+
+TOOL_NAME = "gpu-node-doctor"
+SUPPORTED_MAJOR = "1"
+PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
+#: How many findings the summary names
+TOP = 3
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """A check in the passed / could-not-evaluate / did-not-apply lists."""
+
+    id: str
+    title: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class View:
+    """Sections of a report, in display order."""
+
+    data: dict[str, Any]
+    host: str
+    source_kind: str
+    source_path: str
+    collected_at: str
+    generated_at: str
+    tool_version: str
+    redacted: bool
+    counts: dict[str, int]
+    problems: list[Finding]
+    infos: list[Finding]
+    unknowns: list[Finding]
+    top: list[Finding]
+    at_stake: float
+    passed: list[CheckLine]
+    not_evaluated: list[CheckLine]
+    not_applicable: list[CheckLine]
+    inventory: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding shown in the ranked list (problems, then information)."""
+        return [*self.problems, *self.infos]
+
+
+def validate(data: object, where: str = "input") -> dict[str, Any]:
+    """``data`` if it is a gnd result of a supported schema, else a one-line :class:`DoctorError`."""
+    if not isinstance(data, dict):
+        raise DoctorError(f"{where} is not a gpu-node-doctor result (expected a JSON object)")
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or tool.get("name") != TOOL_NAME or "schema_version" not in data:
+        raise DoctorError(f"{where} is not a gpu-node-doctor result (no tool.name {TOOL_NAME!r} / schema_version); "
+                          "write one with `gnd check --format json -o FILE`")
+    version = str(data.get("schema_version"))
+    if version.split(".", 1)[0] != SUPPORTED_MAJOR:
+        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads {SUPPORTED_MAJOR}.x)")
+    if not isinstance(data.get("findings"), list):
+        raise DoctorError(f"{where}: 'findings' is not a list")
+    for key in ("source", "inventory"):
+        if data.get(key) is not None and not isinstance(data.get(key), dict):
+            raise DoctorError(f"{where}: '{key}' is not an object")
+    if data.get("checks") is not None and not isinstance(data.get("checks"), list):
+        raise DoctorError(f"{where}: 'checks' is not a list")
+    return data
+
+
+def load_result(path: str) -> dict[str, Any]:
+    """Read and validate a saved result file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise DoctorError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise DoctorError(f"{path} is not a JSON file (not UTF-8 text)") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise DoctorError(f"{path} is not a JSON file ({exc})") from None
+    return validate(data, path)
+
+
+def at_stake(findings: list[Finding]) -> float:
+    """Share of throughput at stake, 0-100: impact scores combined as independent losses."""
+    kept = 1.0
+    for f in findings:
+        if f.severity in PROBLEMS:
+            share = max(0.0, min(100.0, f.impact.score)) / 100 * max(0.0, min(1.0, f.confidence))
+            kept *= 1 - share
+    return round((1 - kept) * 100, 1)
+
+
+def sentence(f: Finding) -> str:
+    """A finding in one sentence for the summary."""
+    text = f"{f.title} ({f.subject})" if f.subject and f.subject not in f.title else f.title
+    if f.impact.text:
+        text += f": {f.impact.text}"
+    return text.rstrip(".") + "."
+
+
+def _check_lines(checks: list[dict[str, Any]], status: str) -> list[CheckLine]:
+    return [CheckLine(str(c.get("id", "")), str(c.get("title", ""))) for c in checks
+            if isinstance(c, dict) and c.get("status") == status]
+
+
+def build_view(data: dict[str, Any]) -> View:
+    """Sections of the report for ``data`` (a validated result dict); secrets are masked again here."""
+    data = mask_strings(validate(data))
+    try:
+        result = Result.from_dict(data)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise DoctorError(f"malformed gpu-node-doctor result: {exc}") from None
+    findings = result.findings
+    if any(f.rank == 0 for f in findings):  # hand-made JSON: keep its order, number it
+        findings = [Finding.from_dict({**f.to_dict(), "rank": i}) for i, f in enumerate(findings, 1)]
+    problems = [f for f in findings if f.severity in PROBLEMS]
+    infos = [f for f in findings if f.severity == INFO]
+    unknowns = [f for f in findings if f.severity == UNKNOWN]
+    checks = [c for c in result.checks if isinstance(c, dict)]
+    not_evaluated = [CheckLine(f.check, f.title, f.detail or "; ".join(e.value for e in f.evidence))
+                     for f in unknowns]
+    passed = _check_lines(checks, PASS)
+    pass_titles = {f.check: f.title for f in findings if f.severity == PASS}
+    passed = [CheckLine(c.id, c.title, pass_titles.get(c.id, "")) for c in passed]
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
+    src = result.source
+    inv = result.inventory
+    host = str(src.get("hostname") or (inv.get("host") or {}).get("hostname") or "unknown host")
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    return View(
+        data=data, host=host, source_kind=str(src.get("kind") or "?"), source_path=str(src.get("path") or ""),
+        collected_at=str(src.get("collected_at") or ""), generated_at=result.generated_at,
+        tool_version=str(tool.get("version") or "?"), redacted=bool(data.get("redacted")),
+        counts=counts, problems=problems, infos=infos, unknowns=unknowns, top=problems[:TOP],
+        at_stake=at_stake(problems), passed=passed, not_evaluated=not_evaluated,
+        not_applicable=_check_lines(checks, "not_applicable"), inventory=inv,
+    )
