@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._nccl import AF_INET6, NcclGidEnv, choose_gid, configured, describe_gid, family, link_local, parse_list, \
-    valid, version
+from checks._nccl import (
+    AF_INET6,
+    NcclGidEnv,
+    choose_gid,
+    configured,
+    describe_gid,
+    family,
+    link_local,
+    parse_list,
+    valid,
+    version,
+)
 from checks._procs import EnvSetting, env_value
 from doctor.facts import Facts, RdmaPort
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd

@@ -10,6 +10,7 @@ from typing import Any
 
 from doctor.facts import Facts
 from doctor.facts.pci import PciDevice
+from doctor.fleet.digest import safe_digest
 
 
 def _device(dev: PciDevice, kind: str) -> dict[str, Any]:
@@ -58,4 +59,5 @@ def build_inventory(facts: Facts) -> dict[str, Any]:
         "pci_origin": pci.origin,
         "topology": sorted(topo.values(), key=lambda d: d["address"]),
         "cmdline": facts.cmdline.raw,
+        "digest": safe_digest(facts),  # flat facts for gnd diff/fleet (doctor/fleet/digest.py)
     }

@@ -226,3 +226,11 @@ def digest_from_inventory(inventory: dict[str, Any]) -> dict[str, str]:
         for param, value in Cmdline(cmdline).params.items():
             _put(out, f"cmdline.{param}", value)
     return dict(sorted(out.items()))
+
+
+def safe_digest(facts: Facts) -> dict[str, str]:
+    """:func:`build_digest`, or an empty digest if odd input breaks it (a report must still come out)."""
+    try:
+        return build_digest(facts)
+    except Exception:  # the digest is an extra; never let it end a run
+        return {}

@@ -1,0 +1,68 @@
+"""Network helpers shared by net.* and numa.irq_affinity: data NICs and whether TCP carries bulk data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from checks._procs import env_value
+from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
+
+#: A NIC at or above this speed carries data even without RDMA (Mb/s).
+DATA_NIC_MIN_MBPS = 25000
+#: Paravirtual NIC vendors (virtio, Hyper-V, VMware, Xen): no physical link.
+VIRTUAL_VENDORS = frozenset({0x1AF4, 0x1414, 0x15AD, 0x5853})
+
+
+@dataclass(frozen=True)
+class DataNic:
+    netdev: NetDev
+    pci: PciDevice | None
+    rdma: tuple[RdmaPort, ...]
+
+    @property
+    def name(self) -> str:
+        return self.netdev.name
+
+    @property
+    def model(self) -> tuple[int | None, int | None]:
+        return (self.pci.vendor, self.pci.device) if self.pci else (None, None)
+
+    @property
+    def link_layer(self) -> str | None:
+        return self.rdma[0].link_layer if self.rdma else None
+
+
+def data_nics(facts: Facts) -> list[DataNic]:
+    """Physical, non-VF, non-paravirtual interfaces with an RDMA port or a speed of 25 Gb/s and more."""
+    out = []
+    for nd in facts.netdevs:
+        if nd.virtual or not nd.pci_address:
+            continue
+        pci = facts.pci.get(nd.pci_address)
+        if pci is not None and (pci.is_vf or pci.vendor in VIRTUAL_VENDORS):
+            continue
+        rdma = tuple(facts.rdma_of(nd.pci_address))
+        if rdma or (nd.speed_mbps or 0) >= DATA_NIC_MIN_MBPS:
+            out.append(DataNic(nd, pci, rdma))
+    return sorted(out, key=lambda n: n.name)
+
+
+def fastest(nics: list[DataNic]) -> DataNic | None:
+    up = [n for n in nics if n.netdev.speed_mbps]
+    return max(up, key=lambda n: n.netdev.speed_mbps or 0) if up else None
+
+
+def tcp_carries_data(facts: Facts) -> tuple[bool, str]:
+    """Whether bulk data goes over TCP: NCCL forced onto sockets, or no active RDMA port."""
+    disable = env_value(facts, "NCCL_IB_DISABLE")
+    if disable is not None and disable.value.strip() == "1":
+        where = f"pid {disable.pids[0]}" if disable.pids else disable.files[0]
+        return True, f"NCCL_IB_DISABLE=1 ({where})"
+    net = env_value(facts, "NCCL_NET")
+    if net is not None and net.value.strip().lower() == "socket":
+        return True, "NCCL_NET=Socket"
+    if facts.rdma and not any(p.active for p in facts.rdma):
+        return True, "no RDMA port is active, so NCCL falls back to TCP sockets"
+    if not facts.rdma and facts.gpus.gpus:
+        return True, "no RDMA device: multi-node traffic (NCCL, KV transfer) uses TCP"
+    return False, "RDMA ports are active and NCCL is not forced onto sockets"

@@ -1,0 +1,152 @@
+"""net.link: data NICs that are down, slower than identical peers, or at MTU 1500 on 100G+ RoCE."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from checks._nccl import parse_list
+from checks._net import DataNic, data_nics
+from checks._procs import env_value
+from doctor.facts import Facts
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.registry import check
+
+#: At or above this speed (Mb/s) a 1500-byte MTU on a RoCE/data NIC is worth a note.
+JUMBO_SPEED_MBPS = 100000
+JUMBO_MTU = 9000
+#: Identical NICs running faster needed to call a slower one degraded (a lone pair is ambiguous).
+MIN_FASTER_PEERS = 2
+REFERENCES = (
+    "https://docs.kernel.org/networking/ip-sysctl.html",
+    "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-class-net",
+    "https://docs.nvidia.com/networking/display/mlnxofedv24010331/ethernet+network",
+)
+
+
+def _named_by_nccl(facts: Facts, nic: DataNic) -> str | None:
+    hca = env_value(facts, "NCCL_IB_HCA")
+    if hca is not None:
+        lst = parse_list(hca.value)
+        if not lst.exclude and any(lst.matches(p.device, p.port) for p in nic.rdma):
+            return f"NCCL_IB_HCA={hca.value}"
+    ifname = env_value(facts, "NCCL_SOCKET_IFNAME")
+    if ifname is not None:
+        lst = parse_list(ifname.value)
+        if not lst.exclude and lst.matches(nic.name):
+            return f"NCCL_SOCKET_IFNAME={ifname.value}"
+    return None
+
+
+def _second_port(nics: list[DataNic], nic: DataNic) -> bool:
+    """A later function of a multi-port card whose other port is up: often simply not cabled."""
+    addr = nic.netdev.pci_address or ""
+    if addr.endswith(".0"):
+        return False
+    base = addr.rsplit(".", 1)[0]
+    return any((n.netdev.pci_address or "").startswith(base + ".") and n.netdev.speed_mbps for n in nics
+               if n is not nic)
+
+
+def _down(nic: DataNic) -> bool:
+    nd = nic.netdev
+    if nd.carrier is False or (nd.operstate or "").lower() in ("down", "lowerlayerdown"):
+        return True
+    return bool(nic.rdma) and all(not p.active for p in nic.rdma) and nd.speed_mbps is None
+
+
+@check("net.link", "Data NIC link state, speed and MTU", "network")
+def link(facts: Facts) -> Iterator[Finding]:
+    """A data NIC down (high when NCCL is told to use it or its identical rails are up), slower than two
+    or more identical peers (high), MTU 1500 on a 100G+ RoCE/data NIC (low), MTU unlike its peers (medium).
+    """
+    nics = data_nics(facts)
+    if not nics:
+        return
+    by_model: dict[tuple[int | None, int | None], list[DataNic]] = {}
+    for nic in nics:
+        by_model.setdefault(nic.model, []).append(nic)
+    found = False
+    for nic in nics:
+        nd = nic.netdev
+        peers = [p for p in by_model.get(nic.model, []) if p is not nic and nic.model != (None, None)]
+        up_peers = [p for p in peers if p.netdev.speed_mbps]
+        evidence = [Evidence(f"{nd.origin}/operstate", nd.operstate or "?"),
+                    Evidence(f"{nd.origin}/speed", str(nd.speed_mbps) if nd.speed_mbps else "-1 / unreadable"),
+                    Evidence(f"{nd.origin}/mtu", str(nd.mtu))]
+        evidence += [Evidence(f"{p.origin}/state", p.state or "?") for p in nic.rdma]
+        if _down(nic):
+            named = _named_by_nccl(facts, nic)
+            rail = len(up_peers) >= MIN_FASTER_PEERS and not _second_port(nics, nic)
+            if named or rail:
+                found = True
+                why = f"NCCL is told to use it ({named})" if named else \
+                    f"{len(up_peers)} identical NICs on this node are up (one rail per GPU)"
+                yield Finding(
+                    HIGH, nd.name, f"data NIC {nd.name} link is down",
+                    detail=(f"{nd.name} ({nd.pci_address}) has no link: {why}. Its rail carries nothing; "
+                            "the GPUs next to it go through a farther NIC."),
+                    evidence=tuple(evidence), expected="operstate up, carrier 1", observed=f"operstate {nd.operstate}",
+                    impact=Impact(40, "one rail fewer of inter-node bandwidth"),
+                    fix=Fix(runtime=(cmd("ethtool", nd.name), cmd("ip", "link", "set", "dev", nd.name, "up")),
+                            rollback=(cmd("ip", "link", "set", "dev", nd.name, "down"),),
+                            notes="Check cable, transceiver and switch port (mlxlink -d <pci> shows the "
+                                  "physical state)."),
+                    references=REFERENCES, related=tuple(p.name for p in nic.rdma))
+            else:
+                yield Finding(INFO, nd.name, f"NIC {nd.name} has no link (not known to be in use)",
+                              evidence=tuple(evidence))
+            continue
+        speed = nd.speed_mbps
+        faster = [p for p in up_peers if (p.netdev.speed_mbps or 0) > (speed or 0)]
+        if speed and len(faster) >= MIN_FASTER_PEERS:
+            found = True
+            top = Counter(p.netdev.speed_mbps for p in faster).most_common(1)[0][0] or 0
+            yield Finding(
+                HIGH, nd.name, f"{nd.name} negotiated {speed // 1000} Gb/s; identical NICs run {top // 1000} Gb/s",
+                detail=(f"{len(faster)} NICs of the same model on this node negotiated {top // 1000} Gb/s. A lower "
+                        "speed means a bad cable/transceiver, a forced speed, or a switch port configured lower."),
+                evidence=tuple(evidence + [Evidence(f"{p.netdev.origin}/speed", str(p.netdev.speed_mbps))
+                                           for p in faster[:3]]),
+                expected=f"{top} Mb/s", observed=f"{speed} Mb/s",
+                impact=Impact(min(90.0, 100 * (1 - speed / top)), f"{100 * (1 - speed / top):.0f}% of this rail lost"),
+                fix=Fix(runtime=(cmd("ethtool", nd.name), cmd("ethtool", "-s", nd.name, "autoneg", "on")),
+                        rollback=(),
+                        notes="If autonegotiation is already on, check the cable/transceiver and switch port "
+                              "speed; `mlxlink -d <pci>` shows the cable's supported speeds."),
+                references=REFERENCES, related=tuple(p.name for p in nic.rdma))
+        roce = any((p.link_layer or "").lower() == "ethernet" for p in nic.rdma)
+        if nd.mtu is None or (nic.rdma and not roce):
+            continue  # InfiniBand netdevs (IPoIB) have their own MTU rules
+        peer_mtus = Counter(p.netdev.mtu for p in up_peers if p.netdev.mtu)
+        common = peer_mtus.most_common(1)[0][0] if peer_mtus else None
+        if common is not None and len(up_peers) >= MIN_FASTER_PEERS and nd.mtu != common \
+                and peer_mtus[common] >= MIN_FASTER_PEERS:
+            found = True
+            yield Finding(
+                MEDIUM, nd.name, f"{nd.name} MTU {nd.mtu} differs from its identical peers ({common})",
+                detail="Rails of one fabric must share an MTU; RoCE active_mtu follows the netdev MTU.",
+                evidence=tuple(evidence), expected=f"MTU {common}", observed=f"MTU {nd.mtu}",
+                impact=Impact(15, "smaller RoCE MTU or fragmentation on this rail"),
+                fix=Fix(runtime=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(common)),),
+                        rollback=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(nd.mtu)),),
+                        notes="Persist in netplan/NetworkManager; the switch ports must match."),
+                references=REFERENCES)
+        elif nd.mtu <= 1500 and (speed or 0) >= JUMBO_SPEED_MBPS:
+            found = True
+            yield Finding(
+                LOW, nd.name, f"{nd.name} runs MTU {nd.mtu} at {(speed or 0) // 1000} Gb/s",
+                detail=("With a 1500-byte netdev MTU RoCE uses active_mtu 1024 instead of 4096, and TCP needs 6x "
+                        "the packets; jumbo frames need the switch ports configured to match."),
+                evidence=tuple(evidence), expected=f"MTU {JUMBO_MTU} (fabric permitting)", observed=f"MTU {nd.mtu}",
+                impact=Impact(5, "more per-packet overhead"),
+                fix=Fix(runtime=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(JUMBO_MTU)),),
+                        rollback=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(nd.mtu)),),
+                        notes="Persist in netplan/NetworkManager only after the switches allow 9000."),
+                references=REFERENCES)
+    if not found:
+        up = [n for n in nics if n.netdev.speed_mbps]
+        if up:
+            yield Finding(PASS, "node", f"{len(up)} data NIC(s) up at expected speed and MTU",
+                          evidence=tuple(Evidence(f"{n.netdev.origin}/speed", f"{n.name} {n.netdev.speed_mbps}")
+                                         for n in up))

@@ -1,0 +1,87 @@
+"""net.tcp_tuning: TCP sysctls that hurt fast, bursty transfers (slow start after idle, backlog, somaxconn)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._net import data_nics, fastest, tcp_carries_data
+from checks._procs import server_roots
+from checks._sysctl_fix import sysctl_fix
+from doctor.facts import Facts
+from doctor.findings import LOW, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.registry import check
+
+#: NICs at or above this speed (Mb/s) need a deeper backlog than the 1000 default.
+FAST_NIC_MBPS = 100000
+#: netdev_max_backlog below this on a 100G+ NIC is reported (Mellanox tuning guides use 250000).
+MIN_BACKLOG = 10000
+RECOMMENDED_BACKLOG = 250000
+#: somaxconn below this on an API front end is reported (the default was 128 before kernel 5.4).
+MIN_SOMAXCONN = 1024
+RECOMMENDED_SOMAXCONN = 4096
+REFERENCES = (
+    "https://docs.kernel.org/networking/ip-sysctl.html",
+    "https://docs.kernel.org/admin-guide/sysctl/net.html",
+    "https://fasterdata.es.net/host-tuning/linux/",
+)
+CONF = "90-gnd-tcp.conf"
+
+
+@check("net.tcp_tuning", "TCP slow start after idle, backlog, accept queue", "network")
+def tcp_tuning(facts: Facts) -> Iterator[Finding]:
+    """``tcp_slow_start_after_idle=1`` where TCP moves bursty data on fast NICs, ``netdev_max_backlog`` below
+    10000 on 100G+ NICs, ``somaxconn`` below 1024 on an inference API front end: each low.
+    """
+    nic = fastest(data_nics(facts))
+    servers = server_roots(facts)
+    if nic is None and not servers:
+        return
+    sysctls = facts.sysctls
+    keys = ("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn")
+    if all(sysctls.get(k) is None for k in keys):
+        yield Finding(UNKNOWN, "node", "TCP sysctls not recorded",
+                      detail="tcp_slow_start_after_idle, netdev_max_backlog and somaxconn are missing from this source")
+        return
+    speed = nic.netdev.speed_mbps or 0 if nic else 0
+    carries, why = tcp_carries_data(facts)
+    found = False
+
+    def ev(key: str) -> Evidence:
+        return Evidence(sysctls.origins.get(key, "sysctl"), f"{key} = {sysctls.get(key)}")
+
+    slow = sysctls.get_int("net.ipv4.tcp_slow_start_after_idle")
+    if slow == 1 and (carries or speed >= FAST_NIC_MBPS):
+        found = True
+        yield Finding(
+            LOW, "net.ipv4.tcp_slow_start_after_idle", "TCP restarts slow start after every idle period",
+            detail=("Long-lived connections that send in bursts (KV-cache transfer, RPC, NCCL socket transport) fall "
+                    f"back to a small congestion window after each pause. TCP carries data here: {why}."
+                    if carries else "Long-lived bursty connections fall back to a small congestion window after "
+                    "each pause; this matters when TCP carries KV-cache or NCCL traffic."),
+            evidence=(ev("net.ipv4.tcp_slow_start_after_idle"),), expected="0", observed="1",
+            impact=Impact(5, "first round trips of each burst run far below line rate"),
+            fix=sysctl_fix({"net.ipv4.tcp_slow_start_after_idle": "0"}, sysctls, CONF), references=REFERENCES)
+    backlog = sysctls.get_int("net.core.netdev_max_backlog")
+    if backlog is not None and backlog < MIN_BACKLOG and speed >= FAST_NIC_MBPS and nic is not None:
+        found = True
+        yield Finding(
+            LOW, "net.core.netdev_max_backlog", f"netdev_max_backlog {backlog} is small for {nic.name} "
+            f"at {speed // 1000} Gb/s",
+            detail="Packets beyond the per-CPU input queue are dropped (column 2 of /proc/net/softnet_stat grows).",
+            evidence=(ev("net.core.netdev_max_backlog"), Evidence(f"{nic.netdev.origin}/speed", str(speed))),
+            expected=f">= {MIN_BACKLOG} (tuning guides use {RECOMMENDED_BACKLOG})", observed=str(backlog),
+            impact=Impact(3, "drops and retransmits under TCP bursts"),
+            fix=sysctl_fix({"net.core.netdev_max_backlog": str(RECOMMENDED_BACKLOG)}, sysctls, CONF),
+            references=REFERENCES)
+    somax = sysctls.get_int("net.core.somaxconn")
+    if somax is not None and somax < MIN_SOMAXCONN and servers:
+        found = True
+        yield Finding(
+            LOW, "net.core.somaxconn", f"somaxconn {somax} limits the API server's accept queue",
+            detail=f"{len(servers)} inference server(s) accept client connections; bursts beyond the queue are refused.",
+            evidence=(ev("net.core.somaxconn"),), expected=f">= {MIN_SOMAXCONN}", observed=str(somax),
+            impact=Impact(2, "connection resets under load spikes"),
+            fix=sysctl_fix({"net.core.somaxconn": str(RECOMMENDED_SOMAXCONN)}, sysctls, CONF), references=REFERENCES)
+    if not found:
+        yield Finding(PASS, "node", "TCP slow start, backlog and accept queue suit this node",
+                      evidence=tuple(ev(k) for k in keys if sysctls.get(k) is not None))

@@ -1,0 +1,100 @@
+"""pcie.bifurcation: an x16-capable GPU or NIC whose port above is electrically x8 or x4 (a split slot)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._pcie import gbps, gpu_label, is_rdma_nic, is_virtual_nic, subject_nics
+from doctor.facts import Facts, PciDevice
+from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
+from doctor.facts.util import link_bandwidth
+from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.registry import check
+
+REFERENCES = (
+    "https://github.com/pciutils/pciutils/blob/master/ls-caps.c",
+    "https://github.com/NVIDIA/nccl/blob/master/src/graph/xml.cc",
+)
+#: Device width that makes a card "x16-capable"; port widths at or below NARROW count as split.
+FULL_WIDTH = 16
+NARROW = 8
+#: NICs at or above this line rate (Gb/s) get ``high`` (a 200G port needs Gen4 x16).
+FAST_NIC_GBPS = 200
+NOTES_ROOT = (
+    "Firmware only: set the slot's bifurcation back to x16 in the BIOS (Intel: 'IIO PCIe Port Bifurcation' / "
+    "'IOU Configuration' for this port; AMD: 'PCIe slot bifurcation' or 'NBIO ... Link Width' Auto/x16), or "
+    "move the card to a slot wired x16. Undo by restoring the previous BIOS setting.")
+NOTES_SWITCH = (
+    "The narrow port belongs to a PCIe switch: its port configuration (lane split) is set in the switch "
+    "firmware or the platform's BIOS; ask the system vendor for the x16 configuration, or move the card.")
+
+
+def _nic_gbps(facts: Facts, dev: PciDevice) -> float | None:
+    speeds = [n.speed_mbps / 1000 for n in facts.netdevs_of(dev.address) if n.speed_mbps]
+    rates = [p.rate_gbps for p in facts.rdma_of(dev.address) if p.rate_gbps]
+    values = speeds + rates
+    return max(values) if values else None
+
+
+def _siblings(facts: Facts, port: PciDevice) -> list[PciDevice]:
+    return sorted((d for d in facts.pci.devices.values() if d.is_bridge and d.address != port.address
+                   and d.function_base == port.function_base and d.port_type == port.port_type),
+                  key=lambda d: d.address)
+
+
+@check("pcie.bifurcation", "x16 cards in x8/x4 (bifurcated) slots", "pcie")
+def bifurcation(facts: Facts) -> Iterator[Finding]:
+    """An x16-capable GPU or NIC below a root or switch downstream port that is only x8 or x4 wide.
+
+    Sibling ports with the same bus and device number whose widths add up to 16 or less show the
+    slot was split (bifurcated) in firmware; without siblings the slot is electrically narrow.
+    """
+    if facts.host.is_vm:
+        return
+    pci = facts.pci
+    subjects: list[tuple[PciDevice, str, bool]] = [(g, gpu_label(facts, g.address), True) for g in pci.gpus]
+    subjects += [(n, n.address, False) for n in subject_nics(facts) if not is_virtual_nic(n)]
+    looked = found = 0
+    for dev, label, is_gpu in subjects:
+        port = pci.get(dev.parent)
+        if dev.max_width is None or dev.max_width < FULL_WIDTH or port is None or port.max_width is None:
+            continue
+        if port.port_type not in (ROOT_PORT, DOWNSTREAM):
+            continue
+        looked += 1
+        if port.max_width > NARROW:
+            continue
+        siblings = _siblings(facts, port)
+        split = bool(siblings) and sum(s.max_width or 0 for s in siblings) + port.max_width <= FULL_WIDTH
+        speed = min(s for s in (dev.max_speed, port.max_speed) if s is not None) \
+            if dev.max_speed is not None or port.max_speed is not None else None
+        got, full = link_bandwidth(speed, port.max_width), link_bandwidth(speed, FULL_WIDTH)
+        loss = 1 - (got or 0) / full if full else 0.0
+        nic_rate = None if is_gpu else _nic_gbps(facts, dev)
+        important = is_gpu or (nic_rate is not None and nic_rate >= FAST_NIC_GBPS) or (
+            nic_rate is None and is_rdma_nic(facts, dev))
+        kind = "GPU" if is_gpu else "NIC"
+        where = "root port" if port.port_type == ROOT_PORT else "switch downstream port"
+        if split:
+            title = f"{kind} sits in a bifurcated slot: {where} {port.address} is x{port.max_width}"
+            detail = (f"{label} can use x{dev.max_width}, but its {where} is x{port.max_width} and its siblings "
+                      f"{', '.join(f'{s.address} (x{s.max_width})' for s in siblings)} share the same lanes: "
+                      "the slot was split in firmware.")
+        else:
+            title = f"{kind} sits in an electrically x{port.max_width} slot ({where} {port.address})"
+            detail = (f"{label} can use x{dev.max_width}, but its {where} is only x{port.max_width} wide "
+                      "(an x16 connector wired with fewer lanes, or a riser that splits the slot).")
+        evidence = [Evidence(dev.attr("max_link_width"), str(dev.max_width)),
+                    Evidence(port.attr("max_link_width"), str(port.max_width))]
+        evidence += [Evidence(s.attr("max_link_width"), str(s.max_width)) for s in siblings[:3]]
+        found += 1
+        yield Finding(
+            HIGH if important else MEDIUM, label, title, detail=detail, evidence=tuple(evidence),
+            expected=f"x{FULL_WIDTH} port for an x{dev.max_width} card", observed=f"x{port.max_width} port",
+            impact=Impact(round(60 * loss if important else 10 * loss, 1),
+                          f"at most {gbps(got)} per direction instead of {gbps(full)} ({loss:.0%} less)"),
+            fix=Fix(notes=NOTES_ROOT if port.port_type == ROOT_PORT else NOTES_SWITCH),
+            references=REFERENCES, related=(port.address, *(s.address for s in siblings)))
+    if looked and not found:
+        yield Finding(PASS, "node", f"{looked} x16 GPU/NIC slot{'s' if looked != 1 else ''} checked",
+                      evidence=(Evidence(pci.origin or "pci", "max_link_width of each card and its port"),))

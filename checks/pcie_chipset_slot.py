@@ -1,0 +1,157 @@
+"""pcie.chipset_slot: GPUs or fast NICs behind the chipset (PCH/Promontory); switch hops and NCCL path words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._pcie import (
+    GDR_WORDS,
+    gpu_label,
+    is_rdma_nic,
+    is_virtual_nic,
+    nearest_nic,
+    subject_nics,
+    switch_hops,
+)
+from doctor.facts import Facts, PciDevice
+from doctor.facts.util import link_bandwidth
+from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.registry import check
+
+REFERENCES = (
+    "https://www.intel.com/content/dam/www/public/us/en/documents/datasheets/6-chipset-c200-chipset-datasheet.pdf",
+    "https://github.com/NVIDIA/nccl/blob/master/src/include/graph.h",
+    "https://github.com/NVIDIA/nccl/blob/master/src/graph/paths.cc",
+)
+INTEL = 0x8086
+AMD = 0x1022
+#: Intel PCH root ports live on bus 0 at these device numbers (D27, D28, D29).
+PCH_ROOT_DEVICES = frozenset({0x1B, 0x1C, 0x1D})
+#: LPC/eSPI (ISA) bridge class, present at 00:1f.0 on every Intel PCH.
+LPC_CLASS = 0x0601
+#: AMD client chipset bridges: Promontory (0x43xx) and X570 upstream/downstream ports.
+AMD_CHIPSET_DEVICES = frozenset({0x57AD, 0x57A3, 0x57A4})
+#: A NIC counts as fast (worth a CPU slot) at this netdev speed (Mb/s) or link bandwidth (GB/s).
+FAST_NIC_MBPS = 25000
+FAST_NIC_LINK_GBPS = 7.8
+CHIPSET_UPLINK = "DMI 3.0 x4 (about 3.9 GB/s) or DMI 4.0 x8 (about 15.8 GB/s)"
+
+
+def _fast_nic(facts: Facts, nic: PciDevice) -> bool:
+    if is_rdma_nic(facts, nic):
+        return True
+    if any((n.speed_mbps or 0) >= FAST_NIC_MBPS for n in facts.netdevs_of(nic.address)):
+        return True
+    bw = link_bandwidth(nic.max_speed, nic.max_width)
+    return bw is not None and bw >= FAST_NIC_LINK_GBPS
+
+
+def _no_path(dev: PciDevice) -> bool:
+    return dev.host_bridge is None and len(dev.path) <= 1
+
+
+def _intel_pch(facts: Facts, dev: PciDevice) -> tuple[PciDevice, PciDevice] | None:
+    """(PCH root port, LPC bridge) when the device hangs off an Intel PCH root port."""
+    root = facts.pci.root_port(dev.address)
+    if root is None or root.vendor != INTEL:
+        return None
+    domain, bus, slot = root.address.split(":")[0], root.address.split(":")[1], root.address.split(":")[2][:2]
+    if bus != "00" or int(slot, 16) not in PCH_ROOT_DEVICES:
+        return None
+    lpc = facts.pci.get(f"{domain}:00:1f.0")
+    if lpc is None or lpc.vendor != INTEL or lpc.base_class != LPC_CLASS:
+        return None
+    return root, lpc
+
+
+def _amd_chipset(facts: Facts, dev: PciDevice) -> list[PciDevice]:
+    out = []
+    for bridge in facts.pci.upstream(dev.address):
+        if bridge.vendor == AMD and bridge.device is not None and (
+                bridge.device >> 8 == 0x43 or bridge.device in AMD_CHIPSET_DEVICES):
+            out.append(bridge)
+    return out
+
+
+def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Finding | None:
+    pch = _intel_pch(facts, dev)
+    amd = _amd_chipset(facts, dev)
+    if pch is None and not amd:
+        return None
+    if pch is not None:
+        root, lpc = pch
+        evidence = (Evidence(root.attr("vendor") + ", address", f"{root.address} {root.name or ''}".strip()),
+                    Evidence(lpc.attr("class"), f"0x{lpc.class_code or 0:06x} (ISA/LPC bridge at {lpc.address})"))
+        related: tuple[str, ...] = (root.address, lpc.address)
+        what = f"Intel PCH root port {root.address}"
+    else:
+        evidence = tuple(Evidence(b.attr("device"), f"0x{b.vendor or 0:04x}:0x{b.device or 0:04x} {b.name or ''}"
+                                  .strip()) for b in amd)
+        related = tuple(b.address for b in amd)
+        what = f"AMD chipset bridge {amd[0].address}"
+    return Finding(
+        HIGH, label, f"{kind} is behind the chipset ({what}), not a CPU root port",
+        detail=f"All traffic of {label} crosses the chipset uplink, {CHIPSET_UPLINK}, shared with SATA, USB and "
+               "on-board NICs; PCIe peer-to-peer with GPUs on CPU root ports is not possible.",
+        evidence=evidence, expected="a CPU-attached root port", observed=what,
+        impact=Impact(45, f"capped by the chipset uplink ({CHIPSET_UPLINK}), shared; no P2P or GPUDirect"),
+        fix=Fix(notes="Move the card to a slot wired to the CPU (see the board manual's block diagram); "
+                      "no OS setting changes this."),
+        references=REFERENCES, related=related)
+
+
+def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevice]) -> Finding:
+    hops = switch_hops(facts.pci, gpu.address)
+    root = facts.pci.root_port(gpu.address)
+    near = nearest_nic(facts.pci, gpu.address, nics, facts.numa)
+    parts = [f"{hops} PCIe switch{'es' if hops != 1 else ''} to root port {root.address if root else '?'}"]
+    detail = ""
+    if near is not None:
+        nic, word = near
+        names = [p.device for p in facts.rdma_of(nic.address)] or [n.name for n in facts.netdevs_of(nic.address)]
+        parts.append(f"nearest NIC {nic.address}{' (' + names[0] + ')' if names else ''} at {word or 'unknown'}")
+        if word is not None:
+            detail = ("NCCL uses GPUDirect RDMA and PCIe P2P only at PIX or PXB; this pair "
+                      + ("qualifies." if word in GDR_WORDS else "does not (traffic bounces through host memory)."))
+    else:
+        parts.append("no NIC found")
+    return Finding(INFO, label, "; ".join(parts), detail=detail,
+                   evidence=(Evidence(gpu.attr("path"), "/".join(gpu.path)),),
+                   references=REFERENCES, related=((root.address,) if root else ()) + (
+                       (near[0].address,) if near else ()))
+
+
+@check("pcie.chipset_slot", "GPUs and fast NICs behind the chipset; switch hops and NCCL path words", "pcie")
+def chipset_slot(facts: Facts) -> Iterator[Finding]:
+    """A GPU or fast NIC whose root port is an Intel PCH port (bus 0, device 0x1b-0x1d, LPC at 00:1f.0)
+    or whose path crosses an AMD chipset bridge: high. Also, as info, each GPU's switch hops and the
+    NCCL path word (PIX/PXB/PHB/NODE/SYS) to its nearest NIC.
+    """
+    if facts.host.is_vm:
+        return
+    gpus = sorted(facts.pci.gpus, key=lambda d: d.address)
+    nics = [n for n in subject_nics(facts) if not is_virtual_nic(n)]
+    fast = [n for n in nics if _fast_nic(facts, n)]
+    subjects = [(g, gpu_label(facts, g.address), "GPU") for g in gpus] + [(n, n.address, "NIC") for n in fast]
+    if not subjects:
+        return
+    blind = [label for dev, label, _ in subjects if _no_path(dev)]
+    found = 0
+    for dev, label, kind in subjects:
+        if _no_path(dev):
+            continue
+        finding = _chipset_finding(facts, dev, label, kind)
+        if finding is not None:
+            found += 1
+            yield finding
+    for gpu in gpus:
+        if not _no_path(gpu):
+            yield _topology_info(facts, gpu, gpu_label(facts, gpu.address), nics)
+    if blind:
+        yield Finding(UNKNOWN, "node", f"upstream PCI path not recorded for {len(blind)} device(s)",
+                      detail=f"{', '.join(blind)}: the sysfs link to the device folder is missing or trimmed, so "
+                             "the root port and switches above cannot be named.",
+                      evidence=(Evidence("sys/bus/pci/devices/<bdf>", "no resolvable path"),))
+    if not found and len(blind) < len(subjects):
+        yield Finding(PASS, "node", "no GPU or fast NIC behind the chipset",
+                      evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects) - len(blind)} devices checked"),))

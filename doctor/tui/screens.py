@@ -1,0 +1,154 @@
+"""Modal screens: a finding in full, the re-run diff, export, and help."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Input, Label, Static
+
+from doctor.findings import Finding
+from doctor.tui.export import RENDERERS
+
+if TYPE_CHECKING:
+    from doctor.tui.app import DoctorApp
+
+HELP = """\
+Quick start
+  1. The first row is the worst problem (ranked by severity, then impact).
+  2. Its explanation, evidence and fix are in the pane below (Enter: full screen).
+  3. Press c to copy its fix commands to the clipboard.
+  4. After fixing, press r to run again and see what was fixed.
+
+Findings view
+  ↑ ↓ PgUp PgDn     move between findings
+  Enter             the selected finding in full screen
+  c                 copy the fix commands (OSC 52 clipboard)
+  s                 severity filter: all but pass, critical, high, …
+  f                 category filter: all, PCIe, NUMA, network, RDMA, runtime, GPU
+  Tab               move focus to the detail pane (then ↑ ↓ scroll it)
+
+Topology view (t)
+  NUMA node → root port → PCIe switch → GPUs and NICs, with link generation and width.
+  Red "◀ degraded link": trained below what both ends support.
+  Yellow: speed reduced on an idle GPU (power saving, usually harmless).
+  ↑ ↓ select a device (its findings are listed), Enter jumps to its first finding.
+
+Everywhere
+  r   run the checks again (live host) or re-read the snapshot, then show the diff
+  d   show the diff against the previous run again
+  e   export the report as HTML, Markdown or PDF
+  t   switch between findings and topology
+  ?   this help            q   quit (Esc closes a window)
+  Ctrl+P  command palette (e.g. change theme for a light or dark terminal)
+
+Severities: CRITICAL > HIGH > MEDIUM > LOW > UNKNOWN (could not check) > INFO > PASS.
+"""
+
+
+class _Closable(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("q", "close", "Close", show=False),
+    ]
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class FindingScreen(_Closable):
+    """One finding, full screen and scrollable; ``c`` copies its fix."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy", "Copy fix"),
+        Binding("escape", "close", "Back"),
+        Binding("q", "close", "Back", show=False),
+    ]
+
+    def __init__(self, finding: Finding, text: Text) -> None:
+        super().__init__()
+        self.finding = finding
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="modal-body", id="finding-full"):
+            yield Static(self.text, markup=False)
+        yield Footer()
+
+    def action_copy(self) -> None:
+        app: DoctorApp = self.app  # type: ignore[assignment]
+        app.copy_fix(self.finding)
+
+
+class DiffScreen(_Closable):
+    """Fixed / new / changed / unchanged problems after a re-run."""
+
+    def __init__(self, text: Text) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="modal-body", id="diff"):
+            yield Static(self.text, markup=False)
+        yield Footer()
+
+
+class HelpScreen(_Closable):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *_Closable.BINDINGS,
+        Binding("question_mark", "close", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="modal-body", id="help"):
+            yield Static(Text(HELP), markup=False)
+        yield Footer()
+
+
+class ExportScreen(ModalScreen[tuple[str, str] | None]):
+    """Pick a format and a file name; returns (format, path) or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    def __init__(self, base: str, available: dict[str, bool]) -> None:
+        super().__init__()
+        self.base = base
+        self.available = available
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-box"):
+            yield Label("Export the report. File name (the extension is added):")
+            yield Input(self.base, id="export-path")
+            with Horizontal():
+                for fmt in RENDERERS:
+                    ok = self.available.get(fmt, False)
+                    yield Button(fmt.upper() if fmt != "markdown" else "Markdown", id=f"export-{fmt}",
+                                 disabled=not ok, variant="primary" if ok else "default")
+            missing = [f for f, ok in self.available.items() if not ok]
+            if missing:
+                yield Label(Text(f"not available here: {', '.join(missing)} (renderer not installed)", style="dim"))
+            yield Label(Text("Tab: move   Enter: export   Esc: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        first = next((f for f in RENDERERS if self.available.get(f)), None)
+        if first:
+            self.query_one(f"#export-{first}", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        fmt = (event.button.id or "").removeprefix("export-")
+        self._submit(fmt)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        first = next((f for f in RENDERERS if self.available.get(f)), None)
+        if first:
+            self._submit(first)
+
+    def _submit(self, fmt: str) -> None:
+        base = self.query_one("#export-path", Input).value.strip() or self.base
+        ext = "." + RENDERERS[fmt][2]
+        self.dismiss((fmt, base if base.endswith(ext) else base + ext))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

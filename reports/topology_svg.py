@@ -1,0 +1,409 @@
+"""The node's PCIe topology as one inline SVG, drawn from the result's inventory.
+
+One column per root port, grouped under its NUMA node (with its CPUs); inside a column the
+path is drawn as an indented tree: root port, switch, GPUs and NICs. Switch downstream ports
+are folded into the line to the device they serve, whose label carries the link's current and
+maximum speed and width. A link running below what both ends support is drawn in the warning
+colour (an idle GPU's speed-only drop is power saving and drawn muted); a path under a chipset
+(PCH) root port is dashed in the warning colour; devices named by a finding get its rank badge.
+Every text is XML-escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+COL_W = 186
+COL_GAP = 14
+GROUP_GAP = 30
+INDENT = 16
+BOX_H = 46
+SMALL_H = 34
+ROW_GAP = 10
+TOP = 10
+NUMA_H = 44
+FONT = 11
+CHAR_W = 6.3  # average advance at FONT px, for truncation
+LEGEND_H = 72
+
+COLOURS = {
+    "line": "#5c6370", "warn": "#d9480f", "muted": "#9aa1ab", "text": "#1f2328", "sub": "#57606a",
+    "numa": "#f3f0ff", "numa_edge": "#7048e8", "root": "#f1f3f5", "switch": "#e9ecef", "edge": "#868e96",
+    "gpu": "#e6f4ea", "gpu_edge": "#2f9e44", "nic": "#e7f1fd", "nic_edge": "#1971c2", "other": "#fff",
+}
+SEVERITY_COLOURS = {"critical": "#c92a2a", "high": "#e8590c", "medium": "#f08c00", "low": "#1971c2",
+                    "unknown": "#862e9c", "info": "#868e96"}
+#: Name fragments of chipset (PCH) root ports (checks-spec §3); a display hint only
+CHIPSET_WORDS = ("PCH", "Chipset", "chipset")
+
+
+@dataclass
+class _Node:
+    dev: dict[str, Any]
+    children: list[_Node] = field(default_factory=list)
+    via: dict[str, Any] | None = None  # the folded downstream port this device hangs off
+
+
+@dataclass(frozen=True)
+class Link:
+    """One PCIe link as drawn: current and capable speed/width and how to draw it."""
+
+    cur_speed: float | None
+    cur_width: int | None
+    cap_speed: float | None
+    cap_width: int | None
+    state: str  # ok | degraded | parked | unknown
+
+    def label(self) -> str:
+        cur = _speed_width(self.cur_speed, self.cur_width)
+        cap = _speed_width(self.cap_speed, self.cap_width)
+        if self.state == "unknown":
+            return "link ?"
+        if self.state == "ok":
+            return f"{cur} (full)"
+        suffix = " idle" if self.state == "parked" else ""
+        return f"{cur} of {cap}{suffix}"
+
+
+def _num(value: object) -> float | None:
+    try:
+        return float(value) if value is not None else None  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def _fmt_speed(speed: float | None) -> str:
+    if speed is None:
+        return "?"
+    return f"{speed:g}"
+
+
+def _speed_width(speed: float | None, width: int | None) -> str:
+    return f"{_fmt_speed(speed)} GT/s x{width if width is not None else '?'}"
+
+
+def _min(*values: float | None) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def link_of(lower: dict[str, Any], upper: dict[str, Any] | None, idle_gpu: bool = False) -> Link:
+    """The link between ``lower`` and its upstream partner ``upper`` (either end may lack data)."""
+    cur_s = _num(lower.get("cur_speed")) or (_num(upper.get("cur_speed")) if upper else None)
+    cur_w_f = _num(lower.get("cur_width")) or (_num(upper.get("cur_width")) if upper else None)
+    cap_s = _min(_num(lower.get("max_speed")), _num(upper.get("max_speed")) if upper else None)
+    cap_w_f = _min(_num(lower.get("max_width")), _num(upper.get("max_width")) if upper else None)
+    cur_w = int(cur_w_f) if cur_w_f is not None else None
+    cap_w = int(cap_w_f) if cap_w_f is not None else None
+    if cur_s is None or cur_w is None or cap_s is None or cap_w is None:
+        return Link(cur_s, cur_w, cap_s, cap_w, "unknown")
+    slow, narrow = cur_s < cap_s, cur_w < cap_w
+    if narrow or (slow and not idle_gpu):
+        state = "degraded"
+    elif slow:
+        state = "parked"
+    else:
+        state = "ok"
+    return Link(cur_s, cur_w, cap_s, cap_w, state)
+
+
+def _build_forest(topology: list[dict[str, Any]]) -> list[_Node]:
+    """Roots of the device tree, with switch downstream ports folded into their children."""
+    by_addr = {str(d.get("address")): d for d in topology if isinstance(d, dict) and d.get("address")}
+    nodes = {a: _Node(d) for a, d in by_addr.items()}
+    roots: list[_Node] = []
+
+    def attach_point(addr: str | None) -> tuple[_Node | None, dict[str, Any] | None]:
+        via = None
+        seen = 0
+        while addr in by_addr and by_addr[addr].get("port_type") == "Downstream Port" and seen < 64:
+            via = via or by_addr[addr]
+            addr = by_addr[addr].get("parent")
+            seen += 1
+        return (nodes.get(addr) if addr else None), via
+
+    for addr, node in sorted(nodes.items()):
+        if node.dev.get("port_type") == "Downstream Port" and by_addr.get(str(node.dev.get("parent"))):
+            continue  # folded into the devices below it
+        parent, via = attach_point(node.dev.get("parent"))
+        node.via = via
+        if parent is None or parent is node:
+            roots.append(node)
+        else:
+            parent.children.append(node)
+    return roots
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """Findings that name a device: rank badges and the worst severity per device key."""
+
+    ranks: dict[str, list[int]]
+    severity: dict[str, str]
+
+
+def _marks(findings: Iterable[Any]) -> _Marks:
+    ranks: dict[str, list[int]] = {}
+    severity: dict[str, str] = {}
+    order = list(SEVERITY_COLOURS)
+    for f in findings:
+        sev = getattr(f, "severity", "")
+        if sev not in SEVERITY_COLOURS or sev == "info":
+            continue
+        for name in (getattr(f, "subject", ""), *getattr(f, "related", ())):
+            key = _key(str(name))
+            if not key:
+                continue
+            ranks.setdefault(key, [])
+            rank = int(getattr(f, "rank", 0) or 0)
+            if rank and rank not in ranks[key]:
+                ranks[key].append(rank)
+            if key not in severity or order.index(sev) < order.index(severity[key]):
+                severity[key] = sev
+    return _Marks(ranks, severity)
+
+
+def _key(name: str) -> str:
+    name = name.strip().lower()
+    if len(name) == 7 and name[2] == ":" and name[5] == ".":  # "18:00.0" short PCI address
+        name = "0000:" + name
+    return name
+
+
+class _Canvas:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def rect(self, x: float, y: float, w: float, h: float, fill: str, stroke: str, width: float = 1.0,
+             rx: float = 5, dash: str = "") -> None:
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        self.parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx}" '
+                          f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"{extra}/>')
+
+    def line(self, points: list[tuple[float, float]], colour: str, width: float = 1.4, dash: str = "") -> None:
+        pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        self.parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="{width}"{extra}/>')
+
+    def text(self, x: float, y: float, text: str, size: float = FONT, colour: str = COLOURS["text"],
+             weight: str = "normal", anchor: str = "start", max_w: float | None = None) -> None:
+        if max_w is not None:
+            limit = max(4, int(max_w / (CHAR_W * size / FONT)))
+            if len(text) > limit:
+                text = text[: limit - 1] + "…"
+        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" '
+                          f'font-weight="{weight}" text-anchor="{anchor}">{escape(text)}</text>')
+
+
+def _short_name(name: str) -> str:
+    if "[" in name and "]" in name:
+        return name[name.index("[") + 1: name.rindex("]")]
+    for prefix in ("NVIDIA Corporation ", "Mellanox Technologies ", "Intel Corporation ", "Broadcom / LSI "):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """Per-device display labels taken from the inventory's GPU and NIC lists."""
+
+    gpu: dict[str, dict[str, Any]]
+    nic: dict[str, dict[str, Any]]
+
+
+def _describe(dev: dict[str, Any], labels: _Labels) -> tuple[str, str, str, list[str]]:
+    """(kind, title line, detail line, lookup keys) for one device box."""
+    addr = str(dev.get("address") or "?")
+    kind = str(dev.get("kind") or "")
+    keys = [addr.lower(), addr.lower()[5:] if addr.startswith("0000:") else addr.lower()]
+    if kind == "gpu" or addr in labels.gpu:
+        g = labels.gpu.get(addr, {})
+        idx = g.get("index")
+        title = f"GPU {idx}" if idx is not None else "GPU"
+        if idx is not None:
+            keys += [f"gpu {idx}", f"gpu{idx}", str(idx)]
+        if g.get("uuid"):
+            keys.append(str(g["uuid"]).lower())
+        return "gpu", f"{title}  {addr}", str(g.get("name") or _short_name(str(dev.get("name") or ""))), keys
+    if kind == "nic" or addr in labels.nic:
+        n = labels.nic.get(addr, {})
+        netdevs = [str(x) for x in n.get("netdevs") or []]
+        rdma = [str(x) for x in n.get("rdma") or []]
+        keys += [x.lower() for x in netdevs] + [x.lower() for x in rdma] + [x.split("/")[0].lower() for x in rdma]
+        ident = ", ".join(netdevs + [r.split("/")[0] for r in rdma]) or _short_name(str(dev.get("name") or ""))
+        speed = n.get("speed_mbps")
+        detail = _short_name(str(dev.get("name") or "NIC"))
+        if isinstance(speed, (int, float)) and speed > 0:
+            detail += f" · {speed / 1000:g} Gb/s"
+        return "nic", f"NIC  {addr}", f"{ident} · {detail}" if ident != detail else detail, keys
+    port = str(dev.get("port_type") or "")
+    if port == "Root Port":
+        return "root", f"Root port  {addr}", str(dev.get("host_bridge") or ""), keys
+    if port == "Upstream Port":
+        return "switch", f"PCIe switch  {addr}", _short_name(str(dev.get("name") or "")), keys
+    return "other", f"{port or 'Device'}  {addr}", _short_name(str(dev.get("name") or "")), keys
+
+
+def _is_chipset(dev: dict[str, Any]) -> bool:
+    name = str(dev.get("name") or "")
+    vendor, device = str(dev.get("vendor") or ""), str(dev.get("device") or "")
+    return any(w in name for w in CHIPSET_WORDS) or (vendor == "0x1022" and device.startswith("0x43"))
+
+
+@dataclass
+class _Column:
+    root: _Node
+    numa: str
+    rows: list[tuple[_Node, int, dict[str, Any] | None]] = field(default_factory=list)  # node, depth, upper
+
+
+def _flatten(node: _Node, depth: int, upper: dict[str, Any] | None,
+             out: list[tuple[_Node, int, dict[str, Any] | None]]) -> None:
+    out.append((node, depth, upper))
+    for child in sorted(node.children, key=lambda c: str(c.dev.get("address"))):
+        _flatten(child, depth + 1, child.via or node.dev, out)
+
+
+def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> str:
+    """The SVG (a string starting with ``<svg``); an explanatory SVG when there is no topology."""
+    topology = [d for d in inventory.get("topology") or [] if isinstance(d, dict)]
+    labels = _Labels(
+        gpu={str(g.get("address")): g for g in inventory.get("gpus") or [] if isinstance(g, dict)},
+        nic={str(n.get("address")): n for n in inventory.get("nics") or [] if isinstance(n, dict)})
+    marks = _marks(findings)
+    numa_cpus = {str(n.get("id")): str(n.get("cpulist") or "") for n in inventory.get("numa") or []
+                 if isinstance(n, dict)}
+    roots = _build_forest(topology)
+    columns: list[_Column] = []
+    for root in roots:
+        numa = root.dev.get("numa_node")
+        col = _Column(root, str(numa) if isinstance(numa, int) and numa >= 0 else "?")
+        _flatten(root, 0, None, col.rows)
+        columns.append(col)
+    columns.sort(key=lambda c: (c.numa == "?", c.numa.zfill(4), str(c.root.dev.get("address"))))
+    if not columns:
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="420" height="40" role="img" '
+                'aria-label="no PCIe topology"><text x="8" y="24" font-size="12" fill="#57606a">'
+                'No PCIe topology recorded for GPUs or NICs in this source.</text></svg>')
+
+    canvas = _Canvas()
+    x = 10.0
+    groups: dict[str, tuple[float, float]] = {}
+    col_x: list[float] = []
+    prev_numa: str | None = None
+    for col in columns:
+        if prev_numa is not None and col.numa != prev_numa:
+            x += GROUP_GAP - COL_GAP
+        col_x.append(x)
+        start, _end = groups.get(col.numa, (x, x))
+        groups[col.numa] = (start, x + COL_W)
+        prev_numa = col.numa
+        x += COL_W + COL_GAP
+    width = x - COL_GAP + 10
+    body_top = TOP + NUMA_H + 18
+    max_y = body_top
+
+    for numa, (x0, x1) in groups.items():
+        canvas.rect(x0, TOP, x1 - x0, NUMA_H, COLOURS["numa"], COLOURS["numa_edge"], 1.4)
+        title = f"NUMA node {numa}" if numa != "?" else "NUMA node unknown"
+        canvas.text(x0 + 8, TOP + 17, title, weight="bold", max_w=x1 - x0 - 16)
+        cpus = numa_cpus.get(numa, "")
+        canvas.text(x0 + 8, TOP + 33, f"CPUs {cpus}" if cpus else "CPUs not recorded", colour=COLOURS["sub"],
+                    max_w=x1 - x0 - 16)
+
+    for col, cx in zip(columns, col_x):
+        y = body_top
+        chipset = _is_chipset(col.root.dev)
+        centres: dict[int, tuple[float, float]] = {}  # id(node) -> (trunk x, box bottom)
+        # NUMA -> root port
+        canvas.line([(cx + 12, TOP + NUMA_H), (cx + 12, body_top)], COLOURS["warn"] if chipset else COLOURS["line"],
+                    1.4, "5,3" if chipset else "")
+        for node, depth, upper in col.rows:
+            kind, title, detail, keys = _describe(node.dev, labels)
+            bx = cx + depth * INDENT
+            bw = COL_W - depth * INDENT
+            has_link = upper is not None
+            h = BOX_H if (has_link or kind in ("gpu", "nic")) else SMALL_H
+            gpu_info = labels.gpu.get(str(node.dev.get("address")), {})
+            idle = kind == "gpu" and gpu_info.get("activity") != "busy"
+            link = link_of(node.dev, upper, idle_gpu=idle) if has_link else None
+            # connector from the parent's trunk
+            parent_key = id(next((p for p, _d, _u in col.rows if node in p.children), None))
+            if parent_key in centres:
+                tx, ty = centres[parent_key]
+                colour, lw, dash = COLOURS["line"], 1.4, ""
+                if link is not None and link.state == "degraded":
+                    colour, lw = COLOURS["warn"], 3.0
+                elif link is not None and link.state == "parked":
+                    colour, dash = COLOURS["muted"], "2,2"
+                if chipset:
+                    colour, dash = COLOURS["warn"], "5,3"
+                canvas.line([(tx, ty), (tx, y + h / 2), (bx, y + h / 2)], colour, lw, dash)
+            fill, edge = {"gpu": (COLOURS["gpu"], COLOURS["gpu_edge"]), "nic": (COLOURS["nic"], COLOURS["nic_edge"]),
+                          "root": (COLOURS["root"], COLOURS["edge"]), "switch": (COLOURS["switch"], COLOURS["edge"])
+                          }.get(kind, (COLOURS["other"], COLOURS["edge"]))
+            sev = _worst(marks.severity.get(k) for k in keys)
+            ranks = sorted({r for k in keys for r in marks.ranks.get(k, [])})
+            stroke_w = 1.2
+            if sev:
+                edge, stroke_w = SEVERITY_COLOURS[sev], 2.6
+            canvas.rect(bx, y, bw, h, fill, edge, stroke_w, dash="5,3" if chipset and kind == "root" else "")
+            canvas.text(bx + 7, y + 14, title, weight="bold", max_w=bw - 14 - (26 if ranks else 0))
+            canvas.text(bx + 7, y + 28, detail, size=10, colour=COLOURS["sub"], max_w=bw - 14)
+            if link is not None:
+                colour = {"degraded": COLOURS["warn"], "parked": COLOURS["muted"]}.get(link.state, COLOURS["sub"])
+                prefix = "\u25bc " if link.state == "degraded" else ""
+                canvas.text(bx + 7, y + 41, prefix + link.label(), size=10, colour=colour,
+                            weight="bold" if link.state == "degraded" else "normal", max_w=bw - 14)
+            if ranks:
+                badge = "#" + ",".join(map(str, ranks[:3]))
+                bw_badge = 8 + 6.2 * len(badge)
+                canvas.rect(bx + bw - bw_badge - 4, y + 3, bw_badge, 15, SEVERITY_COLOURS[sev or "info"],
+                            SEVERITY_COLOURS[sev or "info"], 1, rx=7)
+                canvas.text(bx + bw - 4 - bw_badge / 2, y + 14, badge, size=10, colour="#fff", weight="bold",
+                            anchor="middle")
+            centres[id(node)] = (bx + 10, y + h)
+            y += h + ROW_GAP
+        max_y = max(max_y, y)
+
+    _legend(canvas, 10, max_y + 6, width)
+    height = max_y + 6 + LEGEND_H
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+            f'width="{width:.0f}" height="{height:.0f}" class="topology" role="img" '
+            f'aria-label={quoteattr("PCIe topology: NUMA nodes, root ports, switches, GPUs and NICs")} '
+            f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">')
+    return head + "".join(canvas.parts) + "</svg>"
+
+
+def _worst(severities: Iterable[str | None]) -> str | None:
+    order = list(SEVERITY_COLOURS)
+    known = [s for s in severities if s in SEVERITY_COLOURS]
+    return min(known, key=order.index) if known else None
+
+
+def _legend(canvas: _Canvas, x: float, y: float, width: float) -> None:
+    canvas.rect(x, y, max(width - 20, 640), LEGEND_H - 8, "#fff", "#dee2e6", 1)
+    y1, y2 = y + 18, y + 38
+    cx = x + 10
+    for fill, edge, label in ((COLOURS["gpu"], COLOURS["gpu_edge"], "GPU"), (COLOURS["nic"], COLOURS["nic_edge"], "NIC"),
+                              (COLOURS["switch"], COLOURS["edge"], "switch / root port"),
+                              (COLOURS["numa"], COLOURS["numa_edge"], "NUMA node")):
+        canvas.rect(cx, y1 - 9, 14, 11, fill, edge, 1.2, rx=2)
+        canvas.text(cx + 19, y1, label, size=10)
+        cx += 30 + CHAR_W * len(label)
+    canvas.rect(cx, y1 - 10, 26, 13, "#fff", SEVERITY_COLOURS["high"], 2.6, rx=2)
+    canvas.text(cx + 31, y1, "named by finding #N (outline = severity)", size=10)
+    cx = x + 10
+    for colour, lw, dash, label in ((COLOURS["line"], 1.4, "", "link at full speed/width"),
+                                    (COLOURS["warn"], 3.0, "", "\u25bc degraded: current below what both ends support"),
+                                    (COLOURS["muted"], 1.4, "2,2", "idle GPU, speed parked to save power"),
+                                    (COLOURS["warn"], 1.4, "5,3", "chipset (PCH) path")):
+        canvas.line([(cx, y2 - 4), (cx + 26, y2 - 4)], colour, lw, dash)
+        canvas.text(cx + 31, y2, label, size=10)
+        cx += 44 + CHAR_W * 0.92 * len(label)
+    canvas.text(x + 10, y2 + 14, "Labels: current speed and width, then the most both ends support "
+                "(GT/s per lane, lanes).", size=9, colour=COLOURS["sub"])
