@@ -235,7 +235,7 @@ def gpu_label(facts: Facts, address: str) -> str:
 # --- topology: switch hops and NCCL path words ------------------------------------------------------
 
 
-def _unit(pci: PciTree, address: str) -> str:
+def switch_of(pci: PciTree, address: str) -> str:
     """The switch a bridge belongs to: a downstream port counts as its upstream port's switch."""
     dev = pci.get(address)
     if dev is not None and dev.port_type == DOWNSTREAM and dev.parent:
@@ -276,8 +276,8 @@ def path_word(pci: PciTree, a: str, b: str, numa: NumaTopology | None = None) ->
         common.append(x)
     if common:
         meet = common[-1]
-        units = {_unit(pci, meet)}
-        units.update(_unit(pci, x) for x in pa[len(common):] + pb[len(common):])
+        units = {switch_of(pci, meet)}
+        units.update(switch_of(pci, x) for x in pa[len(common):] + pb[len(common):])
         return "PIX" if len(units) <= 1 else "PXB"
     if da.host_bridge and da.host_bridge == db.host_bridge:
         return "PHB"
@@ -287,6 +287,24 @@ def path_word(pci: PciTree, a: str, b: str, numa: NumaTopology | None = None) ->
     if numa is not None and numa.nodes and (numa.get(na) is None or numa.get(nb) is None):
         return None
     return "NODE" if na == nb else "SYS"
+
+
+def bridges_between(pci: PciTree, a: str, b: str) -> list[str]:
+    """Bridges a peer-to-peer transfer between ``a`` and ``b`` crosses below their meeting point.
+
+    Includes the meeting bridge itself; empty when the two only meet at the host bridge (there the
+    traffic goes through the root complex anyway).
+    """
+    da, db = pci.get(a), pci.get(b)
+    if da is None or db is None:
+        return []
+    pa, pb = list(da.path[:-1]), list(db.path[:-1])
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[n] == pb[n]:
+        n += 1
+    if n == 0:
+        return []
+    return list(dict.fromkeys(pa[n - 1:] + pb[n:]))
 
 
 def word_rank(word: str | None) -> int:
@@ -394,3 +412,31 @@ def grub_note(os_release: str | None) -> str:
     which = {"debian": "Debian/Ubuntu (update-grub)", "rhel": "RHEL family (grubby)"}.get(
         family or "", "Debian/Ubuntu (cp, sed, update-grub) or RHEL family (grubby); run the set for your distribution")
     return f"Boot parameters take effect after a reboot. Commands for {which}."
+
+
+# --- VFIO ----------------------------------------------------------------------------------------------
+
+VFIO_DRIVERS = frozenset({"vfio-pci", "vfio_pci"})
+VFIO_MODULES = frozenset({"vfio_pci", "vfio_pci_core"})
+
+
+def uses_vfio(facts: Facts) -> tuple[bool, str]:
+    """Whether this host passes devices through with VFIO, and why we think so."""
+    bound = [d.address for d in facts.pci.devices.values() if d.driver in VFIO_DRIVERS]
+    if bound:
+        return True, f"{len(bound)} device(s) bound to vfio-pci ({', '.join(bound[:3])})"
+    unmanaged = [g.name for g in facts.iommu.groups.values() if g.type == "unmanaged"]
+    if unmanaged:
+        return True, f"IOMMU group(s) {', '.join(unmanaged[:3])} of type unmanaged (owned by VFIO)"
+    modules = facts.modules or frozenset()
+    if modules & VFIO_MODULES:
+        return True, "the vfio_pci module is loaded"
+    return False, "no device on vfio-pci and no vfio_pci module"
+
+
+def group_members(facts: Facts, group: str) -> list[PciDevice]:
+    """Devices of an IOMMU group: from /sys/kernel/iommu_groups, else the devices' iommu_group links."""
+    info = facts.iommu.groups.get(group)
+    addresses = set(info.devices) if info else set()
+    addresses |= {d.address for d in facts.pci.devices.values() if d.iommu_group == group}
+    return [d for a in sorted(addresses) if (d := facts.pci.get(a)) is not None]

@@ -271,3 +271,13 @@ def irqbalance_running(facts: Facts) -> bool | None:
         return None
     return any((p.name or "") == "irqbalance" or (p.argv and p.argv[0].rsplit("/", 1)[-1] == "irqbalance")
                for p in facts.processes)
+
+
+def server_gpus(facts: Facts, root_pid: int) -> list[str]:
+    """Addresses of the GPUs used by a server root or any process below it."""
+    by_pid = {p.pid: p for p in facts.processes}
+    out: set[str] = set()
+    for proc in facts.processes:
+        if proc.pid == root_pid or any(a.pid == root_pid for a in _ancestors(proc, by_pid)):
+            out.update(g.address for g in gpus_of(facts, proc)[0])
+    return sorted(out)

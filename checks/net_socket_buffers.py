@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from checks._net import data_nics, fastest, tcp_carries_data
+from checks._procs import env_value
 from checks._sysctl_fix import sysctl_fix
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
@@ -23,18 +25,11 @@ REFERENCES = (
 )
 
 
-def tcp_carries_data(facts: Facts) -> tuple[bool, str]:
-    """Whether bulk data goes over TCP: NCCL socket transport forced, or no active RDMA port."""
-    for proc in facts.processes:
-        if proc.env.get("NCCL_IB_DISABLE") == "1":
-            return True, f"NCCL_IB_DISABLE=1 in pid {proc.pid} ({proc.name})"
-        if proc.env.get("NCCL_NET", "").lower() == "socket":
-            return True, f"NCCL_NET=Socket in pid {proc.pid} ({proc.name})"
-    if facts.rdma and not any(p.active for p in facts.rdma):
-        return True, "no RDMA port is active, so NCCL falls back to TCP sockets"
-    if not facts.rdma and facts.gpus.gpus:
-        return True, "no RDMA device: multi-node traffic (NCCL, KV transfer) uses TCP"
-    return False, "RDMA ports are active and NCCL is not forced onto sockets"
+def _int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
 
 
 def _next_pow2(n: float) -> int:
@@ -51,10 +46,11 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
     Autotuning is capped by tcp_rmem[2]/tcp_wmem[2]; rmem_max/wmem_max cap explicit SO_RCVBUF/SO_SNDBUF
     (NCCL_SOCKET_RCVBUF). A single TCP flow cannot exceed buffer / RTT.
     """
-    data_nics = [n for n in facts.netdevs if not n.virtual and n.speed_mbps]
-    if not data_nics:
+    data = fastest(data_nics(facts))
+    if data is None:
         return
-    nic = max(data_nics, key=lambda n: n.speed_mbps or 0)
+    nic = data.netdev
+    gbit = (nic.speed_mbps or 0) // 1000
     speed_bps = (nic.speed_mbps or 0) * 1_000_000
     bdp = speed_bps * RTT_IN_RACK_S / 8
     sysctls = facts.sysctls
@@ -70,31 +66,38 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
         if sysctls.get(key) is not None:
             evidence.append(Evidence(sysctls.origins.get(key, "sysctl"), str(sysctls.get(key))))
     small_tcp = min(rmem[2], wmem[2]) < 2 * bdp
-    small_core = carries and (core_r == DEFAULT_CORE_MAX or core_w == DEFAULT_CORE_MAX)
+    # rmem_max/wmem_max cap only an explicit SO_RCVBUF/SO_SNDBUF (NCCL_SOCKET_RCVBUF/SNDBUF), not autotuning
+    capped = []
+    for name, limit in (("NCCL_SOCKET_RCVBUF", core_r), ("NCCL_SOCKET_SNDBUF", core_w)):
+        setting = env_value(facts, name)
+        value = _int(setting.value) if setting else None
+        if value is not None and limit is not None and value > limit:
+            capped.append(f"{name}={value}")
+    small_core = bool(capped)
     if not small_tcp and not small_core:
-        yield Finding(PASS, "node", f"TCP buffers cover 2x BDP of {nic.name} ({nic.speed_mbps // 1000} Gb/s)",
+        yield Finding(PASS, "node", f"TCP buffers cover 2x BDP of {nic.name} ({gbit} Gb/s)",
                       evidence=tuple(evidence))
         return
     target = min(MAX_RECOMMENDED, max(MIN_RECOMMENDED, _next_pow2(2 * speed_bps * RTT_RECOMMEND_S / 8)))
     wanted = {"net.core.rmem_max": str(target), "net.core.wmem_max": str(target),
               "net.ipv4.tcp_rmem": f"4096 87380 {target}", "net.ipv4.tcp_wmem": f"4096 65536 {target}"}
     ceiling_gbps = min(rmem[2], wmem[2]) * 8 / RTT_IN_RACK_S / 1e9
-    severity = MEDIUM if carries else LOW
+    severity = MEDIUM if carries or small_core else LOW
     observed = f"tcp_rmem max {rmem[2]}, tcp_wmem max {wmem[2]}, rmem_max {core_r}, wmem_max {core_w}"
     yield Finding(
         severity, "net.ipv4.tcp_rmem" if small_tcp else "net.core.rmem_max",
-        f"TCP socket buffers too small for {nic.name} at {nic.speed_mbps // 1000} Gb/s",
+        f"TCP socket buffers too small for {nic.name} at {gbit} Gb/s",
         detail=(f"2x the bandwidth-delay product at {RTT_IN_RACK_S * 1000:g} ms RTT is {2 * bdp / 1e6:.1f} MB. "
                 f"TCP carries data here: {why}." if carries else
                 f"2x the bandwidth-delay product at {RTT_IN_RACK_S * 1000:g} ms RTT is {2 * bdp / 1e6:.1f} MB; "
                 f"this matters only for TCP traffic ({why})."),
         evidence=tuple(evidence),
         expected=f"tcp_rmem/tcp_wmem max >= {int(2 * bdp)} bytes"
-                 + ("; rmem_max/wmem_max above the 212992 default" if small_core else ""),
+                 + (f"; rmem_max/wmem_max >= {', '.join(capped)}" if small_core else ""),
         observed=observed,
         impact=Impact(30 if carries else 5,
                       f"one TCP flow is capped near {ceiling_gbps:.0f} Gb/s at {RTT_IN_RACK_S * 1000:g} ms RTT "
-                      f"on a {nic.speed_mbps // 1000} Gb/s link"),
+                      f"on a {gbit} Gb/s link"),
         fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
                        notes="Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms."),
         references=REFERENCES,

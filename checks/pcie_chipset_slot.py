@@ -34,6 +34,7 @@ AMD_CHIPSET_DEVICES = frozenset({0x57AD, 0x57A3, 0x57A4})
 #: A NIC counts as fast (worth a CPU slot) at this netdev speed (Mb/s) or link bandwidth (GB/s).
 FAST_NIC_MBPS = 25000
 FAST_NIC_LINK_GBPS = 7.8
+GDR_NOTE = "NCCL uses GPUDirect RDMA and PCIe P2P only at PIX or PXB."
 CHIPSET_UPLINK = "DMI 3.0 x4 (about 3.9 GB/s) or DMI 4.0 x8 (about 15.8 GB/s)"
 
 
@@ -44,6 +45,10 @@ def _fast_nic(facts: Facts, nic: PciDevice) -> bool:
         return True
     bw = link_bandwidth(nic.max_speed, nic.max_width)
     return bw is not None and bw >= FAST_NIC_LINK_GBPS
+
+
+def _path_source(dev: PciDevice) -> str:
+    return f"readlink -f /{dev.origin}" if dev.origin.startswith("sys/") else dev.origin
 
 
 def _no_path(dev: PciDevice) -> bool:
@@ -80,7 +85,7 @@ def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Fin
         return None
     if pch is not None:
         root, lpc = pch
-        evidence = (Evidence(root.attr("vendor") + ", address", f"{root.address} {root.name or ''}".strip()),
+        evidence: tuple[Evidence, ...] = (Evidence(root.attr("vendor") + ", address", f"{root.address} {root.name or ''}".strip()),
                     Evidence(lpc.attr("class"), f"0x{lpc.class_code or 0:06x} (ISA/LPC bridge at {lpc.address})"))
         related: tuple[str, ...] = (root.address, lpc.address)
         what = f"Intel PCH root port {root.address}"
@@ -110,15 +115,31 @@ def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevic
         nic, word = near
         names = [p.device for p in facts.rdma_of(nic.address)] or [n.name for n in facts.netdevs_of(nic.address)]
         parts.append(f"nearest NIC {nic.address}{' (' + names[0] + ')' if names else ''} at {word or 'unknown'}")
-        if word is not None:
-            detail = ("NCCL uses GPUDirect RDMA and PCIe P2P only at PIX or PXB; this pair "
-                      + ("qualifies." if word in GDR_WORDS else "does not (traffic bounces through host memory)."))
+        if word is not None and word not in GDR_WORDS:
+            detail = f"{GDR_NOTE} This GPU's nearest NIC is at {word}: its network traffic bounces through host memory."
     else:
         parts.append("no NIC found")
     return Finding(INFO, label, "; ".join(parts), detail=detail,
-                   evidence=(Evidence(gpu.attr("path"), "/".join(gpu.path)),),
+                   evidence=(Evidence(_path_source(gpu), " -> ".join(gpu.path)),),
                    references=REFERENCES, related=((root.address,) if root else ()) + (
                        (near[0].address,) if near else ()))
+
+
+def _summary(infos: list[Finding]) -> Finding:
+    """One info line for all GPUs: distinct hop/word patterns counted, each GPU listed in the detail."""
+    shapes: dict[str, int] = {}
+    for f in infos:
+        shape = f.title.split(";")[0].split(" to root port")[0]
+        word = f.title.rsplit(" at ", 1)[-1] if " at " in f.title else "no NIC"
+        key = f"{shape}, nearest NIC at {word}"
+        shapes[key] = shapes.get(key, 0) + 1
+    title = "GPU PCIe topology: " + "; ".join(f"{n} GPU{'s' if n != 1 else ''} with {k}" for k, n in shapes.items())
+    far = [f.subject for f in infos if f.detail]
+    tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {', '.join(far)}."] if far else [])
+    return Finding(INFO, "node", title,
+                   detail=" ".join([*(f"{f.subject}: {f.title}." for f in infos), *tail]),
+                   evidence=tuple(e for f in infos for e in f.evidence), references=REFERENCES,
+                   related=tuple(dict.fromkeys(r for f in infos for r in f.related)))
 
 
 @check("pcie.chipset_slot", "GPUs and fast NICs behind the chipset; switch hops and NCCL path words", "pcie")
@@ -144,9 +165,11 @@ def chipset_slot(facts: Facts) -> Iterator[Finding]:
         if finding is not None:
             found += 1
             yield finding
-    for gpu in gpus:
-        if not _no_path(gpu):
-            yield _topology_info(facts, gpu, gpu_label(facts, gpu.address), nics)
+    infos = [_topology_info(facts, g, gpu_label(facts, g.address), nics) for g in gpus if not _no_path(g)]
+    if len(infos) == 1:
+        yield infos[0]
+    elif infos:
+        yield _summary(infos)
     if blind:
         yield Finding(UNKNOWN, "node", f"upstream PCI path not recorded for {len(blind)} device(s)",
                       detail=f"{', '.join(blind)}: the sysfs link to the device folder is missing or trimmed, so "

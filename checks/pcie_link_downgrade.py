@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from checks._pcie import (
     Link,
@@ -21,7 +21,19 @@ from checks._pcie import (
 )
 from doctor.facts import Facts, PciDevice
 from doctor.facts.util import link_bandwidth
-from doctor.findings import INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, severity_order
+from doctor.findings import (
+    INFO,
+    LOW,
+    MEDIUM,
+    PASS,
+    UNKNOWN,
+    Evidence,
+    Finding,
+    Fix,
+    Impact,
+    cmd,
+    severity_order,
+)
 from doctor.registry import check
 
 REFERENCES = (
@@ -245,12 +257,24 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
                           confidence=0.5)
         return
     fine = 0
+    idle: list[Finding] = []
     for subject in subjects:
         finding = _assess(facts, subject)
         if finding is None:
             fine += 1
+        elif finding.severity == INFO and finding.title.startswith("idle GPU"):
+            idle.append(finding)
         else:
             yield finding
+    if len(idle) == 1:
+        yield idle[0]
+    elif idle:
+        yield replace(idle[0], subject="node",
+                      title=f"{len(idle)} idle GPUs parked at reduced link speed (power saving); re-check under load",
+                      detail=idle[0].detail + " GPUs: " + ", ".join(f"{f.subject} at {f.observed}" for f in idle) + ".",
+                      evidence=tuple(e for f in idle for e in f.evidence[:1]) + idle[0].evidence[-1:],
+                      observed="; ".join(f"{f.subject}: {f.observed}" for f in idle),
+                      related=tuple(r for f in idle for r in f.related))
     if fine:
         yield Finding(PASS, "node", f"{fine} GPU/NIC path{'s' if fine != 1 else ''} at expected speed and width",
                       evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects)} devices checked"),))

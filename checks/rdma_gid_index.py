@@ -81,6 +81,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
     hca = env_value(facts, "NCCL_IB_HCA")
     hca_list = parse_list(hca.value) if hca else None
     env_ev = [Evidence(src, val) for s in settings.values() if s for src, val in s.evidence]
+    forced_hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]] = {}
     for port in ports:
         if not port.gids:
             yield Finding(UNKNOWN, port.name, f"GID table of {port.name} not recorded",
@@ -107,25 +108,8 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             elif _foreign_ndev(facts, port, gid.ndev):
                 problem = f"an entry of netdev {gid.ndev}, not of this port ({', '.join(sorted(own)) or '?'})"
             better = choose_gid(port, NcclGidEnv(None, env.addr_family, env.addr_range, env.roce_version))
-            if problem and forced is not None:
-                yield Finding(
-                    HIGH, port.name, f"NCCL_IB_GID_INDEX={choice.index} forces {problem} on {port.name}",
-                    detail=(f"NCCL uses GID index {choice.describe} on {port.name}. Connections fail or hang "
-                            "(ibv_modify_qp failed; NCCL hints that the incorrect GID index is forced). "
-                            f"Left unset, NCCL would pick {better.describe}."),
-                    evidence=evidence, expected=f"NCCL_IB_GID_INDEX unset (auto pick {better.describe})",
-                    observed=f"forced index {choice.describe} via {_where(forced)}",
-                    impact=Impact(90, "multi-node NCCL and KV transfer over this port time out or fail"),
-                    fix=_unset_fix(forced), references=REFERENCES, related=tuple(sorted(own)))
-            elif forced is not None:
-                yield Finding(
-                    LOW, port.name, f"NCCL_IB_GID_INDEX={choice.index} is set (usable on {port.name})",
-                    detail=("The entry is a valid routable GID today, but NCCL >= 2.21 documents that the variable "
-                            "should not be set; a fixed index breaks when tables differ across nodes (pods, "
-                            f"VLANs, SLAAC). Auto selection would pick {better.describe}."),
-                    evidence=evidence, expected="NCCL_IB_GID_INDEX unset", observed=_where(forced),
-                    impact=Impact(5, "fragile across nodes whose GID tables differ"),
-                    fix=_unset_fix(forced), references=REFERENCES, related=tuple(sorted(own)))
+            if forced is not None:
+                forced_hits.setdefault(problem or "", []).append((port, choice.describe, better.describe, own))
             continue
         gid = choice.gid
         if valid(gid) and (version(gid) == env.roce_version):
@@ -166,3 +150,36 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
                            "::ffff: GIDs of both RoCE versions), or set NCCL_IB_ADDR_FAMILY=AF_INET6 deliberately "
                            "when the fabric is IPv6-only; exclude an unused port with NCCL_IB_HCA=^=<dev>.")),
             references=REFERENCES, related=tuple(sorted(own)))
+    forced = settings["NCCL_IB_GID_INDEX"]
+    if forced is not None:
+        yield from _forced_findings(forced, forced_hits, env_ev)
+
+
+def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]],
+                     env_ev: list[Evidence]) -> Iterator[Finding]:
+    """One finding per kind of problem a forced NCCL_IB_GID_INDEX causes, listing every port it hits."""
+    for problem, rows in sorted(hits.items()):
+        names = [port.name for port, _, _, _ in rows]
+        subject = names[0] if len(names) == 1 else "NCCL_IB_GID_INDEX"
+        where = names[0] if len(names) == 1 else f"{len(names)} ports ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+        evidence = tuple(_table_evidence(port) for port, _, _, _ in rows[:4]) + tuple(env_ev)
+        per_port = "; ".join(f"{port.name}: uses {used}, auto would pick {auto}" for port, used, auto, _ in rows)
+        related = tuple(names) + tuple(sorted({n for _, _, _, own in rows for n in own}))
+        if problem:
+            yield Finding(
+                HIGH, subject, f"{forced.name}={forced.value} forces {problem} on {where}",
+                detail=(f"{per_port}. Connections fail or hang (ibv_modify_qp failed; NCCL hints that the incorrect "
+                        "GID index is forced)."),
+                evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
+                observed=f"forced via {_where(forced)}",
+                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail"),
+                fix=_unset_fix(forced), references=REFERENCES, related=related)
+        else:
+            yield Finding(
+                LOW, subject, f"{forced.name}={forced.value} is set (a usable entry on {where})",
+                detail=("The entry is a valid routable GID today, but NCCL >= 2.21 documents that the variable should "
+                        "not be set; a fixed index breaks when tables differ across nodes (pods, VLANs, SLAAC). "
+                        f"{per_port}."),
+                evidence=evidence, expected="NCCL_IB_GID_INDEX unset", observed=_where(forced),
+                impact=Impact(5, "fragile across nodes whose GID tables differ"),
+                fix=_unset_fix(forced), references=REFERENCES, related=related)

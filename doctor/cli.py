@@ -221,8 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args_list = ["tui"]
             else:
                 args_list = ["check"]
-        elif args_list[0] not in {"check", "collect", "checks", *externals} and not args_list[0].startswith("-"):
-            args_list = ["check", *args_list]  # `gnd SOURCE` means `gnd check SOURCE`
+        elif args_list[0] not in {"check", "collect", "checks", *externals} and \
+                args_list[0] not in ("-h", "--help", "--version"):
+            args_list = ["check", *args_list]  # `gnd SOURCE` and `gnd --format json` mean `gnd check ...`
         args = parser.parse_args(args_list)
         if args.command == "check":
             return run_check(args)

@@ -13,20 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+import re
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-COL_W = 186
+COL_W = 212
 COL_GAP = 14
 GROUP_GAP = 30
-INDENT = 16
+INDENT = 20
 BOX_H = 46
 SMALL_H = 34
 ROW_GAP = 10
 TOP = 10
 NUMA_H = 44
 FONT = 11
-CHAR_W = 6.3  # average advance at FONT px, for truncation
+CHAR_W = 6.1  # average advance at FONT px (DejaVu Sans), for truncation
 LEGEND_H = 72
 
 COLOURS = {
@@ -36,6 +37,8 @@ COLOURS = {
 }
 SEVERITY_COLOURS = {"critical": "#c92a2a", "high": "#e8590c", "medium": "#f08c00", "low": "#1971c2",
                     "unknown": "#862e9c", "info": "#868e96"}
+#: Related devices beyond which a finding is node-wide and marks only its subject
+MAX_RELATED = 4
 #: Name fragments of chipset (PCH) root ports (checks-spec §3); a display hint only
 CHIPSET_WORDS = ("PCH", "Chipset", "chipset")
 
@@ -64,8 +67,9 @@ class Link:
             return "link ?"
         if self.state == "ok":
             return f"{cur} (full)"
-        suffix = " idle" if self.state == "parked" else ""
-        return f"{cur} of {cap}{suffix}"
+        if self.state == "parked":
+            return f"{cur} (max {_fmt_speed(self.cap_speed)}) idle"
+        return f"{cur} (max {_fmt_speed(self.cap_speed)} x{self.cap_width})"
 
 
 def _num(value: object) -> float | None:
@@ -145,6 +149,24 @@ class _Marks:
     severity: dict[str, str]
 
 
+_PCI_RE = re.compile(r"\b(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b")
+_GPU_RE = re.compile(r"\bgpu\s*#?(\d+)\b")
+_TOKEN_RE = re.compile(r"[a-z][a-z0-9_]*\d[a-z0-9_]*(?:/\d+)?")
+
+
+def finding_keys(name: str) -> set[str]:
+    """Device keys a finding's subject or related entry names: PCI addresses, GPU N, netdev/RDMA names."""
+    low = name.strip().lower()
+    keys = {low} if low else set()
+    keys |= {_key(m) for m in _PCI_RE.findall(low)}
+    keys |= {f"gpu {m}" for m in _GPU_RE.findall(low)}
+    for tok in _TOKEN_RE.findall(low):
+        keys.add(tok)
+        if "/" in tok:
+            keys.add(tok.split("/")[0])
+    return keys
+
+
 def _marks(findings: Iterable[Any]) -> _Marks:
     ranks: dict[str, list[int]] = {}
     severity: dict[str, str] = {}
@@ -153,10 +175,12 @@ def _marks(findings: Iterable[Any]) -> _Marks:
         sev = getattr(f, "severity", "")
         if sev not in SEVERITY_COLOURS or sev == "info":
             continue
-        for name in (getattr(f, "subject", ""), *getattr(f, "related", ())):
-            key = _key(str(name))
-            if not key:
-                continue
+        keys = finding_keys(str(getattr(f, "subject", "")))
+        related = [finding_keys(str(r)) for r in getattr(f, "related", ())]
+        if len(related) <= MAX_RELATED:  # a finding naming every device says nothing about where
+            for k in related:
+                keys |= k
+        for key in keys:
             ranks.setdefault(key, [])
             rank = int(getattr(f, "rank", 0) or 0)
             if rank and rank not in ranks[key]:
@@ -191,7 +215,8 @@ class _Canvas:
     def text(self, x: float, y: float, text: str, size: float = FONT, colour: str = COLOURS["text"],
              weight: str = "normal", anchor: str = "start", max_w: float | None = None) -> None:
         if max_w is not None:
-            limit = max(4, int(max_w / (CHAR_W * size / FONT)))
+            advance = CHAR_W * size / FONT * (1.12 if weight == "bold" else 1.0)
+            limit = max(4, int(max_w / advance))
             if len(text) > limit:
                 text = text[: limit - 1] + "…"
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" '
@@ -219,33 +244,37 @@ def _describe(dev: dict[str, Any], labels: _Labels) -> tuple[str, str, str, list
     """(kind, title line, detail line, lookup keys) for one device box."""
     addr = str(dev.get("address") or "?")
     kind = str(dev.get("kind") or "")
-    keys = [addr.lower(), addr.lower()[5:] if addr.startswith("0000:") else addr.lower()]
+    keys = [_key(addr)]
     if kind == "gpu" or addr in labels.gpu:
         g = labels.gpu.get(addr, {})
         idx = g.get("index")
         title = f"GPU {idx}" if idx is not None else "GPU"
         if idx is not None:
-            keys += [f"gpu {idx}", f"gpu{idx}", str(idx)]
+            keys.append(f"gpu {idx}")
         if g.get("uuid"):
             keys.append(str(g["uuid"]).lower())
-        return "gpu", f"{title}  {addr}", str(g.get("name") or _short_name(str(dev.get("name") or ""))), keys
+        model = str(g.get("name") or _short_name(str(dev.get("name") or "")))
+        model = model[len("NVIDIA "):] if model.startswith("NVIDIA ") else model
+        return "gpu", title, f"{addr} · {model}", keys
     if kind == "nic" or addr in labels.nic:
         n = labels.nic.get(addr, {})
         netdevs = [str(x) for x in n.get("netdevs") or []]
         rdma = [str(x) for x in n.get("rdma") or []]
         keys += [x.lower() for x in netdevs] + [x.lower() for x in rdma] + [x.split("/")[0].lower() for x in rdma]
-        ident = ", ".join(netdevs + [r.split("/")[0] for r in rdma]) or _short_name(str(dev.get("name") or ""))
+        ident = " · ".join(netdevs[:1] + [r.split("/")[0] for r in rdma[:1]]) or "NIC"
         speed = n.get("speed_mbps")
-        detail = _short_name(str(dev.get("name") or "NIC"))
+        detail = addr
         if isinstance(speed, (int, float)) and speed > 0:
             detail += f" · {speed / 1000:g} Gb/s"
-        return "nic", f"NIC  {addr}", f"{ident} · {detail}" if ident != detail else detail, keys
+        else:
+            detail += " · " + _short_name(str(dev.get("name") or ""))
+        return "nic", ident, detail, keys
     port = str(dev.get("port_type") or "")
     if port == "Root Port":
-        return "root", f"Root port  {addr}", str(dev.get("host_bridge") or ""), keys
+        return "root", f"Root port {addr}", str(dev.get("host_bridge") or ""), keys
     if port == "Upstream Port":
-        return "switch", f"PCIe switch  {addr}", _short_name(str(dev.get("name") or "")), keys
-    return "other", f"{port or 'Device'}  {addr}", _short_name(str(dev.get("name") or "")), keys
+        return "switch", f"Switch {addr}", _short_name(str(dev.get("name") or "")), keys
+    return "other", f"{port or 'Device'} {addr}", _short_name(str(dev.get("name") or "")), keys
 
 
 def _is_chipset(dev: dict[str, Any]) -> bool:
@@ -324,6 +353,8 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> 
                     1.4, "5,3" if chipset else "")
         for node, depth, upper in col.rows:
             kind, title, detail, keys = _describe(node.dev, labels)
+            if node.via is not None:  # the folded downstream port is part of this box's link
+                keys.append(_key(str(node.via.get("address") or "")))
             bx = cx + depth * INDENT
             bw = COL_W - depth * INDENT
             has_link = upper is not None
@@ -342,31 +373,35 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> 
                     colour, dash = COLOURS["muted"], "2,2"
                 if chipset:
                     colour, dash = COLOURS["warn"], "5,3"
-                canvas.line([(tx, ty), (tx, y + h / 2), (bx, y + h / 2)], colour, lw, dash)
+                trunk = COLOURS["warn"] if chipset else COLOURS["line"]
+                canvas.line([(tx, ty), (tx, y + h / 2)], trunk, 1.4, "5,3" if chipset else "")
+                canvas.line([(tx, y + h / 2), (bx, y + h / 2)], colour, lw, dash)
             fill, edge = {"gpu": (COLOURS["gpu"], COLOURS["gpu_edge"]), "nic": (COLOURS["nic"], COLOURS["nic_edge"]),
                           "root": (COLOURS["root"], COLOURS["edge"]), "switch": (COLOURS["switch"], COLOURS["edge"])
                           }.get(kind, (COLOURS["other"], COLOURS["edge"]))
             sev = _worst(marks.severity.get(k) for k in keys)
             ranks = sorted({r for k in keys for r in marks.ranks.get(k, [])})
             stroke_w = 1.2
+            if link is not None and link.state == "degraded":
+                edge, stroke_w = COLOURS["warn"], 2.2
             if sev:
                 edge, stroke_w = SEVERITY_COLOURS[sev], 2.6
             canvas.rect(bx, y, bw, h, fill, edge, stroke_w, dash="5,3" if chipset and kind == "root" else "")
-            canvas.text(bx + 7, y + 14, title, weight="bold", max_w=bw - 14 - (26 if ranks else 0))
+            badge = "#" + ",".join(map(str, ranks[:2])) + ("+" if len(ranks) > 2 else "") if ranks else ""
+            bw_badge = 8 + 6.2 * len(badge) if badge else 0.0
+            canvas.text(bx + 7, y + 14, title, weight="bold", max_w=bw - 14 - bw_badge)
             canvas.text(bx + 7, y + 28, detail, size=10, colour=COLOURS["sub"], max_w=bw - 14)
             if link is not None:
                 colour = {"degraded": COLOURS["warn"], "parked": COLOURS["muted"]}.get(link.state, COLOURS["sub"])
                 prefix = "\u25bc " if link.state == "degraded" else ""
                 canvas.text(bx + 7, y + 41, prefix + link.label(), size=10, colour=colour,
                             weight="bold" if link.state == "degraded" else "normal", max_w=bw - 14)
-            if ranks:
-                badge = "#" + ",".join(map(str, ranks[:3]))
-                bw_badge = 8 + 6.2 * len(badge)
+            if badge:
                 canvas.rect(bx + bw - bw_badge - 4, y + 3, bw_badge, 15, SEVERITY_COLOURS[sev or "info"],
                             SEVERITY_COLOURS[sev or "info"], 1, rx=7)
                 canvas.text(bx + bw - 4 - bw_badge / 2, y + 14, badge, size=10, colour="#fff", weight="bold",
                             anchor="middle")
-            centres[id(node)] = (bx + 10, y + h)
+            centres[id(node)] = (bx + 8, y + h)
             y += h + ROW_GAP
         max_y = max(max_y, y)
 

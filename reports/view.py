@@ -104,7 +104,8 @@ def at_stake(findings: list[Finding]) -> float:
         if f.severity in PROBLEMS:
             share = max(0.0, min(100.0, f.impact.score)) / 100 * max(0.0, min(1.0, f.confidence))
             kept *= 1 - share
-    return round((1 - kept) * 100, 1)
+    share = round((1 - kept) * 100, 1)
+    return min(share, 99.0) if kept > 0 else 100.0  # "up to 100 %" only when one finding says so
 
 
 def sentence(f: Finding) -> str:

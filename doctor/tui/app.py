@@ -10,10 +10,11 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical, VerticalScroll
+from textual.notifications import SeverityLevel
 from textual.widgets import ContentSwitcher, DataTable, Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from doctor.findings import PASS, Finding, severity_order
+from doctor.findings import Finding, severity_order
 from doctor.runner import Result
 from doctor.tui import export as exporter
 from doctor.tui.clipboard import copy_local
@@ -22,12 +23,12 @@ from doctor.tui.model import (
     CATEGORY_FILTERS,
     SEVERITY_FILTERS,
     RunDiff,
+    about_device,
     category_label,
     clean,
     diff_runs,
     filter_findings,
     fix_script,
-    related_to,
 )
 from doctor.tui.render import (
     Palette,
@@ -53,7 +54,8 @@ CSS = """
 #left { height: 2fr; }
 #table { height: 1fr; }
 #detail-scroll, #device-scroll { height: 3fr; border-top: solid $accent; padding: 0 1; }
-#tree { height: 2fr; }
+#tree { height: 3fr; overflow-x: hidden; }
+#device-scroll { height: 2fr; }
 Screen.-wide #findings-view, Screen.-wide #topology-view { layout: horizontal; }
 Screen.-wide #left, Screen.-wide #tree { width: 3fr; height: 1fr; }
 Screen.-wide #detail-scroll, Screen.-wide #device-scroll {
@@ -79,17 +81,27 @@ def prefers_light(environ: dict[str, str] | None = None) -> bool:
     return bg.isdigit() and int(bg) in (7, 15)
 
 
+class FindingsTable(DataTable[Any]):
+    """The findings table; tells the app when its width changes so columns are re-fitted."""
+
+    fitted_width = 0
+
+    def on_resize(self) -> None:
+        if self.size.width != self.fitted_width:
+            self.app.call_after_refresh(self.app.fill_table)  # type: ignore[attr-defined]
+
+
 class DoctorApp(App[int]):
     """Interactive triage over one source. ``loader`` runs the checks (in a worker thread)."""
 
     TITLE = "gpu-node-doctor"
     CSS = CSS
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=False),
+        Binding("enter", "open", "Details", key_display="⏎"),
         Binding("c", "copy", "Copy fix"),
-        Binding("s", "severity", "Severity"),
-        Binding("f", "category", "Category"),
+        Binding("s", "severity", "Severity", show=False),
+        Binding("f", "category", "Area", show=False),
         Binding("t", "topology", "Topology"),
         Binding("r", "rerun", "Re-run"),
         Binding("d", "diff", "Diff", show=False),
@@ -111,8 +123,15 @@ class DoctorApp(App[int]):
         self.running = False
         self.status = ""
         self.exported: list[str] = []
+        #: (title, message) of every notification shown, oldest first
+        self.notices: list[tuple[str, str]] = []
         if prefers_light():
             self.theme = "textual-light"
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        self.notices.append((title, message))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # --- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -121,8 +140,9 @@ class DoctorApp(App[int]):
             with Container(id=FINDINGS):
                 with Vertical(id="left"):
                     yield Static(id="filters", markup=False)
-                    yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
-                with VerticalScroll(id="detail-scroll"):
+                    yield FindingsTable(id="table", cursor_type="row", zebra_stripes=True)
+                with VerticalScroll(id="detail-scroll") as detail:
+                    detail.border_title = "⏎ full screen · c copy fix · Tab scroll"
                     yield Static(id="detail", markup=False)
             with Container(id=TOPOLOGY):
                 tree: Tree[TopoNode | None] = Tree("PCIe topology", id="tree")
@@ -130,16 +150,17 @@ class DoctorApp(App[int]):
                 tree.auto_expand = False
                 tree.guide_depth = 2
                 yield tree
-                with VerticalScroll(id="device-scroll"):
+                with VerticalScroll(id="device-scroll") as pane:
+                    pane.border_title = "⏎ jump to its findings · t back to the list"
                     yield Static(id="device", markup=False)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     @property
     def table(self) -> DataTable[Any]:
         return self.screen_stack[0].query_one("#table", DataTable)
 
     @property
-    def tree(self) -> Tree[TopoNode | None]:
+    def topo_tree(self) -> Tree[TopoNode | None]:
         return self.screen_stack[0].query_one("#tree", Tree)
 
     def _static(self, ident: str) -> Static:
@@ -153,9 +174,6 @@ class DoctorApp(App[int]):
         self.theme_changed_signal.subscribe(self, lambda _theme: self.redraw())
         self.table.focus()
         self.start_run()
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.fill_table)
 
     # --- running the checks --------------------------------------------------------------------
     def start_run(self) -> None:
@@ -192,7 +210,7 @@ class DoctorApp(App[int]):
             self.previous = self.result
             self.diff = diff_runs(self.previous.findings, result.findings)
         self.result = result
-        self.status = f"re-run: {self.diff.summary} (d)" if self.diff else ""
+        self.status = f"re-run: {len(self.diff.fixed)} fixed, {len(self.diff.new)} new (d)" if self.diff else ""
         self.redraw()
         if self.diff is not None:
             self.push_screen(DiffScreen(diff_text(self.diff, self.palette)))
@@ -221,13 +239,17 @@ class DoctorApp(App[int]):
         self._static("filters").update(filter_text(self.severity_filter, self.category_filter, len(self.shown),
                                                    len(self.result.findings), pal))
         width = max(table.size.width or self.size.width, 40)
-        fixed = 3 + 8 + 7 + 2 * 5 + 2  # rank, severity, category, cell padding, scrollbar
-        subject_w = min(max((len(f.subject) for f in self.shown), default=7), max(12, (width - fixed) * 2 // 5))
+        if isinstance(table, FindingsTable):
+            table.fitted_width = table.size.width
+        narrow = width < 100
+        fixed = 3 + 8 + (0 if narrow else 7) + 2 * (4 if narrow else 5) + 4  # columns, padding, scrollbar
+        subject_w = min(max((len(f.subject) for f in self.shown), default=7), max(12, (width - fixed) // 3), 28)
         title_w = max(10, width - fixed - subject_w)
         table.clear(columns=True)
         table.add_column("#", width=3, key="rank")
         table.add_column("Severity", width=8, key="severity")
-        table.add_column("Area", width=7, key="category")
+        if not narrow:
+            table.add_column("Area", width=7, key="category")
         table.add_column("Subject", width=subject_w, key="subject")
         table.add_column("Problem", width=title_w, key="title")
         for i, f in enumerate(self.shown):
@@ -235,8 +257,9 @@ class DoctorApp(App[int]):
             subject.truncate(subject_w, overflow="ellipsis")
             title = Text(clean(f.title).replace("\n", " "))
             title.truncate(title_w, overflow="ellipsis")
-            table.add_row(Text(str(f.rank), justify="right"), severity_cell(f.severity, pal),
-                          Text(category_label(f.category)), subject, title, key=str(i))
+            area = [] if narrow else [Text(category_label(f.category))]
+            table.add_row(Text(str(f.rank), justify="right"), severity_cell(f.severity, pal), *area,
+                          subject, title, key=str(i))
         row = next((i for i, f in enumerate(self.shown) if keep and (f.check, f.subject) == keep), 0)
         if self.shown:
             table.move_cursor(row=row)
@@ -272,15 +295,14 @@ class DoctorApp(App[int]):
         self.action_open()
 
     def fill_tree(self) -> None:
-        tree = self.tree
+        tree = self.topo_tree
         tree.clear()
         if self.result is None:
             return
         pal = self.palette
-        findings = [f for f in self.result.findings if f.severity != PASS]
 
         def add(parent: TreeNode[TopoNode | None], node: TopoNode) -> None:
-            mine = [f for f in findings if related_to(f, node.names)] if node.names else []
+            mine = about_device(self.result.findings, node.names) if self.result and node.names else []
             worst = min((f.severity for f in mine), key=severity_order, default="")
             label = topo_label(node, pal, len(mine), worst)
             if node.children:
@@ -299,7 +321,7 @@ class DoctorApp(App[int]):
     def device_findings(self, node: TopoNode) -> list[Finding]:
         if self.result is None or not node.names:
             return []
-        return [f for f in self.result.findings if f.severity != PASS and related_to(f, node.names)]
+        return about_device(self.result.findings, node.names)
 
     @on(Tree.NodeHighlighted, "#tree")
     def _node_highlighted(self, event: Tree.NodeHighlighted[TopoNode | None]) -> None:
@@ -375,7 +397,7 @@ class DoctorApp(App[int]):
     def action_topology(self) -> None:
         switcher = self.screen_stack[0].query_one("#views", ContentSwitcher)
         switcher.current = TOPOLOGY if self.view == FINDINGS else FINDINGS
-        (self.tree if switcher.current == TOPOLOGY else self.table).focus()
+        (self.topo_tree if switcher.current == TOPOLOGY else self.table).focus()
 
     def action_rerun(self) -> None:
         self.start_run()

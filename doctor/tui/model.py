@@ -96,7 +96,24 @@ def fix_script(f: Finding) -> str:
     return clean("\n".join(lines)) + "\n" if (f.fix.runtime or f.fix.persistent) else ""
 
 
+def _mentions(text: str, names: Sequence[str]) -> bool:
+    return any(re.search(rf"(?<![\w:.]){re.escape(n)}(?![\w])", text) for n in names if n)
+
+
+def relevance(f: Finding, names: Sequence[str]) -> int:
+    """2 when ``f``'s subject names one of ``names`` (a PCI address, netdev or RDMA device), 1 when its
+    title, related items or evidence do, 0 when it is not about them."""
+    if _mentions(f.subject, names):
+        return 2
+    return int(_mentions(" ".join([f.title, *f.related, *(e.source for e in f.evidence)]), names))
+
+
 def related_to(f: Finding, names: Sequence[str]) -> bool:
-    """Whether ``f`` is about one of ``names`` (a PCI address, netdev or RDMA device) as a whole word."""
-    hay = " ".join([f.subject, f.title, *f.related, *(e.source for e in f.evidence)])
-    return any(re.search(rf"(?<![\w:.]){re.escape(n)}(?![\w])", hay) for n in names if n)
+    """Whether ``f`` is about one of ``names`` at all."""
+    return relevance(f, names) > 0
+
+
+def about_device(findings: Iterable[Finding], names: Sequence[str]) -> list[Finding]:
+    """Problems about a device, those naming it as their subject first, then in rank order."""
+    scored = [(relevance(f, names), f) for f in findings if f.severity not in NOT_PROBLEMS]
+    return [f for r, f in sorted(scored, key=lambda x: (-x[0], x[1].rank)) if r]

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
 from doctor.tui.model import CATEGORY_FILTERS, SEVERITY_FILTERS, RunDiff, category_label, clean
-from doctor.tui.topology import BAD, IDLE, TopoNode
+from doctor.tui.topology import BAD, IDLE, TopoNode, walk
 
 #: severity -> (theme variable, extra style)
 _SEVERITY_STYLE = {CRITICAL: ("error", "bold reverse"), HIGH: ("error", "bold"), MEDIUM: ("warning", ""),
@@ -88,7 +88,7 @@ def filter_text(severity: int, category: int, shown: int, total: int, pal: Palet
     t.append("  severity: ", style=pal.muted)
     t.append(sev, style="bold" if severity else "")
     t.append(" (s)", style=pal.muted)
-    t.append("  category: ", style=pal.muted)
+    t.append("  area: ", style=pal.muted)
     t.append(cat, style="bold" if category else "")
     t.append(" (f)", style=pal.muted)
     return t
@@ -159,8 +159,6 @@ def finding_text(f: Finding, pal: Palette, full: bool = False) -> Text:
             t.append("  " + clean(r) + "\n")
     if f.confidence < 1.0:
         t.append(f"\nConfidence {f.confidence:.0%}\n", style=pal.muted)
-    if not full and f.severity not in (PASS, INFO):
-        t.append("\nEnter: full screen   c: copy fix   Tab: scroll here\n", style=pal.muted)
     return t
 
 
@@ -169,11 +167,13 @@ def topo_label(node: TopoNode, pal: Palette, finding_count: int = 0, worst: str 
     style = {BAD: f"bold {pal.colour('error')}".strip(), IDLE: pal.colour("warning")}.get(node.link, "")
     if node.kind == "numa":
         style = pal.heading
-    t.append(clean(node.label), style=style)
+    t.append(clean(node.head), style=style)
     if node.link == BAD:
-        t.append("  ◀ degraded link", style=f"bold {pal.colour('error')}".strip())
+        t.append(" ◀ degraded", style=f"bold {pal.colour('error')}".strip())
     if finding_count:
-        t.append(f"  [{finding_count} finding{'s' if finding_count != 1 else ''}]", style=pal.severity(worst))
+        t.append(f"  {finding_count} finding{'s' if finding_count != 1 else ''}", style=pal.severity(worst))
+    if node.tail:
+        t.append("  " + clean(node.tail), style=pal.muted if node.kind != "numa" else pal.heading)
     return t
 
 
@@ -181,6 +181,15 @@ def device_text(node: TopoNode, findings: Sequence[Finding], pal: Palette) -> Te
     """The topology side pane: the selected device and the findings about it."""
     t = Text()
     t.append(clean(node.label) + "\n", style="bold")
+    if node.kind == "numa":
+        below = walk(node.children)
+        gpus, nics = sum(n.kind == "gpu" for n in below), sum(n.kind == "nic" for n in below)
+        bad = [n for n in below if n.link == BAD]
+        t.append(f"{sum(n.kind == 'root' for n in below)} root ports, {gpus} GPUs, {nics} NICs on this node\n")
+        if bad:
+            t.append(f"{len(bad)} degraded link{'s' if len(bad) != 1 else ''}: ", style=pal.colour("error"))
+            t.append(", ".join(clean(n.head) for n in bad) + "\n")
+        return t
     dev = node.device or {}
     if dev:
         for label, value in (("link", node.link_text), ("port type", dev.get("port_type")),
@@ -199,8 +208,6 @@ def device_text(node: TopoNode, findings: Sequence[Finding], pal: Palette) -> Te
     for f in problems:
         t.append(f"  {f.severity.upper():8} ", style=pal.severity(f.severity))
         t.append(clean(f.title) + "\n")
-    if problems:
-        t.append("\nEnter: show the first one in the findings list\n", style=pal.muted)
     return t
 
 

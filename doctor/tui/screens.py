@@ -29,7 +29,7 @@ Findings view
   Enter             the selected finding in full screen
   c                 copy the fix commands (OSC 52 clipboard)
   s                 severity filter: all but pass, critical, high, …
-  f                 category filter: all, PCIe, NUMA, network, RDMA, runtime, GPU
+  f                 area (category) filter: all, PCIe, NUMA, network, RDMA, runtime, GPU
   Tab               move focus to the detail pane (then ↑ ↓ scroll it)
 
 Topology view (t)
@@ -76,7 +76,7 @@ class FindingScreen(_Closable):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="modal-body", id="finding-full"):
             yield Static(self.text, markup=False)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def action_copy(self) -> None:
         app: DoctorApp = self.app  # type: ignore[assignment]
@@ -93,7 +93,7 @@ class DiffScreen(_Closable):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="modal-body", id="diff"):
             yield Static(self.text, markup=False)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
 
 class HelpScreen(_Closable):
@@ -105,7 +105,7 @@ class HelpScreen(_Closable):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="modal-body", id="help"):
             yield Static(Text(HELP), markup=False)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
 
 class ExportScreen(ModalScreen[tuple[str, str] | None]):

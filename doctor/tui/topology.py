@@ -21,13 +21,18 @@ OK, BAD, IDLE = "ok", "bad", "idle"
 class TopoNode:
     """One line of the tree. ``device`` is the inventory entry (None for a NUMA node)."""
 
-    label: str
+    head: str  # kind, address, link: always visible
+    tail: str  # names: cut first on a narrow screen
     kind: str  # numa, root, switch, bridge, gpu, nic
     device: dict[str, Any] | None = None
     link: str = OK  # ok, bad (trained below what both ends support), idle (speed only, GPU idle)
     link_text: str = ""
     names: tuple[str, ...] = ()  # address, netdevs, RDMA devices: what findings call it
     children: list[TopoNode] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.head}  {self.tail}" if self.tail else self.head
 
 
 def speed_text(speed: float | None, width: int | None) -> str:
@@ -107,8 +112,8 @@ def build_topology(inventory: Mapping[str, Any]) -> list[TopoNode]:
         else:
             kind, label = "bridge", "Bridge"
         extra = " ".join(n for n in names[1:] if "/" not in n)
-        parts = [label, addr, text, extra, _short_name(dev.get("name"))]
-        nodes[addr] = TopoNode(label="  ".join(p for p in parts if p), kind=kind, device=dev, link=state,
+        tail = "  ".join(p for p in (extra, _short_name(dev.get("name"))) if p)
+        nodes[addr] = TopoNode(head=f"{label}  {addr}  {text}", tail=tail, kind=kind, device=dev, link=state,
                                link_text=text, names=tuple(dict.fromkeys(names)))
     roots: list[TopoNode] = []
     for addr, node in nodes.items():
@@ -128,11 +133,11 @@ def build_topology(inventory: Mapping[str, Any]) -> list[TopoNode]:
     out: list[TopoNode] = []
     for numa_id in sorted(by_numa, key=lambda n: (n is None, n if n is not None else 0)):
         if numa_id is None:
-            label = "NUMA unknown (firmware reports no node)"
+            head, tail = "NUMA unknown", "(firmware reports no node)"
         else:
             cl = cpus.get(numa_id)
-            label = f"NUMA {numa_id}" + (f"  CPUs {cl}" if cl else "")
-        out.append(TopoNode(label=label, kind="numa", children=by_numa[numa_id]))
+            head, tail = f"NUMA {numa_id}", (f"CPUs {cl}" if cl else "")
+        out.append(TopoNode(head=head, tail=tail, kind="numa", children=by_numa[numa_id]))
     return out
 
 

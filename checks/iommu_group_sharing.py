@@ -1,0 +1,68 @@
+"""iommu.group_sharing: a GPU's IOMMU group holding other devices (another GPU, an NVMe) than its own functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._pcie import gpu_label, group_members, uses_vfio
+from doctor.facts import Facts, PciDevice
+from doctor.findings import INFO, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.kernel.org/driver-api/vfio.html",
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs",
+)
+@check("iommu.group_sharing", "GPUs sharing an IOMMU group with other devices", "iommu")
+def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
+    """A GPU whose IOMMU group also holds devices other than its own functions and bridges (another
+    GPU, an NVMe, a NIC): the group can only be passed through whole. Medium on VFIO hosts, else info.
+    """
+    if facts.host.is_vm:
+        return
+    gpus = sorted(facts.pci.gpus, key=lambda d: d.address)
+    grouped = [g for g in gpus if g.iommu_group]
+    if not grouped:
+        return
+    vfio, why = uses_vfio(facts)
+    shared: list[tuple[str, list[PciDevice], list[PciDevice]]] = []
+    for group in sorted({g.iommu_group for g in grouped if g.iommu_group}, key=lambda n: (len(n), n)):
+        members = group_members(facts, group)
+        in_group = [g for g in grouped if g.iommu_group == group]
+        bases = {g.function_base for g in in_group}
+        others = [m for m in members if not m.is_bridge and m.function_base not in bases]
+        if others or len(in_group) > 1:
+            shared.append((group, in_group, others))
+    if not shared:
+        yield Finding(PASS, "node", "each GPU's IOMMU group holds only its own functions and bridges",
+                      evidence=(Evidence(grouped[0].attr("iommu_group"), grouped[0].iommu_group or ""),))
+        return
+    evidence = tuple(Evidence(f"sys/kernel/iommu_groups/{g}/devices",
+                              ", ".join(m.address for m in group_members(facts, g))) for g, _, _ in shared[:4])
+    if not vfio:
+        total = sum(len(i) for _, i, _ in shared)
+        yield Finding(
+            INFO, "node", f"{total} GPU(s) share {len(shared)} IOMMU group(s) with other devices "
+                          "(matters only for VFIO passthrough)",
+            detail="; ".join(f"group {g}: {', '.join(gpu_label(facts, x.address) for x in i)}"
+                             + (f" with {', '.join(o.address for o in others)}" if others else "")
+                             for g, i, others in shared) + f". This host does not use VFIO ({why}).",
+            evidence=evidence, references=REFERENCES)
+        return
+    for group, in_group, others in shared:
+        names = [gpu_label(facts, g.address) for g in in_group]
+        foreign = [o.address for o in others] + [g.address for g in in_group[1:]]
+        yield Finding(
+            MEDIUM, f"IOMMU group {group}",
+            f"IOMMU group {group} holds {', '.join(names)} and {len(foreign)} other device(s): "
+            "it can only be passed through whole",
+            detail=f"VFIO assigns whole groups; {', '.join(foreign)} must be given to the same VM or unbound from "
+                   f"their host drivers. This host uses VFIO ({why}).",
+            evidence=(Evidence(f"sys/kernel/iommu_groups/{group}/devices",
+                               ", ".join(m.address for m in group_members(facts, group))),),
+            expected="a group per GPU (its own functions and bridges only)",
+            observed=", ".join(m.address for m in group_members(facts, group)),
+            impact=Impact(10, "VMs fail to start or must take extra devices"),
+            fix=Fix(notes="Groups follow ACS isolation in the hardware: enable ACS in the BIOS, or move the GPU to a "
+                          "slot/root port of its own. The pcie_acs_override kernel patch is unsafe and not upstream."),
+            references=REFERENCES, related=tuple(g.address for g in in_group) + tuple(foreign))

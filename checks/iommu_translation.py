@@ -1,0 +1,109 @@
+"""iommu.translation: the IOMMU translating DMA (not passthrough) on a bare-metal multi-GPU or GPU+RDMA host."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from checks._pcie import grub_args_fix, grub_note, is_rdma_nic, subject_nics
+from doctor.facts import Facts
+from doctor.facts.iommu import TRANSLATED
+from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#iommu-on-linux",
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs",
+    "https://docs.kernel.org/admin-guide/kernel-parameters.html",
+)
+AMD = 0x1022
+#: Boot parameters that switch the IOMMU off entirely.
+OFF_PARAMS = {"intel_iommu": "off", "amd_iommu": "off", "iommu": "off"}
+PT = "iommu=pt"
+#: Parameters that force translation and must go when adding iommu=pt.
+FORCE_TRANSLATE = ("iommu.passthrough=0",)
+
+
+@dataclass(frozen=True)
+class Mode:
+    mode: str  # "translated", "passthrough", "off", "vfio" or "unknown"
+    evidence: tuple[Evidence, ...]
+    confidence: float = 1.0
+    why: str = ""
+
+
+def iommu_mode(facts: Facts) -> Mode:
+    """The DMA mode of the GPU/NIC groups, from the group type files, else the boot command line."""
+    addresses = [d.address for d in facts.pci.gpus] + [n.address for n in subject_nics(facts)]
+    groups = {g.name: g for a in addresses if (g := facts.iommu.group_of(a)) is not None}
+    typed = [g for g in groups.values() if g.type]
+    if typed:
+        bad = [g for g in typed if g.type in TRANSLATED]
+        if bad:
+            return Mode("translated", tuple(Evidence(f"{g.origin}/type", g.type or "") for g in bad[:4]),
+                        why=f"{len(bad)} IOMMU group(s) holding GPUs or NICs are of type "
+                            f"{'/'.join(sorted({g.type or '' for g in bad}))} (translated DMA)")
+        kinds = {g.type for g in typed}
+        ev = tuple(Evidence(f"{g.origin}/type", g.type or "") for g in typed[:2])
+        return Mode("vfio" if kinds == {"unmanaged"} else "passthrough", ev)
+    params = facts.cmdline.params
+    cl = facts.cmdline.origin
+    if facts.cmdline.raw is None and not facts.iommu.groups:
+        return Mode("unknown", (Evidence(cl, "not recorded"),), why="no boot command line and no IOMMU groups")
+    if any(params.get(k) == v for k, v in OFF_PARAMS.items()):
+        return Mode("off", (Evidence(cl, facts.cmdline.raw or ""),))
+    if params.get("iommu") == "pt" or params.get("iommu.passthrough") == "1":
+        return Mode("passthrough", (Evidence(cl, facts.cmdline.raw or ""),))
+    if params.get("iommu.passthrough") == "0":
+        return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),), 0.9,
+                    "the boot line forces translation (iommu.passthrough=0)")
+    if facts.iommu.active is False:
+        return Mode("off", (Evidence("sys/class/iommu", "no IOMMU units"),))
+    if params.get("intel_iommu") == "on":
+        return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),), 0.8,
+                    "intel_iommu=on without iommu=pt (translated by default)")
+    amd = any(d.vendor == AMD and d.base_class == 0x0600 for d in facts.pci.devices.values())
+    if amd and facts.iommu.active:
+        return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),
+                                   Evidence("sys/class/iommu", ", ".join(facts.iommu.units))), 0.7,
+                    "AMD IOMMU active (on by default) and no iommu=pt on the boot line")
+    return Mode("unknown", (Evidence(cl, facts.cmdline.raw or "not recorded"),),
+                why="no IOMMU group types and nothing decisive on the boot line")
+
+
+@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu")
+def iommu_translation(facts: Facts) -> Iterator[Finding]:
+    """IOMMU in translated mode (groups of type DMA/DMA-FQ, intel_iommu=on or AMD default without
+    iommu=pt, iommu.passthrough=0) on bare metal: high with more than one GPU or a GPU and an RDMA NIC
+    (PCIe P2P and GPUDirect need passthrough), low otherwise.
+    """
+    gpus = facts.pci.gpus
+    if facts.host.is_vm or not gpus:
+        return
+    mode = iommu_mode(facts)
+    rdma = [n for n in subject_nics(facts) if is_rdma_nic(facts, n)]
+    p2p = len(gpus) > 1 or bool(rdma)
+    if mode.mode == "unknown":
+        yield Finding(UNKNOWN, "node", "IOMMU mode not determined", detail=mode.why, evidence=mode.evidence)
+        return
+    if mode.mode != "translated":
+        yield Finding(PASS, "node", f"IOMMU {mode.mode}", evidence=mode.evidence)
+        return
+    params = facts.cmdline.params
+    remove = tuple(p for p in FORCE_TRANSLATE if f"{p.split('=')[0]}" in params
+                   and params[p.split("=")[0]] == p.split("=")[1])
+    persistent, rollback = grub_args_fix((PT,), remove, facts.host.os_release)
+    who = f"{len(gpus)} GPUs" + (f" and {len(rdma)} RDMA NIC(s)" if rdma else "")
+    yield Finding(
+        HIGH if p2p else LOW, "node", "IOMMU translates GPU/NIC DMA (no iommu=pt)",
+        detail=f"{mode.why}. With {who}, every peer-to-peer and GPUDirect RDMA transfer goes through IOMMU "
+               "translation: the CUDA guide calls bare-metal P2P with the IOMMU enabled unsupported, and NVIDIA "
+               "recommends iommu=pt." if p2p else f"{mode.why}. Host-device DMA pays IOTLB misses.",
+        evidence=mode.evidence, expected="IOMMU groups of type identity (iommu=pt)",
+        observed=mode.why, impact=Impact(50 if p2p else 5,
+                                         "P2P and GPUDirect RDMA slow down, fail or hang; DMA mapping overhead "
+                                         "on every transfer" if p2p else "IOTLB overhead on host-device DMA"),
+        fix=Fix(persistent=persistent, rollback=rollback,
+                notes="Needs a reboot. Keep intel_iommu=on if VFIO or SR-IOV is used: iommu=pt leaves the IOMMU on "
+                      "for those and passes host DMA through. " + grub_note(facts.host.os_release)),
+        references=REFERENCES, related=tuple(g.address for g in gpus[:8]), confidence=mode.confidence)

@@ -1,0 +1,146 @@
+"""nccl.transport: NCCL variables that force a slower transport or the wrong interface."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._nccl import parse_list
+from checks._net import data_nics, fastest, tcp_carries_data
+from checks._procs import EnvSetting, user_env
+from doctor.facts import Facts
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#networking-issues",
+)
+NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL",
+             "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_NET")
+#: Values of NCCL_NET_GDR_LEVEL / NCCL_P2P_LEVEL that switch the feature off.
+LOC_VALUES = frozenset({"LOC", "0"})
+
+
+def _places(s: EnvSetting) -> str:
+    return ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
+
+
+def _subject(s: EnvSetting) -> str:
+    return s.name
+
+
+def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
+    return tuple(Evidence(src, val) for src, val in s.evidence)
+
+
+def _fix(s: EnvSetting, replacement: str | None = None) -> Fix:
+    units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith((".service", ".conf"))]
+    runtime = tuple(cmd("systemctl", "edit", u) for u in units if u.endswith(".service"))
+    what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
+    return Fix(runtime=runtime,
+               rollback=(f"put back {s.name}={s.value} where it was ({_places(s)}) and restart the server",),
+               notes=f"{what} in the unit (systemctl edit), compose file or manifest that starts the server "
+                     f"({_places(s)}) and restart it; NCCL reads its environment only at start-up.")
+
+
+@check("nccl.transport", "NCCL transport and interface selection", "network")
+def transport(facts: Facts) -> Iterator[Finding]:
+    """Flag NCCL_IB_DISABLE=1 with active RDMA, NCCL_P2P_DISABLE=1, GDR/P2P level LOC (high), NCCL_SHM_DISABLE=1
+    (medium), NCCL_SOCKET_IFNAME on a slower interface (high when TCP carries data, else low) and an
+    ``NCCL_IB_HCA`` entry without ``=`` that also matches other devices (low). Only user-set values count.
+    """
+    settings = user_env(facts, NCCL_VARS)
+    if not settings and not (facts.gpus.gpus and (facts.processes or facts.deploy_files)):
+        return
+    active_rdma = [p for p in facts.rdma if p.active]
+    multi_gpu = len(facts.gpus.gpus) > 1
+    carries, why = tcp_carries_data(facts)
+    found = False
+    for s in settings:
+        value = s.value.strip()
+        upper = value.upper()
+        ev = _evidence(s)
+        if s.name == "NCCL_IB_DISABLE" and value == "1" and active_rdma:
+            found = True
+            yield Finding(
+                HIGH, _subject(s), "NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active",
+                detail=(f"{len(active_rdma)} RDMA port(s) are ACTIVE ({', '.join(p.name for p in active_rdma[:4])}"
+                        f"{', ...' if len(active_rdma) > 4 else ''}), but NCCL is told not to use them: inter-node "
+                        "traffic goes over TCP (the log shows 'NCCL INFO Using network Socket')."),
+                evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
+                expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
+                impact=Impact(80, "several times less inter-node bandwidth, higher latency"),
+                fix=_fix(s), references=REFERENCES)
+        elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
+            found = True
+            yield Finding(
+                HIGH, _subject(s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
+                detail="Intra-node collectives fall back to staging through host memory (SHM).",
+                evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
+                impact=Impact(70, "tensor-parallel all-reduce several times slower"), fix=_fix(s),
+                references=REFERENCES)
+        elif s.name in ("NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL") and upper in LOC_VALUES and \
+                (multi_gpu if s.name == "NCCL_P2P_LEVEL" else bool(active_rdma)):
+            found = True
+            feature = "GPUDirect RDMA" if s.name == "NCCL_NET_GDR_LEVEL" else "GPU peer-to-peer"
+            yield Finding(
+                HIGH, _subject(s), f"{s.name}={value} switches {feature} off",
+                detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
+                evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
+                impact=Impact(60, f"no {feature}: extra copies through host memory"), fix=_fix(s),
+                references=REFERENCES)
+        elif s.name == "NCCL_SHM_DISABLE" and value == "1":
+            found = True
+            yield Finding(
+                MEDIUM, _subject(s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
+                detail="Where P2P is unavailable NCCL falls back to the network transport within the node.",
+                evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
+                impact=Impact(20, "intra-node traffic may loop through the NIC"), fix=_fix(s), references=REFERENCES)
+        elif s.name == "NCCL_SOCKET_IFNAME":
+            finding = _socket_ifname(facts, s, carries, why)
+            if finding is not None:
+                found = found or finding.severity != PASS
+                yield finding
+        elif s.name == "NCCL_IB_HCA":
+            names = sorted({p.device for p in facts.rdma})
+            extra = parse_list(value).loose_extra(names)
+            if extra:
+                found = True
+                listed = "; ".join(f"{k} also matches {', '.join(v)}" for k, v in extra.items())
+                yield Finding(
+                    LOW, _subject(s), f"NCCL_IB_HCA={value} matches more devices than listed",
+                    detail=(f"Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select "
+                            "exactly the devices named."),
+                    evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
+                    impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs"),
+                    fix=_fix(s, "=" + value.lstrip("=")), references=REFERENCES)
+    if not found:
+        yield Finding(PASS, "node", "no NCCL variable forces a slower transport",
+                      evidence=tuple(e for s in settings for e in _evidence(s)))
+
+
+def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Finding | None:
+    lst = parse_list(s.value)
+    physical = [n for n in facts.netdevs if not n.virtual]
+    chosen = [n for n in physical if lst.matches(n.name)]
+    best = fastest(data_nics(facts))
+    if not chosen or best is None or not best.netdev.speed_mbps:
+        return None
+    speeds = [n.speed_mbps for n in chosen if n.speed_mbps]
+    top = max(speeds) if speeds else None
+    if top is None or top >= best.netdev.speed_mbps or best.netdev in chosen:
+        return None
+    sev = HIGH if carries else LOW
+    names = ", ".join(n.name for n in chosen)
+    return Finding(
+        sev, s.name, f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "
+                     f"{best.name} runs {best.netdev.speed_mbps // 1000} Gb/s",
+        detail=(f"NCCL's socket traffic uses {names}. TCP carries data here ({why}), so inter-node bandwidth is "
+                "capped by that interface." if carries else
+                f"With RDMA active NCCL uses {names} only for bootstrap, which is fine; it matters the moment NCCL "
+                "falls back to sockets."),
+        evidence=_evidence(s) + tuple(Evidence(f"{n.origin}/speed", f"{n.name} {n.speed_mbps}") for n in chosen)
+        + (Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps}"),),
+        expected=f"the data interface ({best.name})", observed=f"{names} ({top} Mb/s)",
+        impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s"),
+        fix=_fix(s, f"={best.name}"), references=REFERENCES, related=(best.name,))

@@ -1,0 +1,74 @@
+"""numa.gpu_nic_locality: GPUs whose nearest RDMA NIC hangs off another socket (NCCL path SYS)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._pcie import is_rdma_nic, nearest_nic, subject_nics
+from doctor.facts import Facts
+from doctor.findings import HIGH, LOW, PASS, Evidence, Finding, Fix, Impact
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-net-gdr-level-formerly-nccl-ib-gdr-level",
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-topology",
+)
+
+
+@check("numa.gpu_nic_locality", "Each GPU has an RDMA NIC on its socket", "numa")
+def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
+    """Nearest RDMA NIC at path word SYS (another socket): high when RDMA ports are active (multi-node or KV
+    transfer), since NCCL then turns GPUDirect RDMA off; NODE (same socket, other NUMA node): low.
+    """
+    numa = facts.numa
+    gpus = facts.gpus.gpus
+    if not numa.multi_node or not gpus:
+        return
+    nics = [d for d in subject_nics(facts) if is_rdma_nic(facts, d)]
+    if not nics:
+        return
+    active = any(p.active for p in facts.rdma)
+    checked = 0
+    found = False
+    for gpu in gpus:
+        hit = nearest_nic(facts.pci, gpu.address, nics, numa)
+        if hit is None or hit[1] is None:
+            continue
+        nic, word = hit
+        checked += 1
+        if word not in ("SYS", "NODE"):
+            continue
+        found = True
+        ports = [p.name for p in facts.rdma_of(nic.address)]
+        gpu_node = gpu.pci.numa_node if gpu.pci else None
+        evidence = (Evidence(gpu.pci.attr("numa_node") if gpu.pci else gpu.address, str(gpu_node)),
+                    Evidence(nic.attr("numa_node"), str(nic.numa_node)),
+                    Evidence("PCI topology", f"GPU {gpu.index} {gpu.address} -> {nic.address} "
+                                             f"({', '.join(ports) or 'NIC'}): {word}"))
+        if word == "SYS":
+            yield Finding(
+                HIGH if active else LOW, gpu.address,
+                f"GPU {gpu.index}'s nearest RDMA NIC {nic.address} is on another socket (SYS)",
+                detail=(f"GPU {gpu.index} is on NUMA node {gpu_node}; the closest RDMA NIC "
+                        f"({', '.join(ports) or nic.address}) is on node {nic.numa_node}. NCCL uses GPUDirect RDMA "
+                        "only up to PXB by default, so this GPU's network traffic is staged through host memory "
+                        "and crosses the socket interconnect."
+                        + ("" if active else " No RDMA port is active, so this matters only once the fabric is "
+                           "used.")),
+                evidence=evidence, expected="an RDMA NIC under the same PCIe switch or root port (PIX/PXB)",
+                observed=f"nearest NIC at {word}",
+                impact=Impact(40 if active else 5, "no GPUDirect RDMA for this GPU: lower bandwidth, more latency"),
+                fix=Fix(notes="Move the NIC (or GPU) to a slot on the same socket, ideally the same PCIe switch; "
+                              "check `nvidia-smi topo -m`. NCCL_NET_GDR_LEVEL=SYS forces GDR across sockets but is "
+                              "usually slower than staging."),
+                references=REFERENCES, related=(nic.address, *ports))
+        else:
+            yield Finding(
+                LOW, gpu.address, f"GPU {gpu.index}'s nearest RDMA NIC {nic.address} is on another NUMA node "
+                                  "of the same socket (NODE)",
+                detail="With NPS/SNC a socket is split into NUMA nodes; traffic crosses the on-die fabric only.",
+                evidence=evidence, expected="PIX/PXB", observed="NODE",
+                impact=Impact(3, "GPUDirect RDMA off by default at NODE"), references=REFERENCES,
+                related=(nic.address, *ports))
+    if checked and not found:
+        yield Finding(PASS, "node", f"every GPU of {checked} has an RDMA NIC on its socket")

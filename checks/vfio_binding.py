@@ -1,0 +1,156 @@
+"""vfio.binding: GPUs on vfio-pci on an inference host, non-viable VFIO groups, pending driver_override flips."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._pcie import VFIO_DRIVERS, gpu_label, group_members, grub_args_fix
+from doctor.facts import Facts, PciDevice
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.registry import check
+
+REFERENCES = (
+    "https://docs.kernel.org/driver-api/vfio.html",
+    "https://docs.kernel.org/PCI/sysfs-pci.html",
+)
+#: Drivers a VFIO group may hold besides vfio-pci (kernel ``vfio_dev_driver_allowed``), or no driver.
+VIABLE_DRIVERS = frozenset({"vfio-pci", "vfio_pci", "pci-stub", "pcieport"})
+#: Process names that mark a virtualisation host (GPUs on vfio there are deliberate).
+HYPERVISOR_PROCS = ("qemu-system", "qemu-kvm", "libvirtd", "virtqemud", "cloud-hypervisor", "firecracker")
+NVIDIA_MODULE = "nvidia"
+SYS = "/sys/bus/pci"
+
+
+def _inference_host(facts: Facts) -> tuple[bool, str]:
+    if NVIDIA_MODULE in (facts.modules or frozenset()):
+        return True, "the nvidia module is loaded"
+    if any(g.processes for g in facts.gpus.gpus):
+        return True, "GPU processes are running"
+    on_nvidia = [d.address for d in facts.pci.gpus if d.driver == NVIDIA_MODULE]
+    if on_nvidia:
+        return True, f"other GPUs are on the nvidia driver ({', '.join(on_nvidia[:2])})"
+    return False, "no nvidia module, GPU process or GPU on the nvidia driver"
+
+
+def _hypervisor(facts: Facts) -> str | None:
+    for proc in facts.processes:
+        name = (proc.name or "").lower()
+        if any(name.startswith(h) for h in HYPERVISOR_PROCS):
+            return f"pid {proc.pid} {proc.name}"
+    return None
+
+
+def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[str], list[str]]:
+    """Evidence of boot-time vfio binding (vfio-pci.ids, modprobe options) with persistent undo/redo commands."""
+    ids = f"{dev.vendor or 0:04x}:{dev.device or 0:04x}"
+    ev: list[Evidence] = []
+    persistent: list[str] = []
+    rollback: list[str] = []
+    boot = facts.cmdline.params.get("vfio-pci.ids") or facts.cmdline.params.get("vfio_pci.ids")
+    if boot and ids in boot.lower():
+        key = "vfio-pci.ids" if "vfio-pci.ids" in facts.cmdline.params else "vfio_pci.ids"
+        ev.append(Evidence(facts.cmdline.origin, f"{key}={boot}"))
+        add, back = grub_args_fix((), (f"{key}={boot}",), facts.host.os_release)
+        persistent += add
+        rollback += back
+    for line in facts.modprobe:
+        if "vfio" in line.line and (ids in line.line.lower() or "softdep" in line.line):
+            ev.append(Evidence(line.path, line.line))
+            persistent.append(cmd("sed", "-i.gnd-bak", f"s|^{line.line}$|# &|", line.path))
+            rollback.append(cmd("cp", "-a", f"{line.path}.gnd-bak", line.path))
+    if persistent:
+        persistent.append("update-initramfs -u || dracut -f")
+        rollback.append("update-initramfs -u || dracut -f")
+    return ev, persistent, rollback
+
+
+def _to_nvidia(dev: PciDevice) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    a = q(dev.address)
+    runtime = (f"echo {a} > {SYS}/drivers/vfio-pci/unbind",
+               f"echo > {q(f'{SYS}/devices/{dev.address}/driver_override')}",
+               f"echo {a} > {SYS}/drivers_probe")
+    rollback = (f"echo {a} > {SYS}/drivers/nvidia/unbind",
+                f"echo vfio-pci > {q(f'{SYS}/devices/{dev.address}/driver_override')}",
+                f"echo {a} > {SYS}/drivers_probe")
+    return runtime, rollback
+
+
+@check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu")
+def vfio_binding(facts: Facts) -> Iterator[Finding]:
+    """A GPU on vfio-pci on a host that runs inference (nvidia loaded, GPU processes): high, CUDA
+    cannot see it. A vfio GPU whose IOMMU group has members on host drivers: the group is not viable
+    (medium). ``driver_override`` naming another driver than the bound one: low (flips on rebind).
+    """
+    if facts.host.is_vm:
+        return
+    gpus = sorted(facts.pci.gpus, key=lambda d: d.address)
+    if not gpus:
+        return
+    inference, why = _inference_host(facts)
+    hypervisor = _hypervisor(facts)
+    on_vfio = [g for g in gpus if g.driver in VFIO_DRIVERS]
+    found = 0
+    for gpu in on_vfio:
+        label = gpu_label(facts, gpu.address)
+        boot_ev, persistent, undo = _boot_binding(facts, gpu)
+        runtime, rollback = _to_nvidia(gpu)
+        evidence = (Evidence(gpu.attr("driver"), gpu.driver or ""), *boot_ev)
+        if inference and hypervisor is None:
+            found += 1
+            yield Finding(
+                HIGH, label, "GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it",
+                detail=f"This host runs inference ({why}), but {gpu.address} is held by vfio-pci"
+                       + (" because of boot-time configuration." if boot_ev else "."),
+                evidence=evidence, expected="driver nvidia", observed=f"driver {gpu.driver}",
+                impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start"),
+                fix=Fix(runtime=runtime, persistent=tuple(persistent), rollback=rollback + tuple(undo),
+                        notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
+                              "modprobe.d and rebuild the initramfs (run the line for your distribution)."),
+                references=REFERENCES, related=(gpu.address,))
+        elif hypervisor is not None:
+            yield Finding(INFO, label, "GPU bound to vfio-pci for passthrough",
+                          detail=f"A hypervisor runs here ({hypervisor}), so the binding looks deliberate.",
+                          evidence=evidence, references=REFERENCES)
+        if gpu.iommu_group:
+            members = group_members(facts, gpu.iommu_group)
+            blockers = [m for m in members if m.address != gpu.address and m.driver is not None
+                        and m.driver not in VIABLE_DRIVERS and not (m.is_bridge and m.driver == "pcieport")]
+            if blockers:
+                found += 1
+                yield Finding(
+                    MEDIUM, label, f"VFIO group {gpu.iommu_group} is not viable: "
+                                   f"{', '.join(f'{b.address} on {b.driver}' for b in blockers)}",
+                    detail="Every device in an IOMMU group must be on vfio-pci, pci-stub or no driver (bridges on "
+                           "pcieport are fine) before the group can be given to a VM; starting the VM fails.",
+                    evidence=tuple(Evidence(b.attr("driver"), b.driver or "") for b in blockers),
+                    expected="group members on vfio-pci, pci-stub, pcieport (bridges) or unbound",
+                    observed=", ".join(f"{b.address}: {b.driver}" for b in blockers),
+                    impact=Impact(10, "the VM that should get this GPU fails to start"),
+                    fix=Fix(runtime=tuple(c for b in blockers for c in (
+                                f"echo vfio-pci > {q(f'{SYS}/devices/{b.address}/driver_override')}",
+                                f"echo {q(b.address)} > {SYS}/drivers/{q(b.driver or '')}/unbind",
+                                f"echo {q(b.address)} > {SYS}/drivers_probe")),
+                            rollback=tuple(c for b in blockers for c in (
+                                f"echo > {q(f'{SYS}/devices/{b.address}/driver_override')}",
+                                f"echo {q(b.address)} > {SYS}/drivers/vfio-pci/unbind",
+                                f"echo {q(b.address)} > {SYS}/drivers_probe")),
+                            notes="Or pass the whole group (for example the GPU's .1 audio function) to the VM."),
+                    references=REFERENCES, related=tuple(b.address for b in blockers))
+    for gpu in gpus:
+        override = gpu.driver_override
+        if override and gpu.driver and override != gpu.driver:
+            found += 1
+            path = f"{SYS}/devices/{gpu.address}/driver_override"
+            yield Finding(
+                LOW, gpu_label(facts, gpu.address),
+                f"driver_override is {override!r} while bound to {gpu.driver}: flips on the next rebind",
+                detail="The override takes effect the next time the device is unbound or the driver reloads "
+                       "(driver update, GPU reset, nvidia module reload).",
+                evidence=(Evidence(gpu.attr("driver_override"), override), Evidence(gpu.attr("driver"), gpu.driver)),
+                expected="(null)", observed=override,
+                impact=Impact(20, "the GPU disappears from CUDA after the next driver reload"),
+                fix=Fix(runtime=(f"echo > {q(path)}",), rollback=(f"echo {q(override)} > {q(path)}",)),
+                references=REFERENCES, related=(gpu.address,))
+    if not found:
+        yield Finding(PASS, "node", f"no GPU wrongly on vfio-pci ({len(on_vfio)} on vfio-pci)",
+                      evidence=tuple(Evidence(g.attr("driver"), g.driver or "none") for g in gpus[:2]))

@@ -1,0 +1,380 @@
+"""Known-good baselines: write what a good node looks like as commented TOML, report deviations from it.
+
+A baseline holds GPU and NIC counts and models, per slot (PCI address) the device model, link
+generation and width, NUMA node and driver, chosen sysctls and kernel command-line parameters.
+Deviations become findings of check ``baseline.deviation``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from doctor.errors import DoctorError
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q, rank
+from doctor.fleet import toml_io
+
+if TYPE_CHECKING:
+    from doctor.facts import Facts
+    from doctor.facts.pci import PciDevice
+    from doctor.runner import Result
+
+CHECK_ID = "baseline.deviation"
+CHECK_TITLE = "Deviations from the known-good baseline"
+FORMAT_VERSION = 1
+GEN_OF_SPEED = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+#: Kernel parameters never written to a baseline: they name a boot image or disk, not a setting.
+CMDLINE_SKIP = frozenset({"BOOT_IMAGE", "root", "ro", "rw", "quiet", "splash", "initrd", "resume",
+                          "crashkernel", "console", "vt.handoff"})
+#: Severity of each kind of deviation (a lower link than the baseline; the other cases are below).
+SEVERITY = {"gpus.count": HIGH, "nics.count": MEDIUM, "gpus.models": HIGH, "nics.models": MEDIUM,
+            "pci.missing": HIGH, "pci.model": HIGH, "pci.kind": MEDIUM, "pci.width": HIGH, "pci.gen": HIGH,
+            "pci.better": LOW, "pci.numa_node": MEDIUM, "pci.driver": HIGH, "sysctl": MEDIUM, "cmdline": MEDIUM}
+#: Impact score per severity when no better estimate exists.
+SCORE = {HIGH: 40.0, MEDIUM: 20.0, LOW: 5.0, UNKNOWN: 0.0}
+#: Allowed keys: top level, sections, and per-device entries.
+TOP_KEYS = {"version": int, "gpus": dict, "nics": dict, "pci": dict, "sysctl": dict, "kernel": dict}
+GROUP_KEYS = {"count": int, "models": list}
+DEVICE_KEYS = {"kind": str, "model": str, "gen": int, "width": int, "numa_node": int, "driver": str}
+KERNEL_KEYS = {"cmdline": dict}
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: str
+    text: str
+    data: dict[str, Any]
+
+    def where(self, *table: str, name: str | None = None) -> str:
+        """``path:line`` of an entry, for evidence and error messages."""
+        line = toml_io.line_of(self.text, tuple(table), name)
+        return f"{self.path}:{line}" if line else self.path
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------
+
+
+def _model(dev: PciDevice) -> str | None:
+    if dev.vendor is None or dev.device is None:
+        return None
+    return f"{dev.vendor:04x}:{dev.device:04x}"
+
+
+def link_gen(speed: float | None) -> int | None:
+    return GEN_OF_SPEED.get(float(speed)) if speed is not None else None
+
+
+def expected_gen(facts: Facts, dev: PciDevice) -> tuple[int | None, str]:
+    """The generation a device's link runs at under load, and how it was judged.
+
+    An idle GPU parks its link at 2.5 GT/s, so for a GPU that is not busy the capability (the
+    lower of the device's and its port's maximum) stands in for the current speed.
+    """
+    gpu = facts.gpus.by_address(dev.address) if dev.is_gpu else None
+    if gpu is not None and gpu.activity != "busy":
+        port = facts.pci.get(dev.parent)
+        caps = [s for s in (dev.max_speed, port.max_speed if port else None) if s is not None]
+        return (link_gen(min(caps)) if caps else None), "capability (GPU not busy)"
+    return link_gen(dev.cur_speed), "current"
+
+
+def _devices(facts: Facts) -> list[tuple[str, PciDevice]]:
+    return [("gpu", d) for d in facts.pci.gpus] + [("nic", d) for d in facts.pci.nics]
+
+
+def _name_of(facts: Facts, kind: str, dev: PciDevice) -> str:
+    if kind == "gpu":
+        gpu = facts.gpus.by_address(dev.address)
+        if gpu is not None:
+            return f"GPU {gpu.index}: {gpu.name or _model(dev) or '?'}"
+    nets = [n.name for n in facts.netdevs_of(dev.address)]
+    label = f"NIC {', '.join(nets)}" if nets else kind.upper()
+    return f"{label}: {dev.name or _model(dev) or '?'}"
+
+
+def write_baseline(facts: Facts, source_label: str) -> str:
+    """The baseline TOML of the node behind ``facts`` (commented, meant to be read and edited)."""
+    from doctor.fleet.digest import SYSCTLS
+
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    host = facts.host.hostname or "?"
+    lines = [
+        "# gpu-node-doctor baseline: what a known-good node looks like.",
+        f"# Written by `gnd baseline` from {source_label} (host {host}) at {now}.",
+        "# `gnd check --baseline THIS_FILE` reports every difference as check baseline.deviation.",
+        "# Edit freely: delete a line or a whole [section] to stop checking it; unknown keys are an error.",
+        "",
+        f"version = {FORMAT_VERSION}",
+        "",
+    ]
+    for kind, devs in (("gpus", facts.pci.gpus), ("nics", facts.pci.nics)):
+        models = sorted({m for m in (_model(d) for d in devs) if m})
+        names = sorted({d.name for d in devs if d.name})
+        lines += [f"[{kind}]", f"count = {len(devs)}",
+                  f"models = {toml_io.value(models)}  # vendor:device" + (f"; {'; '.join(names)}" if names else ""),
+                  ""]
+    lines.append("# One table per slot (PCI address): gen = PCIe generation the link trains at under load,")
+    lines.append("# width = lanes, numa_node = the node sysfs reports, driver = the bound kernel driver.")
+    for kind, dev in _devices(facts):
+        lines.append(f"[pci.{toml_io.key(dev.address)}]  # {_name_of(facts, kind, dev)}")
+        lines.append(f"kind = {toml_io.value(kind)}")
+        model = _model(dev)
+        if model:
+            lines.append(f"model = {toml_io.value(model)}")
+        gen, how = expected_gen(facts, dev)
+        if gen is not None:
+            lines.append(f"gen = {gen}  # {how}")
+        if dev.cur_width is not None:
+            lines.append(f"width = {dev.cur_width}" + (f"  # of x{dev.max_width}" if dev.max_width else ""))
+        if dev.numa_node is not None:
+            lines.append(f"numa_node = {dev.numa_node}")
+        lines.append(f"driver = {toml_io.value(dev.driver or '')}" + ("" if dev.driver else "  # no driver bound"))
+        lines.append("")
+    lines.append("[sysctl]")
+    lines.append("# runtime values (multi-value sysctls separated by single spaces)")
+    for name in SYSCTLS:
+        value = facts.sysctls.get(name)
+        if value is not None:
+            lines.append(f"{toml_io.key(name)} = {toml_io.value(value)}")
+    lines.append("")
+    lines.append("[kernel.cmdline]")
+    lines.append('# parameters that must be on the kernel command line with this value ("" = a bare flag)')
+    for name, value in facts.cmdline.params.items():
+        if name and name not in CMDLINE_SKIP:
+            lines.append(f"{toml_io.key(name)} = {toml_io.value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+
+def _type_name(t: type) -> str:
+    return {int: "an integer", str: "a string", list: "a list", dict: "a table"}.get(t, t.__name__)
+
+
+def _validate(b: Baseline) -> None:
+    def bad(msg: str, *table: str, name: str | None = None) -> DoctorError:
+        return DoctorError(f"{b.where(*table, name=name)}: {msg}")
+
+    def check_keys(section: dict[str, Any], allowed: dict[str, type], table: tuple[str, ...]) -> None:
+        label = "top level" if not table else "[" + ".".join(toml_io.key(t) for t in table) + "]"
+        for k, v in section.items():
+            if k not in allowed:
+                raise bad(f"unknown key {k!r} in {label} (allowed: {', '.join(sorted(allowed))})", *table, name=k)
+            want = allowed[k]
+            if not isinstance(v, want) or (want is int and isinstance(v, bool)):
+                raise bad(f"{k} in {label} must be {_type_name(want)}", *table, name=k)
+
+    data = b.data
+    check_keys(data, TOP_KEYS, ())
+    if data.get("version", FORMAT_VERSION) != FORMAT_VERSION:
+        raise bad(f"version {data['version']} is not supported (this gnd reads version {FORMAT_VERSION})",
+                  name="version")
+    for group in ("gpus", "nics"):
+        check_keys(data.get(group, {}), GROUP_KEYS, (group,))
+    for address, entry in data.get("pci", {}).items():
+        if not isinstance(entry, dict):
+            raise bad(f"pci.{address} must be a table", "pci", name=address)
+        check_keys(entry, DEVICE_KEYS, ("pci", address))
+    for name, value in data.get("sysctl", {}).items():
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise bad(f"sysctl {name} must be a string or an integer", "sysctl", name=name)
+    kernel = data.get("kernel", {})
+    check_keys(kernel, KERNEL_KEYS, ("kernel",))
+    for name, value in kernel.get("cmdline", {}).items():
+        if not isinstance(value, str):
+            raise bad(f"kernel parameter {name} must be a string", "kernel", "cmdline", name=name)
+
+
+def load_baseline(path: str) -> Baseline:
+    """Read and validate a baseline file; any problem is one DoctorError line naming file and line."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
+    except OSError as exc:
+        raise DoctorError(f"{path}: cannot read baseline: {exc.strerror}") from None
+    baseline = Baseline(path, text, toml_io.loads(text, path))
+    _validate(baseline)
+    return baseline
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing
+# --------------------------------------------------------------------------------------------
+
+
+def _finding(kind: str, subject: str, title: str, expected: object, observed: object,
+             evidence: list[Evidence], severity: str | None = None, fix: Fix | None = None,
+             score: float | None = None, detail: str = "") -> Finding:
+    sev = severity or SEVERITY[kind]
+    return Finding(severity=sev, subject=subject, title=title, detail=detail, evidence=tuple(evidence),
+                   expected=str(expected), observed=str(observed),
+                   impact=Impact(SCORE.get(sev, 0.0) if score is None else score,
+                                 "differs from the known-good node this baseline was written from"),
+                   fix=fix or Fix(), check=CHECK_ID, category="baseline")
+
+
+def _compare_groups(b: Baseline, facts: Facts) -> list[Finding]:
+    out = []
+    for group, devs in (("gpus", facts.pci.gpus), ("nics", facts.pci.nics)):
+        spec = b.data.get(group) or {}
+        word = group[:-1].upper()
+        ev = Evidence(facts.pci.origin or "pci", f"{len(devs)} {word}s: " + ", ".join(d.address for d in devs))
+        if "count" in spec and spec["count"] != len(devs):
+            out.append(_finding(f"{group}.count", "node", f"{len(devs)} {word}s where the baseline has {spec['count']}",
+                                spec["count"], len(devs), [ev, Evidence("baseline", b.where(group, name="count"))]))
+        if "models" in spec:
+            allowed = {str(m).lower() for m in spec["models"]}
+            for dev in devs:
+                model = _model(dev)
+                if model and model not in allowed:
+                    out.append(_finding(f"{group}.models", dev.address, f"{word} model {model} is not in the baseline",
+                                        ", ".join(sorted(allowed)), model,
+                                        [Evidence(dev.attr("device"), model),
+                                         Evidence("baseline", b.where(group, name="models"))]))
+    return out
+
+
+def _link_fix(address: str) -> Fix:
+    return Fix(runtime=(cmd("lspci", "-vvv", "-s", address),),
+               notes="Compare LnkCap with LnkSta; reseat the card or riser, check the slot's bifurcation "
+                     "setting in the BIOS, then collect again.")
+
+
+def _compare_device(b: Baseline, facts: Facts, address: str, spec: dict[str, Any]) -> list[Finding]:
+    dev = facts.pci.get(address)
+    where = Evidence("baseline", b.where("pci", address))
+    if dev is None:
+        return [_finding("pci.missing", address, f"{spec.get('kind', 'device')} {address} in the baseline is missing",
+                         f"a {spec.get('kind', 'device')} at {address}", "absent",
+                         [Evidence(facts.pci.origin or "pci", f"no device {address}"), where],
+                         fix=Fix(notes="Check that the card is seated and powered, and the BIOS enumerates it "
+                                       f"(`{cmd('lspci', '-s', address)}`)."))]
+    out: list[Finding] = []
+    model = _model(dev)
+    if "model" in spec and model and model != spec["model"].lower():
+        out.append(_finding("pci.model", address, f"{address} is {model}, the baseline has {spec['model']}",
+                            spec["model"], model, [Evidence(dev.attr("device"), model), where]))
+    kind = "gpu" if dev.is_gpu else "nic" if dev.is_nic else "other"
+    if "kind" in spec and spec["kind"] != kind:
+        out.append(_finding("pci.kind", address, f"{address} is a {kind}, the baseline has a {spec['kind']}",
+                            spec["kind"], kind, [Evidence(dev.attr("class"), kind), where]))
+    if "width" in spec:
+        want = spec["width"]
+        if dev.cur_width is None:
+            out.append(_finding("pci.width", address, f"link width of {address} not recorded", f"x{want}", "unknown",
+                                [Evidence(dev.attr("current_link_width"), "missing"), where], severity=UNKNOWN))
+        elif dev.cur_width != want:
+            worse = dev.cur_width < want
+            out.append(_finding("pci.width", address, f"{address} link runs x{dev.cur_width}, the baseline has x{want}",
+                                f"x{want}", f"x{dev.cur_width}",
+                                [Evidence(dev.attr("current_link_width"), str(dev.cur_width)), where],
+                                severity=None if worse else SEVERITY["pci.better"], fix=_link_fix(address),
+                                score=100.0 * (1 - dev.cur_width / want) if worse and want else None))
+    if "gen" in spec:
+        want = spec["gen"]
+        gen, how = expected_gen(facts, dev)
+        if gen is None:
+            out.append(_finding("pci.gen", address, f"link generation of {address} not recorded", f"gen {want}",
+                                "unknown", [Evidence(dev.attr("current_link_speed"), "missing"), where],
+                                severity=UNKNOWN))
+        elif gen != want:
+            worse = gen < want
+            attr = "current_link_speed" if how == "current" else "max_link_speed"
+            speed = dev.cur_speed if how == "current" else dev.max_speed
+            out.append(_finding("pci.gen", address, f"{address} link is gen {gen} ({how}), the baseline has gen {want}",
+                                f"gen {want}", f"gen {gen}", [Evidence(dev.attr(attr), f"{speed} GT/s"), where],
+                                severity=None if worse else SEVERITY["pci.better"], fix=_link_fix(address),
+                                score=100.0 * (1 - 2 ** (gen - want)) if worse else None))
+    if "numa_node" in spec and dev.numa_node != spec["numa_node"]:
+        out.append(_finding("pci.numa_node", address,
+                            f"{address} reports NUMA node {dev.numa_node}, the baseline has {spec['numa_node']}",
+                            spec["numa_node"], dev.numa_node, [Evidence(dev.attr("numa_node"), str(dev.numa_node)), where],
+                            fix=Fix(notes="A changed NUMA node means a different slot or a BIOS setting "
+                                          "(NPS/SNC, ACPI SRAT); check both.")))
+    if "driver" in spec and (dev.driver or "") != spec["driver"]:
+        fix = Fix(runtime=(cmd("lspci", "-k", "-s", address),),
+                  notes=f"Bind {address} to {spec['driver'] or 'no driver'}: check driver_override, "
+                        "vfio-pci.ids on the kernel command line and modprobe.d.")
+        out.append(_finding("pci.driver", address,
+                            f"{address} is bound to {dev.driver or 'no driver'}, the baseline has "
+                            f"{spec['driver'] or 'no driver'}", spec["driver"] or "none", dev.driver or "none",
+                            [Evidence(dev.attr("driver"), dev.driver or "no driver link"), where], fix=fix))
+    return out
+
+
+def _compare_sysctls(b: Baseline, facts: Facts) -> list[Finding]:
+    out = []
+    for name, want_raw in (b.data.get("sysctl") or {}).items():
+        want = " ".join(str(want_raw).split())
+        have = facts.sysctls.get(name)
+        where = Evidence("baseline", b.where("sysctl", name=name))
+        if have is None:
+            out.append(_finding("sysctl", f"sysctl {name}", f"sysctl {name} not recorded", want, "unknown",
+                                [Evidence("sysctl", f"{name} missing from this source"), where], severity=UNKNOWN))
+        elif " ".join(have.split()) != want:
+            line = f"{name} = {want}"
+            fix = Fix(runtime=(cmd("sysctl", "-w", f"{name}={want}"),),
+                      persistent=(f"echo {q(line)} | sudo tee -a /etc/sysctl.d/90-gnd-baseline.conf",),
+                      rollback=(cmd("sysctl", "-w", f"{name}={have}"),))
+            out.append(_finding("sysctl", f"sysctl {name}", f"sysctl {name} is {have}, the baseline has {want}",
+                                want, have, [Evidence(facts.sysctls.origins.get(name, "sysctl"), have), where],
+                                fix=fix))
+    return out
+
+
+def _compare_cmdline(b: Baseline, facts: Facts) -> list[Finding]:
+    wanted = ((b.data.get("kernel") or {}).get("cmdline")) or {}
+    if not wanted:
+        return []
+    if facts.cmdline.raw is None:
+        return [_finding("cmdline", "kernel cmdline", "kernel command line not recorded", "recorded", "unknown",
+                         [Evidence(facts.cmdline.origin, "missing")], severity=UNKNOWN)]
+    params = facts.cmdline.params
+    out = []
+    for name, want in wanted.items():
+        have = params.get(name)
+        if have == want:
+            continue
+        shown = f"{name}={want}" if want else name
+        fix = Fix(notes=f"Add {shown} to GRUB_CMDLINE_LINUX in /etc/default/grub (or the boot loader's "
+                        "entry), run update-grub or grub2-mkconfig, and reboot.")
+        observed = "absent" if have is None else (f"{name}={have}" if have else name)
+        out.append(_finding("cmdline", f"cmdline {name}", f"kernel parameter {shown} expected, found {observed}",
+                            shown, observed, [Evidence(facts.cmdline.origin, facts.cmdline.raw),
+                                              Evidence("baseline", b.where("kernel", "cmdline", name=name))], fix=fix))
+    return out
+
+
+def compare(b: Baseline, facts: Facts) -> list[Finding]:
+    """Every deviation of ``facts`` from baseline ``b``, or one ``pass`` finding."""
+    out = _compare_groups(b, facts)
+    for address, spec in (b.data.get("pci") or {}).items():
+        out.extend(_compare_device(b, facts, address, spec))
+    out.extend(_compare_sysctls(b, facts))
+    out.extend(_compare_cmdline(b, facts))
+    if not out:
+        out.append(Finding(PASS, "node", f"node matches baseline {b.path}", check=CHECK_ID, category="baseline",
+                           evidence=(Evidence("baseline", b.path),)))
+    return out
+
+
+def apply_baseline(result: Result, facts: Facts, path: str) -> Result:
+    """``result`` with the baseline's deviations added as ``baseline.deviation`` findings, re-ranked."""
+    from doctor.findings import severity_order
+
+    start = time.monotonic()
+    found = compare(load_baseline(path), facts)
+    findings = rank([f for f in result.findings if f.check != CHECK_ID] + found)
+    worst = min(found, key=lambda f: severity_order(f.severity)).severity
+    status = {"id": CHECK_ID, "title": CHECK_TITLE, "category": "baseline", "plugin": "builtin", "status": worst,
+              "findings": sum(1 for f in found if f.severity != PASS),
+              "duration_ms": round((time.monotonic() - start) * 1000, 2)}
+    checks = [c for c in result.checks if c.get("id") != CHECK_ID] + [status]
+    return replace(result, findings=findings, checks=checks)

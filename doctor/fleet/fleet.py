@@ -1,0 +1,442 @@
+"""Fleet analysis: many nodes in parallel, streamed into small aggregates, then outliers and groups.
+
+Each worker analyses one source (a snapshot, a sosreport or a saved JSON result) and returns a
+small summary dict: check statuses, the findings that say something, and the facts digest. The
+parent never holds facts; it folds each summary into column stores (digest key -> value -> nodes,
+finding -> nodes) so memory grows with the number of *distinct* values, plus a few bytes per node.
+
+Outliers come from two votes: a finding present on only a few nodes, and a digest key where a
+clear majority shares one value and a few nodes hold another (the one GPU at x8 where 63 others
+run x16), whether or not any check fired. Nodes whose non-identity facts are identical form a
+configuration group.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order
+
+#: A finding or fact value held by at most this share of nodes (and at least one) is an outlier...
+OUTLIER_SHARE = 0.05
+#: ...provided the most common value is held by more than this share of nodes.
+MAJORITY_SHARE = 0.5
+#: Fewer analysed nodes than this: no outlier vote (two nodes cannot outvote each other).
+MIN_NODES_FOR_OUTLIERS = 3
+#: A key with at least this many distinct values (and at least half as many as nodes) names machines.
+IDENTITY_MIN_DISTINCT = 3
+ABSENT = "(absent)"
+MAX_ERROR = 300
+SOURCE_MARKERS = frozenset({"sys", "proc", "commands", "sos_commands", "sos_reports", "gnd-manifest.json"})
+TARBALL_SUFFIXES = (".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+STATUS_LETTER = {"critical": "C", "high": "H", "medium": "M", "low": "L", "unknown": "?", "info": "i",
+                 "pass": ".", "not_applicable": "-"}
+
+# --------------------------------------------------------------------------------------------
+# Finding the sources
+# --------------------------------------------------------------------------------------------
+
+
+def _is_source_dir(path: str) -> bool:
+    try:
+        names = set(os.listdir(path))
+    except OSError:
+        return True  # let the worker report why it cannot be read
+    if names & SOURCE_MARKERS:
+        return True
+    if len(names) == 1:  # an unpacked sosreport-NAME/ or snapshot inside one folder
+        only = os.path.join(path, next(iter(names)))
+        try:
+            return os.path.isdir(only) and bool(set(os.listdir(only)) & SOURCE_MARKERS)
+        except OSError:
+            return False
+    return False
+
+
+def _looks_like_source(path: str) -> bool:
+    if os.path.isdir(path):
+        return True
+    low = path.lower()
+    return low.endswith(TARBALL_SUFFIXES) or low.endswith(".json")
+
+
+def expand_paths(patterns: Iterable[str]) -> list[str]:
+    """Sources named by PATH arguments: a source itself, a folder of sources (one level) or a glob."""
+    out: list[str] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
+        if not matches:
+            out.append(pattern)  # reported as unreadable: no such file
+        for path in matches:
+            if os.path.isdir(path) and not _is_source_dir(path):
+                try:
+                    children = sorted(os.listdir(path))
+                except OSError:
+                    out.append(path)
+                    continue
+                out.extend(os.path.join(path, c) for c in children
+                           if not c.startswith(".") and _looks_like_source(os.path.join(path, c)))
+            else:
+                out.append(path)
+    return list(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------------------------
+# The worker
+# --------------------------------------------------------------------------------------------
+
+_CHECKS: list[Any] | None = None
+
+
+def _init_worker() -> None:
+    global _CHECKS
+    if _CHECKS is None:
+        from doctor.registry import load_checks
+
+        _CHECKS = load_checks()[0]
+
+
+def _summary_from_dict(path: str, kind: str, data: dict[str, Any], digest: dict[str, str]) -> dict[str, Any]:
+    statuses = {str(c.get("id")): str(c.get("status")) for c in data.get("checks") or [] if isinstance(c, dict)}
+    findings = []
+    for f in data.get("findings") or []:
+        if isinstance(f, dict) and f.get("severity") not in (PASS, INFO):
+            findings.append((str(f.get("check", "")), str(f.get("subject", "")), str(f.get("severity", "")),
+                             str(f.get("title", ""))))
+    source = data.get("source") if isinstance(data.get("source"), dict) else {}
+    name = digest.get("host.hostname") or (source or {}).get("hostname") or os.path.basename(path.rstrip("/"))
+    return {"path": path, "kind": kind, "name": str(name), "error": None, "statuses": statuses,
+            "findings": findings, "digest": digest}
+
+
+def analyse(path: str) -> dict[str, Any]:
+    """Summary of one source; never raises (an unreadable source comes back with ``error``)."""
+    from doctor.errors import DoctorError
+
+    start = time.monotonic()
+    try:
+        from doctor.fleet.load import is_json_result, read_json_result
+
+        if is_json_result(path):
+            from doctor.fleet.digest import digest_from_inventory
+
+            data = read_json_result(path)
+            inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
+            out = _summary_from_dict(path, "json", data, digest_from_inventory(inventory or {}))
+        else:
+            from doctor.fleet.load import load_node
+
+            _init_worker()
+            node = load_node(path, _CHECKS)
+            out = _summary_from_dict(path, node.kind, node.result.to_dict(), node.digest)
+    except DoctorError as exc:
+        out = {"path": path, "error": str(exc)}
+    except MemoryError:
+        out = {"path": path, "error": "out of memory while reading it"}
+    except Exception as exc:  # one bad source must not end a fleet run
+        out = {"path": path, "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
+    out["duration_s"] = round(time.monotonic() - start, 4)
+    return out
+
+
+def _indexed(item: tuple[int, str]) -> tuple[int, dict[str, Any]]:
+    return item[0], analyse(item[1])
+
+
+def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, summary) for each path as workers finish; ``jobs`` <= 1 runs in this process."""
+    items = list(enumerate(paths))
+    if jobs <= 1 or len(paths) <= 1:
+        for item in items:
+            yield _indexed(item)
+        return
+    import multiprocessing
+
+    from doctor.registry import load_checks
+
+    global _CHECKS
+    if _CHECKS is None:
+        _CHECKS = load_checks()[0]  # loaded once here, inherited by forked workers
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    chunk = max(1, min(16, len(paths) // (jobs * 8) or 1))
+    with ctx.Pool(processes=jobs, initializer=_init_worker, maxtasksperchild=2000) as pool:
+        yield from pool.imap_unordered(_indexed, items, chunksize=chunk)
+
+
+# --------------------------------------------------------------------------------------------
+# Aggregation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NodeRow:
+    path: str
+    name: str = ""
+    kind: str = ""
+    error: str | None = None
+    statuses: tuple[str, ...] = ()  # per check in Aggregate.checks order ("" when not run)
+    worst: str = PASS
+    duration_s: float = 0.0
+
+
+@dataclass
+class Aggregate:
+    """Column stores filled one node summary at a time."""
+
+    rows: list[NodeRow]
+    checks: dict[str, int] = field(default_factory=dict)
+    facts: dict[str, dict[str, array[int]]] = field(default_factory=dict)
+    findings: dict[tuple[str, str, str], tuple[str, array[int]]] = field(default_factory=dict)
+    _status_cache: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+
+    def add(self, index: int, summary: dict[str, Any]) -> None:
+        row = self.rows[index]
+        row.duration_s = float(summary.get("duration_s") or 0)
+        if summary.get("error"):
+            row.error = " ".join(str(summary["error"]).split())[:MAX_ERROR]
+            row.name = os.path.basename(row.path.rstrip("/")) or row.path
+            return
+        row.name, row.kind = summary["name"], summary["kind"]
+        statuses: dict[str, str] = summary["statuses"]
+        for cid in statuses:
+            self.checks.setdefault(cid, len(self.checks))
+        vec = [""] * len(self.checks)
+        for cid, status in statuses.items():
+            vec[self.checks[cid]] = status
+        key = tuple(vec)
+        row.statuses = self._status_cache.setdefault(key, key)
+        worst = PASS
+        for check, subject, severity, title in summary["findings"]:
+            fkey = (check, subject, severity)
+            entry = self.findings.get(fkey)
+            if entry is None:
+                entry = self.findings[fkey] = (title, array("i"))
+            entry[1].append(index)
+            if severity_order(severity) < severity_order(worst):
+                worst = severity
+        row.worst = worst
+        for k, v in summary["digest"].items():
+            values = self.facts.get(k)
+            if values is None:
+                values = self.facts[k] = {}
+            nodes = values.get(v)
+            if nodes is None:
+                nodes = values[v] = array("i")
+            nodes.append(index)
+
+
+@dataclass(frozen=True)
+class FactOutlier:
+    key: str
+    majority: str
+    majority_nodes: int
+    value: str
+    nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    check: str
+    subject: str
+    severity: str
+    title: str
+    nodes: tuple[int, ...]
+
+
+@dataclass
+class FleetReport:
+    rows: list[NodeRow]
+    checks: list[str]
+    ok: list[int]
+    common: list[FindingGroup]
+    outlier_findings: list[FindingGroup]
+    partial: list[FindingGroup]
+    fact_outliers: list[FactOutlier]
+    groups: list[tuple[str, list[int], list[str]]]  # label, node indices, keys that set it apart
+    identity_like: list[str]
+    duration_s: float = 0.0
+    jobs: int = 1
+
+    @property
+    def outlier_nodes(self) -> list[int]:
+        nodes: set[int] = set()
+        for f in self.outlier_findings:
+            nodes.update(f.nodes)
+        for o in self.fact_outliers:
+            nodes.update(o.nodes)
+        return sorted(nodes, key=lambda i: (self.rows[i].name, self.rows[i].path))
+
+    @property
+    def unreadable(self) -> list[NodeRow]:
+        return [r for r in self.rows if r.error]
+
+    def reasons(self, index: int) -> list[str]:
+        """Why node ``index`` is an outlier, one line each."""
+        out = [f"{o.key} = {o.value}  (majority, {o.majority_nodes} nodes: {o.majority})"
+               for o in self.fact_outliers if index in o.nodes]
+        out += [f"{f.severity.upper()} {f.check}  {f.subject} — {f.title}"
+                for f in self.outlier_findings if index in f.nodes]
+        return out
+
+    def group_of(self) -> dict[int, str]:
+        return {i: label for label, nodes, _ in self.groups for i in nodes}
+
+    def failing(self, level: str) -> list[int]:
+        return [i for i in self.ok if at_least(self.rows[i].worst, level)]
+
+    def to_dict(self) -> dict[str, Any]:
+        group_of = self.group_of()
+
+        def names(nodes: Iterable[int]) -> list[str]:
+            return [self.rows[i].name for i in nodes]
+
+        def fg(f: FindingGroup) -> dict[str, Any]:
+            return {"check": f.check, "subject": f.subject, "severity": f.severity, "title": f.title,
+                    "count": len(f.nodes), "nodes": names(f.nodes)}
+
+        return {
+            "summary": {"sources": len(self.rows), "analysed": len(self.ok), "unreadable": len(self.unreadable),
+                        "groups": len(self.groups), "outlier_nodes": len(self.outlier_nodes),
+                        "duration_s": round(self.duration_s, 3), "jobs": self.jobs},
+            "checks": self.checks,
+            "nodes": [{"name": r.name, "path": r.path, "kind": r.kind, "group": group_of.get(i),
+                       "worst": r.worst if not r.error else None, "error": r.error,
+                       "statuses": {c: s for c, s in zip(self.checks, r.statuses) if s}}
+                      for i, r in enumerate(self.rows)],
+            "groups": [{"label": label, "count": len(nodes), "nodes": names(nodes), "differs_in": keys}
+                       for label, nodes, keys in self.groups],
+            "findings": {"common": [fg(f) for f in self.common], "outliers": [fg(f) for f in self.outlier_findings],
+                         "partial": [fg(f) for f in self.partial]},
+            "fact_outliers": [{"key": o.key, "majority": o.majority, "majority_count": o.majority_nodes,
+                               "value": o.value, "nodes": names(o.nodes)} for o in self.fact_outliers],
+            "outlier_nodes": [{"name": self.rows[i].name, "path": self.rows[i].path, "reasons": self.reasons(i)}
+                              for i in self.outlier_nodes],
+            "identity_keys_ignored": len(self.identity_like),
+            "unreadable": [{"path": r.path, "error": r.error} for r in self.unreadable],
+        }
+
+
+def outlier_max(n: int) -> int:
+    """Most nodes a value may be held by and still count as an outlier."""
+    return max(1, int(n * OUTLIER_SHARE))
+
+
+def _label(i: int) -> str:
+    letters = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        letters = chr(65 + r) + letters
+    return letters
+
+
+def finish(agg: Aggregate, duration_s: float = 0.0, jobs: int = 1) -> FleetReport:
+    """Outliers, fleet-wide findings and configuration groups from the aggregate."""
+    from doctor.fleet.digest import is_identity
+
+    ok = [i for i, r in enumerate(agg.rows) if not r.error]
+    n = len(ok)
+    small = outlier_max(n)
+    vote = n >= MIN_NODES_FOR_OUTLIERS
+    # findings: on every node / on a few / in between
+    common: list[FindingGroup] = []
+    outliers: list[FindingGroup] = []
+    partial: list[FindingGroup] = []
+    for (check, subject, severity), (title, nodes) in agg.findings.items():
+        uniq = tuple(sorted(set(nodes)))
+        group = FindingGroup(check, subject, severity, title, uniq)
+        if len(uniq) >= n:
+            common.append(group)
+        elif vote and len(uniq) <= small and n - len(uniq) > n * MAJORITY_SHARE:
+            outliers.append(group)
+        else:
+            partial.append(group)
+    for lst in (common, outliers, partial):
+        lst.sort(key=lambda f: (severity_order(f.severity), -len(f.nodes), f.check, f.subject))
+    # facts: per key, majority vs minority values; deviations from the majority define the groups
+    ok_mask = bytearray(len(agg.rows))
+    for i in ok:
+        ok_mask[i] = 1
+    deviations: dict[int, list[str]] = {}
+    fact_outliers: list[FactOutlier] = []
+    identity_like: list[str] = []
+    for key in sorted(agg.facts):
+        values = agg.facts[key]
+        if is_identity(key):
+            continue
+        counts = {v: len(nodes) for v, nodes in values.items()}
+        present = sum(counts.values())
+        if present < n:
+            counts[ABSENT] = n - present
+        if len(counts) >= max(IDENTITY_MIN_DISTINCT, (n + 1) // 2) and n > 1:
+            identity_like.append(key)
+            continue
+        if len(counts) == 1:
+            continue
+        majority, majority_count = max(counts.items(), key=lambda kv: (kv[1], kv[0] != ABSENT, kv[0]))
+        for value, count in sorted(counts.items()):
+            if value == majority:
+                continue
+            if value == ABSENT:
+                seen = bytearray(len(agg.rows))
+                for nodes in values.values():
+                    for i in nodes:
+                        seen[i] = 1
+                members = tuple(i for i in ok if not seen[i])
+            else:
+                members = tuple(sorted(set(values[value])))
+            for i in members:
+                deviations.setdefault(i, []).append(key)
+            if vote and count <= small and majority_count > n * MAJORITY_SHARE:
+                fact_outliers.append(FactOutlier(key, majority, majority_count, value, members))
+    # groups: nodes with the same deviations (from the majority value of every key) share a config
+    by_sig: dict[tuple[tuple[str, str], ...], list[int]] = {}
+    for i in ok:
+        keys = deviations.get(i, [])
+        sig = tuple((k, _value_of(agg, k, i)) for k in keys)
+        by_sig.setdefault(sig, []).append(i)
+    ordered = sorted(by_sig.items(), key=lambda kv: (-len(kv[1]), len(kv[0]), kv[0]))
+    groups = [(_label(j), sorted(nodes, key=lambda i: (agg.rows[i].name, agg.rows[i].path)),
+               sorted({k for k, _ in sig})) for j, (sig, nodes) in enumerate(ordered)]
+    checks = sorted(agg.checks, key=lambda c: agg.checks[c])
+    order = sorted(range(len(checks)), key=lambda j: checks[j])
+    rows = agg.rows
+    for r in rows:
+        if r.statuses:
+            padded = list(r.statuses) + [""] * (len(checks) - len(r.statuses))
+            r.statuses = tuple(padded[j] for j in order)
+    return FleetReport(rows, [checks[j] for j in order], ok, common, outliers, partial, fact_outliers, groups,
+                       identity_like, duration_s, jobs)
+
+
+def _value_of(agg: Aggregate, key: str, index: int) -> str:
+    for value, nodes in agg.facts[key].items():
+        if index in nodes:
+            return value
+    return ABSENT
+
+
+def analyse_fleet(paths: list[str], jobs: int,
+                  progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> FleetReport:
+    """Analyse every path with ``jobs`` workers and fold the results as they arrive."""
+    start = time.monotonic()
+    agg = Aggregate([NodeRow(p) for p in paths])
+    for done, (index, summary) in enumerate(run_parallel(paths, jobs), 1):
+        agg.add(index, summary)
+        if progress is not None:
+            progress(done, len(paths), summary)
+    return finish(agg, time.monotonic() - start, jobs)
+
+
+def severity_counts(report: FleetReport) -> Counter[str]:
+    """Nodes per worst severity."""
+    counts: Counter[str] = Counter(report.rows[i].worst for i in report.ok)
+    return Counter({s: counts.get(s, 0) for s in SEVERITIES if counts.get(s)})

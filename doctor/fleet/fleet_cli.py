@@ -1,0 +1,76 @@
+"""``gnd fleet PATH...``: which nodes of a fleet differ from the rest, and why."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+
+from doctor.errors import DoctorError
+from doctor.findings import FAIL_LEVELS
+
+HELP = "analyse many snapshots or saved results: outlier nodes, fleet-wide findings, configuration groups"
+DESCRIPTION = """\
+Analyse every PATH (a snapshot dir/tarball, a sosreport, a saved `gnd check --format json`
+result, a folder holding such sources, or a glob) in parallel and show, on one screen: groups of
+nodes with identical configuration, a check-by-group matrix, the outlier nodes and why (a finding
+on only a few nodes, or a fact such as one GPU at x8 where the others run x16), and the findings
+common to every node (fleet-wide settings). Unreadable sources are listed with their reason; the
+run goes on.
+
+exit status: 0 every source read, no outlier node and no finding at or above --fail-on;
+1 otherwise; 2 bad option or no source could be analysed."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="sources, folders of sources, or globs (quote them)")
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="worker processes (default: all cores)")
+    p.add_argument("--format", choices=("text", "json", "html"), default="text", help="output format")
+    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
+                   help="exit 1 if any node has a finding at or above LEVEL (default high)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
+    p.add_argument("--save-json", metavar="FILE", help="also write the JSON report to FILE (one analysis, two outputs)")
+    p.add_argument("--save-html", metavar="FILE", help="also write the HTML report to FILE")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def _progress(done: int, total: int, summary: dict[str, object]) -> None:
+    if done == total or done % 50 == 0:
+        print(f"\r  {done}/{total} analysed", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from doctor.cli import _write
+    from doctor.fleet.fleet import analyse_fleet, expand_paths
+    from doctor.fleet.fleet_report import render_html, render_text
+
+    if args.jobs < 0:
+        raise DoctorError("--jobs must be 0 (all cores) or more")
+    jobs = args.jobs or os.cpu_count() or 1
+    paths = expand_paths(args.paths)
+    if not paths:
+        raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
+    show = not args.quiet and sys.stderr.isatty()
+    report = analyse_fleet(paths, min(jobs, len(paths)), _progress if show else None)
+    if args.format == "json":
+        text = json.dumps(report.to_dict(), indent=2) + "\n"
+    elif args.format == "html":
+        text = render_html(report)
+    else:
+        buf = io.StringIO()
+        render_text(report, buf)
+        text = buf.getvalue()
+    _write(text, args.output)
+    if args.save_json:
+        _write(json.dumps(report.to_dict(), indent=2) + "\n", args.save_json)
+    if args.save_html:
+        _write(render_html(report), args.save_html)
+    if not report.ok:
+        print("gnd: error: no source could be analysed", file=sys.stderr)
+        return 2
+    if report.unreadable or report.outlier_nodes or report.failing(args.fail_on):
+        return 1
+    return 0

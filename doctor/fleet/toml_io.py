@@ -1,0 +1,85 @@
+"""Just enough TOML: quoting for the baseline writer, reading through tomllib/tomli, and line lookup.
+
+Python 3.11+ has ``tomllib``; 3.10 needs the ``tomli`` backport (a dependency there).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from doctor.errors import DoctorError
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def key(name: str) -> str:
+    """A TOML key: bare when it can be, else a basic string."""
+    return name if _BARE.match(name) else json.dumps(name)
+
+
+def value(v: object) -> str:
+    """A TOML value for str, bool, int, float and lists of those (JSON strings are valid TOML strings)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(value(x) for x in v) + "]"
+    return json.dumps(str(v), ensure_ascii=False)
+
+
+def loads(text: str, where: str) -> dict[str, Any]:
+    """Parse TOML; a syntax error becomes one DoctorError line naming the file and position."""
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ModuleNotFoundError:
+            raise DoctorError("reading a baseline on Python 3.10 needs the 'tomli' package "
+                              "(pip install tomli)") from None
+    try:
+        return dict(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise DoctorError(f"{where}: invalid TOML: {exc}") from None
+
+
+def _split_dotted(text: str) -> list[str]:
+    """``pci."0000:18:00.0"`` -> ``["pci", "0000:18:00.0"]`` (quotes respected, spaces dropped)."""
+    parts: list[str] = []
+    cur, quote = "", ""
+    for ch in text.strip():
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                cur += ch
+        elif ch in "\"'":
+            quote = ch
+        elif ch == ".":
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    return parts
+
+
+def line_of(text: str, table: tuple[str, ...], name: str | None = None) -> int | None:
+    """The 1-based line of table header ``table`` (``name`` None) or of key ``name`` inside it."""
+    current: tuple[str, ...] = ()
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("["):
+            inner = line.lstrip("[").split("]", 1)[0]
+            current = tuple(_split_dotted(inner))
+            if name is None and current == table:
+                return n
+            continue
+        if name is None or current != table or "=" not in line or line.startswith("#"):
+            continue
+        if _split_dotted(line.split("=", 1)[0]) == [name]:
+            return n
+    return None

@@ -1,0 +1,97 @@
+"""``gnd report``: HTML, PDF, Markdown or JSON report of SOURCE or of a saved JSON result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from doctor.errors import DoctorError
+
+HELP = "write an HTML, PDF, Markdown or JSON report (format from the -o suffix)"
+DESCRIPTION = """\
+Run the checks on SOURCE (or load a saved result with --from-json) and write a report a vendor can
+attach to a ticket: self-contained HTML (inline CSS and topology SVG, no external requests), PDF
+(A4, via WeasyPrint), Markdown for pasting, or the JSON result.
+
+examples:
+  gnd report -o node7.html
+  gnd report snapshot.tar.gz -o node7.pdf --redact
+  gnd check --format json -o result.json && gnd report --from-json result.json -o node7.pdf
+  gnd report --from-json result.json -o ticket.md"""
+
+FORMATS = ("html", "pdf", "md", "json")
+SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".markdown": "md", ".json": "json"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from reports.source_data import add_input_arguments
+
+    add_input_arguments(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="report file (default gnd-report-HOST.FORMAT)")
+    p.add_argument("--format", choices=FORMATS, help="output format (default: from the -o suffix, else html)")
+    p.add_argument("--redact", action="store_true",
+                   help="replace hostnames, addresses, MACs, serials and UUIDs with placeholders")
+    p.add_argument("--redact-map", metavar="FILE",
+                   help="where --redact writes its private map (default OUTPUT.redact-map.json)")
+
+
+def output_format(output: str | None, fmt: str | None) -> str:
+    """The format asked for, else the one the suffix names, else html."""
+    if fmt:
+        return fmt
+    if not output:
+        return "html"
+    suffix = os.path.splitext(output)[1].lower()
+    if suffix not in SUFFIXES:
+        raise DoctorError(f"cannot tell the format of {output!r} from its suffix; use .html, .pdf, .md or .json, "
+                          "or --format")
+    return SUFFIXES[suffix]
+
+
+def _default_output(data: dict[str, object], fmt: str) -> str:
+    source = data.get("source")
+    host = source.get("hostname") if isinstance(source, dict) else None
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(host or "host"))
+    return f"gnd-report-{safe}.{fmt}"
+
+
+def render(data: dict[str, object], fmt: str) -> bytes:
+    """The report bytes for a (validated) result dict."""
+    if fmt == "json":
+        from reports.view import validate
+
+        return (json.dumps(validate(data), indent=2) + "\n").encode()
+    if fmt == "md":
+        from reports.markdown import render_markdown
+
+        return render_markdown(dict(data)).encode()
+    if fmt == "pdf":
+        from reports.pdf import render_pdf
+
+        return render_pdf(dict(data))
+    from reports.html import render_html
+
+    return render_html(dict(data)).encode()
+
+
+def run(args: argparse.Namespace) -> int:
+    from reports.source_data import exit_code, result_data, write_atomic
+
+    fmt = output_format(args.output, args.format)
+    data = result_data(args)
+    output = args.output or _default_output(data, fmt)
+    if args.redact:
+        from reports.redact import default_map_path, redact_result
+
+        map_path = args.redact_map or default_map_path(output)
+        if os.path.abspath(map_path) == os.path.abspath(output):
+            raise DoctorError("--redact-map must not be the report file itself")
+        data = redact_result(data, map_path)
+    start = time.monotonic()
+    body = render(data, fmt)
+    write_atomic(output, body)
+    print(f"wrote {output} ({fmt}, {len(body) / 1024:.0f} KiB in {time.monotonic() - start:.1f} s)", file=sys.stderr)
+    return exit_code(data, args.fail_on)

@@ -1,0 +1,44 @@
+"""``gnd fix-script``: write the safe runtime fixes as a dry-run-by-default bash script plus its rollback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from doctor.errors import DoctorError
+
+HELP = "write a bash script of the safe runtime fixes (dry run by default) and its rollback script"
+DESCRIPTION = """\
+Run the checks on SOURCE (or load a saved result with --from-json) and write a bash script of the
+runtime fixes that are safe to apply from the OS (sysctls, IRQ affinity, module loads, service
+enables, ethtool / ip link settings), grouped by finding, with a backup step first. The script only
+prints its commands unless run with --apply; firmware, BIOS, boot-loader and reboot steps appear as
+comments. A matching rollback script (FILE.rollback.sh) is written next to it.
+
+examples:
+  gnd fix-script -o fix.sh && less fix.sh && sudo ./fix.sh --apply
+  gnd fix-script --from-json result.json -o fix.sh"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from reports.source_data import add_input_arguments
+
+    add_input_arguments(p)
+    p.add_argument("-o", "--output", metavar="FILE", default="gnd-fix.sh", help="script to write (default gnd-fix.sh)")
+    p.add_argument("--rollback", metavar="FILE", help="rollback script to write (default FILE.rollback.sh)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from reports.fixscript import fix_scripts, rollback_path
+    from reports.source_data import exit_code, result_data, write_atomic
+
+    data = result_data(args)
+    scripts = fix_scripts(data)
+    back = args.rollback or rollback_path(args.output)
+    if back == args.output:
+        raise DoctorError("--rollback must differ from the fix script")
+    write_atomic(args.output, scripts.fix.encode(), 0o755)
+    write_atomic(back, scripts.rollback.encode(), 0o755)
+    print(f"wrote {args.output} ({scripts.fix_commands} commands; dry run unless run with --apply) and "
+          f"{back} ({scripts.rollback_commands} commands); review both before running", file=sys.stderr)
+    return exit_code(data, args.fail_on)

@@ -1,0 +1,73 @@
+"""PDF report: WeasyPrint renders the HTML report with its print stylesheet.
+
+WeasyPrint is imported only here, inside :func:`render_pdf`. Its URL fetcher refuses every URL
+(http, https, file, data), so an ``<img src>`` or stylesheet smuggled in through host data can
+neither reach the network nor read a local file; the report has no assets of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from doctor.errors import DoctorError
+
+#: Debian/Ubuntu packages WeasyPrint needs besides its Python wheel
+DEBIAN_PACKAGES = "libpango-1.0-0 libpangoft2-1.0-0"
+
+
+class FetchRefused(ValueError):
+    """Raised for every URL the PDF renderer is asked to fetch."""
+
+
+def _fetcher_class() -> Any:
+    from weasyprint.urls import URLFetcher
+
+    class RefusingFetcher(URLFetcher):  # type: ignore[misc]
+        """Refuses every fetch; records what was asked for (tests read ``refused``)."""
+
+        def __init__(self) -> None:
+            super().__init__(allowed_protocols=())
+            self.refused: list[str] = []
+
+        def fetch(self, url: str, headers: object = None) -> Any:
+            self.refused.append(url)
+            raise FetchRefused(f"gnd reports fetch nothing: {url}")
+
+    return RefusingFetcher
+
+
+def _import_weasyprint() -> Any:
+    try:
+        import weasyprint
+    except ImportError as exc:
+        raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "
+                          f"(Debian/Ubuntu: apt install {DEBIAN_PACKAGES}): {exc}") from None
+    except OSError as exc:  # pango/harfbuzz shared libraries not found
+        raise DoctorError(f"PDF output needs Pango for WeasyPrint (Debian/Ubuntu: apt install {DEBIAN_PACKAGES}): "
+                          f"{exc}") from None
+    return weasyprint
+
+
+def refusing_fetcher() -> Any:
+    """A fresh WeasyPrint URL fetcher that refuses every URL."""
+    _import_weasyprint()
+    return _fetcher_class()()
+
+
+def html_to_pdf(html: str, fetcher: Any = None) -> bytes:
+    """PDF bytes for ``html`` (print media) with every URL fetch refused."""
+    weasyprint = _import_weasyprint()
+    import logging
+
+    logging.getLogger("weasyprint").setLevel(logging.ERROR)  # refused fetches are expected, not news
+    fetcher = fetcher or _fetcher_class()()
+    document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=fetcher, media_type="print")
+    data = document.write_pdf()
+    return bytes(data or b"")
+
+
+def render_pdf(data: dict[str, Any]) -> bytes:
+    """The PDF report for a result dict."""
+    from reports.html import render_html
+
+    return html_to_pdf(render_html(data))

@@ -1,0 +1,132 @@
+"""pcie.link_downgrade: real downgrades fire with the right subject and severity; every known trap stays quiet."""
+
+from __future__ import annotations
+
+from tests.checks.pcie_overlays import (
+    DSP_GPU3,
+    GPU0,
+    GPU3,
+    GPU5,
+    NIC2,
+    RP_37,
+    USP_37,
+    attrs,
+    busy,
+    link,
+    node,
+    severities,
+    sick,
+)
+from tests.helpers import Link, findings_of
+
+CHECK = "pcie.link_downgrade"
+
+
+def of(changes: dict | None = None, base=None) -> list:
+    return findings_of(node(changes, base), CHECK)
+
+
+def test_healthy_idle_gpus_are_info_only() -> None:
+    found = of()
+    assert not any(f.severity in ("critical", "high", "medium", "low", "unknown") for f in found)
+    idle = [f for f in found if f.severity == "info"]
+    assert idle and "idle" in idle[0].title and "2.5" in idle[0].observed
+
+
+def test_busy_gpu_at_x8_is_high_and_names_its_switch_port() -> None:
+    found = of({**link(GPU3, 32.0, 8), **busy(GPU3)})
+    hit = [f for f in found if GPU3 in f.subject]
+    assert [f.severity for f in hit] == ["high"]
+    assert "x8 of x16" in hit[0].title and DSP_GPU3 in hit[0].related
+    assert any(DSP_GPU3 in c for c in hit[0].fix.runtime)
+    assert "31.5 GB/s" in hit[0].impact.text and "63.0 GB/s" in hit[0].impact.text
+
+
+def test_busy_gpu_at_gen1_is_high() -> None:
+    found = of({**link(GPU3, 2.5, 16), **busy(GPU3)})
+    hit = [f for f in found if GPU3 in f.subject]
+    assert [f.severity for f in hit] == ["high"] and "2.5 of 32 GT/s" in hit[0].title
+
+
+def test_idle_gpu_speed_drop_is_info_not_downgrade() -> None:
+    # healthy fixture: every GPU idle (P0, 0 %, idle reason active) at 2.5 GT/s x16
+    assert severities(of(), "GPU") <= {"info"}
+    assert severities(of(), "node") <= {"info", "pass"}
+
+
+def test_width_drop_counts_even_while_idle() -> None:
+    found = of(link(GPU3, 2.5, 4))
+    hit = [f for f in found if GPU3 in f.subject]
+    assert hit and hit[0].severity == "high" and "x4 of x16" in hit[0].title
+
+
+def test_speed_drop_without_runtime_data_is_unknown() -> None:
+    found = of({**link(GPU3, 2.5, 16), "commands/nvidia-smi_-q_-x": None})
+    hit = [f for f in found if GPU3 in f.subject]
+    assert [f.severity for f in hit] == ["unknown"]
+    assert "cannot tell idle from busy" in hit[0].title
+
+
+def test_gen4_card_in_gen3_slot_is_slot_limited_info() -> None:
+    changes = {**attrs(GPU3, max_link_speed="16.0 GT/s PCIe"), **attrs(DSP_GPU3, max_link_speed="8.0 GT/s PCIe"),
+               **link(GPU3, 8.0, 16), **busy(GPU3)}
+    hit = [f for f in of(changes) if GPU3 in f.subject]
+    assert [f.severity for f in hit] == ["info"] and "slot-limited" in hit[0].title
+    assert DSP_GPU3 in hit[0].related
+
+
+def test_narrow_switch_uplink_above_full_width_gpu() -> None:
+    changes = {**attrs(USP_37, current_link_width="8"), **attrs(RP_37, current_link_width="8"),
+               **link(GPU3, 32.0, 16), **busy(GPU3)}
+    found = of(changes)
+    hit = [f for f in found if GPU3 in f.subject]
+    assert [f.severity for f in hit] == ["high"]
+    assert "upstream" in hit[0].title and USP_37 in hit[0].related and RP_37 in hit[0].related
+    assert any(RP_37 in c for c in hit[0].fix.runtime)
+    nic = [f for f in found if f.subject == NIC2]
+    assert nic and nic[0].severity == "high"  # the NIC under the same switch loses the same uplink
+
+
+def test_nic_speed_drop_is_real_without_activity_gating() -> None:
+    hit = [f for f in of(link(NIC2, 16.0, 16)) if f.subject == NIC2]
+    assert [f.severity for f in hit] == ["high"] and "16 of 32 GT/s" in hit[0].title
+
+
+def test_nvme_x4_under_x8_root_port_is_no_finding() -> None:
+    changes = attrs("0000:c7:01.0", max_link_width="8")
+    assert not [f for f in of(changes) if "c8:00.0" in f.subject or "c7:01.0" in f.subject]
+
+
+def test_link_width_zero_is_unknown() -> None:
+    hit = [f for f in of(attrs(NIC2, current_link_width="0")) if f.subject == NIC2]
+    assert [f.severity for f in hit] == ["unknown"] and "0" in hit[0].detail
+
+
+def test_missing_link_files_are_unknown_not_downgraded() -> None:
+    changes = {**attrs(GPU0, current_link_speed=None, current_link_width=None, max_link_speed=None,
+                       max_link_width=None), "commands/lspci_-vvv": None}  # lspci would fill them in
+    hit = [f for f in of(changes) if GPU0 in f.subject]
+    assert [f.severity for f in hit] == ["unknown"]
+
+
+def test_sriov_vf_is_skipped() -> None:
+    changes = {**attrs(NIC2, current_link_width="0", current_link_speed="Unknown"),
+               **attrs(NIC2, physfn=Link("../0000:3b:00.0"))}
+    assert not [f for f in of(changes) if f.subject == NIC2]
+
+
+def test_virtual_machine_never_downgraded() -> None:
+    changes = {**link(GPU3, 32.0, 8), **busy(GPU3), "sys/class/dmi/id/sys_vendor": "QEMU\n",
+               "proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor\n"}
+    found = of(changes)
+    assert severities(found) == {"info"}
+    assert "virtual machine" in found[0].title
+
+
+def test_sick_fixture_end_to_end() -> None:
+    found = of(base=sick())
+    by_subject = {f.subject: f for f in found if f.severity == "high"}
+    gpu3 = next(f for s, f in by_subject.items() if GPU3 in s)
+    gpu5 = next(f for s, f in by_subject.items() if GPU5 in s)
+    assert "x8 of x16" in gpu3.title and "2.5 of 32 GT/s" in gpu5.title
+    assert len(by_subject) == 2

@@ -1,0 +1,68 @@
+"""PCIe/IOMMU/vfio checks on real recordings reach the conclusions in ../shared/realdata/EXPECTED.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from doctor.facts import Facts
+from doctor.findings import Finding
+from doctor.sources import open_source
+from tests import realdata
+from tests.helpers import run
+
+pytestmark = pytest.mark.skipif(not realdata.available(), reason="../shared/realdata is absent")
+MINE = ["pcie", "iommu", "vfio"]
+LOUD = {"critical", "high", "medium"}
+
+
+@pytest.fixture(scope="module")
+def rd(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("rd-pcie")
+    return {"_base": base}
+
+
+def findings(rd: dict[str, Path], name: str) -> list[Finding]:
+    root = realdata.unpack(name, rd["_base"])
+    return run(Facts(open_source(str(root))), only=MINE).findings
+
+
+def test_32intel64_x722_speed_drop_is_low_and_plx_devices_are_clean(rd: dict[str, Path]) -> None:
+    found = findings(rd, "32intel64-2p8co2t+8ve")
+    x722 = [f for f in found if f.check == "pcie.link_downgrade" and f.subject.startswith("0000:60:00.")]
+    assert sorted(f.subject for f in x722) == ["0000:60:00.0", "0000:60:00.1"]
+    assert {f.severity for f in x722} == {"low"}
+    assert all("2.5 of 8 GT/s" in f.title and f.impact.score < 10 for f in x722)
+    others = [f for f in found if f.severity not in ("pass", "info") and f not in x722]
+    assert others == []  # ConnectX-4 behind the PLX switches at 8 GT/s x16: nothing
+
+
+def test_40intel64_missing_link_files_are_unknown_not_downgraded(rd: dict[str, Path]) -> None:
+    found = findings(rd, "40intel64-2g2n4c+pcilocality")
+    assert not {f.severity for f in found} & (LOUD | {"low"})
+    assert {f.severity for f in found if f.check == "pcie.link_downgrade"} == {"unknown"}
+
+
+def test_procfs_x4_nvme_under_x8_root_port_and_full_speed_e810(rd: dict[str, Path]) -> None:
+    found = findings(rd, "procfs-fixtures")
+    assert not [f for f in found if f.severity not in ("pass", "info")]
+    assert [f.severity for f in found if f.check == "pcie.link_downgrade"] == ["pass"]
+
+
+def test_ghw_kvm_guest_says_virtualised_never_downgraded(rd: dict[str, Path]) -> None:
+    found = findings(rd, "ghw-accel-nvidia")
+    assert [(f.check, f.severity) for f in found] == [("pcie.link_downgrade", "info")]
+    assert "virtual machine" in found[0].title
+
+
+def test_nvidiagpunumanodes_trimmed_pci_is_unknown(rd: dict[str, Path]) -> None:
+    found = findings(rd, "nvidiagpunumanodes")
+    downgrade = [f for f in found if f.check == "pcie.link_downgrade"]
+    assert len(downgrade) == 6 and {f.severity for f in downgrade} == {"unknown"}
+    assert not {f.severity for f in found} & (LOUD | {"low"})
+
+
+@pytest.mark.parametrize("name", ["32em64t-2n8c+dax+nvme+mic+dimms", "2pa-pcidomain32bits"])
+def test_no_loud_findings_on_other_recordings(rd: dict[str, Path], name: str) -> None:
+    assert not {f.severity for f in findings(rd, name)} & (LOUD | {"low"})

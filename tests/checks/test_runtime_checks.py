@@ -1,0 +1,84 @@
+"""runtime.cuda_graphs and runtime.debug_env: argv, environ and deployment files; user vs framework values."""
+
+from __future__ import annotations
+
+from tests.checks._netnuma_base import UNIT, cmdline, environ, healthy, sick
+from tests.helpers import facts, findings_of
+
+VLLM = ("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m")
+SGL = ("python3", "-m", "sglang.launch_server", "--model-path", "m")
+
+
+def _pairs(found: list) -> list[tuple[str, str]]:
+    return [(f.subject, f.severity) for f in found if f.severity != "pass"]
+
+
+def test_sick_enforce_eager_high_merged_with_unit() -> None:
+    found = findings_of(facts(base=sick()), "runtime.cuda_graphs")
+    assert _pairs(found) == [("4242", "high")]
+    assert {e.source for e in found[0].evidence} == {"proc/4242/cmdline", UNIT}
+    assert "0000:3a:00.0" in found[0].related
+
+
+def test_healthy_has_no_graph_finding() -> None:
+    assert [f.severity for f in findings_of(facts(base=healthy()), "runtime.cuda_graphs")] == ["pass"]
+
+
+def test_vllm_variants() -> None:
+    for extra, sev in ((("-cc.cudagraph_mode=none",), "high"),
+                       (("--compilation-config", '{"cudagraph_mode": "NONE"}'), "high"),
+                       (("-O0",), "medium"), (("--no-enforce-eager",), None),
+                       (("--enforce-eager", "--kv-transfer-config", '{"kv_role":"kv_producer"}'), "low")):
+        found = findings_of(facts(cmdline(*VLLM, *extra), base=healthy()), "runtime.cuda_graphs")
+        assert [s for _, s in _pairs(found)] == ([sev] if sev else []), extra
+
+
+def test_sglang_prefill_worker_is_low_decode_is_high() -> None:
+    prefill = cmdline(*SGL, "--disaggregation-mode", "prefill", "--disable-cuda-graph")
+    assert _pairs(findings_of(facts(prefill, base=healthy()), "runtime.cuda_graphs")) == [("4242", "low")]
+    decode = cmdline(*SGL, "--disable-cuda-graph")
+    assert _pairs(findings_of(facts(decode, base=healthy()), "runtime.cuda_graphs")) == [("4242", "high")]
+    padding = cmdline(*SGL, "--disable-cuda-graph-padding")
+    assert _pairs(findings_of(facts(padding, base=healthy()), "runtime.cuda_graphs")) == [("4242", "low")]
+
+
+def test_deploy_files_yaml_and_trtllm() -> None:
+    compose = ("services:\n  llm:\n    image: vllm/vllm-openai\n    command: [\"--model\", \"m\", \"--enforce-eager\"]\n")
+    found = findings_of(facts({"etc/compose/llm.yaml": compose}, base=healthy()), "runtime.cuda_graphs")
+    assert ("etc/compose/llm.yaml", "high") in _pairs(found)
+    trt = {"etc/compose/trt.yaml": "services:\n  gen:\n    command: trtllm-serve m --extra_llm_api_options x.yaml\n"
+                                   "configs:\n  x:\n    content: |\n      cuda_graph_config: null\n"}
+    assert ("etc/compose/trt.yaml", "high") in _pairs(findings_of(facts(trt, base=healthy()), "runtime.cuda_graphs"))
+    nested = {"etc/compose/ok.yaml": "cuda_graph_config:\n  enable_padding: true\n"}
+    assert _pairs(findings_of(facts(nested, base=healthy()), "runtime.cuda_graphs")) == []
+    ctx = {"etc/compose/ctx-config.yaml": "cuda_graph_config: null\n"}
+    assert _pairs(findings_of(facts(ctx, base=healthy()), "runtime.cuda_graphs")) == [("etc/compose/ctx-config.yaml",
+                                                                                        "low")]
+
+
+def test_debug_env_severities_on_sick() -> None:
+    found = findings_of(facts(base=sick()), "runtime.debug_env")
+    assert _pairs(found) == [("4242", "critical")] and "CUDA_LAUNCH_BLOCKING" in found[0].title
+    assert [f.severity for f in findings_of(facts(base=healthy()), "runtime.debug_env")] == ["pass"]
+
+
+def test_debug_env_table() -> None:
+    env = environ(PYTORCH_NO_CUDA_MEMORY_CACHING="1", NCCL_DEBUG="TRACE", TORCH_COMPILE_DISABLE="1", NCCL_ALGO="Ring")
+    got = {f.title.split(":")[0]: f.severity for f in findings_of(facts(env, base=healthy()), "runtime.debug_env")}
+    assert got == {"PYTORCH_NO_CUDA_MEMORY_CACHING=1": "high", "NCCL_DEBUG=TRACE": "medium",
+                   "TORCH_COMPILE_DISABLE=1": "medium", "NCCL_ALGO=Ring": "low"}
+    info = findings_of(facts(environ(NCCL_DEBUG="INFO"), base=healthy()), "runtime.debug_env")
+    assert _pairs(info) == [("4242", "low")]
+
+
+def test_framework_values_in_workers_are_not_blamed() -> None:
+    worker = 4318  # VLLM::Worker_TP0, child of the root
+    env = environ(worker, CUDA_LAUNCH_BLOCKING="1", CUDA_DEVICE_MAX_CONNECTIONS="1", TORCHINDUCTOR_COMPILE_THREADS="1")
+    assert _pairs(findings_of(facts(env, base=healthy()), "runtime.debug_env")) == []
+
+
+def test_compose_and_manifest_env_are_blamed() -> None:
+    manifest = ("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+                "      - name: vllm\n        env:\n        - name: CUDA_LAUNCH_BLOCKING\n          value: \"1\"\n")
+    found = findings_of(facts({"etc/kubernetes/manifests/vllm.yaml": manifest}, base=healthy()), "runtime.debug_env")
+    assert _pairs(found) == [("etc/kubernetes/manifests/vllm.yaml", "critical")]

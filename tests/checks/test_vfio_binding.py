@@ -1,0 +1,44 @@
+"""vfio.binding: a vfio-bound GPU on an inference host is high; passthrough hosts and bridges are not flagged."""
+
+from __future__ import annotations
+
+from tests.checks.pcie_overlays import GPU0, GPU3, attrs, node
+from tests.helpers import Link, findings_of
+
+CHECK = "vfio.binding"
+VFIO = Link("../../../../../../bus/pci/drivers/vfio-pci")
+
+
+def test_healthy_passes() -> None:
+    assert [f.severity for f in findings_of(node(), CHECK)] == ["pass"]
+
+
+def test_gpu_on_vfio_on_inference_host_is_high() -> None:
+    found = findings_of(node(attrs(GPU3, driver=VFIO)), CHECK)
+    high = [f for f in found if f.severity == "high"]
+    assert len(high) == 1 and GPU3 in high[0].subject
+    assert any(GPU3 in c and "vfio-pci/unbind" in c for c in high[0].fix.runtime)
+    assert any("drivers_probe" in c for c in high[0].fix.rollback)
+
+
+def test_non_viable_group_names_host_driver_members_not_bridges() -> None:
+    found = findings_of(node(attrs(GPU3, driver=VFIO)), CHECK)
+    medium = [f for f in found if f.severity == "medium"]
+    assert len(medium) == 1
+    assert "0000:3b:00.0" in medium[0].related  # ConnectX-7 on mlx5_core in the same group
+    assert not any(r.startswith(("0000:37:", "0000:38:", "0000:39:")) for r in medium[0].related)  # pcieport
+
+
+def test_passthrough_host_with_hypervisor_is_info() -> None:
+    changes = {**attrs(GPU3, driver=VFIO), "proc/77/status": "Name:\tqemu-system-x86\nPPid:\t1\n",
+               "proc/77/cmdline": b"qemu-system-x86_64\0-enable-kvm\0"}
+    found = findings_of(node(changes), CHECK)
+    assert "high" not in {f.severity for f in found}
+    assert any(f.severity == "info" and GPU3 in f.subject for f in found)
+
+
+def test_driver_override_pending_is_low() -> None:
+    found = findings_of(node(attrs(GPU0, driver_override="vfio-pci")), CHECK)
+    low = [f for f in found if f.severity == "low"]
+    assert len(low) == 1 and GPU0 in low[0].subject
+    assert low[0].fix.runtime == (f"echo > /sys/bus/pci/devices/{GPU0}/driver_override",)

@@ -1,0 +1,109 @@
+"""HTML report: self-contained, every finding in rank order, hostile host data inert."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from html.parser import HTMLParser
+from typing import Any
+
+from markupsafe import escape
+
+from doctor.findings import cmd
+from reports.html import render_html
+from tests.reports.conftest import EVIL
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.ranks: list[int] = []
+        self.pre: list[str] = []
+        self._in_pre = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "article" and a.get("data-rank"):
+            self.ranks.append(int(a["data-rank"] or 0))
+        if tag == "pre":
+            self._in_pre = True
+            self.pre.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._in_pre = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_pre:
+            self.pre[-1] += data
+
+
+def _parse(text: str) -> _Collect:
+    p = _Collect()
+    p.feed(text)
+    p.close()
+    return p
+
+
+def test_sick_report_holds_every_finding_in_rank_order(sick_data: dict[str, Any]) -> None:
+    page = render_html(sick_data)
+    parsed = _parse(page)
+    shown = [f for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
+    assert shown, "the sick fixture must produce findings"
+    assert parsed.ranks == [f["rank"] for f in shown]
+    for f in shown:
+        assert str(escape(f["title"])) in page
+    top = shown[0]
+    # the top finding's runtime fix is in a copyable <pre> block
+    if top["fix"]["runtime"]:
+        assert any("\n".join(top["fix"]["runtime"]) == block for block in parsed.pre)
+
+
+def test_report_is_self_contained(sick_data: dict[str, Any]) -> None:
+    page = render_html(sick_data)
+    parsed = _parse(page)
+    names = {t for t, _a in parsed.tags}
+    assert "script" not in names and "img" not in names and "link" not in names and "iframe" not in names
+    assert "svg" in names  # the topology picture is inline
+    for tag, attrs in parsed.tags:
+        if tag != "a":  # hyperlinks to references are fine; nothing loads by itself
+            assert not any(k in ("src", "href") for k in attrs), (tag, attrs)
+    assert "@import" not in page and "url(" not in page
+
+
+def test_header_and_summary(sick_data: dict[str, Any]) -> None:
+    page = render_html(sick_data)
+    assert "gpu-node-13" in page  # host
+    assert "snapshot" in page and sick_data["tool"]["version"] in page
+    assert "Estimated throughput at stake" in page
+    assert re.search(r"\d+ critical|\d+ high", page)
+
+
+def test_topology_marks_the_degraded_gpu_link(sick_data: dict[str, Any]) -> None:
+    page = render_html(sick_data)
+    svg = page[page.index("<svg"): page.index("</svg>")]
+    # GPU 3 runs x8 of x16 in the sick fixture: drawn with the degraded marker and its numbers
+    assert "\u25bc 32 GT/s x8 (max 32 x16)" in svg
+    assert "NUMA node 0" in svg and "NUMA node 1" in svg
+
+
+def test_healthy_report_says_no_degraded_link(healthy_data: dict[str, Any]) -> None:
+    page = render_html(healthy_data)
+    svg = page[page.index("<svg"): page.index("</svg>")]
+    assert "\u25bc" not in svg.split("Labels:")[0].replace("\u25bc degraded", "")
+
+
+def test_hostile_values_render_inert_and_quoted(hostile_data: dict[str, Any]) -> None:
+    page = render_html(hostile_data)
+    assert "<script>" not in page
+    assert "<img" not in page
+    parsed = _parse(page)
+    assert not any(t in ("script", "img") for t, _a in parsed.tags)
+    assert not any(v and v.startswith("javascript:") for _t, a in parsed.tags for v in a.values())
+    # the command is shown exactly as the check quoted it: one argv word holding the whole value
+    expected = cmd("ip", "link", "set", "dev", EVIL, "mtu", "9000")
+    block = next(b for b in parsed.pre if "ip link set" in b)
+    assert expected in block.splitlines()
+    assert shlex.split(expected)[4] == EVIL

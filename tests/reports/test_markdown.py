@@ -1,0 +1,39 @@
+"""Markdown report: summary, ranked findings, fences a value cannot break out of."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from doctor.findings import cmd
+from reports.markdown import code, fence, render_markdown
+from tests.reports.conftest import EVIL
+
+
+def test_sick_markdown_lists_findings_in_rank_order(sick_data: dict[str, Any]) -> None:
+    md = render_markdown(sick_data)
+    ranks = [int(m) for m in re.findall(r"^### (\d+)\. ", md, re.MULTILINE)]
+    shown = [f["rank"] for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
+    assert ranks == shown
+    assert md.startswith("# GPU node report: gpu\\-node\\-13")
+    assert "## Summary" in md and "Estimated throughput at stake" in md
+
+
+def test_fence_cannot_be_closed_by_content() -> None:
+    block = fence(["echo '```'", "echo '````'"])
+    opening = block.splitlines()[0]
+    ticks = len(opening) - len(opening.lstrip("`"))
+    assert ticks == 5
+    inner = block.splitlines()[1:-1]
+    assert all(not line.startswith("`" * ticks) for line in inner)
+    assert code("a`b") == "``a`b``"
+
+
+def test_hostile_values_stay_text(hostile_data: dict[str, Any]) -> None:
+    md = render_markdown(hostile_data)
+    expected = cmd("ip", "link", "set", "dev", EVIL, "mtu", "9000")
+    assert expected in md  # inside a fenced block, verbatim
+    outside = re.sub(r"^(`{3,})sh\n.*?^\1$", "", md, flags=re.MULTILINE | re.DOTALL)
+    outside = re.sub(r"(`+).*?\1", "", outside)  # and inline code spans
+    assert "<script>" not in outside and "<img" not in outside
+    assert "javascript:alert" not in re.findall(r"<([^>]+)>", outside)

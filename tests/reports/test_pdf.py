@@ -1,0 +1,64 @@
+"""PDF report: opens, top finding on page one, no URL is ever fetched (WeasyPrint is slow: few tests)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+pypdf = pytest.importorskip("pypdf")
+pytest.importorskip("weasyprint")
+
+from reports.pdf import FetchRefused, html_to_pdf, refusing_fetcher, render_pdf  # noqa: E402
+
+
+def _pages(data: bytes) -> list[str]:
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    return [" ".join((p.extract_text() or "").split()) for p in reader.pages]
+
+
+@pytest.fixture(scope="module")
+def sick_pdf(sick_data: dict[str, Any]) -> list[str]:
+    return _pages(render_pdf(sick_data))
+
+
+def test_sick_pdf_has_top_finding_with_evidence_and_fix_on_page_one(sick_data: dict[str, Any],
+                                                                    sick_pdf: list[str]) -> None:
+    top = next(f for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown", "info"))
+    first = sick_pdf[0]
+    assert "gpu-node-13" in first and "page 1 of" in first
+    assert " ".join(top["title"].split())[:40] in first
+    assert "EVIDENCE" in first.upper()
+    assert top["fix"]["runtime"] and " ".join(top["fix"]["runtime"][0].split()) in first
+    assert any("PCIe topology" in p for p in sick_pdf)
+
+
+def test_healthy_pdf_renders(healthy_data: dict[str, Any]) -> None:
+    pages = _pages(render_pdf(healthy_data))
+    assert "gpu-node-07" in pages[0] and "Summary" in pages[0]
+
+
+def test_renderer_refuses_every_url() -> None:
+    fetcher = refusing_fetcher()
+    page = ('<html><head><link rel="stylesheet" href="https://example.invalid/a.css"></head><body>'
+            '<p>marker</p><img src="http://127.0.0.1:9/x.png"><img src="file:///etc/passwd">'
+            '<p style="background: url(file:///etc/hostname)">x</p></body></html>')
+    pages = _pages(html_to_pdf(page, fetcher))
+    assert "marker" in pages[0]
+    assert "http://127.0.0.1:9/x.png" in fetcher.refused and "file:///etc/passwd" in fetcher.refused
+    assert "https://example.invalid/a.css" in fetcher.refused
+    with pytest.raises(FetchRefused):
+        fetcher.fetch("https://example.invalid/")
+
+
+def test_hostile_report_requests_nothing() -> None:
+    from reports.html import render_html
+    from tests.reports.conftest import hostile_finding
+
+    finding = hostile_finding().to_dict() | {"rank": 1}
+    data = {"schema_version": "1.0", "tool": {"name": "gpu-node-doctor", "version": "0"}, "source": {},
+            "findings": [finding], "checks": [], "inventory": {}}
+    fetcher = refusing_fetcher()
+    html_to_pdf(render_html(data), fetcher)
+    assert fetcher.refused == []  # the injected <img> tags were escaped text, so nothing was asked for

@@ -1,0 +1,66 @@
+"""Topology SVG: columns per root port, link labels, degraded links, finding badges, escaping."""
+
+from __future__ import annotations
+
+from typing import Any
+from xml.etree import ElementTree
+
+from doctor.findings import Finding
+from reports.topology_svg import link_of, render_topology
+
+
+def _dev(addr: str, parent: str | None, port: str, kind: str = "bridge", **kw: Any) -> dict[str, Any]:
+    base = {"address": addr, "parent": parent, "port_type": port, "kind": kind, "numa_node": 0,
+            "cur_speed": 32.0, "cur_width": 16, "max_speed": 32.0, "max_width": 16, "name": "x"}
+    return base | kw
+
+
+def test_link_states() -> None:
+    up = {"max_speed": 32.0, "max_width": 16}
+    assert link_of({"cur_speed": 32.0, "cur_width": 8, "max_speed": 32.0, "max_width": 16}, up).state == "degraded"
+    assert link_of({"cur_speed": 2.5, "cur_width": 16, "max_speed": 32.0, "max_width": 16}, up,
+                   idle_gpu=True).state == "parked"
+    assert link_of({"cur_speed": 2.5, "cur_width": 16, "max_speed": 32.0, "max_width": 16}, up).state == "degraded"
+    # an x8 card in an x16 slot at its own maximum is not degraded (min of both ends)
+    assert link_of({"cur_speed": 8.0, "cur_width": 8, "max_speed": 8.0, "max_width": 8}, up).state == "ok"
+    assert link_of({}, None).state == "unknown"
+
+
+def test_eight_gpus_eight_nics_four_switches_stay_in_columns() -> None:
+    topo, gpus, nics = [], [], []
+    for s in range(4):
+        rp, usp = f"0000:{s}0:01.0", f"0000:{s}1:00.0"
+        topo += [_dev(rp, None, "Root Port", numa_node=s // 2), _dev(usp, rp, "Upstream Port", numa_node=s // 2)]
+        for j in range(4):
+            dp = f"0000:{s}2:0{j}.0"
+            ep = f"0000:{s}3:0{j}.0"
+            kind = "gpu" if j % 2 == 0 else "nic"
+            extra = {"cur_width": 8} if (s, j) == (1, 2) else {}
+            topo += [_dev(dp, usp, "Downstream Port", numa_node=s // 2),
+                     _dev(ep, dp, "Endpoint", kind, numa_node=s // 2, **extra)]
+            (gpus if kind == "gpu" else nics).append({"address": ep, "index": len(gpus), "activity": "busy",
+                                                      "name": "H100", "netdevs": [f"eth{len(nics)}"]})
+    inv = {"topology": topo, "gpus": gpus, "nics": nics,
+           "numa": [{"id": 0, "cpulist": "0-47"}, {"id": 1, "cpulist": "48-95"}]}
+    finding = Finding("high", "GPU 2 (0000:13:02.0)", "link", rank=1)
+    svg = render_topology(inv, [finding])
+    root = ElementTree.fromstring(svg)  # well-formed XML
+    texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert sum(t.startswith("GPU ") for t in texts) == 8 and sum(t.startswith("eth") for t in texts) == 8
+    assert sum(t.startswith("Switch ") for t in texts) == 4
+    assert "\u25bc 32 GT/s x8 (max 32 x16)" in texts
+    assert "#1" in texts
+    width = float(root.get("width") or 0)
+    assert width < 1200  # four columns, not sixteen leaves side by side
+
+
+def test_text_is_escaped() -> None:
+    inv = {"topology": [_dev("0000:01:00.0", None, "Endpoint", "nic")],
+           "nics": [{"address": "0000:01:00.0", "netdevs": ["<script>alert(1)</script>"]}]}
+    svg = render_topology(inv)
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    ElementTree.fromstring(svg)
+
+
+def test_no_topology() -> None:
+    assert "No PCIe topology" in render_topology({})
