@@ -210,6 +210,8 @@ def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
         return "current_link_width is 0: the link is down or the device is in a low-power state (D3cold)"
     names = [n for n, v in (("current_link_speed", dev.cur_speed), ("current_link_width", dev.cur_width),
                             ("max_link_speed", dev.max_speed), ("max_link_width", dev.max_width)) if v is None]
+    if len(names) == 4:
+        return f"no link attribute files for {dev.address} (trimmed recording, or no PCIe link)"
     return f"{', '.join(names) or 'link attributes'} not recorded for {dev.address}"
 
 
@@ -218,6 +220,8 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
     links = upstream_links(facts.pci, dev.address)
     own = links[0] if links and links[0].child.address == dev.address else None
     if own is None or not own.known:
+        if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
+            return None  # on the root bus with no link files: an integrated endpoint, it has no PCIe link
         return Finding(UNKNOWN, subject.label, "PCIe link state not readable",
                        detail=_missing_detail(dev, own),
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))

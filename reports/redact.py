@@ -44,6 +44,8 @@ NVSMI_TEXT_RE = re.compile(r"^\s*(Serial Number|GPU UUID|Board ID)\s*:\s*(\S+)\s
 #: Placeholder prefix per kind of value
 PREFIX = {"host": "host", "ip": "ip", "mac": "mac", "serial": "serial", "uuid": "uuid", "guid": "guid",
           "id": "id"}
+#: Kinds replaced as literal words (the others are caught by their shape everywhere)
+LITERAL_KINDS = ("host", "serial", "id")
 PLACEHOLDER_RE = re.compile(r"^(host|ip|mac|serial|uuid|guid|id)-(\d+)$")
 
 #: Files whose whole (stripped) content is an identity to redact, by kind
@@ -66,6 +68,8 @@ def _boring_ip(text: str) -> bool:
     except ValueError:
         return True
     if addr.is_loopback or addr.is_unspecified:
+        return True
+    if addr.version == 6 and int(addr) & ((1 << 64) - 1) == 0:  # a prefix such as fe80::, not a host
         return True
     return addr.version == 4 and text.startswith(("255.", "0."))
 
@@ -121,8 +125,10 @@ class Redactor:
         return {p: o for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
 
     def _literals(self) -> re.Pattern[str] | None:
-        if self._literal is None and self.original:
-            words = sorted(self.original, key=len, reverse=True)
+        """Known words (hostnames, serials, ids); shaped values (IPs, MACs, UUIDs) go by pattern."""
+        words = sorted((k for k, p in self.original.items() if p.split("-", 1)[0] in LITERAL_KINDS),
+                       key=len, reverse=True)
+        if self._literal is None and words:
             self._literal = re.compile(_ALNUM_BEFORE + "(" + "|".join(map(re.escape, words)) + ")" + _ALNUM_AFTER,
                                        re.IGNORECASE)
         return self._literal

@@ -97,3 +97,20 @@ def test_collect_from_a_real_recording_round_trips(tmp_path: Path) -> None:
     assert {k: (d.path, d.cur_speed, d.cur_width) for k, d in a.pci.devices.items()} == \
         {k: (d.path, d.cur_speed, d.cur_width) for k, d in b.pci.devices.items()}
     assert _signature(run_checks(a).findings) == _signature(run_checks(b).findings)
+
+
+def test_a_hung_command_is_recorded_not_waited_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin/nvidia-smi"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 30 &\nsleep 30\necho done\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    from dataclasses import replace
+
+    from doctor.sources import run_command
+
+    spec = replace(specs.get("nvidia_smi_xml"), timeout=0.5)
+    out = run_command(spec)
+    assert out.timed_out and out.text is None and "timed out after 0.5 s" in (out.reason or "")
+    missing = run_command(replace(spec, argv=("definitely-not-installed-gnd",)))
+    assert missing.text is None and "not found" in (missing.reason or "")

@@ -7,9 +7,11 @@ the implementation from the argument.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
+import signal
 import shutil
 import subprocess
 import time
@@ -59,9 +61,9 @@ class Source:
         """Bytes of the file at ``path`` (links followed inside the root), or ``None``."""
         self._note(path)
         real = self.tree.resolve(path)
-        if real is None or self.tree.kind(real) != FILE:
+        if real is None:
             return None
-        return self.tree.read(real, cap)
+        return self.tree.read(real, cap)  # trees return None for anything but a regular file
 
     def read_text(self, path: str, cap: int = MAX_FILE_BYTES) -> str | None:
         """Text of the file at ``path`` (undecodable bytes replaced), or ``None``."""
@@ -241,19 +243,25 @@ def run_command(spec: specs.Spec) -> CommandOutput:
     start = time.monotonic()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"), "LC_ALL": "C"}
     try:
-        proc = subprocess.run(
-            [exe, *spec.argv[1:]], capture_output=True, timeout=spec.timeout, env=env, stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return CommandOutput(spec.name, None, where, reason=f"{where} timed out after {spec.timeout:g} s",
-                             duration_s=time.monotonic() - start, timed_out=True)
+        proc = subprocess.Popen([exe, *spec.argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         return CommandOutput(spec.name, None, where, reason=f"{where} could not run: {exc.strerror}")
+    try:
+        stdout, stderr = proc.communicate(timeout=spec.timeout)
+    except subprocess.TimeoutExpired:
+        # kill the whole process group: a hung nvidia-smi's children must not keep the pipes open
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=2)
+        return CommandOutput(spec.name, None, where, reason=f"{where} timed out after {spec.timeout:g} s",
+                             duration_s=time.monotonic() - start, timed_out=True)
     duration = time.monotonic() - start
-    out = proc.stdout[:MAX_FILE_BYTES].decode("utf-8", "replace")
+    out = stdout[:MAX_FILE_BYTES].decode("utf-8", "replace")
     if proc.returncode != 0 and not out.strip():
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        err = stderr.decode("utf-8", "replace").strip().splitlines()
         detail = err[0] if err else f"exit status {proc.returncode}"
         return CommandOutput(spec.name, None, where, reason=f"{where} failed: {detail}",
                              duration_s=duration, returncode=proc.returncode)

@@ -130,3 +130,12 @@ def test_sick_fixture_end_to_end() -> None:
     gpu5 = next(f for s, f in by_subject.items() if GPU5 in s)
     assert "x8 of x16" in gpu3.title and "2.5 of 32 GT/s" in gpu5.title
     assert len(by_subject) == 2
+
+
+def test_integrated_nic_on_root_bus_without_link_files_is_silent() -> None:
+    from tests.checks.pcie_overlays import mini_device
+    from tests.helpers import facts
+
+    tree = {**mini_device("pci0000:00/0000:00:1f.6", vendor="0x8086", device="0x15bb", **{"class": "0x020000"}),
+            "proc/cpuinfo": "flags\t\t: fpu sse\n"}
+    assert [f for f in findings_of(facts(tree, base=None), CHECK) if f.severity != "pass"] == []
