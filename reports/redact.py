@@ -248,11 +248,15 @@ def _note(path: str) -> None:
 # results
 # ---------------------------------------------------------------------------------------------
 
+def _obj(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def learn_result(redactor: Redactor, data: dict[str, Any]) -> None:
     """Register the identities a result names (hostname, machine-id, board and GPU serials/UUIDs)."""
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
-    inv = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
-    host = inv.get("host") if isinstance(inv.get("host"), dict) else {}
+    source = _obj(data.get("source"))
+    inv = _obj(data.get("inventory"))
+    host = _obj(inv.get("host"))
     redactor.learn(source.get("hostname"), "host")
     redactor.learn(host.get("hostname"), "host")
     redactor.learn(host.get("machine_id"), "id")

@@ -11,9 +11,9 @@ Every text is XML-escaped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-import re
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -62,14 +62,17 @@ class Link:
 
     def label(self) -> str:
         cur = _speed_width(self.cur_speed, self.cur_width)
-        cap = _speed_width(self.cap_speed, self.cap_width)
         if self.state == "unknown":
             return "link ?"
         if self.state == "ok":
             return f"{cur} (full)"
         if self.state == "parked":
             return f"{cur} (max {_fmt_speed(self.cap_speed)}) idle"
-        return f"{cur} (max {_fmt_speed(self.cap_speed)} x{self.cap_width})"
+        speed_low = (self.cur_speed or 0) < (self.cap_speed or 0)
+        width_low = (self.cur_width or 0) < (self.cap_width or 0)
+        if speed_low and width_low:
+            return f"{cur} (max {_fmt_speed(self.cap_speed)} x{self.cap_width})"
+        return f"{cur} (max {_fmt_speed(self.cap_speed) if speed_low else ''}{'x' + str(self.cap_width) if width_low else ''})"
 
 
 def _num(value: object) -> float | None:
@@ -129,7 +132,7 @@ def _build_forest(topology: list[dict[str, Any]]) -> list[_Node]:
             seen += 1
         return (nodes.get(addr) if addr else None), via
 
-    for addr, node in sorted(nodes.items()):
+    for _addr, node in sorted(nodes.items()):
         if node.dev.get("port_type") == "Downstream Port" and by_addr.get(str(node.dev.get("parent"))):
             continue  # folded into the devices below it
         parent, via = attach_point(node.dev.get("parent"))

@@ -144,7 +144,8 @@ def build_view(data: dict[str, Any]) -> View:
     src = result.source
     inv = result.inventory
     host = str(src.get("hostname") or (inv.get("host") or {}).get("hostname") or "unknown host")
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    tool_obj = data.get("tool")
+    tool: dict[str, Any] = tool_obj if isinstance(tool_obj, dict) else {}
     return View(
         data=data, host=host, source_kind=str(src.get("kind") or "?"), source_path=str(src.get("path") or ""),
         collected_at=str(src.get("collected_at") or ""), generated_at=result.generated_at,

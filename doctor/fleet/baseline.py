@@ -35,10 +35,10 @@ SEVERITY = {"gpus.count": HIGH, "nics.count": MEDIUM, "gpus.models": HIGH, "nics
 #: Impact score per severity when no better estimate exists.
 SCORE = {HIGH: 40.0, MEDIUM: 20.0, LOW: 5.0, UNKNOWN: 0.0}
 #: Allowed keys: top level, sections, and per-device entries.
-TOP_KEYS = {"version": int, "gpus": dict, "nics": dict, "pci": dict, "sysctl": dict, "kernel": dict}
-GROUP_KEYS = {"count": int, "models": list}
-DEVICE_KEYS = {"kind": str, "model": str, "gen": int, "width": int, "numa_node": int, "driver": str}
-KERNEL_KEYS = {"cmdline": dict}
+TOP_KEYS: dict[str, type] = {"version": int, "gpus": dict, "nics": dict, "pci": dict, "sysctl": dict, "kernel": dict}
+GROUP_KEYS: dict[str, type] = {"count": int, "models": list}
+DEVICE_KEYS: dict[str, type] = {"kind": str, "model": str, "gen": int, "width": int, "numa_node": int, "driver": str}
+KERNEL_KEYS: dict[str, type] = {"cmdline": dict}
 
 
 @dataclass(frozen=True)

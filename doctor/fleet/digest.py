@@ -183,8 +183,8 @@ def build_digest(facts: Facts) -> dict[str, str]:
     if kubelet is not None:
         for config_key, flag in (("cpuManagerPolicy", "cpu-manager-policy"),
                                  ("topologyManagerPolicy", "topology-manager-policy")):
-            value, _ = kubelet.policy(config_key, flag)
-            _put(out, f"kubelet.{config_key}", value)
+            policy, _ = kubelet.policy(config_key, flag)
+            _put(out, f"kubelet.{config_key}", policy)
     return dict(sorted(out.items()))
 
 

@@ -21,7 +21,7 @@ def _docs() -> list[tuple[str, dict[str, Any]]]:
 def test_every_manifest_validates_strictly() -> None:
     docs = _docs()
     assert {d["kind"] for _, d in docs} >= {"DaemonSet", "CronJob", "PersistentVolumeClaim"}
-    for name, doc in docs:
+    for _name, doc in docs:
         kv.validate(doc, K8S_VERSION, strict=True)  # raises on an unknown or mistyped field
 
 
