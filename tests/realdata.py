@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tarfile
+import tempfile
 from pathlib import Path
 
 REALDATA = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata"
@@ -63,8 +66,24 @@ def unpack_ttar(archive: Path, dest: Path) -> None:
         i += 1
 
 
-def unpack(name: str, dest: Path) -> Path:
-    """Unpack one recording under ``dest`` and return the folder that mirrors ``/``."""
+_CACHE: dict[str, Path] = {}
+
+
+def unpack(name: str, dest: Path | None = None) -> Path:
+    """Unpack one recording (once per test session) and return the folder that mirrors ``/``.
+
+    Recordings are read-only inputs, so every test shares one unpacked copy.
+    """
+    if name in _CACHE and _CACHE[name].exists():
+        return _CACHE[name]
+    if dest is None:
+        dest = Path(tempfile.mkdtemp(prefix="gnd-realdata-"))
+        atexit.register(shutil.rmtree, dest, True)
+    _CACHE[name] = _unpack(name, dest)
+    return _CACHE[name]
+
+
+def _unpack(name: str, dest: Path) -> Path:
     archive, kind = RECORDINGS[name]
     path = REALDATA / archive
     out = dest / name

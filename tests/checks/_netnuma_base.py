@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from tests.helpers import HEALTHY, SICK
 
 
-@lru_cache(maxsize=None)
+@cache
 def _generated(name: str) -> Path:
     from fixtures.tools.make_node import HEALTHY as HEALTHY_SPEC
     from fixtures.tools.make_node import SICK as SICK_SPEC

@@ -58,9 +58,9 @@ def test_socket_buffers_medium_when_tcp_carries_data_low_otherwise() -> None:
 
 
 def test_core_max_default_alone_is_not_flagged_unless_nccl_asks_for_more() -> None:
-    core = {"proc/sys/net/core/rmem_max": "212992\n", "proc/sys/net/core/wmem_max": "212992\n"}
+    core: dict[str, bytes | str | None] = {"proc/sys/net/core/rmem_max": "212992\n", "proc/sys/net/core/wmem_max": "212992\n"}
     assert _sev(findings_of(facts(core, base=healthy()), "net.socket_buffers")) == ["pass"]
-    asked = {**core, **environ(NCCL_SOCKET_RCVBUF="8388608")}
+    asked: dict[str, bytes | str | None] = {**core, **environ(NCCL_SOCKET_RCVBUF="8388608")}
     assert _sev(findings_of(facts(asked, base=healthy()), "net.socket_buffers")) == ["medium"]
 
 
@@ -87,7 +87,7 @@ def test_transport_healthy_only_low_and_other_forcings() -> None:
 
 def test_ib_hca_prefix_matching_extra_devices_is_low() -> None:
     base = healthy()
-    extra = {"sys/class/infiniband/mlx5_10/ports/1/state": "4: ACTIVE\n",
+    extra: dict[str, bytes | str | None] = {"sys/class/infiniband/mlx5_10/ports/1/state": "4: ACTIVE\n",
              "sys/class/infiniband/mlx5_10/ports/1/link_layer": "Ethernet\n"}
     found = findings_of(facts({**extra, **environ(NCCL_IB_HCA="mlx5_1")}, base=base), "nccl.transport")
     assert ("NCCL_IB_HCA", "low") in [(f.subject, f.severity) for f in found]

@@ -62,7 +62,7 @@ def test_far_irqs_medium_when_tcp_carries_data_and_mention_irqbalance() -> None:
     bad = [x for x in found if x.severity != "pass"]
     assert [(x.subject, x.severity) for x in bad] == [("enp27s0np0", "medium")]
     assert "irqbalance is running" in bad[0].detail
-    assert any("set_irq_affinity_bynode.sh 0 enp27s0np0" == c for c in bad[0].fix.runtime)
+    assert any(c == "set_irq_affinity_bynode.sh 0 enp27s0np0" for c in bad[0].fix.runtime)
 
 
 def test_far_irqs_low_on_rdma_node_and_requested_mask_ignored() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from checks._nccl import AF_INET6, NcclGidEnv, auto_gid_index, parse_list
 from doctor.facts import Gid, RdmaPort
 from tests.checks._netnuma_base import UNIT, environ, gid_table, healthy
@@ -15,7 +17,7 @@ NDEV = "enp25s0np0"
 CHECK = "rdma.gid_index"
 
 
-def _port(rows: list[tuple[int, str, str | None]]) -> RdmaPort:
+def _port(rows: Sequence[tuple[int, str, str | None]]) -> RdmaPort:
     gids = tuple(Gid(i, g, t, NDEV if t else None) for i, g, t in rows)
     return RdmaPort("mlx5_0", 1, "x", "Ethernet", "ACTIVE", "LINK_UP", 400.0, None, None, gids)
 
