@@ -46,8 +46,8 @@ def time_check(fixture: Path, runs: int) -> tuple[float, float, int]:
 
 
 def imported_modules(fixture: Path) -> list[str]:
-    code = ("import sys; from doctor.cli import main; main(['check', %r, '--format', 'json', '-o', os.devnull]);"
-            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))") % str(fixture)
+    code = (f"import sys; from doctor.cli import main; main(['check', {str(fixture)!r}, '--format', 'json', "
+            "'-o', os.devnull]); print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
     out = subprocess.run([sys.executable, "-c", "import os, json; " + code], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -98,7 +98,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
                        description="Collect the files and command outputs the checks need into one tarball. "
                        "Process environments keep only allowlisted names; secrets are masked.")
     p.add_argument("-o", "--output", metavar="FILE", help="tarball to write (default gnd-snapshot-HOST-TIME.tar.gz)")
-    p.add_argument("--root", default="/", help=argparse.SUPPRESS)
+    p.add_argument("--root", default="/", metavar="DIR",
+                   help="read the host's files under DIR instead of / (e.g. /host in a container that mounts "
+                        "the host's /sys, /proc and /etc there); commands are then read from DIR/commands "
+                        "unless --run-commands is given")
+    p.add_argument("--run-commands", action="store_true",
+                   help="with --root, still run nvidia-smi and lspci on this machine (a container that sees "
+                        "the host's GPUs and PCI devices)")
     p.add_argument("--redact", action="store_true",
                    help="replace hostnames, addresses, MACs, serials and UUIDs in the snapshot")
     p.add_argument("--redact-map", metavar="FILE", help="where --redact writes its private map")
@@ -175,7 +181,7 @@ def run_collect(args: argparse.Namespace) -> int:
 
     if not os.path.isdir(args.root):
         raise DoctorError(f"{args.root}: not a directory")
-    source = LiveSource(args.root)
+    source = LiveSource(args.root, run_commands=True if args.run_commands else None)
     transform = None
     if args.redact:
         from reports.redact import snapshot_transform  # type: ignore[import-not-found,unused-ignore]

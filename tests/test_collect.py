@@ -114,3 +114,11 @@ def test_a_hung_command_is_recorded_not_waited_on(tmp_path: Path, monkeypatch: p
     assert out.timed_out and out.text is None and "timed out after 0.5 s" in (out.reason or "")
     missing = run_command(replace(spec, argv=("definitely-not-installed-gnd",)))
     assert missing.text is None and "not found" in (missing.reason or "")
+
+
+def test_root_with_run_commands_runs_them_here(tmp_path: Path) -> None:
+    (tmp_path / "commands").mkdir()
+    (tmp_path / "commands/lspci_-vvv").write_text("recorded\n")
+    assert LiveSource(str(tmp_path)).command("lspci_vvv").text == "recorded\n"
+    ran = LiveSource(str(tmp_path), run_commands=True).command("lspci_vvv")
+    assert ran.text != "recorded\n"  # either real lspci output or "lspci not found"

@@ -11,8 +11,8 @@ import contextlib
 import fnmatch
 import json
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -222,11 +222,13 @@ class LiveSource(Source):
 
     kind = LIVE
 
-    def __init__(self, root: str = "/") -> None:
+    def __init__(self, root: str = "/", run_commands: bool | None = None) -> None:
         super().__init__(OsTree(root), root)
+        #: run commands here (default only for ``/``); otherwise read ``commands/`` under the root
+        self.run_commands = (root == "/") if run_commands is None else run_commands
 
     def _command(self, spec: specs.Spec) -> CommandOutput:
-        if self.location != "/":
+        if not self.run_commands:
             # a recorded tree used as a host root (``gnd collect --root``): commands come from it
             return super()._command(spec)
         if not spec.argv:
