@@ -48,8 +48,12 @@ examples:
   gnd check                         check this host
   gnd check snapshot.tar.gz         check a snapshot collected earlier
   gnd check sosreport-node1.tar.xz  check a sosreport
-  gnd check --format json --only pcie numa.kernel_policy
+  gnd check --format json --only pcie,numa.kernel_policy
   gnd collect -o node7.tar.gz       snapshot this host for offline analysis"""
+
+
+def _id_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _add_source(p: argparse.ArgumentParser) -> None:
@@ -60,7 +64,8 @@ def _add_source(p: argparse.ArgumentParser) -> None:
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``check`` and commands that run checks (report, tui, fix-script)."""
     _add_source(p)
-    p.add_argument("--only", nargs="+", metavar="ID", help="run only these checks (an id or a prefix like 'pcie')")
+    p.add_argument("--only", action="extend", metavar="ID[,ID...]", type=_id_list,
+                   help="run only these checks: ids or prefixes like 'pcie', comma-separated; repeatable")
     p.add_argument("--deploy", action="append", default=[], metavar="PATH",
                    help="extra deployment file (systemd unit, compose file, manifest) to inspect; repeatable")
 

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from doctor import __version__
+from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
 from doctor.inventory import build_inventory
@@ -76,7 +77,10 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
         checks, errors = load_checks()
     statuses: list[dict[str, Any]] = []
     findings: list[Finding] = [_load_error_finding(e) for e in errors]
-    for chk in select(checks, only):
+    selected = select(checks, only)
+    if only and not selected:
+        raise DoctorError(f"no check matches --only {','.join(only)} (see `gnd checks`)")
+    for chk in selected:
         t0 = time.monotonic()
         try:
             produced = [replace(f, check=f.check or chk.id, category=f.category or chk.category) for f in chk(facts)]

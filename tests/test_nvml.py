@@ -1,0 +1,64 @@
+"""NVML (pynvml) is used when present; its absence or failure is a normal answer."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from doctor.facts.nvml import nvml_report
+
+
+class _Err(Exception):
+    pass
+
+
+def fake_nvml(count: int = 2, fail_init: bool = False) -> Any:
+    """A stand-in for pynvml answering like an idle two-GPU H100 node."""
+    def not_supported(*_a: Any) -> Any:
+        raise _Err("Not Supported")
+
+    m = types.SimpleNamespace()
+    m.nvmlInit = (lambda: (_ for _ in ()).throw(_Err("Driver Not Loaded"))) if fail_init else (lambda: None)
+    m.nvmlShutdown = lambda: None
+    m.nvmlDeviceGetCount = lambda: count
+    m.nvmlDeviceGetHandleByIndex = lambda i: i
+    m.nvmlDeviceGetPciInfo = lambda h: types.SimpleNamespace(busId=f"00000000:{0x18 + 2 * h:02X}:00.0".encode())
+    m.nvmlDeviceGetName = lambda h: b"NVIDIA H100 80GB HBM3"
+    m.nvmlDeviceGetUUID = lambda h: f"GPU-0000000{h}-aaaa-bbbb-cccc-dddddddddddd"
+    m.nvmlDeviceGetSerial = not_supported
+    m.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=0 if h == 0 else 93, memory=1)
+    m.nvmlDeviceGetCurrentClocksEventReasons = lambda h: 0x1 if h == 0 else 0x0
+    m.nvmlDeviceGetCurrentClocksThrottleReasons = not_supported
+    m.nvmlDeviceGetPerformanceState = lambda h: 0
+    m.nvmlDeviceGetPersistenceMode = lambda h: 1
+    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [types.SimpleNamespace(pid=4300 + h, usedGpuMemory=2 << 30)]
+    m.nvmlDeviceGetCurrPcieLinkGeneration = lambda h: 1 if h == 0 else 5
+    m.nvmlDeviceGetMaxPcieLinkGeneration = lambda h: 5
+    m.nvmlDeviceGetGpuMaxPcieLinkGeneration = lambda h: 5
+    m.nvmlDeviceGetCurrPcieLinkWidth = lambda h: 16
+    m.nvmlDeviceGetMaxPcieLinkWidth = lambda h: 16
+    m.nvmlDeviceGetPcieReplayCounter = not_supported
+    m.nvmlSystemGetDriverVersion = lambda: "550.90.07"
+    m.nvmlSystemGetCudaDriverVersion = lambda: 12040
+    return m
+
+
+def test_nvml_maps_into_the_nvidia_smi_shape() -> None:
+    report, reason = nvml_report(fake_nvml())
+    assert reason is None and report is not None
+    idle, busy = report.gpus
+    assert (idle.address, idle.pstate, idle.util_gpu, idle.idle, idle.link_gen_current) == (
+        "0000:18:00.0", "P0", 0.0, True, 1)
+    assert (busy.address, busy.util_gpu, busy.idle, busy.link_gen_current) == ("0000:1a:00.0", 93.0, False, 5)
+    assert idle.serial is None and idle.replays_since_reset is None  # Not Supported is missing, not zero
+    assert [p.pid for p in busy.processes] == [4301] and busy.processes[0].used_memory_mib == 2048
+    assert (report.driver_version, report.cuda_version) == ("550.90.07", "12.4")
+
+
+def test_nvml_absent_or_failing_is_a_reason_not_an_error() -> None:
+    report, reason = nvml_report(fake_nvml(fail_init=True))
+    assert report is None and "Driver Not Loaded" in (reason or "")
+    report, reason = nvml_report()  # this machine has no NVIDIA driver (or no pynvml)
+    assert report is None or report.gpus is not None
+    if report is None:
+        assert reason
