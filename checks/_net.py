@@ -64,5 +64,11 @@ def tcp_carries_data(facts: Facts) -> tuple[bool, str]:
     if facts.rdma and not any(p.active for p in facts.rdma):
         return True, "no RDMA port is active, so NCCL falls back to TCP sockets"
     if not facts.rdma and facts.gpus.gpus:
+        if not facts.netdevs:
+            return False, "no network interfaces recorded, so the transport cannot be told"
+        if not data_nics(facts):
+            return False, "no RDMA device and no data NIC (25 Gb/s or more): a single-node host"
         return True, "no RDMA device: multi-node traffic (NCCL, KV transfer) uses TCP"
+    if not facts.rdma:
+        return False, "no GPU and no RDMA device"
     return False, "RDMA ports are active and NCCL is not forced onto sockets"

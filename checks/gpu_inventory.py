@@ -31,8 +31,17 @@ def gpu_inventory(facts: Facts) -> Iterator[Finding]:
                       evidence=(Evidence("sys/bus/pci/devices" if pci.origin == "sysfs" else str(pci.lspci_where),
                                          f"{len(pci.devices)} devices, 0 GPUs"),))
         return
-    models = sorted({g.name or "unknown model" for g in inv.gpus})
-    yield Finding(INFO, "node", f"{len(inv.gpus)} GPUs: {', '.join(models)}",
+    counts: dict[str, int] = {}
+    for g in inv.gpus:
+        if g.name:
+            key = g.name
+        elif g.pci is not None and g.pci.driver:
+            key = f"NVIDIA 10de:{g.pci.device or 0:04x} on {g.pci.driver} (no driver view)"
+        else:
+            key = "model unknown"
+        counts[key] = counts.get(key, 0) + 1
+    models = [f"{n}x {k}" if len(counts) > 1 else k for k, n in sorted(counts.items())]
+    yield Finding(INFO, "node", f"{len(inv.gpus)} GPU{'s' if len(inv.gpus) != 1 else ''}: {', '.join(models)}",
                   detail=f"driver {inv.driver_version or 'unknown'}, CUDA {inv.cuda_version or 'unknown'}; "
                          f"runtime data from {inv.runtime_origin or 'nowhere'}",
                   evidence=tuple(Evidence(g.pci.origin if g.pci else str(inv.runtime_origin),

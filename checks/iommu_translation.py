@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from checks._pcie import grub_args_fix, grub_note, is_rdma_nic, subject_nics
+from checks._pcie import VFIO_DRIVERS, grub_args_fix, grub_note, is_rdma_nic, subject_nics
 from doctor.facts import Facts
 from doctor.facts.iommu import TRANSLATED
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
@@ -71,6 +71,11 @@ def iommu_mode(facts: Facts) -> Mode:
                 why="no IOMMU group types and nothing decisive on the boot line")
 
 
+def _mig(facts: Facts, address: str) -> bool:
+    gpu = facts.gpus.by_address(address)
+    return bool(gpu is not None and gpu.runtime is not None and gpu.runtime.mig_mode)
+
+
 @check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu")
 def iommu_translation(facts: Facts) -> Iterator[Finding]:
     """IOMMU in translated mode (groups of type DMA/DMA-FQ, intel_iommu=on or AMD default without
@@ -82,7 +87,10 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
         return
     mode = iommu_mode(facts)
     rdma = [n for n in subject_nics(facts) if is_rdma_nic(facts, n)]
-    p2p = len(gpus) > 1 or bool(rdma)
+    # GPUs handed to VMs (vfio-pci) and MIG-partitioned GPUs do no peer-to-peer on this host
+    host_gpus = [g for g in gpus if g.driver not in VFIO_DRIVERS]
+    p2p_gpus = [g for g in host_gpus if not _mig(facts, g.address)]
+    p2p = len(p2p_gpus) > 1 or (bool(rdma) and bool(p2p_gpus))
     if mode.mode == "unknown":
         yield Finding(UNKNOWN, "node", "IOMMU mode not determined", detail=mode.why, evidence=mode.evidence)
         return
@@ -93,12 +101,15 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
     remove = tuple(p for p in FORCE_TRANSLATE if f"{p.split('=')[0]}" in params
                    and params[p.split("=")[0]] == p.split("=")[1])
     persistent, rollback = grub_args_fix((PT,), remove, facts.host.os_release)
-    who = f"{len(gpus)} GPUs" + (f" and {len(rdma)} RDMA NIC(s)" if rdma else "")
+    who = f"{len(p2p_gpus)} GPUs" + (f" and {len(rdma)} RDMA NIC(s)" if rdma else "")
+    skipped = len(gpus) - len(p2p_gpus)
+    aside = (f" {skipped} GPU(s) on vfio-pci or in MIG mode do no peer-to-peer here, so only host DMA overhead "
+             "applies to them." if skipped else "")
     yield Finding(
         HIGH if p2p else LOW, "node", "IOMMU translates GPU/NIC DMA (no iommu=pt)",
         detail=f"{mode.why}. With {who}, every peer-to-peer and GPUDirect RDMA transfer goes through IOMMU "
                "translation: the CUDA guide calls bare-metal P2P with the IOMMU enabled unsupported, and NVIDIA "
-               "recommends iommu=pt." if p2p else f"{mode.why}. Host-device DMA pays IOTLB misses.",
+               "recommends iommu=pt." + aside if p2p else f"{mode.why}. Host-device DMA pays IOTLB misses." + aside,
         evidence=mode.evidence, expected="IOMMU groups of type identity (iommu=pt)",
         observed=mode.why, impact=Impact(50 if p2p else 5,
                                          "P2P and GPUDirect RDMA slow down, fail or hang; DMA mapping overhead "

@@ -8,7 +8,7 @@ from checks._nccl import parse_list
 from checks._net import data_nics, fastest, tcp_carries_data
 from checks._procs import EnvSetting, user_env
 from doctor.facts import Facts
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check
 
 REFERENCES = (
@@ -37,10 +37,10 @@ def _fix(s: EnvSetting, replacement: str | None = None) -> Fix:
     units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith((".service", ".conf"))]
     runtime = tuple(cmd("systemctl", "edit", u) for u in units if u.endswith(".service"))
     what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
-    return Fix(runtime=runtime,
-               rollback=(f"put back {s.name}={s.value} where it was ({_places(s)}) and restart the server",),
+    return Fix(runtime=runtime, rollback=runtime,
                notes=f"{what} in the unit (systemctl edit), compose file or manifest that starts the server "
-                     f"({_places(s)}) and restart it; NCCL reads its environment only at start-up.")
+                     f"({_places(s)}) and restart it; NCCL reads its environment only at start-up. To undo, put "
+                     f"{s.name}={s.value} back where it was and restart the server.")
 
 
 @check("nccl.transport", "NCCL transport and interface selection", "network")
@@ -99,7 +99,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
         elif s.name == "NCCL_SOCKET_IFNAME":
             finding = _socket_ifname(facts, s, carries, why)
             if finding is not None:
-                found = found or finding.severity != PASS
+                found = found or finding.severity not in (PASS, INFO)
                 yield finding
         elif s.name == "NCCL_IB_HCA":
             names = sorted({p.device for p in facts.rdma})
@@ -130,7 +130,7 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
     top = max(speeds) if speeds else None
     if top is None or top >= best.netdev.speed_mbps or best.netdev in chosen:
         return None
-    sev = HIGH if carries else LOW
+    sev = HIGH if carries else INFO
     names = ", ".join(n.name for n in chosen)
     return Finding(
         sev, s.name, f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "

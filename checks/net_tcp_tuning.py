@@ -50,7 +50,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
         return Evidence(sysctls.origins.get(key, "sysctl"), f"{key} = {sysctls.get(key)}")
 
     slow = sysctls.get_int("net.ipv4.tcp_slow_start_after_idle")
-    if slow == 1 and (carries or speed >= FAST_NIC_MBPS):
+    if slow == 1 and nic is not None and (carries or speed >= FAST_NIC_MBPS):
         found = True
         yield Finding(
             LOW, "net.ipv4.tcp_slow_start_after_idle", "TCP restarts slow start after every idle period",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from checks._pcie import is_rdma_nic, nearest_nic, subject_nics
 from doctor.facts import Facts
-from doctor.findings import HIGH, LOW, PASS, Evidence, Finding, Fix, Impact
+from doctor.findings import HIGH, INFO, LOW, PASS, Evidence, Finding, Fix, Impact
 from doctor.registry import check
 
 REFERENCES = (
@@ -18,7 +19,8 @@ REFERENCES = (
 @check("numa.gpu_nic_locality", "Each GPU has an RDMA NIC on its socket", "numa")
 def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
     """Nearest RDMA NIC at path word SYS (another socket): high when RDMA ports are active (multi-node or KV
-    transfer), since NCCL then turns GPUDirect RDMA off; NODE (same socket, other NUMA node): low.
+    transfer), since NCCL then turns GPUDirect RDMA off; NODE (same NUMA node, another PCIe host bridge): info,
+    the normal layout of servers whose GPUs and NICs sit on separate CPU root ports.
     """
     numa = facts.numa
     gpus = facts.gpus.gpus
@@ -30,6 +32,7 @@ def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
     active = any(p.active for p in facts.rdma)
     checked = 0
     found = False
+    same_node: list[Finding] = []
     for gpu in gpus:
         hit = nearest_nic(facts.pci, gpu.address, nics, numa)
         if hit is None or hit[1] is None:
@@ -63,12 +66,26 @@ def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
                               "usually slower than staging."),
                 references=REFERENCES, related=(nic.address, *ports))
         else:
-            yield Finding(
-                LOW, gpu.address, f"GPU {gpu.index}'s nearest RDMA NIC {nic.address} is on another NUMA node "
-                                  "of the same socket (NODE)",
-                detail="With NPS/SNC a socket is split into NUMA nodes; traffic crosses the on-die fabric only.",
-                evidence=evidence, expected="PIX/PXB", observed="NODE",
-                impact=Impact(3, "GPUDirect RDMA off by default at NODE"), references=REFERENCES,
-                related=(nic.address, *ports))
+            same_node.append(Finding(
+                INFO, gpu.address, f"GPU {gpu.index}'s nearest RDMA NIC {nic.address} is on the same NUMA node "
+                                   "but another PCIe root complex (NODE)",
+                detail=(f"GPU {gpu.index} and {', '.join(ports) or nic.address} are both on NUMA node {gpu_node} "
+                        "but under different PCIe host bridges, as on servers whose GPUs and NICs sit on their own "
+                        "CPU root ports. NCCL uses GPUDirect RDMA only up to PXB by default, so network data is "
+                        "staged through host memory on the same socket; only a PCIe switch shared by GPU and NIC "
+                        "changes that."),
+                evidence=evidence, expected="PIX/PXB for GPUDirect RDMA", observed="NODE",
+                impact=Impact(2, "GPUDirect RDMA off by default at NODE; no socket crossing"), references=REFERENCES,
+                related=(nic.address, *ports)))
+    if len(same_node) > 1:
+        first = same_node[0]
+        yield replace(first, subject="node",
+                      title=f"{len(same_node)} GPUs' nearest RDMA NICs are on their NUMA node but another PCIe root "
+                            "complex (NODE)",
+                      detail=first.detail.split(". ", 1)[1] if ". " in first.detail else first.detail,
+                      evidence=tuple(f.evidence[-1] for f in same_node),
+                      related=tuple(dict.fromkeys(r for f in same_node for r in (f.subject, *f.related))))
+    elif same_node:
+        yield same_node[0]
     if checked and not found:
         yield Finding(PASS, "node", f"every GPU of {checked} has an RDMA NIC on its socket")

@@ -40,12 +40,12 @@ def _fix(proc: Process, local: frozenset[int], nodes: list[int]) -> Fix:
     node = ",".join(str(n) for n in nodes)
     return Fix(
         runtime=(cmd("taskset", "-a", "-p", "-c", cpulist, str(proc.pid)),),
-        persistent=(f"start the worker under: {cmd('numactl', f'--cpunodebind={node}', f'--membind={node}', '--')} "
-                    "<command>",),
+        persistent=(),
         rollback=(cmd("taskset", "-a", "-p", "-c", proc.cpus_allowed_list or "0-" + str(max(local)), str(proc.pid)),),
         notes=("taskset moves the threads now; memory already allocated stays where it is, so restart the worker "
                "with the right binding (launcher option, numactl wrapper, or the kubelet topology manager) to "
-               "make it stick. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager."))
+               f"make it stick, for example under {cmd('numactl', f'--cpunodebind={node}', f'--membind={node}', '--')} "
+               "<command>. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager."))
 
 
 @check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa")
@@ -80,7 +80,8 @@ def process_affinity(facts: Facts) -> Iterator[Finding]:
         if allowed <= local:
             continue
         if allowed >= all_cpus:
-            yield Finding(INFO, str(proc.pid), f"{name} is not pinned; its GPU is on node {nodes}",
+            yield Finding(INFO, str(proc.pid), f"{name} is not pinned; its GPU is on node "
+                                               f"{', '.join(map(str, nodes))}",
                           detail="The scheduler may run it on any socket. Pinning to the GPU's node avoids "
                                  "cross-socket staging of host buffers.",
                           evidence=evidence, related=tuple(g.address for g in gpus))

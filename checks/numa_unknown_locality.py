@@ -39,6 +39,11 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
     if not devices:
         return
     numa = facts.numa
+    if not numa.nodes:
+        yield Finding(UNKNOWN, "node", "NUMA topology not recorded: GPU/NIC locality cannot be judged",
+                      detail=f"{numa.missing or 'no NUMA nodes'} (sosreports and trimmed recordings often lack it).",
+                      evidence=(Evidence("sys/devices/system/node", numa.missing or "missing"),))
+        return
     cpu_nodes = numa.cpu_nodes
     minus_one = [d for d in devices if d.numa_node is not None and d.numa_node < 0]
     missing = [d for d in devices if d.numa_node is None]

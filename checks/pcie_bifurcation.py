@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import gbps, gpu_label, is_rdma_nic, is_virtual_nic, subject_nics
+from checks._pcie import behind_chipset, gbps, gpu_label, is_rdma_nic, is_virtual_nic, subject_nics
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
 from doctor.facts.util import link_bandwidth
@@ -61,6 +61,8 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
             continue
         if port.port_type not in (ROOT_PORT, DOWNSTREAM):
             continue
+        if behind_chipset(facts, dev):
+            continue  # chipset ports are narrow by design; pcie.chipset_slot reports the card
         looked += 1
         if port.max_width > NARROW:
             continue

@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 from checks._pcie import (
     GDR_WORDS,
+    amd_chipset,
     gpu_label,
+    intel_pch,
     is_rdma_nic,
     is_virtual_nic,
     nearest_nic,
@@ -23,14 +25,6 @@ REFERENCES = (
     "https://github.com/NVIDIA/nccl/blob/master/src/include/graph.h",
     "https://github.com/NVIDIA/nccl/blob/master/src/graph/paths.cc",
 )
-INTEL = 0x8086
-AMD = 0x1022
-#: Intel PCH root ports live on bus 0 at these device numbers (D27, D28, D29).
-PCH_ROOT_DEVICES = frozenset({0x1B, 0x1C, 0x1D})
-#: LPC/eSPI (ISA) bridge class, present at 00:1f.0 on every Intel PCH.
-LPC_CLASS = 0x0601
-#: AMD client chipset bridges: Promontory (0x43xx) and X570 upstream/downstream ports.
-AMD_CHIPSET_DEVICES = frozenset({0x57AD, 0x57A3, 0x57A4})
 #: A NIC counts as fast (worth a CPU slot) at this netdev speed (Mb/s) or link bandwidth (GB/s).
 FAST_NIC_MBPS = 25000
 FAST_NIC_LINK_GBPS = 7.8
@@ -55,32 +49,9 @@ def _no_path(dev: PciDevice) -> bool:
     return dev.host_bridge is None and len(dev.path) <= 1
 
 
-def _intel_pch(facts: Facts, dev: PciDevice) -> tuple[PciDevice, PciDevice] | None:
-    """(PCH root port, LPC bridge) when the device hangs off an Intel PCH root port."""
-    root = facts.pci.root_port(dev.address)
-    if root is None or root.vendor != INTEL:
-        return None
-    domain, bus, slot = root.address.split(":")[0], root.address.split(":")[1], root.address.split(":")[2][:2]
-    if bus != "00" or int(slot, 16) not in PCH_ROOT_DEVICES:
-        return None
-    lpc = facts.pci.get(f"{domain}:00:1f.0")
-    if lpc is None or lpc.vendor != INTEL or lpc.base_class != LPC_CLASS:
-        return None
-    return root, lpc
-
-
-def _amd_chipset(facts: Facts, dev: PciDevice) -> list[PciDevice]:
-    out = []
-    for bridge in facts.pci.upstream(dev.address):
-        if bridge.vendor == AMD and bridge.device is not None and (
-                bridge.device >> 8 == 0x43 or bridge.device in AMD_CHIPSET_DEVICES):
-            out.append(bridge)
-    return out
-
-
 def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Finding | None:
-    pch = _intel_pch(facts, dev)
-    amd = _amd_chipset(facts, dev)
+    pch = intel_pch(facts, dev)
+    amd = amd_chipset(facts, dev)
     if pch is None and not amd:
         return None
     if pch is not None:
@@ -105,41 +76,52 @@ def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Fin
         references=REFERENCES, related=related)
 
 
-def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevice]) -> Finding:
-    hops = switch_hops(facts.pci, gpu.address)
+def _hops_text(hops: int | None) -> str:
+    if hops is None:
+        return "path unknown"
+    if hops == 0:
+        return "directly below a root port"
+    return f"behind {hops} PCIe switch{'es' if hops != 1 else ''} below a root port"
+
+
+def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevice]) -> tuple[Finding, str, str]:
+    """The info finding for one GPU, plus its hop text and nearest-NIC word (for the summary)."""
+    hops = _hops_text(switch_hops(facts.pci, gpu.address))
     root = facts.pci.root_port(gpu.address)
-    near = nearest_nic(facts.pci, gpu.address, nics, facts.numa)
-    parts = [f"{hops} PCIe switch{'es' if hops != 1 else ''} to root port {root.address if root else '?'}"]
+    near = nearest_nic(facts.pci, gpu.address, nics, facts.numa) if nics else None
+    parts = [f"{hops} ({root.address if root else '?'})"]
     detail = ""
+    word = "none"
     if near is not None:
-        nic, word = near
+        nic, found = near
+        word = found or "unknown"
         names = [p.device for p in facts.rdma_of(nic.address)] or [n.name for n in facts.netdevs_of(nic.address)]
-        parts.append(f"nearest NIC {nic.address}{' (' + names[0] + ')' if names else ''} at {word or 'unknown'}")
-        if word is not None and word not in GDR_WORDS:
-            detail = f"{GDR_NOTE} This GPU's nearest NIC is at {word}: its network traffic bounces through host memory."
+        parts.append(f"nearest RDMA/fast NIC {nic.address}{' (' + names[0] + ')' if names else ''} at {word}")
+        if found is not None and found not in GDR_WORDS:
+            detail = f"{GDR_NOTE} This GPU's nearest NIC is at {found}: its network traffic bounces through host memory."
     else:
-        parts.append("no NIC found")
-    return Finding(INFO, label, "; ".join(parts), detail=detail,
-                   evidence=(Evidence(_path_source(gpu), " -> ".join(gpu.path)),),
-                   references=REFERENCES, related=((root.address,) if root else ()) + (
-                       (near[0].address,) if near else ()))
+        parts.append("no RDMA or fast NIC")
+    finding = Finding(INFO, label, "; ".join(parts), detail=detail,
+                      evidence=(Evidence(_path_source(gpu), " -> ".join(gpu.path)),),
+                      references=REFERENCES, related=((root.address,) if root else ()) + (
+                          (near[0].address,) if near else ()))
+    return finding, hops, word
 
 
-def _summary(infos: list[Finding]) -> Finding:
+def _summary(infos: list[tuple[Finding, str, str]]) -> Finding:
     """One info line for all GPUs: distinct hop/word patterns counted, each GPU listed in the detail."""
     shapes: dict[str, int] = {}
-    for f in infos:
-        shape = f.title.split(";")[0].split(" to root port")[0]
-        word = f.title.rsplit(" at ", 1)[-1] if " at " in f.title else "no NIC"
-        key = f"{shape}, nearest NIC at {word}"
+    for _, hops, word in infos:
+        key = hops + (", no RDMA or fast NIC" if word == "none" else f", nearest NIC at {word}")
         shapes[key] = shapes.get(key, 0) + 1
-    title = "GPU PCIe topology: " + "; ".join(f"{n} GPU{'s' if n != 1 else ''} with {k}" for k, n in shapes.items())
-    far = [f.subject for f in infos if f.detail]
+    title = "GPU PCIe topology: " + "; ".join(f"{n} GPU{'s' if n != 1 else ''}{' each' if n > 1 else ''} {k}"
+                                              for k, n in shapes.items())
+    far = [f.subject for f, _, _ in infos if f.detail]
     tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {', '.join(far)}."] if far else [])
     return Finding(INFO, "node", title,
-                   detail=" ".join([*(f"{f.subject}: {f.title}." for f in infos), *tail]),
-                   evidence=tuple(e for f in infos for e in f.evidence), references=REFERENCES,
-                   related=tuple(dict.fromkeys(r for f in infos for r in f.related)))
+                   detail=" ".join([*(f"{f.subject}: {f.title}." for f, _, _ in infos), *tail]),
+                   evidence=tuple(e for f, _, _ in infos for e in f.evidence), references=REFERENCES,
+                   related=tuple(dict.fromkeys(r for f, _, _ in infos for r in f.related)))
 
 
 @check("pcie.chipset_slot", "GPUs and fast NICs behind the chipset; switch hops and NCCL path words", "pcie")
@@ -165,9 +147,10 @@ def chipset_slot(facts: Facts) -> Iterator[Finding]:
         if finding is not None:
             found += 1
             yield finding
-    infos = [_topology_info(facts, g, gpu_label(facts, g.address), nics) for g in gpus if not _no_path(g)]
+    near_nics = [n for n in fast if is_rdma_nic(facts, n)] or fast
+    infos = [_topology_info(facts, g, gpu_label(facts, g.address), near_nics) for g in gpus if not _no_path(g)]
     if len(infos) == 1:
-        yield infos[0]
+        yield infos[0][0]
     elif infos:
         yield _summary(infos)
     if blind:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from checks._pcie import (
     Link,
     PathBandwidth,
+    c2c_gpu,
     gbps,
     gpu_activity,
     gpu_label,
@@ -229,7 +230,13 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
     busy_ok = activity == "busy"
     real = [lk for lk in links if lk.width_short or (lk.speed_short and busy_ok)]
     if real:
-        return _downgrade(facts, subject, links, real, busy_ok)
+        found = _downgrade(facts, subject, links, real, busy_ok)
+        if subject.is_gpu and c2c_gpu(facts, dev.address):
+            return replace(found, severity=INFO, title=found.title + " (host traffic uses NVLink-C2C)",
+                           detail=found.detail + " This GPU reaches CPU memory over NVLink-C2C; its PCIe link "
+                                  "carries only configuration and peer traffic, so this does not slow inference.",
+                           impact=Impact(0, "none for host-device copies (NVLink-C2C)"), confidence=0.7)
+        return found
     slow = [lk for lk in links if lk.speed_short]
     if slow:
         return _idle_speed(facts, subject, slow[0], activity)

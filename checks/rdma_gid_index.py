@@ -60,9 +60,9 @@ def _table_evidence(port: RdmaPort) -> Evidence:
 def _unset_fix(setting: EnvSetting) -> Fix:
     files = setting.files
     runtime = tuple(cmd("systemctl", "edit", p.rsplit("/", 1)[-1]) for p in files if p.endswith(".service"))
-    return Fix(runtime=runtime, persistent=(),
-               rollback=(f"restore {setting.name}={setting.value} in the same file and restart the server",),
-               notes=UNSET_FIX_NOTES)
+    return Fix(runtime=runtime, persistent=(), rollback=(),
+               notes=UNSET_FIX_NOTES + f" To undo, put {setting.name}={setting.value} back in the same place "
+                                       "and restart the server.")
 
 
 @check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma")

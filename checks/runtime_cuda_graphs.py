@@ -135,14 +135,13 @@ def _fix(files: list[str], snippet: str) -> Fix:
     units = sorted({p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")})
     runtime = tuple(cmd("systemctl", "edit", "--full", u) for u in units) + \
         tuple(cmd("systemctl", "restart", u) for u in units)
-    rollback = tuple(f"add {snippet!r} back to {u} with " + cmd("systemctl", "edit", "--full", u) + ", then "
-                     + cmd("systemctl", "restart", u) for u in units)
-    return Fix(runtime=runtime, rollback=rollback or (f"add {snippet!r} back and restart the server",),
+    return Fix(runtime=runtime, rollback=runtime,
                notes=(f"Remove {snippet!r} from the unit, compose file, manifest or config YAML"
                       f"{' (' + ', '.join(files) + ')' if files else ''} and restart the server: graphs are "
                       "captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; "
                       "lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents "
-                      "eager mode as required, keep it and record why."))
+                      f"eager mode as required, keep it and record why. To undo, add {snippet!r} back and "
+                      "restart the server."))
 
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime")

@@ -61,11 +61,12 @@ REFERENCES = (
 def _fix(s: EnvSetting) -> Fix:
     units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith(".service")]
     places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
-    return Fix(runtime=tuple(cmd("systemctl", "edit", "--full", u) for u in units)
-               + tuple(cmd("systemctl", "restart", u) for u in units),
-               rollback=(f"add {s.name}={s.value} back where it was ({places}) and restart the server",),
+    edits = tuple(cmd("systemctl", "edit", "--full", u) for u in units) \
+        + tuple(cmd("systemctl", "restart", u) for u in units)
+    return Fix(runtime=edits, rollback=edits,
                notes=(f"Remove {s.name}={s.value} from the unit, compose file or manifest that starts the server "
-                      f"({places}) and restart it; the variable is read at start-up only."))
+                      f"({places}) and restart it; the variable is read at start-up only. To undo, add "
+                      f"{s.name}={s.value} back where it was and restart the server."))
 
 
 @check("runtime.debug_env", "Debug variables in the server environment", "runtime")

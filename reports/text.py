@@ -109,6 +109,12 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
     counts = {s: sum(1 for f in result.findings if f.severity == s) for s in SEVERITIES}
     passed = [c["id"] for c in result.checks if c.get("status") == PASS]
     na = [c["id"] for c in result.checks if c.get("status") == "not_applicable"]
+    if passed:
+        lines.append(paint("Checked, nothing found: ", "1") + paint(", ".join(passed), "32"))
+    if na:
+        lines.append(paint("Did not apply here: ", "1") + ", ".join(na))
+    if passed or na:
+        lines.append("")
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != PASS)
     lines.append(paint("Summary: ", "1") + (summary or "nothing to report")
                  + f"; {len(passed)} checks passed, {len(na)} did not apply"

@@ -97,6 +97,7 @@ class SmiGpu:
     idle: bool | None
     replays_since_reset: int | None
     processes: tuple[SmiProcess, ...]
+    mig_mode: bool | None = None  # current MIG mode (None: not reported, N/A on GPUs without MIG)
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,7 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         idle=reasons.get("gpu_idle"),
         replays_since_reset=_int(_x(pci, "replay_counter")),
         processes=tuple(processes),
+        mig_mode=_bool_enabled(_x(g, "mig_mode/current_mig")),
     )
 
 

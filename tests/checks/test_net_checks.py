@@ -78,7 +78,7 @@ def test_transport_ib_disabled_with_active_rdma_is_high() -> None:
 
 
 def test_transport_healthy_only_low_and_other_forcings() -> None:
-    assert set(_sev(findings_of(facts(base=healthy()), "nccl.transport"))) <= {"low", "pass"}
+    assert set(_sev(findings_of(facts(base=healthy()), "nccl.transport"))) <= {"info", "pass"}
     f = facts(environ(NCCL_P2P_DISABLE="1", NCCL_NET_GDR_LEVEL="LOC", NCCL_SHM_DISABLE="1",
                       NCCL_IB_HCA="mlx5_1"), base=healthy())
     got = {(x.subject, x.severity) for x in findings_of(f, "nccl.transport")}

@@ -43,7 +43,7 @@ def test_healthy_reports_hops_and_pix_as_info() -> None:
     found = findings_of(node(), CHECK)
     assert {f.severity for f in found} == {"info", "pass"}
     info = next(f for f in found if f.severity == "info")
-    assert "1 PCIe switch" in info.title and "PIX" in info.title
+    assert "each behind 1 PCIe switch" in info.title and "PIX" in info.title
 
 
 def test_path_words_and_hops_on_the_fixture() -> None:
