@@ -40,8 +40,10 @@ def build_host(src: Source) -> Host:
     vendor = _first(src, "sys/class/dmi/id/sys_vendor")
     product = _first(src, "sys/class/dmi/id/product_name")
     cpuinfo = src.read_text("proc/cpuinfo", cap=1 << 22) or ""
+    # x86 lists CPU "flags" (with "hypervisor" inside a guest); arm64 lists "Features", which has no
+    # such flag, so only x86 can prove bare metal from cpuinfo
     flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines()
-                  if line.startswith(("flags", "features")) and ":" in line), None)
+                  if line.lower().startswith("flags") and ":" in line), None)
     hypervisor = _first(src, "sys/hypervisor/type")
     is_vm: bool | None = None
     reason: str | None = None
