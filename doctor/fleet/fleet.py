@@ -116,6 +116,41 @@ def _summary_from_dict(path: str, kind: str, data: dict[str, Any], digest: dict[
             "findings": findings, "digest": digest}
 
 
+#: folder of cached results (``--cache``): set before the workers fork, read by each of them
+_CACHE_DIR: str | None = None
+
+
+def _cache_key(path: str) -> str | None:
+    """sha256 of a snapshot file plus the tool version; directories (they change in place) get none."""
+    if not os.path.isfile(path):
+        return None
+    import hashlib
+
+    from doctor import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _store(cache_path: str, data: dict[str, Any]) -> None:
+    import json
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(cache_path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, cache_path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
 def analyse(path: str) -> dict[str, Any]:
     """Summary of one source; never raises (an unreadable source comes back with ``error``)."""
     from doctor.errors import DoctorError
@@ -124,7 +159,17 @@ def analyse(path: str) -> dict[str, Any]:
     try:
         from doctor.fleet.load import is_json_result, read_json_result
 
-        if is_json_result(path):
+        key = _cache_key(path) if _CACHE_DIR else None
+        cached = os.path.join(_CACHE_DIR, f"{key}.json") if _CACHE_DIR and key else None
+        if cached and os.path.isfile(cached):
+            from doctor.fleet.digest import digest_from_inventory
+
+            data = read_json_result(cached)
+            inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
+            digest = inventory.get("digest") if isinstance(inventory.get("digest"), dict) else None
+            out = _summary_from_dict(path, str((data.get("source") or {}).get("kind", "snapshot")), data,
+                                     digest or digest_from_inventory(inventory or {}))
+        elif is_json_result(path):
             from doctor.fleet.digest import digest_from_inventory
 
             data = read_json_result(path)
@@ -135,7 +180,10 @@ def analyse(path: str) -> dict[str, Any]:
 
             _init_worker()
             node = load_node(path, _CHECKS)
-            out = _summary_from_dict(path, node.kind, node.result.to_dict(), node.digest)
+            data = node.result.to_dict()
+            if cached:
+                _store(cached, data)
+            out = _summary_from_dict(path, node.kind, data, node.digest)
     except DoctorError as exc:
         out = {"path": path, "error": str(exc)}
     except MemoryError:
@@ -425,8 +473,17 @@ def _value_of(agg: Aggregate, key: str, index: int) -> str:
 
 
 def analyse_fleet(paths: list[str], jobs: int,
-                  progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> FleetReport:
-    """Analyse every path with ``jobs`` workers and fold the results as they arrive."""
+                  progress: Callable[[int, int, dict[str, Any]], None] | None = None,
+                  cache_dir: str | None = None) -> FleetReport:
+    """Analyse every path with ``jobs`` workers and fold the results as they arrive.
+
+    With ``cache_dir``, each snapshot tarball's result is kept there under the sha256 of its bytes,
+    so a scheduled fleet run analyses only the snapshots it has not seen.
+    """
+    global _CACHE_DIR
+    if cache_dir is not None:
+        os.makedirs(cache_dir, exist_ok=True)
+    _CACHE_DIR = cache_dir
     start = time.monotonic()
     agg = Aggregate([NodeRow(p) for p in paths])
     for done, (index, summary) in enumerate(run_parallel(paths, jobs), 1):

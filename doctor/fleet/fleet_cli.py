@@ -35,6 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON report to FILE (one analysis, two outputs)")
     p.add_argument("--save-html", metavar="FILE", help="also write the HTML report to FILE")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--cache", metavar="DIR",
+                   help="keep each snapshot tarball's result in DIR (keyed by its sha256) and reuse it next time")
 
 
 def _progress(done: int, total: int, summary: dict[str, object]) -> None:
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if not paths:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
     show = not args.quiet and sys.stderr.isatty()
-    report = analyse_fleet(paths, min(jobs, len(paths)), _progress if show else None)
+    report = analyse_fleet(paths, min(jobs, len(paths)), _progress if show else None, cache_dir=args.cache)
     if args.format == "json":
         text = json.dumps(report.to_dict(), indent=2) + "\n"
     elif args.format == "html":

@@ -1,0 +1,32 @@
+"""`gnd fleet --cache DIR`: a snapshot is analysed once; later runs reuse its stored result."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from doctor.cli import main
+from doctor.fleet import fleet
+from tests.helpers import HEALTHY, SICK
+
+
+def test_cache_reuses_results_keyed_by_content(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    for name, root in (("a", HEALTHY), ("b", SICK)):
+        assert main(["collect", "--root", str(root), "-o", str(snaps / f"{name}.tar.gz")]) == 0
+    cache = tmp_path / "cache"
+    first = fleet.analyse_fleet(sorted(map(str, snaps.iterdir())), jobs=1, cache_dir=str(cache))
+    assert len(list(cache.glob("*.json"))) == 2
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise AssertionError("analysed again despite the cache")
+
+    monkeypatch.setattr("doctor.fleet.load.load_node", boom)
+    second = fleet.analyse_fleet(sorted(map(str, snaps.iterdir())), jobs=1, cache_dir=str(cache))
+    assert [r.worst for r in first.rows] == [r.worst for r in second.rows]
+    # the key is the content: a file that now holds b's bytes gets b's result
+    shutil.copy(snaps / "b.tar.gz", snaps / "a.tar.gz")
+    monkeypatch.undo()
+    third = fleet.analyse_fleet(sorted(map(str, snaps.iterdir())), jobs=1, cache_dir=str(cache))
+    assert third.rows[0].worst == third.rows[1].worst
