@@ -167,7 +167,8 @@ def analyse(path: str) -> dict[str, Any]:
             data = read_json_result(cached)
             inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
             digest = inventory.get("digest") if isinstance(inventory.get("digest"), dict) else None
-            out = _summary_from_dict(path, str((data.get("source") or {}).get("kind", "snapshot")), data,
+            src_info = data.get("source") if isinstance(data.get("source"), dict) else {}
+            out = _summary_from_dict(path, str((src_info or {}).get("kind", "snapshot")), data,
                                      digest or digest_from_inventory(inventory or {}))
         elif is_json_result(path):
             from doctor.fleet.digest import digest_from_inventory
