@@ -165,7 +165,7 @@ def analyse(path: str) -> dict[str, Any]:
             from doctor.fleet.digest import digest_from_inventory
 
             data = read_json_result(cached)
-            inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
+            inventory: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
             digest = inventory.get("digest") if isinstance(inventory.get("digest"), dict) else None
             src_info = data.get("source") if isinstance(data.get("source"), dict) else {}
             out = _summary_from_dict(path, str((src_info or {}).get("kind", "snapshot")), data,
