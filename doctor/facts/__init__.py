@@ -13,6 +13,7 @@ from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
 from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
 from doctor.facts.pci import PciDevice, PciTree, build_pci
 from doctor.facts.procs import Process, build_processes
+from doctor.facts.system import CpuFreq, NvidiaDriver, Thp, build_cpufreq, build_nvidia_driver, build_thp
 from doctor.sources import Source
 
 
@@ -74,6 +75,18 @@ class Facts:
     @cached_property
     def modprobe(self) -> tuple[ModprobeLine, ...]:
         return build_modprobe(self.source)
+
+    @cached_property
+    def cpufreq(self) -> CpuFreq:
+        return build_cpufreq(self.source)
+
+    @cached_property
+    def thp(self) -> Thp:
+        return build_thp(self.source)
+
+    @cached_property
+    def nvidia_driver(self) -> NvidiaDriver:
+        return build_nvidia_driver(self.source)
 
     @cached_property
     def kubelet(self) -> Kubelet | None:

@@ -165,11 +165,11 @@ def analyse(path: str) -> dict[str, Any]:
             from doctor.fleet.digest import digest_from_inventory
 
             data = read_json_result(cached)
-            inventory: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
-            digest = inventory.get("digest") if isinstance(inventory.get("digest"), dict) else None
+            cached_inv: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
+            digest = cached_inv.get("digest") if isinstance(cached_inv.get("digest"), dict) else None
             src_info = data.get("source") if isinstance(data.get("source"), dict) else {}
             out = _summary_from_dict(path, str((src_info or {}).get("kind", "snapshot")), data,
-                                     digest or digest_from_inventory(inventory or {}))
+                                     digest or digest_from_inventory(cached_inv))
         elif is_json_result(path):
             from doctor.fleet.digest import digest_from_inventory
 
