@@ -1,0 +1,71 @@
+"""cpu.governor: a CPU frequency policy that keeps host threads (launch, tokenizer, NCCL proxy) slow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from doctor.facts import Facts
+from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.registry import check
+
+#: Drivers whose ``powersave`` is a dynamic policy steered by EPP, not "lowest frequency" (pm/intel_pstate.rst).
+ACTIVE_PSTATE = frozenset({"intel_pstate", "amd-pstate-epp"})
+SLOW_GOVERNORS = frozenset({"powersave"})
+SLOW_EPP = frozenset({"power", "balance_power"})
+EPP_GLOB = "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"
+REFERENCES = (
+    "https://docs.kernel.org/admin-guide/pm/intel_pstate.html",
+    "https://docs.kernel.org/admin-guide/pm/amd-pstate.html",
+    "https://docs.kernel.org/admin-guide/pm/cpufreq.html",
+)
+
+
+@check("cpu.governor", "CPU frequency governor and energy preference", "runtime")
+def cpu_governor(facts: Facts) -> Iterator[Finding]:
+    """Medium for ``powersave`` on a passive/legacy driver, or EPP ``power``/``balance_power``.
+
+    Only CPU 0's policy is recorded; it stands for the host (tuned and cpupower set all CPUs alike).
+    """
+    if not facts.gpus.gpus:
+        return
+    cf = facts.cpufreq
+    if not cf.recorded:
+        return
+    evidence = tuple(Evidence(f"{cf.origin}/{name}", value) for name, value in (
+        ("scaling_driver", cf.driver), ("scaling_governor", cf.governor),
+        ("energy_performance_preference", cf.epp)) if value is not None)
+    slow_governor = cf.governor in SLOW_GOVERNORS and cf.driver not in ACTIVE_PSTATE
+    slow_epp = cf.epp in SLOW_EPP
+    if not (slow_governor or slow_epp):
+        yield Finding(PASS, "cpu0", f"CPU frequency policy {cf.driver or '?'}/{cf.governor or '?'}"
+                      + (f", EPP {cf.epp}" if cf.epp else ""), evidence=evidence)
+        return
+    runtime: list[str] = []
+    rollback: list[str] = []
+    reasons = []
+    if slow_governor:
+        reasons.append(f"governor powersave on {cf.driver or 'an unknown driver'} pins CPUs at their lowest "
+                       "frequency")
+        runtime.append(cmd("cpupower", "frequency-set", "-g", "performance"))
+        rollback.append(cmd("cpupower", "frequency-set", "-g", cf.governor or "powersave"))
+    if slow_epp:
+        reasons.append(f"energy_performance_preference {cf.epp} trades latency for power")
+        runtime.append(f"echo performance | tee {EPP_GLOB}")
+        rollback.append(f"echo {q(cf.epp)} | tee {EPP_GLOB}")
+    rollback.append(cmd("tuned-adm", "auto_profile"))
+    observed = ", ".join(f"{k} {v}" for k, v in (("driver", cf.driver), ("governor", cf.governor),
+                                                  ("EPP", cf.epp)) if v)
+    yield Finding(
+        MEDIUM, "cpu0", "CPU frequency policy favours power over latency",
+        detail="; ".join(reasons) + ". Kernel launches, the scheduler loop, tokenisation and NCCL proxy threads "
+               "run on these CPUs; slow clocks show up as lower GPU utilisation and higher time to first token.",
+        evidence=evidence, expected="governor performance (or intel_pstate/amd-pstate-epp powersave with EPP "
+                                    "performance/balance_performance)",
+        observed=observed, impact=Impact(10, "host-side latency per step; GPUs wait on the CPU"),
+        fix=Fix(runtime=tuple(runtime), persistent=(cmd("tuned-adm", "profile", "latency-performance"),),
+                rollback=tuple(rollback),
+                notes="tuned's latency-performance (or throughput-performance) profile sets governor and EPP "
+                      "on every CPU at boot; without tuned, set them in a systemd unit. The rollback restores "
+                      "the recorded governor/EPP; `tuned-adm auto_profile` returns tuned to its recommendation. "
+                      "BIOS power profiles (OS control, C-states) matter as well."),
+        references=REFERENCES)

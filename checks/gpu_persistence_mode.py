@@ -1,0 +1,71 @@
+"""gpu.persistence_mode: data-centre GPUs without persistence mode re-initialise on every first client."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from checks._pcie import gpu_label
+from doctor.facts import Facts, Gpu
+from doctor.findings import LOW, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.registry import check
+
+#: 3D controllers (no display engine) are data-centre parts; these names are too, whatever the class.
+DATACENTRE_CLASS = 0x0302
+DATACENTRE_NAME = re.compile(r"\b([ABHL]\d{1,3}[A-Z]?|[GB]B?\d{3}|GH200|T4|V100|P100|Tesla|Data Center)\b")
+DAEMON = "nvidia-persistenced"
+REFERENCES = (
+    "https://docs.nvidia.com/deploy/driver-persistence/index.html",
+    "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
+)
+
+
+def is_datacentre(gpu: Gpu) -> bool:
+    if gpu.pci is not None and gpu.pci.base_class == DATACENTRE_CLASS:
+        return True
+    return bool(gpu.name and "GeForce" not in gpu.name and DATACENTRE_NAME.search(gpu.name))
+
+
+def daemon_running(facts: Facts) -> bool | None:
+    """Whether nvidia-persistenced runs; None when no process list was recorded."""
+    if not facts.processes:
+        return None
+    return any((p.name or "") == DAEMON or (p.argv and p.argv[0].rsplit("/", 1)[-1] == DAEMON)
+               for p in facts.processes)
+
+
+@check("gpu.persistence_mode", "Persistence mode on data-centre GPUs", "gpu")
+def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
+    """Low when a data-centre GPU reports ``Persistence Mode: Disabled``.
+
+    Without persistence the driver tears the GPU down when its last client exits: the next client
+    waits seconds for initialisation, and clocks, ECC and application settings are reset.
+    """
+    gpus = [g for g in facts.gpus.gpus if is_datacentre(g) and g.runtime is not None
+            and g.runtime.persistence_mode is not None]
+    if not gpus:
+        return
+    where = facts.gpus.runtime_origin or "nvidia-smi"
+    off = [g for g in gpus if g.runtime is not None and g.runtime.persistence_mode is False]
+    if not off:
+        yield Finding(PASS, "node", f"persistence mode enabled on {len(gpus)} data-centre GPUs",
+                      evidence=(Evidence(where, "Persistence Mode: Enabled on every GPU"),))
+        return
+    daemon = daemon_running(facts)
+    evidence = [Evidence(where, f"{gpu_label(facts, g.address)}: Persistence Mode Disabled") for g in off]
+    if daemon is not None:
+        evidence.append(Evidence("proc/*/cmdline", f"{DAEMON} {'running' if daemon else 'not running'}"))
+    labels = ", ".join(gpu_label(facts, g.address) for g in off[:4]) + (" ..." if len(off) > 4 else "")
+    yield Finding(
+        LOW, "node", f"persistence mode disabled on {len(off)} of {len(gpus)} data-centre GPUs",
+        detail=f"{labels}. When the last CUDA client exits the driver de-initialises the GPU; the next start "
+               "pays seconds of initialisation and application clocks and other settings are reset."
+               + (f" {DAEMON} is not running." if daemon is False else ""),
+        evidence=tuple(evidence), expected="Persistence Mode: Enabled (nvidia-persistenced running)",
+        observed="Disabled", impact=Impact(3, "slow first CUDA init after idle; settings lost between jobs"),
+        fix=Fix(runtime=(cmd("nvidia-smi", "-pm", "1"),),
+                persistent=(cmd("systemctl", "enable", "--now", DAEMON),),
+                rollback=(cmd("systemctl", "disable", "--now", DAEMON), cmd("nvidia-smi", "-pm", "0")),
+                notes="nvidia-persistenced is the supported way; `nvidia-smi -pm 1` is legacy and does not "
+                      "survive a reboot."),
+        references=REFERENCES)

@@ -1,0 +1,40 @@
+"""kernel.thp: transparent huge page defrag=always makes page faults stall in direct compaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from doctor.facts import Facts
+from doctor.findings import LOW, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.registry import check
+
+BAD_DEFRAG = "always"
+GOOD_DEFRAG = "madvise"  # the kernel default
+TMPFILES = "/etc/tmpfiles.d/gnd-thp.conf"
+REFERENCES = ("https://docs.kernel.org/admin-guide/mm/transhuge.html",)
+
+
+@check("kernel.thp", "Transparent huge page defragmentation", "runtime")
+def kernel_thp(facts: Facts) -> Iterator[Finding]:
+    """Low when ``transparent_hugepage/defrag`` is ``always`` (every THP fault may compact synchronously)."""
+    thp = facts.thp
+    if thp.defrag is None:
+        return
+    path = f"/{thp.origin}/defrag"
+    evidence = (Evidence(f"{thp.origin}/defrag", f"[{thp.defrag}]"),)
+    if thp.defrag != BAD_DEFRAG:
+        yield Finding(PASS, "transparent_hugepage", f"THP defrag is {thp.defrag}", evidence=evidence)
+        return
+    yield Finding(
+        LOW, "transparent_hugepage", "THP defrag=always: allocations stall in direct compaction",
+        detail="With defrag=always every huge-page fault that finds no free huge page reclaims and compacts "
+               "memory synchronously; large host allocations (model loading, pinned KV offload buffers) see "
+               "latency spikes.",
+        evidence=evidence, expected=f"{GOOD_DEFRAG} (or defer+madvise)", observed=thp.defrag,
+        impact=Impact(2, "occasional multi-millisecond allocation stalls"),
+        fix=Fix(runtime=(f"echo {q(GOOD_DEFRAG)} | tee {q(path)}",),
+                persistent=(f"echo {q(f'w {path} - - - - {GOOD_DEFRAG}')} | tee {q(TMPFILES)}",),
+                rollback=(f"echo {q(BAD_DEFRAG)} | tee {q(path)}", cmd("rm", "-f", TMPFILES)),
+                notes="The tmpfiles.d line re-applies the setting at boot (there is no kernel parameter for "
+                      "defrag)."),
+        references=REFERENCES)

@@ -1,0 +1,101 @@
+"""pcie.aer: PCIe Advanced Error Reporting counters on the links of GPUs and NICs (bad risers, cables)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._pcie import Link, gpu_activity, gpu_label, link_label, subject_nics, upstream_links
+from doctor.facts import Facts, PciDevice
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.registry import check
+
+#: aer_dev_<kind> -> the line holding its total (older kernels lack it; then the lines are summed).
+TOTALS = {"correctable": "TOTAL_ERR_COR", "nonfatal": "TOTAL_ERR_NONFATAL", "fatal": "TOTAL_ERR_FATAL"}
+IMPACT = {HIGH: 35.0, MEDIUM: 15.0, LOW: 4.0}
+REFERENCES = (
+    "https://docs.kernel.org/PCI/pcieaer-howto.html",
+    "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats",
+    "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
+)
+FIRMWARE_FIRST = ("On firmware-first (APEI/GHES) platforms the OS counters stay at 0, so zero counts are not "
+                  "proof of health; look for `[Hardware Error]` lines in dmesg and the BMC log.")
+
+
+def total(counters: dict[str, int], kind: str) -> int:
+    key = TOTALS[kind]
+    if key in counters:
+        return counters[key]
+    return sum(v for k, v in counters.items() if not k.startswith("TOTAL_"))
+
+
+def _devices(facts: Facts) -> tuple[list[PciDevice], dict[str, str]]:
+    """GPUs, NICs and every bridge on their upstream paths; address -> the endpoint it serves."""
+    pci = facts.pci
+    serves: dict[str, str] = {}
+    for dev in [*pci.gpus, *subject_nics(facts)]:
+        for addr in dev.path or (dev.address,):
+            serves.setdefault(addr, dev.address)
+    return [d for a in sorted(serves) if (d := pci.get(a)) is not None], serves
+
+
+def _downgraded(facts: Facts, dev: PciDevice, endpoint: str) -> Link | None:
+    """A short link touching ``dev`` (idle GPUs' power-saving speed drop does not count)."""
+    idle = gpu_activity(facts, endpoint) == "idle"
+    for lk in upstream_links(facts.pci, endpoint):
+        if dev.address not in (lk.child.address, lk.parent.address if lk.parent else None):
+            continue
+        if lk.width_short or (lk.speed_short and not idle and not lk.slot_limited):
+            return lk
+    return None
+
+
+@check("pcie.aer", "PCIe AER error counters on GPU and NIC paths", "pcie")
+def pcie_aer(facts: Facts) -> Iterator[Finding]:
+    """High for any uncorrectable (fatal/non-fatal) error; low for correctable errors, medium when the
+    same link also runs narrower or slower than it should."""
+    if facts.host.is_vm or facts.pci.origin != "sysfs":
+        return
+    devices, serves = _devices(facts)
+    counted = [d for d in devices if d.aer]
+    if not counted:
+        return  # no aer_dev_* files (kernel < 4.19, no AER capability, or not recorded): nothing to say
+    flagged = 0
+    for dev in counted:
+        uncorrectable = {k: total(dev.aer[k], k) for k in ("fatal", "nonfatal") if k in dev.aer}
+        bad = {k: v for k, v in uncorrectable.items() if v > 0}
+        correctable = total(dev.aer["correctable"], "correctable") if "correctable" in dev.aer else 0
+        if not bad and correctable == 0:
+            continue
+        flagged += 1
+        endpoint = serves[dev.address]
+        short = _downgraded(facts, dev, endpoint)
+        level = HIGH if bad else MEDIUM if short else LOW
+        label = gpu_label(facts, dev.address) if dev.is_gpu else dev.address
+        what = ", ".join(f"{v} {k}" for k, v in bad.items()) or f"{correctable} correctable"
+        evidence = [Evidence(dev.attr(f"aer_dev_{k}"),
+                             " ".join(f"{n} {v}" for n, v in dev.aer[k].items() if v) or "all 0")
+                    for k in ("fatal", "nonfatal", "correctable") if k in dev.aer]
+        if short is not None:
+            evidence.append(Evidence(short.child.attr("current_link_width"),
+                                     f"link {link_label(short.cur_speed, short.cur_width)} of "
+                                     f"{link_label(short.exp_speed, short.exp_width)}"))
+        serving = "" if endpoint == dev.address else f" (on the path of {gpu_label(facts, endpoint)})"
+        yield Finding(
+            level, label, f"PCIe AER: {what} errors" + (" on a downgraded link" if short else ""),
+            detail=f"{dev.address}{serving} counted {what} errors since boot. "
+                   + ("Uncorrectable errors mean lost or poisoned transactions; the device may need a reset. "
+                      if bad else "Correctable errors are retried (replays), costing bandwidth and latency. ")
+                   + ("The same link trained below its capability, which points at signal integrity (riser, "
+                      "cable, retimer, slot). " if short else "")
+                   + FIRMWARE_FIRST,
+            evidence=tuple(evidence), expected="0 AER errors", observed=what,
+            impact=Impact(IMPACT[level], "replays and retraining cut PCIe bandwidth; uncorrectable errors "
+                                         "can take the device off the bus"),
+            fix=Fix(notes="Reseat or replace the riser/cable, check the slot and retimer firmware, update BIOS "
+                          "and device firmware; compare with `" + cmd("lspci", "-vvv", "-s", dev.address)
+                          + "` (CESta/UESta) and watch whether the counters grow under load."),
+            references=REFERENCES, confidence=0.9)
+    if not flagged:
+        yield Finding(PASS, "node", f"no AER errors on {len(counted)} GPU/NIC path devices",
+                      detail=FIRMWARE_FIRST,
+                      evidence=(Evidence("sys/bus/pci/devices/*/aer_dev_*", f"{len(counted)} devices, all 0"),))
