@@ -103,6 +103,9 @@ SPECS: tuple[Spec, ...] = (
                 "proc/sys/kernel/{numa_balancing,hostname,osrelease}",
                 "proc/sys/vm/{zone_reclaim_mode,swappiness}")),
     Spec("sysctl_a", "sysctl -a (sosreports)", sos_paths=("sos_commands/kernel/sysctl_-a",)),
+    Spec("dmesg", "kernel ring buffer (NVRM Xid events, PCIe bandwidth at probe); refused to non-root "
+                  "when kernel.dmesg_restrict=1",
+         argv=("dmesg",), timeout=10, sos_paths=("sos_commands/kernel/dmesg",)),
     Spec("sysctl.files", "persistent sysctl settings",
          paths=("etc/sysctl.conf", "etc/sysctl.d/*.conf")),
     Spec("modprobe.files", "modprobe configuration (vfio-pci ids, softdeps)",

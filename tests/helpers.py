@@ -17,7 +17,7 @@ FIXTURES = ROOT / "fixtures"
 HEALTHY = FIXTURES / "hgx-h100-healthy"
 SICK = FIXTURES / "hgx-h100-sick"
 
-__all__ = ["Link", "FIXTURES", "HEALTHY", "SICK", "source", "facts", "run", "findings_of", "empty_tree"]
+__all__ = ["Link", "FIXTURES", "HEALTHY", "SICK", "healthy", "sick", "source", "facts", "run", "findings_of", "empty_tree"]
 
 
 class _Empty(Tree):
@@ -32,6 +32,16 @@ class _Empty(Tree):
 
     def read(self, path: str, cap: int = 0) -> bytes | None:
         return None
+
+
+def healthy() -> Path:
+    """The committed healthy HGX fixture (tests/test_fixture_generator.py keeps it equal to the generator)."""
+    return HEALTHY
+
+
+def sick() -> Path:
+    """The committed sick HGX fixture."""
+    return SICK
 
 
 def empty_tree() -> Tree:

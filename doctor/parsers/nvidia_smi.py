@@ -98,6 +98,12 @@ class SmiGpu:
     replays_since_reset: int | None
     processes: tuple[SmiProcess, ...]
     mig_mode: bool | None = None  # current MIG mode (None: not reported, N/A on GPUs without MIG)
+    # Row remapper (Ampere and later data-centre GPUs) and ECC; None on older drivers/consumer GPUs.
+    remapped_rows_correctable: int | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remap_pending: bool | None = None  # ``Pending: Yes``: a GPU reset is needed to apply the remap
+    remap_failure: bool | None = None  # ``Remapping Failure Occurred: Yes``
+    ecc_volatile_uncorrectable: int | None = None  # uncorrectable ECC errors since the driver loaded
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,25 @@ def _active(value: str | None) -> bool | None:
     return None
 
 
+def _yes_no(value: str | None) -> bool | None:
+    v = _clean(value)
+    low = v.lower() if v is not None else ""
+    return True if low == "yes" else False if low == "no" else None
+
+
+def _total(values: list[int | None]) -> int | None:
+    """Sum of the counters that were reported; None when none was."""
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+#: Volatile uncorrectable ECC counters: driver >= 525 (``dram_``/``sram_``) and older (``double_bit/total``).
+_XML_UNCORRECTABLE = ("dram_uncorrectable", "sram_uncorrectable", "sram_uncorrectable_parity",
+                      "sram_uncorrectable_secded")
+_TEXT_UNCORRECTABLE = ("dram uncorrectable", "sram uncorrectable", "sram uncorrectable parity",
+                       "sram uncorrectable secded")
+
+
 def _reason_key(label: str) -> str:
     low = label.strip().lower()
     if low in _TEXT_REASON_KEYS:
@@ -243,6 +268,10 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
     current_gen = _int(_x(gen, "current_link_gen"))
     if current_gen is None:
         current_gen = _int(_x(gen, "device_current_link_gen"))
+    volatile = g.find("ecc_errors/volatile")
+    uncorrectable = _total([_int(_x(volatile, k)) for k in _XML_UNCORRECTABLE])
+    if uncorrectable is None:
+        uncorrectable = _int(_x(volatile, "double_bit/total"))
     return SmiGpu(
         address=_address(g.get("id"), _x(pci, "pci_bus_id")),
         product_name=_clean(_x(g, "product_name")),
@@ -262,6 +291,11 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         replays_since_reset=_int(_x(pci, "replay_counter")),
         processes=tuple(processes),
         mig_mode=_bool_enabled(_x(g, "mig_mode/current_mig")),
+        remapped_rows_correctable=_int(_x(g, "remapped_rows/remapped_row_corr")),
+        remapped_rows_uncorrectable=_int(_x(g, "remapped_rows/remapped_row_unc")),
+        remap_pending=_yes_no(_x(g, "remapped_rows/remapped_row_pending")),
+        remap_failure=_yes_no(_x(g, "remapped_rows/remapped_row_failure")),
+        ecc_volatile_uncorrectable=uncorrectable,
     )
 
 
@@ -364,6 +398,9 @@ class _TextGpu:
         current_gen = _int(self.get(gen + "current"))
         if current_gen is None:
             current_gen = _int(self.get(gen + "device current"))
+        uncorrectable = _total([_int(self.get("ecc errors > volatile > " + k)) for k in _TEXT_UNCORRECTABLE])
+        if uncorrectable is None:
+            uncorrectable = _int(self.get("ecc errors > volatile > double bit > total"))
         return SmiGpu(
             address=self.address,
             product_name=_clean(self.get("product name")),
@@ -382,6 +419,11 @@ class _TextGpu:
             idle=self.reasons.get("gpu_idle"),
             replays_since_reset=_int(self.get("pci > replays since reset")),
             processes=tuple(procs),
+            remapped_rows_correctable=_int(self.get("remapped rows > correctable error")),
+            remapped_rows_uncorrectable=_int(self.get("remapped rows > uncorrectable error")),
+            remap_pending=_yes_no(self.get("remapped rows > pending")),
+            remap_failure=_yes_no(self.get("remapped rows > remapping failure occurred")),
+            ecc_volatile_uncorrectable=uncorrectable,
         )
 
 

@@ -1,32 +1,10 @@
-"""Base trees for the NUMA/network/runtime check tests: the committed fixtures, else generated once."""
+"""Base trees and paths for the NUMA/network/runtime check tests (the committed HGX fixtures)."""
 
 from __future__ import annotations
 
-import tempfile
-from functools import cache
 from pathlib import Path
 
-from tests.helpers import HEALTHY, SICK
-
-
-@cache
-def _generated(name: str) -> Path:
-    from fixtures.tools.make_node import HEALTHY as HEALTHY_SPEC
-    from fixtures.tools.make_node import SICK as SICK_SPEC
-    from fixtures.tools.make_node import build_node
-
-    dest = Path(tempfile.mkdtemp(prefix="gnd-fixture-")) / name
-    build_node(dest, HEALTHY_SPEC if name == "healthy" else SICK_SPEC)
-    return dest
-
-
-def healthy() -> Path:
-    return HEALTHY if (HEALTHY / "sys").is_dir() else _generated("healthy")
-
-
-def sick() -> Path:
-    return SICK if (SICK / "sys").is_dir() else _generated("sick")
-
+from tests.helpers import healthy, sick  # noqa: F401  (re-exported for the NUMA/net tests)
 
 ROOT_PID = 4242  # the vLLM API server of the generated node (fixtures/tools/make_node.py)
 UNIT = "etc/systemd/system/vllm.service"

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from functools import cache
 from pathlib import Path
 
 from doctor.facts import Facts
 from doctor.findings import Finding
-from tests.helpers import Link
+from tests.helpers import Link, healthy, sick  # noqa: F401  (re-exported for the PCIe tests)
 from tests.helpers import facts as helper_facts
 
 SMI_XML = "commands/nvidia-smi_-q_-x"
@@ -80,31 +78,6 @@ def mini_device(path: str, **values: str | Link) -> Changes:
     for name, value in values.items():
         out[f"{folder}/{name}"] = value if isinstance(value, Link) else f"{value}\n"
     return out
-
-
-@cache
-def _generated(name: str) -> Path:
-    """The fixture tree built by fixtures/tools/make_node.py into a temporary folder (once per run)."""
-    from fixtures.tools.make_node import HEALTHY as HEALTHY_SPEC
-    from fixtures.tools.make_node import SICK as SICK_SPEC
-    from fixtures.tools.make_node import build_node
-
-    dest = Path(tempfile.mkdtemp(prefix="gnd-pcie-fixture-")) / name
-    build_node(dest, HEALTHY_SPEC if name == "healthy" else SICK_SPEC)
-    return dest
-
-
-def healthy() -> Path:
-    """The committed healthy fixture, else one generated from the same spec."""
-    from tests import helpers
-
-    return helpers.HEALTHY if (helpers.HEALTHY / "sys").is_dir() else _generated("healthy")
-
-
-def sick() -> Path:
-    from tests import helpers
-
-    return helpers.SICK if (helpers.SICK / "sys").is_dir() else _generated("sick")
 
 
 # GPU / NIC addresses of the HGX fixture (see fixtures/README.md)
