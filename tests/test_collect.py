@@ -66,7 +66,8 @@ def test_manifest_and_secret_filtering(tmp_path: Path) -> None:
     proc = root / "proc/4242"
     proc.mkdir(parents=True)
     (proc / "cmdline").write_bytes(b"python3\0-m\0vllm.entrypoints.openai.api_server\0--api-key\0sk-live-abcdef123456\0")
-    (proc / "environ").write_bytes(b"HF_TOKEN=hf_abcdefghijklmnopqrstuvwx\0NCCL_DEBUG=INFO\0AWS_SECRET_ACCESS_KEY=zzz\0"
+    fake_hf = b"hf_" + b"FAKE" * 6  # token-shaped, obviously fake (built here so no scanner mistakes it)
+    (proc / "environ").write_bytes(b"HF_TOKEN=" + fake_hf + b"\0NCCL_DEBUG=INFO\0AWS_SECRET_ACCESS_KEY=zzz\0"
                                    b"NCCL_IB_HCA=mlx5_0\0HOME=/root\0")
     (proc / "status").write_text("Name:\tpython3\nUmask:\t0022\nPPid:\t1\nCpus_allowed_list:\t0-3\nVmRSS:\t1 kB\n")
     (root / "proc/sys/kernel").mkdir(parents=True)
@@ -76,7 +77,7 @@ def test_manifest_and_secret_filtering(tmp_path: Path) -> None:
     with tarfile.open(out) as tf:
         blob = b"".join(tf.extractfile(m).read() for m in tf.getmembers() if m.isfile())  # type: ignore[union-attr]
         manifest = json.loads(tf.extractfile(MANIFEST).read())  # type: ignore[union-attr]
-    for secret in (b"sk-live-abcdef123456", b"hf_abcdefghijklmnopqrstuvwx", b"zzz", b"HOME=/root", b"VmRSS"):
+    for secret in (b"sk-live-abcdef123456", fake_hf, b"zzz", b"HOME=/root", b"VmRSS"):
         assert secret not in blob
     assert b"NCCL_DEBUG=INFO" in blob and b"NCCL_IB_HCA=mlx5_0" in blob
     assert manifest["hostname"] == "node-a" and manifest["specs"]["proc.processes"]["status"] == "ok"

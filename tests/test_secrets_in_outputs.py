@@ -11,10 +11,10 @@ import pytest
 from doctor import cli
 from tests.checks._netnuma_base import ROOT_PID, UNIT, healthy
 
-HF = "hf_PlantedSecretToken0123456789abcd"
+HF = "hf_" + "PlantedFakeToken" + "0" * 10  # token-shaped, obviously fake
 SK = "sk-PlantedApiKey0123456789abcdef"
-HF_ARG = "hf_AnotherPlantedToken9876543210zyx"
-AWS_ID = "AKIAPLANTEDKEY123456"
+HF_ARG = "hf_" + "AnotherFakeToken" + "9" * 10
+AWS_ID = "AKIA" + "FAKEKEY0" * 2
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY"
 SECRETS = (HF, SK, HF_ARG, AWS_ID, AWS_SECRET)
 

@@ -9,6 +9,7 @@ from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
 from doctor.facts.iommu import IommuInfo, ModprobeLine, build_iommu, build_modprobe
 from doctor.facts.kernel import Cmdline, Sysctls, build_cmdline, build_modules, build_sysctls
+from doctor.facts.kernel_log import KernelLog, build_kernel_log
 from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
 from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
 from doctor.facts.pci import PciDevice, PciTree, build_pci
@@ -67,6 +68,10 @@ class Facts:
     @cached_property
     def modules(self) -> frozenset[str] | None:
         return build_modules(self.source)
+
+    @cached_property
+    def kernel_log(self) -> KernelLog:
+        return build_kernel_log(self.source)
 
     @cached_property
     def iommu(self) -> IommuInfo:

@@ -1,0 +1,133 @@
+"""gpu.xid_errors: NVIDIA Xid events in the kernel log (fallen off the bus, ECC, row remap, NVLink, GSP)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from checks._pcie import gpu_label
+from doctor.facts import Facts
+from doctor.facts.kernel_log import XidEvent
+from doctor.findings import (
+    CRITICAL,
+    HIGH,
+    INFO,
+    LOW,
+    PASS,
+    UNKNOWN,
+    Evidence,
+    Finding,
+    Fix,
+    Impact,
+    cmd,
+    severity_order,
+)
+from doctor.registry import check
+
+#: Xid -> (severity, meaning), after NVIDIA's Xid catalog; codes not listed are reported as info.
+XID_TABLE: dict[int, tuple[str, str]] = {
+    79: (CRITICAL, "GPU has fallen off the bus"),
+    95: (CRITICAL, "uncontained ECC error"),
+    64: (CRITICAL, "ECC page retirement or row remapping failure"),
+    48: (HIGH, "double-bit ECC error"),
+    94: (HIGH, "contained ECC error"),
+    63: (HIGH, "ECC page retirement or row remapping recording event"),
+    74: (HIGH, "NVLink error"),
+    119: (HIGH, "GSP RPC timeout"),
+    120: (HIGH, "GSP error"),
+    13: (LOW, "graphics engine exception (usually an application fault)"),
+    31: (LOW, "GPU memory page fault (usually an application fault)"),
+    43: (LOW, "GPU stopped processing (usually an application fault)"),
+}
+OTHER = (INFO, "see NVIDIA's Xid catalog")
+IMPACT = {CRITICAL: 95.0, HIGH: 60.0, LOW: 5.0, INFO: 1.0}
+#: Evidence lines shown per GPU.
+MAX_EVIDENCE = 5
+REFERENCES = (
+    "https://docs.nvidia.com/deploy/xid-errors/index.html",
+    "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html",
+)
+
+
+def _grade(xid: int) -> tuple[str, str]:
+    return XID_TABLE.get(xid, OTHER)
+
+
+def _evidence(origin: str, events: list[XidEvent]) -> tuple[list[Evidence], int]:
+    """Distinct messages, worst first, at most MAX_EVIDENCE, each with its count; and how many distinct."""
+    counts = Counter(e.text for e in events)
+    first = {e.text: e for e in reversed(events)}
+    order = sorted(counts, key=lambda t: (severity_order(_grade(first[t].xid)[0]), -counts[t]))
+    shown = []
+    for text in order[:MAX_EVIDENCE]:
+        stamp = first[text].timestamp
+        value = (f"[{stamp}] " if stamp else "") + text + (f" (x{counts[text]})" if counts[text] > 1 else "")
+        shown.append(Evidence(origin, value))
+    return shown, len(order)
+
+
+def _fix(level: str, target: str, codes: set[int]) -> Fix:
+    if level in (LOW, INFO):
+        return Fix(notes="Usually the application (illegal address, bad kernel, killed context), not the GPU: "
+                         "check the failing job's logs. Investigate the hardware only if it recurs with different "
+                         "workloads.")
+    notes = ["Drain the GPU first (cordon the node or stop the serving process).",
+             "A reset needs every process on the GPU stopped; on NVSwitch systems (HGX) reset all GPUs together "
+             "or reboot the node instead."]
+    if 79 in codes:
+        notes.append("After Xid 79 a reset usually fails: power-cycle the node, then check the riser, power "
+                     "cables and slot.")
+    if codes & {48, 63, 64, 94, 95}:
+        notes.append("Check `nvidia-smi -q -d ROW_REMAPPER,ECC` afterwards; a pending row remap is applied by "
+                     "the reset.")
+    notes.append("If it recurs after the reset, run the field diagnostic (`dcgmi diag -r 3`) and RMA the GPU.")
+    return Fix(runtime=(cmd("nvidia-smi", "-r", "-i", target),), notes=" ".join(notes))
+
+
+@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu")
+def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
+    """Critical for Xid 79/95/64, high for 48/94/63/74/119/120, low for the usual application faults
+    13/31/43, info for other codes; unknown when dmesg could not be read on a node with GPUs."""
+    log = facts.kernel_log
+    gpus = facts.gpus.gpus
+    if not log.readable:
+        if gpus:
+            yield Finding(UNKNOWN, "node", "kernel log not readable: Xid errors cannot be checked",
+                          detail="NVIDIA reports GPU faults (fallen off the bus, ECC, NVLink) as Xid lines in the "
+                                 "kernel log only.",
+                          evidence=(Evidence(log.origin, log.missing or "dmesg not recorded"),),
+                          fix=Fix(notes="Run the doctor as root, or collect with `sudo gnd collect`."))
+        return
+    if not gpus and not log.xids:
+        return
+    by_address: dict[str, list[XidEvent]] = {}
+    for event in log.xids:
+        by_address.setdefault(event.address, []).append(event)
+    for address, events in sorted(by_address.items()):
+        codes = {e.xid for e in events}
+        level = min((_grade(c)[0] for c in codes), key=severity_order)
+        gpu = facts.gpus.by_address(address)
+        label = gpu_label(facts, address)
+        worst = sorted(c for c in codes if _grade(c)[0] == level)
+        evidence, distinct = _evidence(log.origin, events)
+        bandwidth = log.bandwidth_of(address)
+        if bandwidth is not None and level in (CRITICAL, HIGH):
+            evidence.append(Evidence(log.origin, bandwidth.text))
+        summary = ", ".join(f"Xid {c} ({_grade(c)[1]})" for c in worst)
+        counts = Counter(e.xid for e in events)
+        observed = ", ".join(f"Xid {c} x{counts[c]}" for c in sorted(counts))
+        yield Finding(
+            level, address, f"{summary} on {label}",
+            detail=f"The kernel log holds {len(events)} Xid line(s) for {label}: {observed}"
+                   + (f"; {distinct - MAX_EVIDENCE} more distinct message(s) not shown" if distinct > MAX_EVIDENCE
+                      else "")
+                   + ". The log covers events since boot (or since the ring buffer wrapped); a reset may "
+                     "already have cleared the fault.",
+            evidence=tuple(evidence), expected="no Xid errors", observed=observed,
+            impact=Impact(IMPACT[level], "the GPU is lost or its results are suspect until reset or replaced"
+                          if level in (CRITICAL, HIGH) else "a failed job; the GPU itself is usually fine"),
+            fix=_fix(level, str(gpu.index) if gpu is not None else address, codes),
+            references=REFERENCES, confidence=0.9)
+    if not log.xids:
+        yield Finding(PASS, "node", f"no NVIDIA Xid errors in the kernel log ({len(gpus)} GPUs)",
+                      evidence=(Evidence(log.origin, "no 'NVRM: Xid' line"),))

@@ -1,0 +1,148 @@
+"""Kernel log facts: NVIDIA Xid events and the PCIe bandwidth line the kernel prints at probe time.
+
+Sample ``dmesg`` lines (plain, ``dmesg -T`` and ``journalctl -k`` prefixes are all accepted)::
+
+    [ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
+    [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM ...
+    [    0.499779] pci 0000:0b:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link
+        at 0000:00:03.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)
+
+The Xid address lacks the PCI function (``0000:3b:00``); it is normalised to ``0000:3b:00.0``.
+The ring buffer holds events since boot, or since it wrapped: no Xid line is not proof of none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from doctor.facts.util import normalise_bdf
+from doctor.sources import Source
+
+SPEC = "dmesg"
+#: checks-spec §10: ``NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)``
+XID_RE = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
+#: kernel ``__pcie_print_link_status`` (drivers/pci/pci.c), ``, in Flit mode`` on newer kernels.
+BANDWIDTH_RE = re.compile(
+    r"pci (?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): "
+    r"(?P<avail>[0-9.]+) Gb/s available PCIe bandwidth, limited by (?P<speed>[0-9.]+) GT/s PCIe "
+    r"x(?P<width>\d+) link at (?P<at>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) "
+    r"\(capable of (?P<cap>[0-9.]+) Gb/s with (?P<cap_speed>[0-9.]+) GT/s PCIe x(?P<cap_width>\d+) link\)"
+    r"(?P<flit>, in Flit mode)?")
+_STAMP_RE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+_SYSLOG_STAMP_RE = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s")
+#: How the refusal under ``kernel.dmesg_restrict=1`` reads (util-linux dmesg, EPERM).
+_REFUSED = ("operation not permitted", "permission denied")
+
+
+@dataclass(frozen=True)
+class XidEvent:
+    """One ``NVRM: Xid`` line."""
+
+    address: str  # normalised ``0000:3b:00.0`` (raw text lowercased when it is not a PCI address)
+    xid: int
+    text: str  # the message from ``NVRM:`` on
+    timestamp: str | None  # ``1843.308145``, ``Fri Aug 30 11:43:09 2024`` or ``Feb 14 05:03:41``
+
+
+@dataclass(frozen=True)
+class PcieBandwidth:
+    """One ``available PCIe bandwidth, limited by`` line (link state at probe time only)."""
+
+    address: str
+    available_gbps: float  # Gb/s, as the kernel prints it
+    limit_speed: float  # GT/s of the limiting link
+    limit_width: int
+    limited_at: str  # the device whose link sets the limit (may be an upstream port)
+    capable_gbps: float
+    capable_speed: float
+    capable_width: int
+    flit: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class KernelLog:
+    """What the kernel log says; ``missing`` names why it could not be read (then ``readable`` is False)."""
+
+    origin: str
+    missing: str | None
+    xids: tuple[XidEvent, ...] = ()
+    bandwidth: tuple[PcieBandwidth, ...] = ()
+
+    @property
+    def readable(self) -> bool:
+        return self.missing is None
+
+    def xids_of(self, address: str) -> tuple[XidEvent, ...]:
+        return tuple(x for x in self.xids if x.address == address)
+
+    def bandwidth_of(self, address: str) -> PcieBandwidth | None:
+        return next((b for b in reversed(self.bandwidth) if b.address == address), None)
+
+
+def xid_address(raw: str) -> str:
+    """``"0000:3B:00"`` -> ``"0000:3b:00.0"``; text that is no PCI address is kept, lowercased."""
+    text = raw.strip().lower().rstrip(".")
+    if "." not in text:
+        text += ".0"
+    return normalise_bdf(text) or raw.strip().lower()
+
+
+def _timestamp(line: str) -> str | None:
+    match = _STAMP_RE.match(line) or _SYSLOG_STAMP_RE.match(line)
+    return match.group(1) if match else None
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _bandwidth(line: str) -> PcieBandwidth | None:
+    m = BANDWIDTH_RE.search(line)
+    if m is None:
+        return None
+    address, at = normalise_bdf(m.group("dev")), normalise_bdf(m.group("at"))
+    numbers = [_float(m.group(k)) for k in ("avail", "speed", "cap", "cap_speed")]
+    if address is None or at is None or any(n is None for n in numbers):
+        return None
+    avail, speed, cap, cap_speed = (n or 0.0 for n in numbers)
+    return PcieBandwidth(address, avail, speed, int(m.group("width")), at, cap, cap_speed,
+                         int(m.group("cap_width")), m.group("flit") is not None, line[m.start():].strip())
+
+
+def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[PcieBandwidth, ...]]:
+    """Xid events and PCIe bandwidth lines of a ``dmesg`` dump, in log order. Never raises."""
+    xids: list[XidEvent] = []
+    bandwidth: list[PcieBandwidth] = []
+    if not isinstance(text, str):
+        return (), ()
+    for line in text.splitlines():
+        if "NVRM: Xid" in line:
+            m = XID_RE.search(line)
+            if m is not None and len(m.group(2)) <= 6:
+                xids.append(XidEvent(xid_address(m.group(1)), int(m.group(2)),
+                                     line[m.start():].strip(), _timestamp(line)))
+        elif "available PCIe bandwidth" in line:
+            bw = _bandwidth(line)
+            if bw is not None:
+                bandwidth.append(bw)
+    return tuple(xids), tuple(bandwidth)
+
+
+def _why_missing(reason: str | None) -> str:
+    text = reason or "dmesg not recorded"
+    if any(word in text.lower() for word in _REFUSED):
+        return f"dmesg not readable (kernel.dmesg_restrict=1; run as root): {text}"
+    return text
+
+
+def build_kernel_log(src: Source) -> KernelLog:
+    out = src.command(SPEC)
+    if out.text is None:
+        return KernelLog(out.where, _why_missing(out.reason))
+    xids, bandwidth = parse_kernel_log(out.text)
+    return KernelLog(out.where, None, xids, bandwidth)
