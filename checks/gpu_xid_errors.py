@@ -92,7 +92,7 @@ def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
     gpus = facts.gpus.gpus
     if not log.readable:
         if gpus:
-            yield Finding(UNKNOWN, "node", "kernel log not readable: Xid errors cannot be checked",
+            yield Finding(UNKNOWN, "node", "kernel log not available: Xid errors cannot be checked",
                           detail="NVIDIA reports GPU faults (fallen off the bus, ECC, NVLink) as Xid lines in the "
                                  "kernel log only.",
                           evidence=(Evidence(log.origin, log.missing or "dmesg not recorded"),),

@@ -367,6 +367,12 @@ def _dev_folder(n: Node, link_path: str) -> str:
 RTX4090 = "NVIDIA GeForce RTX 4090"
 
 
+#: A kernel log without NVIDIA Xid lines (gpu.xid_errors passes instead of saying unknown).
+CLEAN_DMESG = ("[    0.000000] Linux version 6.8.0-49-generic (buildd@lcy02-amd64-030) #49-Ubuntu SMP\n"
+               "[    5.204211] nvidia: module license 'NVIDIA' taints kernel.\n"
+               "[    5.391045] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Tue Oct  8 03:22:07 UTC 2024\n")
+
+
 def workstation(gpu_behind_pch: bool = False) -> Node:
     """Z790 desktop: RTX 4090 on the CPU's PEG port 00:01.0 (or, as a fault, the PCH port 00:1c.4)."""
     n = Node()
@@ -414,6 +420,7 @@ def workstation(gpu_behind_pch: bool = False) -> Node:
              ["nvidia", "nvidia_uvm", "nvidia_drm", "igc", "iwlwifi", "nvme"], hostname="ws-4090")
     width = 4 if gpu_behind_pch else 16
     n.smi([SmiGpu(gpu_bus, RTX4090, pstate="P8", util=0, gen=(4, 1), width=width, pids=(2301,))])
+    n.put("commands/dmesg", CLEAN_DMESG)
     n.process(2301, ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen2.5-7B-Instruct",
                      "--max-model-len", "8192"], "python3", "0-31", env={"PATH": "/usr/bin", "HOME": "/home/ai"})
     return n
@@ -676,6 +683,7 @@ def sosreport_files(gpu_x8: str | None = None, pcie_gen: int = 4) -> dict[str, s
         "sos_commands/pci/lspci_-nnvv": text,
         "sos_commands/nvidia/nvidia-smi_-q_-d_PERFORMANCE": smi,
         "sos_commands/kernel/sysctl_-a": sysctl,
+        "sos_commands/kernel/dmesg": CLEAN_DMESG,
         "sos_commands/process/ps_auxwwwm": ps,
         "sos_reports/manifest.json": '{"version": "4.0", "start_time": "2025-06-02 10:00:00.0"}',
         "proc/cmdline": "BOOT_IMAGE=/vmlinuz-5.15.0-105-generic root=UUID=aa ro intel_iommu=on iommu=pt\n",
