@@ -14,14 +14,18 @@ from typing import Any
 from doctor.findings import SEVERITIES, Finding
 from reports.view import View, build_view, sentence
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+#: characters that act anywhere on a line (emphasis, code, links, HTML, tables, strikethrough, entities)
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+#: characters that act only at the start of a line (headings, lists, quotes, ordered lists)
+_LEADING = re.compile(r"^([#+\->=])")
+_LEADING_NUMBER = re.compile(r"^(\d+)([.)])")
 MAX_EVIDENCE = 12
 
 
 def text(value: object) -> str:
     """Prose: one line, Markdown/HTML punctuation escaped."""
-    flat = " ".join(str(value).split())
-    return _SPECIAL.sub(r"\\\1", flat)
+    flat = _SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    return _LEADING_NUMBER.sub(r"\1\\\2", _LEADING.sub(r"\\\1", flat))
 
 
 def code(value: object) -> str:

@@ -18,7 +18,7 @@ def test_sick_markdown_lists_findings_in_rank_order(sick_data: dict[str, Any]) -
     ranks = [int(m) for m in re.findall(r"^### (\d+)\. ", md, re.MULTILINE)]
     shown = [f["rank"] for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
     assert ranks == shown
-    assert md.startswith("# GPU node report: gpu\\-node\\-13")
+    assert md.startswith("# GPU node report: gpu-node-13")
     assert "## Summary" in md and "Estimated throughput at stake" in md
 
 
