@@ -86,7 +86,7 @@ def render_markdown_view(view: View) -> str:
     """The Markdown report for a built view."""
     out = [f"# GPU node report: {text(view.host)}" + (" (redacted)" if view.redacted else ""), "",
            f"Source {text(view.source_kind)} {code(view.source_path)}, collected {text(view.collected_at or 'at run time')}, "
-           f"generated {text(view.generated_at or '?')}, gpu\\-node\\-doctor {text(view.tool_version)}.", ""]
+           f"generated {text(view.generated_at or '?')}, gpu-node-doctor {code(view.tool_version)}.", ""]
     inv: dict[str, Any] = view.inventory
     gpus = inv.get("gpus") or []
     host = inv.get("host") or {}
