@@ -85,7 +85,7 @@ def _safe_url(url: str) -> bool:
 def render_markdown_view(view: View) -> str:
     """The Markdown report for a built view."""
     out = [f"# GPU node report: {text(view.host)}" + (" (redacted)" if view.redacted else ""), "",
-           f"Source {text(view.source_kind)} {code(view.source_path)}, collected {text(view.collected_at or 'at run time')}, "
+           f"Source {text(view.source_kind)} {code(view.source_path)}, collected {text(view.collected_at or '(time not recorded)')}, "
            f"generated {text(view.generated_at or '?')}, gpu-node-doctor {code(view.tool_version)}.", ""]
     inv: dict[str, Any] = view.inventory
     gpus = inv.get("gpus") or []
