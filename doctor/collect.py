@@ -83,7 +83,7 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
 def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None) -> None:
     directory = os.path.dirname(os.path.abspath(out_path)) or "."
     fd, tmp = tempfile.mkstemp(prefix=".gnd-collect-", suffix=".tar.gz", dir=directory)
-    now = time.time()
+    now = int(time.time())  # whole seconds: a float mtime would make every member carry a PAX header
     try:
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
             for d in sorted(snap.dirs):
