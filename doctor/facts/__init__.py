@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from doctor.facts.baseline import Baseline
 from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
@@ -21,9 +22,11 @@ from doctor.sources import Source
 class Facts:
     """Every fact about one node, each built on first use and cached."""
 
-    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = ()) -> None:
+    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = (), baseline: Baseline | None = None) -> None:
         self.source = source
         self.deploy_paths = deploy_paths
+        #: the known-good baseline given with ``--baseline`` (None: no baseline asked for)
+        self.baseline = baseline
 
     @cached_property
     def host(self) -> Host:

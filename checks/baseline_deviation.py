@@ -1,0 +1,24 @@
+"""Deviations from the known-good baseline given with ``--baseline`` (see docs/checks.md#baseline-deviation).
+
+Runs only when a baseline was given. Each difference between the node and the baseline (GPU and
+NIC counts and models, per slot the model, link generation and width, NUMA node and driver,
+sysctls, kernel parameters) is a finding with the baseline's ``file:line`` as evidence; a node
+that matches gets one ``pass``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from doctor.facts import Facts
+from doctor.findings import Finding
+from doctor.fleet.baseline import CHECK_ID, CHECK_TITLE, compare
+from doctor.registry import check
+
+
+@check(CHECK_ID, CHECK_TITLE, "baseline", requires="baseline")
+def baseline_deviation(facts: Facts) -> Iterable[Finding]:
+    """Every deviation of the node from its known-good baseline, or one pass."""
+    if facts.baseline is None:
+        return []
+    return compare(facts.baseline, facts)
