@@ -19,11 +19,11 @@ pytest.importorskip("textual")
 from textual.pilot import Pilot  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
-from reports import export as exporter  # noqa: E402
 from doctor.tui.app import TOPOLOGY, DoctorApp  # noqa: E402
 from doctor.tui.model import CATEGORY_FILTERS, fix_script  # noqa: E402
 from doctor.tui.screens import DiffScreen, ExportScreen, FindingScreen, HelpScreen  # noqa: E402
 from doctor.tui.topology import BAD  # noqa: E402
+from reports import export as exporter  # noqa: E402
 
 SIZE = (80, 24)
 
