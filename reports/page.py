@@ -1,22 +1,34 @@
-"""A self-contained HTML page (inline CSS, no scripts, every value escaped) for diff and fleet reports."""
+"""A self-contained HTML page (inline CSS, no scripts, every value escaped) for diff and fleet reports.
+
+It shares the HTML report's stylesheet (``templates/report.css``), so every HTML output looks alike.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
+from pathlib import Path
 
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;color:#1d1d1f;padding:0 1em}
-h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5em 0;font-size:13px}
-th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#f4f4f6}td.c,th.c{text-align:center}
-code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
-.critical{background:#7a0010;color:#fff}.high{background:#d92d20;color:#fff}.medium{background:#f79009}
-.low{background:#fde68a}.unknown{background:#d0d5dd}.info{background:#e0f2fe}.pass{background:#d1fadf}
-.new,.worse{color:#b42318;font-weight:600}.fixed,.better{color:#067647;font-weight:600}
-.muted{color:#667085}.err{color:#b42318}
+#: The report stylesheet (colours, fonts, headings) is the base of every page...
+STYLESHEET = Path(__file__).resolve().parent / "templates" / "report.css"
+#: ...plus what diff and fleet pages add: bordered tables, severity cells, change colours.
+PAGE_CSS = """
+/* diff and fleet pages */
+table{margin:.5em 0;font-size:13px}
+th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}
+th{background:var(--code-bg)}td.c,th.c{text-align:center}
+.mono{font-family:"DejaVu Sans Mono",ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.critical,.high,.medium,.low,.unknown,.info,.pass{color:#fff}
+.critical{background:var(--critical)}.high{background:var(--high)}.medium{background:var(--medium)}
+.low{background:var(--low)}.unknown{background:var(--unknown)}.info{background:var(--info)}.pass{background:var(--pass)}
+.new,.worse{color:var(--critical);font-weight:600}.fixed,.better{color:var(--pass);font-weight:600}
+.err{color:var(--critical)}
 """
+
+
+def stylesheet() -> str:
+    """The one stylesheet of the HTML outputs, as inlined into a diff or fleet page."""
+    return STYLESHEET.read_text(encoding="utf-8") + PAGE_CSS
 
 
 def esc(value: object) -> str:
@@ -37,4 +49,4 @@ def badge(severity: str | None) -> str:
 
 def page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f"<style>{CSS}</style></head><body><h1>{esc(title)}</h1>\n{body}\n</body></html>\n")
+            f"<style>{stylesheet()}</style></head><body><h1>{esc(title)}</h1>\n{body}\n</body></html>\n")
