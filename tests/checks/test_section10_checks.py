@@ -1,4 +1,4 @@
-"""checks-spec §10: persistence mode, clock throttling, AER, CPU governor, GDR module, driver mismatch, THP."""
+"""docs/checks.md (GPU health, AER, governor, GDR, THP): persistence mode, clock throttling, AER, CPU governor, GDR module, driver mismatch, THP."""
 
 from __future__ import annotations
 
