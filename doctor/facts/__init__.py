@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from doctor.facts.baseline import Baseline
 from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
@@ -17,6 +17,9 @@ from doctor.facts.pci import PciDevice, PciTree, build_pci
 from doctor.facts.procs import Process, build_processes
 from doctor.facts.system import CpuFreq, NvidiaDriver, Thp, build_cpufreq, build_nvidia_driver, build_thp
 from doctor.sources import Source
+
+if TYPE_CHECKING:
+    from doctor.facts.baseline import Baseline
 
 
 class Facts:
