@@ -1,6 +1,6 @@
 """NCCL's own selection rules, reproduced: RoCE GID index, ``NCCL_IB_HCA`` and ``NCCL_SOCKET_IFNAME`` lists.
 
-GID selection follows ``ncclIbGetGidIndex``/``ncclUpdateGidIndex`` in NCCL's ``net_ib`` (checks-spec §8):
+GID selection follows ``ncclIbGetGidIndex``/``ncclUpdateGidIndex`` in NCCL's ``net_ib`` (docs/checks.md#rdma-gid-index):
 InfiniBand uses index 0 (or a routable-FLID index); on RoCE, with ``NCCL_IB_GID_INDEX`` unset, the
 pick starts at 0 and candidate *i* replaces it when
 

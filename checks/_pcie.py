@@ -1,6 +1,6 @@
 """Shared PCIe helpers: upstream links, expected vs current bandwidth, NCCL path words, GPU activity.
 
-Conventions (checks-spec §1, §3):
+Conventions (docs/checks.md#pcie-link-downgrade, #pcie-chipset-slot):
 
 * A device's ``path`` runs root port first, device last. Each (parent port, child) pair is one link,
   except the virtual bus inside a switch (upstream port -> its downstream ports), which is skipped.
@@ -221,7 +221,7 @@ def is_virtual_nic(dev: PciDevice) -> bool:
 
 
 def gpu_activity(facts: Facts, address: str) -> str:
-    """``busy``, ``idle`` or ``unknown`` for the GPU at ``address`` (checks-spec §1 gating)."""
+    """``busy``, ``idle`` or ``unknown`` for the GPU at ``address`` (docs/checks.md#cross-cutting-rules, GPU activity)."""
     gpu = facts.gpus.by_address(address)
     return gpu.activity if gpu is not None else "unknown"
 

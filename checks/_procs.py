@@ -5,7 +5,7 @@
   server (a multiprocessing worker) belongs to that server.
 * The *root* of a server is a server process whose ancestors are not servers; only its initial
   environment (``/proc/<pid>/environ``) is what the user set. Workers inherit it plus values the
-  framework injects (checks-spec §0), which are never blamed on the user.
+  framework injects (docs/checks.md#cross-cutting-rules), which are never blamed on the user.
 * The GPUs of a process come from NVML / ``nvidia-smi -q -x`` process lists, else from a
   ``CUDA_VISIBLE_DEVICES`` naming exactly one GPU (index order = PCI bus order with
   ``CUDA_DEVICE_ORDER=PCI_BUS_ID``, or with the default order on identical GPUs; UUIDs always).
@@ -33,7 +33,7 @@ SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
 #: Titles frameworks give their own worker processes (never a root, even without a parent pid).
 WORKER_TITLE = re.compile(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
 
-#: Values frameworks set in their own workers (checks-spec §0); never blamed on the user.
+#: Values frameworks set in their own workers (docs/checks.md#cross-cutting-rules); never blamed on the user.
 FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
     "sglang": frozenset({"NCCL_CUMEM_ENABLE", "NCCL_NVLS_ENABLE", "TORCH_NCCL_AVOID_RECORD_STREAMS",
                          "CUDA_DEVICE_MAX_CONNECTIONS"}),

@@ -11,7 +11,7 @@ from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.registry import check
 
-#: Round-trip time assumed in a rack (checks-spec §7), seconds
+#: Round-trip time assumed in a rack (docs/checks.md#net-socket-buffers), seconds
 RTT_IN_RACK_S = 0.0002
 #: Horizon used to size recommended buffers (cross-pod RTT), seconds
 RTT_RECOMMEND_S = 0.001

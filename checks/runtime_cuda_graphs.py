@@ -1,4 +1,4 @@
-"""runtime.cuda_graphs: server flags and deployment settings that turn CUDA Graphs off (checks-spec §9)."""
+"""runtime.cuda_graphs: server flags and deployment settings that turn CUDA Graphs off (docs/checks.md#runtime-cuda-graphs)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class GraphRule:
 
 
 _I = re.IGNORECASE | re.MULTILINE
-#: Flags and settings that disable CUDA Graphs, with their severity (checks-spec §9 table).
+#: Flags and settings that disable CUDA Graphs, with their severity (docs/checks.md#runtime-cuda-graphs).
 RULES: tuple[GraphRule, ...] = (
     GraphRule("vllm.enforce_eager", re.compile(r"--enforce[-_]eager(?![\w-])(?!\s*[= ]\s*[\"']?(false|0|no)\b)", _I),
               HIGH, "vLLM --enforce-eager (no CUDA graphs, no torch.compile)"),
@@ -47,7 +47,7 @@ RULES: tuple[GraphRule, ...] = (
     GraphRule("trtllm.use_cuda_graph_false", re.compile(r"^[ \t]*use_cuda_graph[ \t]*:[ \t]*(false|no|0)\b", _I),
               HIGH, "TensorRT-LLM use_cuda_graph: false"),
 )
-#: Disaggregated prefill / context-only workers may run without graphs (checks-spec §9 traps).
+#: Disaggregated prefill / context-only workers may run without graphs (docs/checks.md#runtime-cuda-graphs, traps).
 PREFILL = re.compile(r"(--disaggregation-mode[= ]prefill|disaggregation_mode\s*:\s*prefill|"
                      r"[\"']?kv_role[\"']?\s*:\s*[\"']?kv_producer|--server[-_]role[= ]context|"
                      r"server_role\s*:\s*context)", re.IGNORECASE)

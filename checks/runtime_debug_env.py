@@ -1,4 +1,4 @@
-"""runtime.debug_env: debugging variables left in an inference server's environment (checks-spec §9)."""
+"""runtime.debug_env: debugging variables left in an inference server's environment (docs/checks.md#runtime-debug-env)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _set(v: str) -> bool:
     return v.strip() != ""
 
 
-#: checks-spec §9 table (the transport variables live in nccl.transport).
+#: docs/checks.md#runtime-debug-env (the transport variables live in nccl.transport).
 RULES: tuple[Rule, ...] = (
     Rule("CUDA_LAUNCH_BLOCKING", _is("1", "true", "yes"), CRITICAL, 95,
          "every CUDA kernel launch becomes synchronous"),

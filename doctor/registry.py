@@ -33,18 +33,24 @@ class Check:
     func: CheckFunc
     description: str = ""
     plugin: str = "builtin"
+    #: name of an optional input on Facts (e.g. ``baseline``): the check runs exactly when the user gave it
+    requires: str | None = None
 
     def __call__(self, facts: Facts) -> Iterable[Finding]:
         return self.func(facts)
 
 
-def check(id: str, title: str, category: str) -> Callable[[CheckFunc], Check]:
-    """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`."""
+def check(id: str, title: str, category: str, requires: str | None = None) -> Callable[[CheckFunc], Check]:
+    """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`.
+
+    ``requires`` names an optional input attribute of the facts (``baseline``); such a check runs
+    whenever that input was given, whatever ``--only`` says, and never otherwise.
+    """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r} for check {id}")
 
     def wrap(func: CheckFunc) -> Check:
-        return Check(id=id, title=title, category=category, func=func,
+        return Check(id=id, title=title, category=category, func=func, requires=requires,
                      description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
 
     return wrap

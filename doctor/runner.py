@@ -70,16 +70,21 @@ def select(checks: list[Check], only: list[str] | None) -> list[Check]:
 
 
 def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] | None = None) -> Result:
-    """Run every (selected) check; a check that raises yields an ``unknown`` finding and the run goes on."""
+    """Run every (selected) check; a check that raises yields an ``unknown`` finding and the run goes on.
+
+    A check that ``requires`` an optional input (the baseline) runs, after the others, exactly when
+    the facts carry that input.
+    """
     start = time.monotonic()
     errors: list[LoadError] = []
     if checks is None:
         checks, errors = load_checks()
     statuses: list[dict[str, Any]] = []
     findings: list[Finding] = [_load_error_finding(e) for e in errors]
-    selected = select(checks, only)
+    selected = select([c for c in checks if not c.requires], only)
     if only and not selected:
         raise DoctorError(f"no check matches --only {','.join(only)} (see `gnd checks`)")
+    selected += [c for c in checks if c.requires and getattr(facts, c.requires, None) is not None]
     for chk in selected:
         t0 = time.monotonic()
         try:

@@ -39,7 +39,7 @@ SEVERITY_COLOURS = {"critical": "#c92a2a", "high": "#e8590c", "medium": "#f08c00
                     "unknown": "#862e9c", "info": "#868e96"}
 #: Related devices beyond which a finding is node-wide and marks only its subject
 MAX_RELATED = 4
-#: Name fragments of chipset (PCH) root ports (checks-spec §3); a display hint only
+#: Name fragments of chipset (PCH) root ports (docs/checks.md#pcie-chipset-slot); a display hint only
 CHIPSET_WORDS = ("PCH", "Chipset", "chipset")
 
 

@@ -1,19 +1,19 @@
 """What every report shows, prepared once from the JSON result (no verdicts computed here).
 
-``load_result`` reads and validates a saved ``gnd check --format json`` file; ``build_view``
-turns the result dict into the sections the HTML, PDF and Markdown renderers lay out.
+``build_view`` turns a result dict (validated by :func:`doctor.result_io.validate`) into the
+sections the HTML, PDF and Markdown renderers lay out.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.errors import DoctorError
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.redact import mask_strings
+from doctor.result_io import validate
 from doctor.runner import Result
-from reports.redact import mask_strings
 
 TOOL_NAME = "gpu-node-doctor"
 SUPPORTED_MAJOR = "1"
@@ -58,43 +58,6 @@ class View:
     def findings(self) -> list[Finding]:
         """Every finding shown in the ranked list (problems, then information)."""
         return [*self.problems, *self.infos]
-
-
-def validate(data: object, where: str = "input") -> dict[str, Any]:
-    """``data`` if it is a gnd result of a supported schema, else a one-line :class:`DoctorError`."""
-    if not isinstance(data, dict):
-        raise DoctorError(f"{where} is not a gpu-node-doctor result (expected a JSON object)")
-    tool = data.get("tool")
-    if not isinstance(tool, dict) or tool.get("name") != TOOL_NAME or "schema_version" not in data:
-        raise DoctorError(f"{where} is not a gpu-node-doctor result (no tool.name {TOOL_NAME!r} / schema_version); "
-                          "write one with `gnd check --format json -o FILE`")
-    version = str(data.get("schema_version"))
-    if version.split(".", 1)[0] != SUPPORTED_MAJOR:
-        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads {SUPPORTED_MAJOR}.x)")
-    if not isinstance(data.get("findings"), list):
-        raise DoctorError(f"{where}: 'findings' is not a list")
-    for key in ("source", "inventory"):
-        if data.get(key) is not None and not isinstance(data.get(key), dict):
-            raise DoctorError(f"{where}: '{key}' is not an object")
-    if data.get("checks") is not None and not isinstance(data.get("checks"), list):
-        raise DoctorError(f"{where}: 'checks' is not a list")
-    return data
-
-
-def load_result(path: str) -> dict[str, Any]:
-    """Read and validate a saved result file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise DoctorError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise DoctorError(f"{path} is not a JSON file (not UTF-8 text)") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise DoctorError(f"{path} is not a JSON file ({exc})") from None
-    return validate(data, path)
 
 
 def at_stake(findings: list[Finding]) -> float:

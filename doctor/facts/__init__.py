@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
@@ -17,13 +18,18 @@ from doctor.facts.procs import Process, build_processes
 from doctor.facts.system import CpuFreq, NvidiaDriver, Thp, build_cpufreq, build_nvidia_driver, build_thp
 from doctor.sources import Source
 
+if TYPE_CHECKING:
+    from doctor.facts.baseline import Baseline
+
 
 class Facts:
     """Every fact about one node, each built on first use and cached."""
 
-    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = ()) -> None:
+    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = (), baseline: Baseline | None = None) -> None:
         self.source = source
         self.deploy_paths = deploy_paths
+        #: the known-good baseline given with ``--baseline`` (None: no baseline asked for)
+        self.baseline = baseline
 
     @cached_property
     def host(self) -> Host:

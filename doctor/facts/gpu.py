@@ -46,7 +46,7 @@ class Gpu:
 
     @property
     def activity(self) -> str:
-        """``busy``, ``idle`` or ``unknown`` (checks-spec §1: P0 alone does not mean busy)."""
+        """``busy``, ``idle`` or ``unknown`` (docs/checks.md#cross-cutting-rules: P0 alone does not mean busy)."""
         rt = self.runtime
         if rt is None:
             return "unknown"

@@ -20,7 +20,7 @@ from doctor.facts.util import normalise_bdf
 from doctor.sources import Source
 
 SPEC = "dmesg"
-#: checks-spec §10: ``NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)``
+#: docs/checks.md#gpu-xid-errors: ``NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)``
 XID_RE = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
 #: kernel ``__pcie_print_link_status`` (drivers/pci/pci.c), ``, in Flit mode`` on newer kernels.
 BANDWIDTH_RE = re.compile(

@@ -7,23 +7,19 @@ Deviations become findings of check ``baseline.deviation``.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from doctor.errors import DoctorError
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q, rank
-from doctor.fleet import toml_io
+from doctor.facts.baseline import FORMAT_VERSION, Baseline
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.parsers import toml_io
 
 if TYPE_CHECKING:
     from doctor.facts import Facts
     from doctor.facts.pci import PciDevice
-    from doctor.runner import Result
 
 CHECK_ID = "baseline.deviation"
 CHECK_TITLE = "Deviations from the known-good baseline"
-FORMAT_VERSION = 1
 GEN_OF_SPEED = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 #: Kernel parameters never written to a baseline: they name a boot image or disk, not a setting.
 CMDLINE_SKIP = frozenset({"BOOT_IMAGE", "root", "ro", "rw", "quiet", "splash", "initrd", "resume",
@@ -34,24 +30,6 @@ SEVERITY = {"gpus.count": HIGH, "nics.count": MEDIUM, "gpus.models": HIGH, "nics
             "pci.better": LOW, "pci.numa_node": MEDIUM, "pci.driver": HIGH, "sysctl": MEDIUM, "cmdline": MEDIUM}
 #: Impact score per severity when no better estimate exists.
 SCORE = {HIGH: 40.0, MEDIUM: 20.0, LOW: 5.0, UNKNOWN: 0.0}
-#: Allowed keys: top level, sections, and per-device entries.
-TOP_KEYS: dict[str, type] = {"version": int, "gpus": dict, "nics": dict, "pci": dict, "sysctl": dict, "kernel": dict}
-GROUP_KEYS: dict[str, type] = {"count": int, "models": list}
-DEVICE_KEYS: dict[str, type] = {"kind": str, "model": str, "gen": int, "width": int, "numa_node": int, "driver": str}
-KERNEL_KEYS: dict[str, type] = {"cmdline": dict}
-
-
-@dataclass(frozen=True)
-class Baseline:
-    path: str
-    text: str
-    data: dict[str, Any]
-
-    def where(self, *table: str, name: str | None = None) -> str:
-        """``path:line`` of an entry, for evidence and error messages."""
-        line = toml_io.line_of(self.text, tuple(table), name)
-        return f"{self.path}:{line}" if line else self.path
-
 
 # --------------------------------------------------------------------------------------------
 # Writing
@@ -147,61 +125,6 @@ def write_baseline(facts: Facts, source_label: str) -> str:
         if name and name not in CMDLINE_SKIP:
             lines.append(f"{toml_io.key(name)} = {toml_io.value(value)}")
     return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------------------------
-# Reading
-# --------------------------------------------------------------------------------------------
-
-
-def _type_name(t: type) -> str:
-    return {int: "an integer", str: "a string", list: "a list", dict: "a table"}.get(t, t.__name__)
-
-
-def _validate(b: Baseline) -> None:
-    def bad(msg: str, *table: str, name: str | None = None) -> DoctorError:
-        return DoctorError(f"{b.where(*table, name=name)}: {msg}")
-
-    def check_keys(section: dict[str, Any], allowed: dict[str, type], table: tuple[str, ...]) -> None:
-        label = "top level" if not table else "[" + ".".join(toml_io.key(t) for t in table) + "]"
-        for k, v in section.items():
-            if k not in allowed:
-                raise bad(f"unknown key {k!r} in {label} (allowed: {', '.join(sorted(allowed))})", *table, name=k)
-            want = allowed[k]
-            if not isinstance(v, want) or (want is int and isinstance(v, bool)):
-                raise bad(f"{k} in {label} must be {_type_name(want)}", *table, name=k)
-
-    data = b.data
-    check_keys(data, TOP_KEYS, ())
-    if data.get("version", FORMAT_VERSION) != FORMAT_VERSION:
-        raise bad(f"version {data['version']} is not supported (this gnd reads version {FORMAT_VERSION})",
-                  name="version")
-    for group in ("gpus", "nics"):
-        check_keys(data.get(group, {}), GROUP_KEYS, (group,))
-    for address, entry in data.get("pci", {}).items():
-        if not isinstance(entry, dict):
-            raise bad(f"pci.{address} must be a table", "pci", name=address)
-        check_keys(entry, DEVICE_KEYS, ("pci", address))
-    for name, value in data.get("sysctl", {}).items():
-        if not isinstance(value, (str, int)) or isinstance(value, bool):
-            raise bad(f"sysctl {name} must be a string or an integer", "sysctl", name=name)
-    kernel = data.get("kernel", {})
-    check_keys(kernel, KERNEL_KEYS, ("kernel",))
-    for name, value in kernel.get("cmdline", {}).items():
-        if not isinstance(value, str):
-            raise bad(f"kernel parameter {name} must be a string", "kernel", "cmdline", name=name)
-
-
-def load_baseline(path: str) -> Baseline:
-    """Read and validate a baseline file; any problem is one DoctorError line naming file and line."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
-    except OSError as exc:
-        raise DoctorError(f"{path}: cannot read baseline: {exc.strerror}") from None
-    baseline = Baseline(path, text, toml_io.loads(text, path))
-    _validate(baseline)
-    return baseline
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,18 +286,3 @@ def compare(b: Baseline, facts: Facts) -> list[Finding]:
         out.append(Finding(PASS, "node", f"node matches baseline {b.path}", check=CHECK_ID, category="baseline",
                            evidence=(Evidence("baseline", b.path),)))
     return out
-
-
-def apply_baseline(result: Result, facts: Facts, path: str) -> Result:
-    """``result`` with the baseline's deviations added as ``baseline.deviation`` findings, re-ranked."""
-    from doctor.findings import severity_order
-
-    start = time.monotonic()
-    found = compare(load_baseline(path), facts)
-    findings = rank([f for f in result.findings if f.check != CHECK_ID] + found)
-    worst = min(found, key=lambda f: severity_order(f.severity)).severity
-    status = {"id": CHECK_ID, "title": CHECK_TITLE, "category": "baseline", "plugin": "builtin", "status": worst,
-              "findings": sum(1 for f in found if f.severity != PASS),
-              "duration_ms": round((time.monotonic() - start) * 1000, 2)}
-    checks = [c for c in result.checks if c.get("id") != CHECK_ID] + [status]
-    return replace(result, findings=findings, checks=checks)

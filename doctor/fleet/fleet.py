@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order
+from doctor.sources import SOURCE_MARKERS
 
 #: A finding or fact value held by at most this share of nodes (and at least one) is an outlier...
 OUTLIER_SHARE = 0.05
@@ -34,7 +35,6 @@ MIN_NODES_FOR_OUTLIERS = 3
 IDENTITY_MIN_DISTINCT = 3
 ABSENT = "(absent)"
 MAX_ERROR = 300
-SOURCE_MARKERS = frozenset({"sys", "proc", "commands", "sos_commands", "sos_reports", "gnd-manifest.json"})
 TARBALL_SUFFIXES = (".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 STATUS_LETTER = {"critical": "C", "high": "H", "medium": "M", "low": "L", "unknown": "?", "info": "i",
                  "pass": ".", "not_applicable": "-"}
@@ -157,14 +157,14 @@ def analyse(path: str) -> dict[str, Any]:
 
     start = time.monotonic()
     try:
-        from doctor.fleet.load import is_json_result, read_json_result
+        from doctor.result_io import is_json_result, read_result
 
         key = _cache_key(path) if _CACHE_DIR else None
         cached = os.path.join(_CACHE_DIR, f"{key}.json") if _CACHE_DIR and key else None
         if cached and os.path.isfile(cached):
             from doctor.fleet.digest import digest_from_inventory
 
-            data = read_json_result(cached)
+            data = read_result(cached)
             cached_inv: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
             digest = cached_inv.get("digest") if isinstance(cached_inv.get("digest"), dict) else None
             src_info = data.get("source") if isinstance(data.get("source"), dict) else {}
@@ -173,7 +173,7 @@ def analyse(path: str) -> dict[str, Any]:
         elif is_json_result(path):
             from doctor.fleet.digest import digest_from_inventory
 
-            data = read_json_result(path)
+            data = read_result(path)
             inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
             out = _summary_from_dict(path, "json", data, digest_from_inventory(inventory or {}))
         else:

@@ -25,6 +25,8 @@ LIVE, SNAPSHOT, SOSREPORT = "live", "snapshot", "sosreport"
 MANIFEST = "gnd-manifest.json"
 _SNAPSHOT_MARKERS = ("sys", "proc", "commands", MANIFEST)
 _SOS_MARKERS = ("sos_commands", "sos_reports")
+#: Top-level names that make a directory a source (a snapshot or a sosreport); ``gnd fleet`` uses them too.
+SOURCE_MARKERS = frozenset(_SNAPSHOT_MARKERS + _SOS_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -304,4 +306,4 @@ def open_source(arg: str | None) -> Source:
 
 
 __all__ = ["CommandOutput", "LiveSource", "SnapshotSource", "SosreportSource", "Source", "open_source",
-           "LIVE", "SNAPSHOT", "SOSREPORT", "MANIFEST", "DIR", "FILE", "LINK"]
+           "LIVE", "SNAPSHOT", "SOSREPORT", "MANIFEST", "DIR", "FILE", "LINK", "SOURCE_MARKERS"]

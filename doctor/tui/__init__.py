@@ -1,4 +1,4 @@
 """The interactive terminal interface (``gnd tui``), built on Textual.
 
-Only :mod:`doctor.tui.cli` is imported when ``gnd`` starts; it imports Textual inside ``run()``.
+Only :mod:`doctor.commands.tui` is imported when ``gnd`` starts; it imports Textual inside ``run()``.
 """

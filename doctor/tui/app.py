@@ -16,7 +16,6 @@ from textual.widgets.tree import TreeNode
 
 from doctor.findings import Finding, severity_order
 from doctor.runner import Result
-from doctor.tui import export as exporter
 from doctor.tui.clipboard import copy_local
 from doctor.tui.loader import Loader
 from doctor.tui.model import (
@@ -110,9 +109,12 @@ class DoctorApp(App[int]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, loader: Loader, live: bool = False) -> None:
+    def __init__(self, loader: Loader, live: bool = False, exporter: Any = None) -> None:
+        """``exporter``: the report exporter (``reports.export``: ``RENDERERS``, ``available()``,
+        ``default_path()``, ``export()``), given by ``gnd tui``; None disables export."""
         super().__init__()
         self.loader = loader
+        self.exporter = exporter
         self.live = live
         self.result: Result | None = None
         self.previous: Result | None = None
@@ -414,13 +416,15 @@ class DoctorApp(App[int]):
         if self.result is None:
             self.notify("Nothing to export yet.", severity="warning")
             return
-        available = exporter.available()
-        if not any(available.values()):
+        exporter = self.exporter
+        available = exporter.available() if exporter is not None else {}
+        if exporter is None or not any(available.values()):
             self.notify("Export not available: no report renderer (HTML, Markdown, PDF) is installed.",
                         severity="warning")
             return
         base = exporter.default_path("html", self.result.source.get("hostname")).removesuffix(".html")
-        self.push_screen(ExportScreen(base, available), self._export_chosen)
+        extensions = {fmt: spec[2] for fmt, spec in exporter.RENDERERS.items()}
+        self.push_screen(ExportScreen(base, available, extensions), self._export_chosen)
 
     def _export_chosen(self, choice: tuple[str, str] | None) -> None:
         if choice and self.result is not None:
@@ -430,7 +434,7 @@ class DoctorApp(App[int]):
     @work(thread=True, group="export")
     def _export_worker(self, fmt: str, path: str, data: dict[str, Any]) -> None:
         try:
-            written = exporter.export(data, fmt, path)
+            written = self.exporter.export(data, fmt, path)
         except RuntimeError as exc:
             self.call_from_thread(self.notify, clean(exc), title="Export failed", severity="error", markup=False)
         else:

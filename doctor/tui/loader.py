@@ -13,10 +13,8 @@ def make_loader(source: str | None, only: list[str] | None = None, deploy: tuple
     """A callable that re-opens ``source`` (re-reading the live host or the snapshot) and runs the checks."""
 
     def load() -> Result:
-        from doctor.facts import Facts
-        from doctor.runner import run_checks
-        from doctor.sources import open_source
+        from doctor.pipeline import analyse
 
-        return run_checks(Facts(open_source(source), deploy_paths=deploy), only=only)
+        return analyse(source, only=only, deploy=deploy)
 
     return load

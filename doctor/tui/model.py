@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from doctor.diff import BETTER, UNCHANGED, WORSE, pair_findings
 from doctor.findings import INFO, PASS, SEVERITIES, Finding
 
 #: Severity filter choices, in the order ``s`` cycles through them: (label, severities shown).
@@ -27,7 +28,7 @@ CATEGORY_FILTERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("GPU", frozenset({"gpu"})),
     ("other", frozenset({"baseline", "doctor"})),
 )
-#: Severities that do not count as a problem when two runs are compared.
+#: Severities not listed as problems of a device.
 NOT_PROBLEMS = frozenset({PASS, INFO})
 
 
@@ -58,7 +59,7 @@ def key(f: Finding) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class RunDiff:
-    """Problems (not pass or info) of the previous run against the current one, keyed by (check, subject)."""
+    """Findings of the previous run against the current one, by the rule of :mod:`doctor.diff`."""
 
     fixed: tuple[Finding, ...]
     new: tuple[Finding, ...]
@@ -75,14 +76,13 @@ class RunDiff:
 
 
 def diff_runs(before: Sequence[Finding], after: Sequence[Finding]) -> RunDiff:
-    """What a re-run changed: problems gone, appeared, moved in severity, or still there."""
-    old = {key(f): f for f in before if f.severity not in NOT_PROBLEMS}
-    cur = {key(f): f for f in after if f.severity not in NOT_PROBLEMS}
+    """What a re-run changed: findings gone, appeared, moved in severity, or still there (pass ignored)."""
+    pairs = pair_findings(before, after)
     return RunDiff(
-        fixed=tuple(f for k, f in old.items() if k not in cur),
-        new=tuple(f for k, f in cur.items() if k not in old),
-        changed=tuple((old[k], f) for k, f in cur.items() if k in old and old[k].severity != f.severity),
-        unchanged=tuple(f for k, f in cur.items() if k in old and old[k].severity == f.severity),
+        fixed=tuple(fb for _, fb, fa, _ in pairs if fb and not fa),
+        new=tuple(fa for _, fb, fa, _ in pairs if fa and not fb),
+        changed=tuple((fb, fa) for _, fb, fa, change in pairs if fb and fa and change in (WORSE, BETTER)),
+        unchanged=tuple(fa for _, fb, fa, change in pairs if fa and fb and change == UNCHANGED),
     )
 
 

@@ -12,7 +12,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Static
 
 from doctor.findings import Finding
-from doctor.tui.export import RENDERERS
 
 if TYPE_CHECKING:
     from doctor.tui.app import DoctorApp
@@ -112,17 +111,18 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
     """Pick a format and a file name; returns (format, path) or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
-    def __init__(self, base: str, available: dict[str, bool]) -> None:
+    def __init__(self, base: str, available: dict[str, bool], extensions: dict[str, str]) -> None:
         super().__init__()
         self.base = base
         self.available = available
+        self.extensions = extensions  # format -> file extension, in button order
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-box"):
             yield Label("Export the report. File name (the extension is added):")
             yield Input(self.base, id="export-path")
             with Horizontal():
-                for fmt in RENDERERS:
+                for fmt in self.extensions:
                     ok = self.available.get(fmt, False)
                     yield Button(fmt.upper() if fmt != "markdown" else "Markdown", id=f"export-{fmt}",
                                  disabled=not ok, variant="primary" if ok else "default")
@@ -132,7 +132,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
             yield Label(Text("Tab: move   Enter: export   Esc: cancel", style="dim"))
 
     def on_mount(self) -> None:
-        first = next((f for f in RENDERERS if self.available.get(f)), None)
+        first = next((f for f in self.extensions if self.available.get(f)), None)
         if first:
             self.query_one(f"#export-{first}", Button).focus()
 
@@ -141,13 +141,13 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         self._submit(fmt)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        first = next((f for f in RENDERERS if self.available.get(f)), None)
+        first = next((f for f in self.extensions if self.available.get(f)), None)
         if first:
             self._submit(first)
 
     def _submit(self, fmt: str) -> None:
         base = self.query_one("#export-path", Input).value.strip() or self.base
-        ext = "." + RENDERERS[fmt][2]
+        ext = "." + self.extensions[fmt]
         self.dismiss((fmt, base if base.endswith(ext) else base + ext))
 
     def action_cancel(self) -> None:

@@ -1,4 +1,4 @@
-"""rdma.gid_index: NCCL's GID choice reproduced on real-world table shapes (checks-spec §8)."""
+"""rdma.gid_index: NCCL's GID choice reproduced on real-world table shapes (docs/checks.md#rdma-gid-index)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ import pytest
 from doctor.cli import main
 from doctor.errors import DoctorError
 from doctor.facts import Facts
-from doctor.fleet.baseline import CHECK_ID, apply_baseline, compare, load_baseline, write_baseline
+from doctor.facts.baseline import load_baseline
+from doctor.fleet.baseline import CHECK_ID, compare, write_baseline
 from doctor.runner import run_checks
 from doctor.sources import SnapshotSource
 from doctor.sources.tree import Link, OverlayTree
@@ -80,9 +81,10 @@ def test_unknown_key_names_the_line(baseline_file: Path, tmp_path: Path) -> None
         load_baseline(str(bad))
 
 
-def test_apply_baseline_reranks_and_records_the_check(baseline_file: Path) -> None:
+def test_baseline_check_ranks_with_the_others_and_records_its_status(baseline_file: Path) -> None:
     facts = memory_facts(BEFORE_FIX)
-    result = apply_baseline(run_checks(facts), facts, str(baseline_file))
+    facts.baseline = load_baseline(str(baseline_file))
+    result = run_checks(facts)
     status = [c for c in result.checks if c["id"] == CHECK_ID]
     assert status and status[0]["status"] == "high" and status[0]["findings"] == 5
     assert [f.rank for f in result.findings] == list(range(1, len(result.findings) + 1))

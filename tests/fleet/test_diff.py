@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from doctor.cli import main
+from doctor.diff import BETTER, FIXED, NEW, WORSE, compare_findings, diff_nodes
 from doctor.findings import Finding
-from doctor.fleet.diff import BETTER, FIXED, NEW, WORSE, compare_findings, diff_nodes
 from doctor.fleet.load import load_node
 from fixtures.tools.make_node import HEALTHY
 from tests.fleet.conftest import BUFFERS, GPU3, GPU3_PORT

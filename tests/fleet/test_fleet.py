@@ -10,8 +10,8 @@ import pytest
 
 from doctor.cli import main
 from doctor.fleet.fleet import FleetReport, analyse_fleet, expand_paths
-from doctor.fleet.fleet_report import render_html, render_text
 from fixtures.tools.make_node import HEALTHY
+from reports.fleet import render_html, render_text
 from tests.fleet.conftest import BEFORE_FIX, BUFFERS, GPU3, GPU3_PORT
 from tests.fleet.fleetgen import FleetWriter, json_variant, result_dict, spec_tarball
 

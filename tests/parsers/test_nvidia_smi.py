@@ -8,7 +8,7 @@ Samples are trimmed copies of real outputs:
 - XML_L4: a public Go test fixture (driver 555.42.06, NVIDIA L4, P0 with Idle active).
 - TEXT_3090: a public C++ test fixture of ``nvidia-smi -q`` (driver 535.154.05).
 - TEXT_PROCS: processes block from a public issue (driver 530.30.02).
-- TEXT_OLD: PCI section from NVIDIA/nvidia-docker#821 (checks-spec §12.5) with an old driver's
+- TEXT_OLD: PCI section from NVIDIA/nvidia-docker#821 with an old driver's
   ``Clocks Throttle Reasons``.
 """
 

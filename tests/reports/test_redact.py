@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from doctor.collect import collect
+from doctor.redact import Redactor, load_map, redact_result, snapshot_transform
 from doctor.sources import open_source
 from reports.markdown import render_markdown
-from reports.redact import Redactor, load_map, redact_result, snapshot_transform
 from tests.helpers import SICK
 
 

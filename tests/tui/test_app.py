@@ -19,11 +19,11 @@ pytest.importorskip("textual")
 from textual.pilot import Pilot  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
-from doctor.tui import export as exporter  # noqa: E402
 from doctor.tui.app import TOPOLOGY, DoctorApp  # noqa: E402
 from doctor.tui.model import CATEGORY_FILTERS, fix_script  # noqa: E402
 from doctor.tui.screens import DiffScreen, ExportScreen, FindingScreen, HelpScreen  # noqa: E402
 from doctor.tui.topology import BAD  # noqa: E402
+from reports import export as exporter  # noqa: E402
 
 SIZE = (80, 24)
 
@@ -188,7 +188,7 @@ def test_e_exports_markdown(sick: Result, tmp_path: Path) -> None:
         assert sick.findings[0].check in text
         assert app.notices[-1][0] == "Exported"
 
-    drive(DoctorApp(lambda: sick), steps)
+    drive(DoctorApp(lambda: sick, exporter=exporter), steps)
 
 
 def test_topology_highlights_bad_links_and_shows_a_devices_findings(sick: Result) -> None:

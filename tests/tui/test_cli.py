@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import doctor.cli
-import doctor.tui.cli
+import doctor.commands.check
+import doctor.commands.tui
 from doctor.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +39,8 @@ def _record(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append("check")
         return 0
 
-    monkeypatch.setattr(doctor.tui.cli, "run", tui)
-    monkeypatch.setattr(doctor.cli, "run_check", check)
+    monkeypatch.setattr(doctor.commands.tui, "run", tui)
+    monkeypatch.setattr(doctor.commands.check, "run", check)
     return calls
 
 

@@ -37,8 +37,13 @@ def test_diff_keys_on_check_and_subject_and_ignores_passes() -> None:
     assert [x.subject for x in d.fixed] == ["GPU 5"]
     assert [x.subject for x in d.new] == ["mlx5_0/1"]
     assert [(a.severity, b.severity) for a, b in d.changed] == [(HIGH, CRITICAL)]
-    assert [x.check for x in d.unchanged] == ["numa.x"]
-    assert d.summary == "1 fixed, 1 new, 1 changed, 1 unchanged"
+    assert [x.check for x in d.unchanged] == ["numa.x", "gpu.i"]  # info is compared too (doctor/diff.py rule)
+    assert d.summary == "1 fixed, 1 new, 1 changed, 2 unchanged"
+
+
+def test_diff_info_that_became_a_problem_is_changed_not_new() -> None:
+    d = diff_runs([f(INFO, "nccl.t", "IFNAME")], [f(HIGH, "nccl.t", "IFNAME")])
+    assert (d.new, [(a.severity, b.severity) for a, b in d.changed]) == ((), [(INFO, HIGH)])
 
 
 def test_fix_script_has_runtime_then_persistent_and_no_control_characters() -> None:

@@ -45,9 +45,9 @@ def _progress(done: int, total: int, summary: dict[str, object]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.cli import _write
     from doctor.fleet.fleet import analyse_fleet, expand_paths
-    from doctor.fleet.fleet_report import render_html, render_text
+    from doctor.output import write_text
+    from reports.fleet import render_html, render_text
 
     if args.jobs < 0:
         raise DoctorError("--jobs must be 0 (all cores) or more")
@@ -65,11 +65,11 @@ def run(args: argparse.Namespace) -> int:
         buf = io.StringIO()
         render_text(report, buf)
         text = buf.getvalue()
-    _write(text, args.output)
+    write_text(text, args.output)
     if args.save_json:
-        _write(json.dumps(report.to_dict(), indent=2) + "\n", args.save_json)
+        write_text(json.dumps(report.to_dict(), indent=2) + "\n", args.save_json)
     if args.save_html:
-        _write(render_html(report), args.save_html)
+        write_text(render_html(report), args.save_html)
     if not report.ok:
         print("gnd: error: no source could be analysed", file=sys.stderr)
         return 2

@@ -1,40 +1,11 @@
-"""``gnd diff BEFORE AFTER``: prove that a change fixed what it was meant to, and broke nothing."""
+"""Text and HTML views of ``gnd diff``: findings fixed, new and changed, and the facts that changed."""
 
 from __future__ import annotations
 
-import argparse
-import io
-import json
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-from doctor.errors import DoctorError
-from doctor.findings import FAIL_LEVELS
-
-if TYPE_CHECKING:
-    from doctor.fleet.diff import Diff
-
-HELP = "compare two snapshots or saved results of one node (findings fixed/new/changed, fact changes)"
-DESCRIPTION = """\
-Compare BEFORE and AFTER (each a snapshot dir/tarball, a sosreport, or a saved
-`gnd check --format json` result) of the same node: findings fixed, new, unchanged or changed in
-severity, keyed by (check, subject), and the facts that changed (PCIe link speed and width per
-device, driver bindings, sysctls, GID tables, inference process flags, kernel command line).
-
-Refuses (exit 2) when the two come from different hosts (machine-id, hostname or board serial)
-unless --cross-host is given.
-
-exit status: 0 no new or worsened finding at or above --fail-on; 1 some; 2 could not run."""
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("before", metavar="BEFORE", help="snapshot, sosreport or JSON result taken before the change")
-    p.add_argument("after", metavar="AFTER", help="snapshot, sosreport or JSON result taken after the change")
-    p.add_argument("--format", choices=("text", "json", "html"), default="text", help="output format")
-    p.add_argument("--cross-host", action="store_true", help="compare even when BEFORE and AFTER are different hosts")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if a new or worsened finding is at or above LEVEL (default high)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
-    p.add_argument("-v", "--verbose", action="store_true", help="also list unchanged findings one by one")
+from doctor.diff import LABEL, UNCHANGED, Diff
+from reports.page import badge, esc, page, table
 
 
 def _sev_change(before: str | None, after: str | None) -> str:
@@ -44,8 +15,6 @@ def _sev_change(before: str | None, after: str | None) -> str:
 
 
 def render_text(d: Diff, out: TextIO, verbose: bool = False) -> None:
-    from doctor.fleet.diff import LABEL, UNCHANGED
-
     b, a = d.before, d.after
     out.write(f"gnd diff  before: {b['path']} ({b['kind']}, host {b.get('hostname') or '?'}, "
               f"collected {b.get('collected_at') or '?'})\n")
@@ -73,8 +42,6 @@ def render_text(d: Diff, out: TextIO, verbose: bool = False) -> None:
 
 
 def render_html(d: Diff) -> str:
-    from doctor.fleet.html import badge, esc, page, table
-
     b, a = d.before, d.after
     parts = [f"<p>Before: <code>{esc(b['path'])}</code> ({esc(b['kind'])}, host {esc(b.get('hostname'))}, "
              f"collected {esc(b.get('collected_at'))})<br>After: <code>{esc(a['path'])}</code> "
@@ -93,28 +60,3 @@ def render_html(d: Diff) -> str:
                        [[x.key, x.before if x.before is not None else "(absent)",
                          x.after if x.after is not None else "(absent)"] for x in d.facts]))
     return page("gpu-node-doctor diff", "\n".join(parts))
-
-
-def run(args: argparse.Namespace) -> int:
-    from doctor.cli import _write
-    from doctor.fleet.diff import diff_nodes
-    from doctor.fleet.load import load_node
-    from doctor.registry import load_checks
-
-    checks, _ = load_checks()
-    before = load_node(args.before, checks)
-    after = load_node(args.after, checks)
-    d = diff_nodes(before, after)
-    if d.identity_mismatch and not args.cross_host:
-        raise DoctorError(f"BEFORE and AFTER come from different hosts ({'; '.join(d.identity_mismatch)}); "
-                          "pass --cross-host to compare them anyway")
-    if args.format == "json":
-        text = json.dumps(d.to_dict(), indent=2) + "\n"
-    elif args.format == "html":
-        text = render_html(d)
-    else:
-        buf = io.StringIO()
-        render_text(d, buf, verbose=args.verbose)
-        text = buf.getvalue()
-    _write(text, args.output)
-    return 1 if d.regressions(args.fail_on) else 0

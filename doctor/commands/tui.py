@@ -15,22 +15,23 @@ re-run with a diff against the previous run, and export. Press ? inside for the 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from doctor.cli import add_check_arguments
+    from doctor.commands.common import add_check_arguments
 
     add_check_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate the source (so a bad one prints one line and exits 2), then run the app."""
-    from doctor.sources import open_source
+    from doctor.pipeline import open_facts
 
-    open_source(args.source)
+    open_facts(args.source, deploy=args.deploy)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise DoctorError("gnd tui needs an interactive terminal; use `gnd check` for text or JSON output")
     from doctor.tui.app import DoctorApp
     from doctor.tui.loader import make_loader
+    from reports import export
 
     app = DoctorApp(make_loader(args.source, args.only, tuple(args.deploy)),
-                    live=args.source in (None, "", "/"))
+                    live=args.source in (None, "", "/"), exporter=export)
     app.run()
     return 0

@@ -27,7 +27,7 @@ SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".markd
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from reports.source_data import add_input_arguments
+    from doctor.commands.common import add_input_arguments
 
     add_input_arguments(p)
     p.add_argument("-o", "--output", metavar="FILE", help="report file (default gnd-report-HOST.FORMAT)")
@@ -61,7 +61,7 @@ def _default_output(data: dict[str, object], fmt: str) -> str:
 def render(data: dict[str, object], fmt: str) -> bytes:
     """The report bytes for a (validated) result dict."""
     if fmt == "json":
-        from reports.view import validate
+        from doctor.result_io import validate
 
         return (json.dumps(validate(data), indent=2) + "\n").encode()
     if fmt == "md":
@@ -78,13 +78,14 @@ def render(data: dict[str, object], fmt: str) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reports.source_data import exit_code, result_data, write_atomic
+    from doctor.commands.common import result_data
+    from doctor.output import exit_code, write_atomic
 
     fmt = output_format(args.output, args.format)
     data = result_data(args)
     output = args.output or _default_output(data, fmt)
     if args.redact:
-        from reports.redact import default_map_path, redact_result
+        from doctor.redact import default_map_path, redact_result
 
         map_path = args.redact_map or default_map_path(output)
         if os.path.abspath(map_path) == os.path.abspath(output):

@@ -21,7 +21,7 @@ examples:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from reports.source_data import add_input_arguments
+    from doctor.commands.common import add_input_arguments
 
     add_input_arguments(p)
     p.add_argument("-o", "--output", metavar="FILE", default="gnd-fix.sh", help="script to write (default gnd-fix.sh)")
@@ -29,8 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.commands.common import result_data
+    from doctor.output import exit_code, write_atomic
     from reports.fixscript import fix_scripts, rollback_path
-    from reports.source_data import exit_code, result_data, write_atomic
 
     data = result_data(args)
     scripts = fix_scripts(data)

@@ -1,8 +1,15 @@
-"""Compare two runs of one node: findings fixed, new, unchanged or changed in severity, and fact changes."""
+"""Compare two runs of one node: findings fixed, new, unchanged or changed in severity, and fact changes.
+
+The one finding diff of the tool (``gnd diff``, the TUI's re-run diff). Rule: findings are keyed
+by (check, subject); ``pass`` findings are not compared (a pass says nothing about what changed),
+every other severity is, ``info`` included, so a finding that went from ``info`` to ``high`` reads
+as "worse", not as new. Only ``gnd diff --fail-on`` decides which changes count as regressions.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +68,7 @@ class Diff:
                 "facts": [asdict(f) for f in self.facts]}
 
 
-def _keyed(findings: list[Finding]) -> dict[tuple[str, str], Finding]:
+def _keyed(findings: Sequence[Finding]) -> dict[tuple[str, str], Finding]:
     """Findings that say something (not ``pass``) by (check, subject); a repeat keeps its title apart."""
     out: dict[tuple[str, str], Finding] = {}
     for f in findings:
@@ -83,11 +90,11 @@ def _subject_in(subject: str, key: str) -> bool:
     return any(f".{t}." in f".{key}." for t in tokens)
 
 
-def compare_findings(before: list[Finding], after: list[Finding],
-                     changed_keys: list[str] | None = None) -> list[FindingChange]:
-    """Fixed/new/worse/better/unchanged, keyed by (check, subject), regressions first."""
+def pair_findings(before: Sequence[Finding], after: Sequence[Finding],
+                  ) -> list[tuple[tuple[str, str], Finding | None, Finding | None, str]]:
+    """(key, before, after, change) for every finding compared, in first-seen order."""
     b, a = _keyed(before), _keyed(after)
-    out: list[FindingChange] = []
+    out = []
     for key in dict.fromkeys([*b, *a]):
         fb, fa = b.get(key), a.get(key)
         if fb and fa:
@@ -95,6 +102,15 @@ def compare_findings(before: list[Finding], after: list[Finding],
             change = UNCHANGED if ob == oa else WORSE if oa < ob else BETTER
         else:
             change = FIXED if fb else NEW
+        out.append((key, fb, fa, change))
+    return out
+
+
+def compare_findings(before: Sequence[Finding], after: Sequence[Finding],
+                     changed_keys: list[str] | None = None) -> list[FindingChange]:
+    """Fixed/new/worse/better/unchanged, keyed by (check, subject), regressions first."""
+    out: list[FindingChange] = []
+    for key, fb, fa, change in pair_findings(before, after):
         shown = fa or fb
         assert shown is not None
         related = tuple(k for k in changed_keys or () if _subject_in(key[1], k))

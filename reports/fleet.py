@@ -101,7 +101,7 @@ def render_text(report: FleetReport, out: TextIO) -> None:
 
 
 def render_html(report: FleetReport) -> str:
-    from doctor.fleet.html import badge, esc, page, table
+    from reports.page import badge, esc, page, table
 
     s = report.to_dict()["summary"]
     parts = [f"<p>{s['sources']} sources, {s['analysed']} analysed, {s['unreadable']} unreadable; "

@@ -23,14 +23,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.cli import _write
-    from doctor.facts import Facts
     from doctor.fleet.baseline import write_baseline
-    from doctor.sources import open_source
+    from doctor.output import write_text
+    from doctor.pipeline import open_facts
 
-    source = open_source(args.source)
-    text = write_baseline(Facts(source), source.location)
-    _write(text, args.output)
+    facts = open_facts(args.source)
+    text = write_baseline(facts, facts.source.location)
+    write_text(text, args.output)
     if args.output:
         print(f"wrote {args.output}; check a node against it with: gnd check --baseline {args.output} [SOURCE]",
               file=sys.stderr)

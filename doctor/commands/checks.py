@@ -1,0 +1,33 @@
+"""``gnd checks``: list the available checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from doctor.output import EXIT_OK
+
+HELP = "list the available checks"
+DESCRIPTION = "List the available checks."
+FORMATTER = argparse.HelpFormatter
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from doctor.registry import load_checks
+
+    checks, errors = load_checks()
+    if args.format == "json":
+        print(json.dumps([{"id": c.id, "title": c.title, "category": c.category, "plugin": c.plugin,
+                           "description": c.description} for c in checks], indent=2))
+    else:
+        width = max((len(c.id) for c in checks), default=10)
+        for c in checks:
+            print(f"{c.id:<{width}}  {c.category:<8}  {c.title}")
+        for e in errors:
+            print(f"plugin {e.plugin} failed to load: {e.error}", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,53 @@
+"""Arguments and input shared by the subcommands that run the checks (check, report, fix-script, tui).
+
+Imports only the standard library and ``doctor`` at module level (it is loaded on every ``gnd``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from doctor.errors import DoctorError
+from doctor.findings import FAIL_LEVELS
+
+
+def id_list(text: str) -> list[str]:
+    """``a, b,,c`` -> ``['a', 'b', 'c']`` (the ``--only`` value)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", nargs="?", metavar="SOURCE",
+                   help="live host (default, or /), snapshot dir/tarball, or sosreport dir/tarball")
+
+
+def add_check_arguments(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``check`` and commands that run checks (report, tui, fix-script)."""
+    add_source(p)
+    p.add_argument("--only", action="extend", metavar="ID[,ID...]", type=id_list,
+                   help="run only these checks: ids or prefixes like 'pcie', comma-separated; repeatable")
+    p.add_argument("--deploy", action="append", default=[], metavar="PATH",
+                   help="extra deployment file (systemd unit, compose file, manifest) to inspect; repeatable")
+
+
+def add_input_arguments(p: argparse.ArgumentParser) -> None:
+    """SOURCE/--only/--deploy (as ``gnd check``), ``--from-json`` and ``--fail-on``."""
+    add_check_arguments(p)
+    p.add_argument("--from-json", metavar="RESULT", help="render a saved `gnd check --format json` result "
+                   "instead of running the checks (no host needed)")
+    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
+                   help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; default high)")
+
+
+def result_data(args: argparse.Namespace) -> dict[str, Any]:
+    """The result dict: loaded from ``--from-json`` or produced by running the checks on SOURCE."""
+    if getattr(args, "from_json", None):
+        if args.source or args.only or args.deploy:
+            raise DoctorError("--from-json renders a saved result; SOURCE, --only and --deploy do not apply")
+        from doctor.result_io import read_result
+
+        return read_result(args.from_json)
+    from doctor.pipeline import analyse
+
+    return analyse(args.source, only=args.only, deploy=args.deploy or ()).to_dict()

@@ -1,0 +1,55 @@
+"""Writing what a command produced: to stdout or a file, plainly or atomically; exit codes from findings."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Any
+
+from doctor.errors import DoctorError
+from doctor.findings import at_least
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def write_text(text: str, output: str | None) -> None:
+    """``text`` to the file ``output``, or to stdout when ``output`` is empty."""
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise DoctorError(f"cannot write {output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
+    """Write ``body`` to ``path`` through a temporary file in the same directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise DoctorError(f"{path} is a directory; give a file name")
+    if not os.path.isdir(directory):
+        raise DoctorError(f"cannot write {path}: {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gnd-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(body)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise DoctorError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def exit_code(data: dict[str, Any], fail_on: str) -> int:
+    """0, or 1 when a finding of the result dict is at or above ``fail_on`` (as ``gnd check``)."""
+    for f in data.get("findings") or []:
+        if isinstance(f, dict) and at_least(str(f.get("severity")), fail_on):
+            return EXIT_FINDINGS
+    return EXIT_OK

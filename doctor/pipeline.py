@@ -1,0 +1,49 @@
+"""The one way from a source to a result: open it, build the facts, run the checks.
+
+``gnd check``, ``report``, ``fix-script``, ``tui``, ``diff``, ``fleet`` and ``baseline`` all call
+:func:`analyse` (or :func:`open_facts`), so a source, ``--only``, ``--deploy`` and ``--baseline``
+mean the same thing everywhere. The baseline is a fact: loaded here, attached to the facts and
+judged by the ordinary check ``baseline.deviation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from doctor.facts import Facts
+    from doctor.registry import Check
+    from doctor.runner import Result
+    from doctor.sources import Source
+
+
+def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None) -> Facts:
+    """Facts of ``source`` (a path, ``None`` for the live host, or an opened :class:`Source`).
+
+    A bad source or baseline raises :class:`~doctor.errors.DoctorError` with one line.
+    """
+    from doctor.facts import Facts
+    from doctor.sources import Source, open_source
+
+    src = source if isinstance(source, Source) else open_source(source)
+    known_good = None
+    if baseline:
+        from doctor.facts.baseline import load_baseline
+
+        known_good = load_baseline(baseline)
+    return Facts(src, deploy_paths=tuple(deploy), baseline=known_good)
+
+
+def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
+            baseline: str | None = None, checks: list[Check] | None = None) -> Result:
+    """Run the (selected) checks on ``source`` and return the ranked result.
+
+    ``only``: check ids or prefixes (``pcie``); ``deploy``: extra deployment files to inspect;
+    ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
+    ``checks``: the loaded checks (fleet workers load them once), default all installed ones.
+    """
+    from doctor.runner import run_checks
+
+    facts = open_facts(source, deploy=deploy, baseline=baseline)
+    return run_checks(facts, only=list(only) if only else None, checks=checks)

@@ -1,0 +1,97 @@
+"""Saved results (``gnd check --format json``): recognise one, read it, validate it — once for every command.
+
+``gnd report/fix-script --from-json``, ``gnd diff``, ``gnd fleet`` and its cache all read results
+through :func:`read_result`, so one file is accepted or refused the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import TYPE_CHECKING, Any
+
+from doctor.errors import DoctorError
+
+if TYPE_CHECKING:
+    from doctor.runner import Result
+
+TOOL_NAME = "gpu-node-doctor"
+SUPPORTED_MAJOR = "1"
+#: A saved result larger than this is refused (a gnd result is a few hundred KiB).
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+
+def is_json_result(path: str) -> bool:
+    """Whether ``path`` is a regular file named ``*.json`` or whose content starts like a JSON object."""
+    if not os.path.isfile(path):
+        return False
+    if path.lower().endswith(".json"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.lstrip()[:1] == b"{"
+
+
+def validate(data: object, where: str = "input") -> dict[str, Any]:
+    """``data`` if it is a gnd result of a supported schema, else a one-line :class:`DoctorError`."""
+    if not isinstance(data, dict):
+        raise DoctorError(f"{where}: not a gnd result (expected a JSON object)")
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or tool.get("name") != TOOL_NAME or "schema_version" not in data:
+        raise DoctorError(f"{where}: not a gnd result (no tool.name {TOOL_NAME!r} / schema_version); "
+                          "write one with `gnd check --format json -o FILE`")
+    version = str(data.get("schema_version"))
+    if version.split(".", 1)[0] != SUPPORTED_MAJOR:
+        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads {SUPPORTED_MAJOR}.x)")
+    if not isinstance(data.get("findings"), list):
+        raise DoctorError(f"{where}: 'findings' is not a list")
+    for key in ("source", "inventory"):
+        if data.get(key) is not None and not isinstance(data.get(key), dict):
+            raise DoctorError(f"{where}: '{key}' is not an object")
+    if data.get("checks") is not None and not isinstance(data.get("checks"), list):
+        raise DoctorError(f"{where}: 'checks' is not a list")
+    return data
+
+
+def read_result(path: str) -> dict[str, Any]:
+    """The validated dict of a saved result; one-line DoctorError when it is not one."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise DoctorError(f"{path}: not a regular file")
+        if st.st_size > MAX_JSON_BYTES:
+            raise DoctorError(f"{path}: {st.st_size} bytes is too large for a gnd JSON result")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_JSON_BYTES + 1)
+    except OSError as exc:
+        raise DoctorError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_JSON_BYTES:
+        raise DoctorError(f"{path}: too large for a gnd JSON result")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DoctorError(f"{path}: not valid JSON (not UTF-8 text)") from None
+    except ValueError as exc:
+        raise DoctorError(f"{path}: not valid JSON ({exc.args[0] if exc.args else exc})") from None
+    except RecursionError:
+        raise DoctorError(f"{path}: not valid JSON (nested too deeply)") from None
+    return validate(data, path)
+
+
+def to_result(data: dict[str, Any], where: str = "input") -> Result:
+    """A :class:`~doctor.runner.Result` from a validated dict; one-line DoctorError when malformed."""
+    from doctor.runner import Result
+
+    try:
+        return Result.from_dict(data)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
+
+
+def load_result(path: str) -> Result:
+    """Read, validate and parse a saved result."""
+    return to_result(read_result(path), path)

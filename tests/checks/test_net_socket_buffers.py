@@ -1,0 +1,27 @@
+"""Check net.socket_buffers (tests moved from test_net_checks.py)."""
+
+from __future__ import annotations
+
+from tests.checks._netnuma_base import environ, healthy, sick
+from tests.helpers import facts, findings_of
+
+
+def _sev(found: list, subject: str | None = None) -> list[str]:
+    return [f.severity for f in found if subject is None or f.subject == subject]
+
+
+def test_socket_buffers_medium_when_tcp_carries_data_low_otherwise() -> None:
+    assert [(f.subject, f.severity) for f in findings_of(facts(base=sick()), "net.socket_buffers")] == \
+        [("net.ipv4.tcp_rmem", "medium")]
+    small = {"proc/sys/net/ipv4/tcp_rmem": "4096\t131072\t6291456\n", "proc/sys/net/ipv4/tcp_wmem": "4096\t16384\t4194304\n"}
+    found = findings_of(facts(small, base=healthy()), "net.socket_buffers")
+    assert _sev(found) == ["low"] and found[0].fix.runtime[0].startswith("sysctl -a >")
+    assert any("rm -f /etc/sysctl.d/" in c for c in found[0].fix.rollback)
+    assert _sev(findings_of(facts(base=healthy()), "net.socket_buffers")) == ["pass"]
+
+
+def test_core_max_default_alone_is_not_flagged_unless_nccl_asks_for_more() -> None:
+    core: dict[str, bytes | str | None] = {"proc/sys/net/core/rmem_max": "212992\n", "proc/sys/net/core/wmem_max": "212992\n"}
+    assert _sev(findings_of(facts(core, base=healthy()), "net.socket_buffers")) == ["pass"]
+    asked: dict[str, bytes | str | None] = {**core, **environ(NCCL_SOCKET_RCVBUF="8388608")}
+    assert _sev(findings_of(facts(asked, base=healthy()), "net.socket_buffers")) == ["medium"]
