@@ -18,7 +18,7 @@ def gpu_activity(facts: Facts, address: str) -> str:
 
 def gpu_idle(facts: Facts, address: str) -> bool:
     """Whether a GPU's link may sit at a lower speed on purpose: a GPU not known to be busy."""
-    return facts.gpus.by_address(address) is not None and gpu_activity(facts, address) != "busy"
+    return gpu_activity(facts, address) != "busy"
 
 
 def gpu_label(facts: Facts, address: str) -> str:

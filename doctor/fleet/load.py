@@ -60,7 +60,7 @@ def read_json_result(path: str) -> dict[str, Any]:
 
 def load_node(path: str, checks: list[Check] | None = None) -> Node:
     """Analyse ``path`` (a source or a saved result); raises DoctorError with one line if it cannot."""
-    from doctor.fleet.digest import digest_from_inventory
+    from doctor.derived.digest import digest_from_inventory
     from doctor.runner import Result
 
     if is_json_result(path):
