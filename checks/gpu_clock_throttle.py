@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import gpu_label
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

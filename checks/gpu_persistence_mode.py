@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from checks._pcie import gpu_label
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import LOW, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

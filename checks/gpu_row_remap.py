@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import gpu_label
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import CRITICAL, HIGH, PASS, Evidence, Finding, Fix, Impact, cmd, severity_order
 from doctor.registry import check

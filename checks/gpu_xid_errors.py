@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from checks._pcie import gpu_label
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.facts.kernel_log import XidEvent
 from doctor.findings import (

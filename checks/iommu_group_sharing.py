@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import gpu_label, group_members, uses_vfio
+from doctor.derived.iommu import group_members, uses_vfio
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import INFO, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.registry import check

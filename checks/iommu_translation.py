@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from checks._pcie import VFIO_DRIVERS, grub_args_fix, grub_note, is_rdma_nic, subject_nics
+from checks._pcie import grub_args_fix, grub_note
+from doctor.derived.iommu import VFIO_DRIVERS
+from doctor.derived.net import is_rdma_nic, subject_nics
 from doctor.facts import Facts
 from doctor.facts.iommu import TRANSLATED
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact

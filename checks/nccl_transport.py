@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._nccl import parse_list
-from checks._net import data_nics, fastest, tcp_carries_data
-from checks._procs import EnvSetting, user_env
+from doctor.derived.net import data_nics, fastest, tcp_carries_data
+from doctor.derived.procs import EnvSetting, user_env
+from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

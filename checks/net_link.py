@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from checks._nccl import parse_list
-from checks._net import DataNic, data_nics
-from checks._procs import env_value
+from doctor.derived.net import DataNic, data_nics
+from doctor.derived.procs import env_value
+from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._net import data_nics, fastest, tcp_carries_data
-from checks._procs import env_value
 from checks._sysctl_fix import sysctl_fix
+from doctor.derived.net import data_nics, fastest, tcp_carries_data
+from doctor.derived.procs import env_value
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.registry import check

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from checks._pcie import is_rdma_nic, nearest_nic, subject_nics
+from doctor.derived.net import is_rdma_nic, subject_nics
+from doctor.derived.paths import nearest_nic
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, PASS, Evidence, Finding, Fix, Impact
 from doctor.registry import check

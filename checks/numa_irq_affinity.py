@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._net import DataNic, data_nics, tcp_carries_data
-from checks._procs import irqbalance_running
+from doctor.derived.net import DataNic, data_nics, tcp_carries_data
+from doctor.derived.procs import irqbalance_running
 from doctor.facts import Facts, Irq
 from doctor.facts.util import format_cpulist
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, q

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._procs import gpu_holders, gpus_of, servers
+from doctor.derived.procs import gpu_holders, gpus_of, servers
 from doctor.facts import Facts, Gpu, Process
 from doctor.facts.util import format_cpulist
 from doctor.findings import INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import (
-    GDR_WORDS,
-    bridges_between,
-    gpu_label,
-    grub_args_fix,
-    grub_note,
-    is_virtual_nic,
-    path_word,
-    subject_nics,
-    switch_of,
-)
+from checks._pcie import grub_args_fix, grub_note
+from doctor.derived.net import is_virtual_nic, subject_nics
+from doctor.derived.paths import GDR_WORDS, bridges_between, path_word, switch_of
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

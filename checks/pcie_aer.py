@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import Link, gpu_activity, gpu_label, link_label, subject_nics, upstream_links
+from doctor.derived.net import subject_nics
+from doctor.derived.pcie import Link, link_label, upstream_links
+from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

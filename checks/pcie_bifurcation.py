@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import behind_chipset, gbps, gpu_label, is_rdma_nic, is_virtual_nic, subject_nics
+from doctor.derived.chipset import behind_chipset
+from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
+from doctor.derived.pcie import gbps
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
-from doctor.facts.util import link_bandwidth
+from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.registry import check
 

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import (
-    GDR_WORDS,
-    amd_chipset,
-    gpu_label,
-    intel_pch,
-    is_rdma_nic,
-    is_virtual_nic,
-    nearest_nic,
-    subject_nics,
-    switch_hops,
-)
+from doctor.derived.chipset import amd_chipset, intel_pch
+from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
+from doctor.derived.paths import GDR_WORDS, nearest_nic, switch_hops
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
-from doctor.facts.util import link_bandwidth
+from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.registry import check
 

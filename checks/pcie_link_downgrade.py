@@ -5,23 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from checks._pcie import (
-    Link,
-    PathBandwidth,
-    c2c_gpu,
-    gbps,
-    gpu_activity,
-    gpu_label,
-    is_rdma_nic,
-    is_virtual_nic,
-    link_label,
-    path_bandwidth,
-    severity_for_loss,
-    subject_nics,
-    upstream_links,
-)
+from checks._pcie import severity_for_loss
+from doctor.derived.chipset import c2c_gpu
+from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
+from doctor.derived.pcie import Link, PathBandwidth, gbps, link_label, path_bandwidth, upstream_links
+from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
-from doctor.facts.util import link_bandwidth
+from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import (
     INFO,
     LOW,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._nccl import (
+from doctor.derived.procs import EnvSetting, env_value
+from doctor.derived.rdma import (
     AF_INET6,
     NcclGidEnv,
     choose_gid,
@@ -16,7 +17,6 @@ from checks._nccl import (
     valid,
     version,
 )
-from checks._procs import EnvSetting, env_value
 from doctor.facts import Facts, RdmaPort
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._nccl import parse_list
-from checks._procs import env_value
+from doctor.derived.procs import env_value
+from doctor.derived.rdma import parse_list
 from doctor.facts import Facts, RdmaPort
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

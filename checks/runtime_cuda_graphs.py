@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from checks._procs import server_gpus, server_roots
+from doctor.derived.procs import server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from checks._procs import EnvSetting, server_roots, user_env
+from doctor.derived.procs import EnvSetting, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
 from doctor.registry import check

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import VFIO_DRIVERS, gpu_label, group_members, grub_args_fix
+from checks._pcie import grub_args_fix
+from doctor.derived.iommu import VFIO_DRIVERS, group_members
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
 from doctor.registry import check

@@ -3,8 +3,9 @@
 One column per root port, grouped under its NUMA node (with its CPUs); inside a column the
 path is drawn as an indented tree: root port, switch, GPUs and NICs. Switch downstream ports
 are folded into the line to the device they serve, whose label carries the link's current and
-maximum speed and width. A link running below what both ends support is drawn in the warning
-colour (an idle GPU's speed-only drop is power saving and drawn muted); a path under a chipset
+maximum speed and width. A link running below what both ends support (the verdict stored in the
+inventory, :mod:`doctor.derived.links`) is drawn in the warning colour (an idle GPU's speed-only
+drop is power saving and drawn muted); a path under a chipset
 (PCH) root port is dashed in the warning colour; devices named by a finding get its rank badge.
 Every text is XML-escaped.
 """
@@ -16,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
+
+from doctor.derived.links import DOWN, OK, POWER_SAVING, UNKNOWN, judge_record
 
 COL_W = 212
 COL_GAP = 14
@@ -59,6 +62,9 @@ class Link:
     cap_speed: float | None
     cap_width: int | None
     state: str  # ok | degraded | parked | unknown
+    speed_short: bool = False
+    width_short: bool = False
+    down: bool = False
 
     def label(self) -> str:
         cur = _speed_width(self.cur_speed, self.cur_width)
@@ -68,18 +74,12 @@ class Link:
             return f"{cur} (full)"
         if self.state == "parked":
             return f"{cur} (max {_fmt_speed(self.cap_speed)}) idle"
-        speed_low = (self.cur_speed or 0) < (self.cap_speed or 0)
-        width_low = (self.cur_width or 0) < (self.cap_width or 0)
+        if self.down:
+            return f"{cur} (link down)"
+        speed_low, width_low = self.speed_short, self.width_short
         if speed_low and width_low:
             return f"{cur} (max {_fmt_speed(self.cap_speed)} x{self.cap_width})"
         return f"{cur} (max {_fmt_speed(self.cap_speed) if speed_low else ''}{'x' + str(self.cap_width) if width_low else ''})"
-
-
-def _num(value: object) -> float | None:
-    try:
-        return float(value) if value is not None else None  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
 
 
 def _fmt_speed(speed: float | None) -> str:
@@ -92,29 +92,14 @@ def _speed_width(speed: float | None, width: int | None) -> str:
     return f"{_fmt_speed(speed)} GT/s x{width if width is not None else '?'}"
 
 
-def _min(*values: float | None) -> float | None:
-    known = [v for v in values if v is not None]
-    return min(known) if known else None
-
-
 def link_of(lower: dict[str, Any], upper: dict[str, Any] | None, idle_gpu: bool = False) -> Link:
-    """The link between ``lower`` and its upstream partner ``upper`` (either end may lack data)."""
-    cur_s = _num(lower.get("cur_speed")) or (_num(upper.get("cur_speed")) if upper else None)
-    cur_w_f = _num(lower.get("cur_width")) or (_num(upper.get("cur_width")) if upper else None)
-    cap_s = _min(_num(lower.get("max_speed")), _num(upper.get("max_speed")) if upper else None)
-    cap_w_f = _min(_num(lower.get("max_width")), _num(upper.get("max_width")) if upper else None)
-    cur_w = int(cur_w_f) if cur_w_f is not None else None
-    cap_w = int(cap_w_f) if cap_w_f is not None else None
-    if cur_s is None or cur_w is None or cap_s is None or cap_w is None:
-        return Link(cur_s, cur_w, cap_s, cap_w, "unknown")
-    slow, narrow = cur_s < cap_s, cur_w < cap_w
-    if narrow or (slow and not idle_gpu):
-        state = "degraded"
-    elif slow:
-        state = "parked"
-    else:
-        state = "ok"
-    return Link(cur_s, cur_w, cap_s, cap_w, state)
+    """The link between ``lower`` and its upstream partner ``upper``, drawn from the one link verdict."""
+    verdict = judge_record(lower, upper, idle=idle_gpu)
+    if verdict is None:
+        return Link(None, None, None, None, "unknown")
+    state = {OK: "ok", POWER_SAVING: "parked", UNKNOWN: "unknown"}.get(verdict.state, "degraded")
+    return Link(verdict.cur_speed, verdict.cur_width, verdict.exp_speed, verdict.exp_width, state,
+                verdict.speed_short, verdict.width_short, verdict.state == DOWN)
 
 
 def _build_forest(topology: list[dict[str, Any]]) -> list[_Node]:

@@ -107,6 +107,11 @@ class Facts:
     def deploy_files(self) -> tuple[DeployFile, ...]:
         return build_deploy_files(self.source, self.deploy_paths)
 
+    @cached_property
+    def derived(self) -> dict[object, object]:
+        """Cache of derived facts for :mod:`doctor.derived` (each computed once per run; keys belong there)."""
+        return {}
+
     # --- small derived views shared by many checks -----------------------------------------
     def netdev(self, name: str) -> NetDev | None:
         return next((n for n in self.netdevs if n.name == name), None)

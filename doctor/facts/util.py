@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import re
 
+from doctor.facts.pcie_gen import GENERATION, LANE_GBPS, SPEED_OF_GEN, link_bandwidth  # noqa: F401 (re-exported)
+
 _SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
 BDF = re.compile(r"^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 
-#: GB/s per lane and direction, by link speed in GT/s (128b/130b from Gen3 on; Gen6 FLIT approx.)
-LANE_GBPS = {2.5: 0.25, 5.0: 0.5, 8.0: 0.985, 16.0: 1.969, 32.0: 3.938, 64.0: 7.563}
-GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
-SPEED_OF_GEN = {v: k for k, v in GENERATION.items()}
 
 
 def parse_speed(text: str | None) -> float | None:
@@ -84,12 +82,3 @@ def normalise_bdf(text: str) -> str | None:
         text = f"{domain.zfill(4)}:{parts[1]}:{parts[2]}"
     return text if BDF.match(text) else None
 
-
-def link_bandwidth(speed: float | None, width: int | None) -> float | None:
-    """GB/s per direction of a link, or None if either value is unknown."""
-    if speed is None or width is None:
-        return None
-    lane = LANE_GBPS.get(speed)
-    if lane is None:
-        lane = min(LANE_GBPS.items(), key=lambda kv: abs(kv[0] - speed))[1]
-    return lane * width

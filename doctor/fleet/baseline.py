@@ -10,7 +10,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from doctor.derived.links import judge_ends
+from doctor.derived.pcie import end_of
+from doctor.derived.relations import gpu_idle
 from doctor.facts.baseline import FORMAT_VERSION, Baseline
+from doctor.facts.pcie_gen import generation
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q
 from doctor.parsers import toml_io
 
@@ -20,7 +24,6 @@ if TYPE_CHECKING:
 
 CHECK_ID = "baseline.deviation"
 CHECK_TITLE = "Deviations from the known-good baseline"
-GEN_OF_SPEED = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 #: Kernel parameters never written to a baseline: they name a boot image or disk, not a setting.
 CMDLINE_SKIP = frozenset({"BOOT_IMAGE", "root", "ro", "rw", "quiet", "splash", "initrd", "resume",
                           "crashkernel", "console", "vt.handoff"})
@@ -42,22 +45,17 @@ def _model(dev: PciDevice) -> str | None:
     return f"{dev.vendor:04x}:{dev.device:04x}"
 
 
-def link_gen(speed: float | None) -> int | None:
-    return GEN_OF_SPEED.get(float(speed)) if speed is not None else None
-
-
 def expected_gen(facts: Facts, dev: PciDevice) -> tuple[int | None, str]:
     """The generation a device's link runs at under load, and how it was judged.
 
-    An idle GPU parks its link at 2.5 GT/s, so for a GPU that is not busy the capability (the
-    lower of the device's and its port's maximum) stands in for the current speed.
+    An idle GPU parks its link at 2.5 GT/s, so for a GPU that is not busy the link's expected
+    speed (the lower of both ends' maxima, :mod:`doctor.derived.links`) stands in for the current one.
     """
-    gpu = facts.gpus.by_address(dev.address) if dev.is_gpu else None
-    if gpu is not None and gpu.activity != "busy":
+    if dev.is_gpu and gpu_idle(facts, dev.address):
         port = facts.pci.get(dev.parent)
-        caps = [s for s in (dev.max_speed, port.max_speed if port else None) if s is not None]
-        return (link_gen(min(caps)) if caps else None), "capability (GPU not busy)"
-    return link_gen(dev.cur_speed), "current"
+        verdict = judge_ends(end_of(dev), end_of(port) if port is not None else None, idle=True)
+        return generation(verdict.exp_speed), "capability (GPU not busy)"
+    return generation(dev.cur_speed), "current"
 
 
 def _devices(facts: Facts) -> list[tuple[str, PciDevice]]:
@@ -76,7 +74,7 @@ def _name_of(facts: Facts, kind: str, dev: PciDevice) -> str:
 
 def write_baseline(facts: Facts, source_label: str) -> str:
     """The baseline TOML of the node behind ``facts`` (commented, meant to be read and edited)."""
-    from doctor.fleet.digest import SYSCTLS
+    from doctor.derived.digest import SYSCTLS
 
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     host = facts.host.hostname or "?"

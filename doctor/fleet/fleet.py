@@ -162,7 +162,7 @@ def analyse(path: str) -> dict[str, Any]:
         key = _cache_key(path) if _CACHE_DIR else None
         cached = os.path.join(_CACHE_DIR, f"{key}.json") if _CACHE_DIR and key else None
         if cached and os.path.isfile(cached):
-            from doctor.fleet.digest import digest_from_inventory
+            from doctor.derived.digest import digest_from_inventory
 
             data = read_result(cached)
             cached_inv: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
@@ -171,7 +171,7 @@ def analyse(path: str) -> dict[str, Any]:
             out = _summary_from_dict(path, str((src_info or {}).get("kind", "snapshot")), data,
                                      digest or digest_from_inventory(cached_inv))
         elif is_json_result(path):
-            from doctor.fleet.digest import digest_from_inventory
+            from doctor.derived.digest import digest_from_inventory
 
             data = read_result(path)
             inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
@@ -389,7 +389,7 @@ def _label(i: int) -> str:
 
 def finish(agg: Aggregate, duration_s: float = 0.0, jobs: int = 1) -> FleetReport:
     """Outliers, fleet-wide findings and configuration groups from the aggregate."""
-    from doctor.fleet.digest import is_identity
+    from doctor.derived.digest import is_identity
 
     ok = [i for i, r in enumerate(agg.rows) if not r.error]
     n = len(ok)

@@ -25,7 +25,7 @@ class Node:
 
 def load_node(path: str, checks: list[Check] | None = None) -> Node:
     """Analyse ``path`` (a source or a saved result); raises DoctorError with one line if it cannot."""
-    from doctor.fleet.digest import digest_from_inventory
+    from doctor.derived.digest import digest_from_inventory
     from doctor.pipeline import analyse
     from doctor.result_io import is_json_result, load_result
 

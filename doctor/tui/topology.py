@@ -1,7 +1,9 @@
 """The PCIe topology as a display tree: NUMA node -> root port -> switch -> GPU/NIC, with link health.
 
 Built from ``Result.inventory`` (plain data), so it works for a live run and a saved result alike.
-Switch downstream ports are folded into the device below them (they share its link).
+Switch downstream ports are folded into the device below them (they share its link). Link health
+is the verdict stored in each record (:mod:`doctor.derived.links`), judged by the same function
+for an older result that lacks it; nothing here compares speeds or widths.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: GT/s per lane -> PCIe generation
-GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+from doctor.derived.links import DOWN, POWER_SAVING, judge_record
+from doctor.facts.pcie_gen import generation
+
 #: Port types folded into their child (drawn as the child's link)
 FOLDED = frozenset({"Downstream Port"})
 OK, BAD, IDLE = "ok", "bad", "idle"
@@ -39,32 +42,24 @@ def speed_text(speed: float | None, width: int | None) -> str:
     """``Gen5 x16`` (or ``24 GT/s x4`` for an unknown rate, ``?`` for missing values)."""
     if speed is None and width is None:
         return "?"
-    gen = GENERATIONS.get(float(speed)) if speed is not None else None
+    gen = generation(speed)
     rate = f"Gen{gen}" if gen else (f"{speed:g} GT/s" if speed is not None else "?")
     return f"{rate} x{width if width is not None else '?'}"
 
 
 def link_state(dev: Mapping[str, Any], parent: Mapping[str, Any] | None,
                gpu_idle: bool = False) -> tuple[str, str]:
-    """(state, text) of the link between ``dev`` and its upstream port: bad when the current speed or
-    width is below the lower of the two ends' maximum; a speed-only drop on an idle GPU is ``idle``."""
+    """(state, text) of the link between ``dev`` and its upstream port, from the one link verdict: bad when
+    degraded or down, ``idle`` for an idle GPU's speed-only drop (power saving), else ok."""
     cur = speed_text(dev.get("cur_speed"), dev.get("cur_width"))
-    if parent is None:
+    verdict = judge_record(dev, parent, idle=gpu_idle)
+    if verdict is None or not (verdict.degraded or verdict.state == POWER_SAVING):
         return OK, cur
-
-    def lower(k: str) -> float | None:
-        vals = [v for v in (dev.get(k), parent.get(k)) if isinstance(v, (int, float))]
-        return min(vals) if vals else None
-
-    want_speed, want_width = lower("max_speed"), lower("max_width")
-    cs, cw = dev.get("cur_speed"), dev.get("cur_width")
-    slow = isinstance(cs, (int, float)) and want_speed is not None and cs < want_speed
-    narrow = isinstance(cw, (int, float)) and want_width is not None and cw < want_width
-    if not (slow or narrow):
-        return OK, cur
-    text = f"{cur} of {speed_text(want_speed, int(want_width) if want_width is not None else None)}"
-    if slow and not narrow and gpu_idle:
+    text = f"{cur} of {speed_text(verdict.exp_speed, verdict.exp_width)}"
+    if verdict.state == POWER_SAVING:
         return IDLE, text + " (GPU idle: may be power saving)"
+    if verdict.state == DOWN:
+        return BAD, text + " (link down or device in D3cold)"
     return BAD, text
 
 
@@ -96,7 +91,8 @@ def build_topology(inventory: Mapping[str, Any]) -> list[TopoNode]:
             continue
         parent = devices.get(dev.get("parent") or "")
         gpu, nic = gpus.get(addr), nics.get(addr)
-        state, text = link_state(dev, parent, gpu_idle=bool(gpu and gpu.get("activity") == "idle"))
+        idle = dev.get("kind") == "gpu" and not (gpu and gpu.get("activity") == "busy")
+        state, text = link_state(dev, parent, gpu_idle=idle)
         names: list[str] = [addr]
         if dev.get("kind") == "gpu":
             kind = "gpu"

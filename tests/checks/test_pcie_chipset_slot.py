@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks._pcie import nearest_nic, path_word, switch_hops
+from doctor.derived.paths import nearest_nic, path_word, switch_hops
 from tests.checks.pcie_overlays import GPU0, GPU2, attrs, mini_device, node
 from tests.helpers import facts, findings_of
 

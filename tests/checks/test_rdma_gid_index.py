@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checks._nccl import AF_INET6, NcclGidEnv, auto_gid_index, parse_list
+from doctor.derived.rdma import AF_INET6, NcclGidEnv, auto_gid_index, parse_list
 from doctor.facts import Gid, RdmaPort
 from tests.checks._netnuma_base import UNIT, environ, gid_table, healthy
 from tests.helpers import facts, findings_of

@@ -1,16 +1,48 @@
-"""Network helpers shared by net.* and numa.irq_affinity: data NICs and whether TCP carries bulk data."""
+"""NICs: physical NICs (incl. InfiniBand HCAs), RDMA-capable and data NICs, whether TCP carries bulk data."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks._procs import env_value
+from doctor.derived import cached
+from doctor.derived.procs import env_value
 from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
 
 #: A NIC at or above this speed carries data even without RDMA (Mb/s).
 DATA_NIC_MIN_MBPS = 25000
 #: Paravirtual NIC vendors (virtio, Hyper-V, VMware, Xen): no physical link.
 VIRTUAL_VENDORS = frozenset({0x1AF4, 0x1414, 0x15AD, 0x5853})
+#: Mellanox/NVIDIA networking; their NICs are RDMA-capable even without an infiniband class entry.
+RDMA_VENDORS = frozenset({0x15B3})
+
+
+def rdma_addresses(facts: Facts) -> set[str]:
+    """PCI addresses that own an RDMA port."""
+    return set(cached(facts, "net.rdma_addresses", lambda: frozenset(p.pci_address for p in facts.rdma if p.pci_address)))
+
+
+def subject_nics(facts: Facts) -> list[PciDevice]:
+    """Physical NICs: network class, or any device owning an RDMA port (InfiniBand HCAs); no VFs."""
+    return list(cached(facts, "net.subject_nics", lambda: tuple(_subject_nics(facts))))
+
+
+def _subject_nics(facts: Facts) -> list[PciDevice]:
+    pci = facts.pci
+    out = {d.address: d for d in pci.nics}
+    for addr in rdma_addresses(facts):
+        dev = pci.get(addr)
+        if dev is not None and not dev.is_vf:
+            out[addr] = dev
+    return [out[a] for a in sorted(out)]
+
+
+def is_rdma_nic(facts: Facts, dev: PciDevice) -> bool:
+    return dev.base_class == 0x0207 or dev.vendor in RDMA_VENDORS or dev.address in rdma_addresses(facts)
+
+
+def is_virtual_nic(dev: PciDevice) -> bool:
+    """Paravirtual NICs (virtio, Hyper-V, VMware vmxnet, Xen) have no real link."""
+    return dev.vendor in VIRTUAL_VENDORS
 
 
 @dataclass(frozen=True)
@@ -34,6 +66,10 @@ class DataNic:
 
 def data_nics(facts: Facts) -> list[DataNic]:
     """Physical, non-VF, non-paravirtual interfaces with an RDMA port or a speed of 25 Gb/s and more."""
+    return list(cached(facts, "net.data_nics", lambda: tuple(_data_nics(facts))))
+
+
+def _data_nics(facts: Facts) -> list[DataNic]:
     out = []
     for nd in facts.netdevs:
         if nd.virtual or not nd.pci_address:

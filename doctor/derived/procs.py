@@ -10,7 +10,9 @@
   ``CUDA_VISIBLE_DEVICES`` naming exactly one GPU (index order = PCI bus order with
   ``CUDA_DEVICE_ORDER=PCI_BUS_ID``, or with the default order on identical GPUs; UUIDs always).
 * Deployment files (systemd units, compose files, manifests, ``--deploy`` extras) are parsed for
-  ``NAME=value`` environment settings and for the server command lines they hold.
+  ``NAME=value`` environment settings by :mod:`doctor.parsers.deploy_env`.
+
+Server lists, GPU holders and the user's environment are computed once per run (``facts.derived``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from doctor.facts import DeployFile, Facts, Gpu, Process
+from doctor.derived import cached
+from doctor.facts import Facts, Gpu, Process
+from doctor.parsers.deploy_env import deploy_env
 
 #: framework -> argv patterns (matched against the joined command line)
 SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
@@ -70,6 +74,10 @@ def _ancestors(proc: Process, by_pid: dict[int, Process]) -> Iterator[Process]:
 
 def servers(facts: Facts) -> list[ServerProcess]:
     """Every process of an inference server, in pid order, with its framework and root flag."""
+    return list(cached(facts, "procs.servers", lambda: tuple(_servers(facts))))
+
+
+def _servers(facts: Facts) -> list[ServerProcess]:
     procs = facts.processes
     by_pid = {p.pid: p for p in procs}
     direct = {p.pid: fw for p in procs if (fw := framework_of(p))}
@@ -91,6 +99,11 @@ def server_roots(facts: Facts) -> list[ServerProcess]:
 
 def gpu_holders(facts: Facts) -> dict[int, list[Gpu]]:
     """pid -> GPUs, from the driver's process lists (NVML or ``nvidia-smi -q -x``)."""
+    held = cached(facts, "procs.gpu_holders", lambda: tuple((pid, tuple(gpus)) for pid, gpus in _gpu_holders(facts).items()))
+    return {pid: list(gpus) for pid, gpus in held}
+
+
+def _gpu_holders(facts: Facts) -> dict[int, list[Gpu]]:
     out: dict[int, list[Gpu]] = {}
     for gpu in facts.gpus.gpus:
         for sp in gpu.processes:
@@ -136,60 +149,6 @@ def gpus_of(facts: Facts, proc: Process) -> tuple[list[Gpu], str]:
     return [], ""
 
 
-# --- deployment files ---------------------------------------------------------------------------------
-
-_UNIT_ENV = re.compile(r"^\s*Environment\s*=\s*(.*)$")
-_ASSIGN = re.compile(r"""^["']?([A-Za-z_][A-Za-z0-9_]*)=(.*?)["']?$""")
-_COMPOSE_LIST = re.compile(r"""^\s*-\s*["']?([A-Za-z_][A-Za-z0-9_]*)=([^"'#]*)["']?\s*(#.*)?$""")
-_COMPOSE_MAP = re.compile(r"""^\s+([A-Z_][A-Z0-9_]*):\s*["']?([^"'#]*?)["']?\s*(#.*)?$""")
-_K8S_NAME = re.compile(r"""^\s*-?\s*name:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*$""")
-_K8S_VALUE = re.compile(r"""^\s*value:\s*["']?(.*?)["']?\s*$""")
-_DOCKER_E = re.compile(r"""(?:^|\s)(?:-e|--env)[ =]["']?([A-Za-z_][A-Za-z0-9_]*)=([^\s"']*)""")
-
-
-def _split_unit_env(value: str) -> Iterator[tuple[str, str]]:
-    import shlex
-
-    try:
-        words = shlex.split(value)
-    except ValueError:
-        words = value.split()
-    for word in words:
-        match = _ASSIGN.match(word)
-        if match:
-            yield match.group(1), match.group(2)
-
-
-def deploy_env(files: Iterable[DeployFile]) -> list[tuple[str, str, str]]:
-    """``(name, value, file)`` for every environment setting found in deployment files."""
-    out: list[tuple[str, str, str]] = []
-    for df in files:
-        lines = df.text.splitlines()
-        for i, line in enumerate(lines):
-            if line.lstrip().startswith(("#", ";")):
-                continue
-            unit = _UNIT_ENV.match(line)
-            if unit:
-                out.extend((k, v, df.path) for k, v in _split_unit_env(unit.group(1)))
-                continue
-            for match in _DOCKER_E.finditer(line):
-                out.append((match.group(1), match.group(2), df.path))
-            listed = _COMPOSE_LIST.match(line)
-            if listed:
-                out.append((listed.group(1), listed.group(2).strip(), df.path))
-                continue
-            name = _K8S_NAME.match(line)
-            if name and i + 1 < len(lines):
-                value = _K8S_VALUE.match(lines[i + 1])
-                if value:
-                    out.append((name.group(1), value.group(1), df.path))
-                continue
-            mapped = _COMPOSE_MAP.match(line)
-            if mapped and mapped.group(2):
-                out.append((mapped.group(1), mapped.group(2).strip(), df.path))
-    return out
-
-
 @dataclass(frozen=True)
 class EnvSetting:
     """One user-set environment value and everywhere it was seen."""
@@ -209,6 +168,10 @@ class EnvSetting:
 
 def user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
     """Processes whose environment the user set: server roots, and GPU holders not below a server/GPU holder."""
+    return list(cached(facts, "procs.user_roots", lambda: tuple(_user_roots(facts))))
+
+
+def _user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
     roots: dict[int, tuple[Process, str | None]] = {}
     all_servers = servers(facts)
     in_server = {s.process.pid for s in all_servers}
@@ -233,12 +196,17 @@ def user_env(facts: Facts, names: Iterable[str] | None = None) -> list[EnvSettin
     Values a framework injects into its own workers never appear here (workers are not roots). A
     root that is itself a framework process may still carry an injected name if the user set it.
     """
-    wanted = set(names) if names is not None else None
+    settings = cached(facts, "procs.user_env", lambda: tuple(_user_env(facts)))
+    if names is None:
+        return list(settings)
+    wanted = set(names)
+    return [s for s in settings if s.name in wanted]
+
+
+def _user_env(facts: Facts) -> list[EnvSetting]:
     seen: dict[tuple[str, str], dict[str, set[object]]] = {}
 
     def add(name: str, value: str, pid: int | None = None, path: str | None = None, fw: str | None = None) -> None:
-        if wanted is not None and name not in wanted:
-            return
         slot = seen.setdefault((name, value), {"pids": set(), "files": set(), "fw": set()})
         if pid is not None:
             slot["pids"].add(pid)
@@ -250,7 +218,7 @@ def user_env(facts: Facts, names: Iterable[str] | None = None) -> list[EnvSettin
     for proc, fw in user_roots(facts):
         for name, value in proc.env.items():
             add(name, value, pid=proc.pid, fw=fw)
-    for name, value, path in deploy_env(facts.deploy_files):
+    for name, value, path in cached(facts, "procs.deploy_env", lambda: tuple(deploy_env(facts.deploy_files))):
         add(name, value, path=path)
     return [EnvSetting(name, value, tuple(sorted(int(p) for p in s["pids"])),  # type: ignore[call-overload]
                        tuple(sorted(str(f) for f in s["files"])), tuple(sorted(str(f) for f in s["fw"])))

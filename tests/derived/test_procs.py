@@ -1,0 +1,71 @@
+"""Server processes, GPU holders and the user's environment (doctor.derived.procs); deployment env parser."""
+
+from __future__ import annotations
+
+import textwrap
+
+from doctor.derived.procs import (
+    env_value,
+    framework_of,
+    gpu_holders,
+    gpus_of,
+    irqbalance_running,
+    server_gpus,
+    server_roots,
+    servers,
+    user_env,
+)
+from doctor.facts.deploy import DeployFile
+from doctor.parsers import deploy_env as parser
+from tests.checks._netnuma_base import cmdline, environ
+from tests.helpers import facts, healthy, sick
+
+ROOT_PID, WORKER = 4242, 4318
+
+
+def test_vllm_root_and_its_workers() -> None:
+    f = facts(base=sick())
+    found = servers(f)
+    assert [(s.process.pid, s.framework, s.root) for s in found[:2]] == [(ROOT_PID, "vllm", True), (WORKER, "vllm", False)]
+    assert [s.process.pid for s in server_roots(f)] == [ROOT_PID]
+    assert len(server_gpus(f, ROOT_PID)) == 8  # the workers hold one GPU each
+    held, how = gpus_of(f, f.process(WORKER))  # type: ignore[arg-type]
+    assert [g.index for g in held] == [0] and how
+    assert sorted(gpu_holders(f)) == [4318, 4327, 4336, 4345, 4354, 4363, 4372, 4381]
+
+
+def test_a_plain_python_process_is_no_server() -> None:
+    f = facts(cmdline("python3", "train.py", "--vllm-like"), base=healthy())
+    assert framework_of(f.process(ROOT_PID)) is None  # type: ignore[arg-type]
+    assert ROOT_PID not in [s.process.pid for s in servers(f)]
+
+
+def test_user_env_comes_from_roots_and_units_not_from_worker_injections() -> None:
+    f = facts(environ(WORKER, NCCL_CUMEM_ENABLE="0"), base=sick())
+    disable = env_value(f, "NCCL_IB_DISABLE")
+    assert disable is not None and disable.value == "1" and disable.pids == (ROOT_PID,)
+    assert disable.files == ("etc/systemd/system/vllm.service",)
+    assert env_value(f, "NCCL_CUMEM_ENABLE") is None  # set only in a worker: the framework's, not the user's
+    assert [s.name for s in user_env(f, ["NCCL_IB_DISABLE", "NOPE"])] == ["NCCL_IB_DISABLE"]
+    assert user_env(f) == user_env(f) and "procs.user_env" in f.derived  # computed once per run
+
+
+def test_irqbalance() -> None:
+    assert irqbalance_running(facts(base=healthy())) in (True, False)
+    assert irqbalance_running(facts(base=None)) is None  # no process list recorded: cannot tell
+
+
+def test_deploy_env_parser_reads_its_docstring_sample() -> None:
+    block = textwrap.dedent((parser.__doc__ or "").split("::", 1)[1].split("\n\nComment")[0]).strip("\n")
+    sample = "\n".join(line.split("  #")[0].rstrip() for line in block.splitlines())
+    got = parser.deploy_env([DeployFile("x.yaml", sample)])
+    assert [(n, v) for n, v, _ in got] == [
+        ("NCCL_IB_DISABLE", "1"), ("NCCL_DEBUG", "INFO"), ("NCCL_P2P_DISABLE", "1"), ("FOO", "bar"),
+        ("NCCL_IB_HCA", "mlx5_0"), ("NCCL_SOCKET_IFNAME", "eth0"), ("NCCL_IB_GID_INDEX", "3")]
+    assert {p for _, _, p in got} == {"x.yaml"}
+
+
+def test_deploy_env_parser_skips_comments_and_survives_bad_quoting() -> None:
+    text = "# Environment=NCCL_IB_DISABLE=1\n; Environment=A=1\nEnvironment=\"B=2 C='3\n"
+    # unbalanced quotes: split on blanks instead of failing (the stray quote stays in the value)
+    assert [(n, v) for n, v, _ in parser.deploy_env([DeployFile("u.service", text)])] == [("B", "2"), ("C", "'3")]
