@@ -10,11 +10,13 @@ from checks._pcie import (
     PathBandwidth,
     c2c_gpu,
     gbps,
+    gen_label,
     gpu_activity,
     gpu_label,
     is_rdma_nic,
     is_virtual_nic,
     link_label,
+    make_link,
     path_bandwidth,
     severity_for_loss,
     subject_nics,
@@ -72,7 +74,9 @@ def _subjects(facts: Facts) -> list[_Subject]:
     """GPUs (from PCI, or only from the driver when the PCI folder is trimmed) and physical NICs."""
     gpus = {d.address: d for d in facts.pci.gpus}
     for gpu in facts.gpus.gpus:
-        if gpu.address not in gpus:
+        if gpu.pci is not None and gpu.pci.link_origin:
+            gpus[gpu.address] = gpu.pci  # link state from the driver (NVML, nvidia-smi)
+        elif gpu.address not in gpus:
             gpus[gpu.address] = gpu.pci or PciDevice(gpu.address, None, None, None, origin="GPU inventory")
     out = [_Subject(gpus[a], gpu_label(facts, a), "GPU") for a in sorted(gpus) if not gpus[a].is_vf]
     for nic in subject_nics(facts):
@@ -141,7 +145,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     what = []
     if neck.width_short:
         what.append(f"x{neck.cur_width} of x{neck.exp_width}")
-    if neck.speed_short:
+    if neck.speed_short and (busy_ok or not subject.is_gpu):  # an idle GPU's speed is power saving
         what.append(f"{neck.cur_speed:g} of {neck.exp_speed:g} GT/s")
     where = _describe(neck, subject)
     own = neck.child.address == subject.dev.address
@@ -171,6 +175,14 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
 
 
+def _limited_note(lk: Link) -> str:
+    """A sentence when the port above caps the device below its own maximum (slot- or host-limited)."""
+    if not lk.slot_limited or lk.parent is None:
+        return ""
+    return (f" The device can do {link_label(lk.child.max_speed, lk.child.max_width)} but the port above allows "
+            f"at most {gen_label(lk.parent.max_speed)}: under load it will run at the port's maximum.")
+
+
 def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Finding:
     evidence = tuple(_link_evidence(lk) + _runtime_evidence(facts, subject.dev.address))
     common = dict(evidence=evidence, expected=link_label(lk.exp_speed, lk.exp_width),
@@ -180,7 +192,8 @@ def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Fin
         return Finding(INFO, subject.label, f"idle GPU parked at {lk.cur_speed:g} GT/s (power saving); "
                                             "re-check under load",
                        detail="GPUs lower their PCIe speed when idle and raise it within milliseconds of work. "
-                              "Width is at its expected value.", confidence=0.8, **common)  # type: ignore[arg-type]
+                              "Width is at its expected value." + _limited_note(lk),
+                       confidence=0.8, **common)  # type: ignore[arg-type]
     return Finding(UNKNOWN, subject.label, f"GPU link at {lk.cur_speed:g} of {lk.exp_speed:g} GT/s: cannot tell "
                                            "idle from busy",
                    detail="No driver view of this GPU's utilisation or performance state was recorded; an idle GPU "
@@ -216,9 +229,27 @@ def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
     return f"{', '.join(names) or 'link attributes'} not recorded for {dev.address}"
 
 
+def _host_port(dev: PciDevice) -> PciDevice:
+    """The port above, known only by the maximum speed the GPU driver reports for the host."""
+    return PciDevice(f"host port above {dev.address}", None, None, None, origin=dev.link_origin or "GPU driver",
+                     max_speed=dev.port_max_speed, link_origin=dev.link_origin or "GPU driver")
+
+
+def _links(facts: Facts, dev: PciDevice) -> list[Link]:
+    """The recorded path's links; the device's own link from the driver's view when the recording lacks it."""
+    links = upstream_links(facts.pci, dev.address)
+    own = links[0] if links and links[0].child.address == dev.address else None
+    if dev.link_origin and (own is None or not own.known):
+        links = [make_link(dev, facts.pci.get(dev.parent))] + links[1:]
+        own = links[0]
+    if own is not None and own.parent is None and dev.port_max_speed is not None:
+        links = [make_link(own.child, _host_port(own.child))] + links[1:]
+    return links
+
+
 def _assess(facts: Facts, subject: _Subject) -> Finding | None:
     dev = subject.dev
-    links = upstream_links(facts.pci, dev.address)
+    links = _links(facts, dev)
     own = links[0] if links and links[0].child.address == dev.address else None
     if own is None or not own.known:
         if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:

@@ -20,6 +20,7 @@ _PCIE_TYPES = {0: ENDPOINT, 1: "Legacy Endpoint", 4: ROOT_PORT, 5: UPSTREAM, 6: 
                7: "PCI-Express to PCI/PCI-X Bridge", 8: "PCI/PCI-X to PCI-Express Bridge",
                9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
 _ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+_LINK_ATTRS = frozenset({"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
 _BUS_LINE = re.compile(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
 
 
@@ -54,6 +55,12 @@ class PciDevice:
     msi_irqs: tuple[int, ...] = ()
     secondary_bus: int | None = None
     aer: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: where the link fields came from when not from sysfs/lspci (the GPU driver: NVML or nvidia-smi)
+    link_origin: str | None = None
+    #: the maximum speed of the port above as the GPU driver reports it (nvidia-smi ``max_host_link_gen``)
+    port_max_speed: float | None = None
+    #: LnkCtl2 Target Link Speed (GT/s): the speed firmware or the OS allows this link to train to
+    target_speed: float | None = None
 
     @property
     def parent(self) -> str | None:
@@ -91,6 +98,8 @@ class PciDevice:
 
     def attr(self, name: str) -> str:
         """Evidence name for one attribute (a sysfs file, or the lspci file it came from)."""
+        if self.link_origin and name.split(" ", 1)[0] in _LINK_ATTRS:
+            return f"{self.link_origin} [{self.address}] {name}"
         return f"{self.origin}/{name}" if self.origin.startswith("sys/") else f"{self.origin} [{self.address}]"
 
 
