@@ -23,8 +23,10 @@ from checks._pcie import (
     upstream_links,
 )
 from doctor.facts import Facts, PciDevice
+from doctor.facts.link_caps import FirmwareCap, firmware_cap
 from doctor.facts.util import link_bandwidth
 from doctor.findings import (
+    HIGH,
     INFO,
     LOW,
     MEDIUM,
@@ -175,6 +177,37 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
 
 
+BIOS_LINK_SPEED = (
+    "Set the slot's link speed back to Auto (or the highest generation) in the BIOS/UEFI setup: Intel platforms "
+    "call it 'PCIe Link Speed' or 'Link Speed' per root port (PCH-IO or IIO/Processor configuration, often "
+    "'Gen1/Gen2/Gen3/Auto'); AMD platforms 'PCIe Link Speed', 'PCIe x16 Link Speed' or 'Target Link Speed' "
+    "(NBIO/AMD CBS). Some vendors force Gen1-Gen3 for risers or compatibility: if a riser was the reason, replace "
+    "it rather than keep the cap. The setting persists across reboots; nothing on the OS changes it lastingly.")
+
+
+def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap, activity: str) -> Finding:
+    """Medium (high on a busy GPU): the port is configured below what both ends of the link can do."""
+    severity = HIGH if subject.is_gpu and activity == "busy" else MEDIUM
+    port = cap.port.address
+    lost = 1 - cap.allowed / cap.capable if cap.capable else 0.0
+    detail = (f"The link above {lk.child.address} can train only to {gen_label(cap.allowed)} although it could "
+              f"run {gen_label(cap.capable)}: {cap.how}. This is a configuration (BIOS/firmware) limit, not the "
+              "slot's wiring, so it can be changed.")
+    if subject.is_gpu:
+        detail += f" The GPU is {gpu_activity(facts, subject.dev.address)}."
+    width = lk.cur_width or lk.exp_width
+    return Finding(
+        severity, subject.label, f"{subject.kind} link capped by firmware at {gen_label(cap.allowed)} "
+                                 f"(can do {gen_label(cap.capable)})",
+        detail=detail, evidence=tuple(Evidence(a, b) for a, b in cap.evidence) + tuple(
+            _runtime_evidence(facts, subject.dev.address) if subject.is_gpu else ()),
+        expected=link_label(cap.capable, width), observed=link_label(cap.allowed, width),
+        impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
+                      f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind]),
+        fix=Fix(runtime=(cmd("lspci", "-s", port, "-vv"),), notes=BIOS_LINK_SPEED),
+        references=REFERENCES, related=tuple(dict.fromkeys(lk.ports)), confidence=0.8)
+
+
 def _limited_note(lk: Link) -> str:
     """A sentence when the port above caps the device below its own maximum (slot- or host-limited)."""
     if not lk.slot_limited or lk.parent is None:
@@ -259,6 +292,11 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
     activity = gpu_activity(facts, dev.address) if subject.is_gpu else "busy"
     busy_ok = activity == "busy"
+    if not any(lk.width_short for lk in links):
+        for lk in links:
+            cap = firmware_cap(facts.pci, lk.child, lk.parent)
+            if cap is not None:
+                return _firmware_capped(facts, subject, lk, cap, activity)
     real = [lk for lk in links if lk.width_short or (lk.speed_short and busy_ok)]
     if real:
         found = _downgrade(facts, subject, links, real, busy_ok)

@@ -7,10 +7,10 @@ comes from and what must be reported (``fires``) and what must stay quiet (``qui
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from doctor.findings import Finding
 from tests.helpers import facts, run
