@@ -221,3 +221,25 @@ def test_nvidia_smi_text_alone_reports_width_and_locked_clocks() -> None:
 def test_power_limit_from_nvml() -> None:
     from doctor.facts.nvml import _watts
     assert _watts(200000) == 200.0 and _watts(None) is None and _watts(0) is None
+
+
+_XML = """<?xml version="1.0" ?>
+<nvidia_smi_log><driver_version>580.65.06</driver_version>
+<gpu id="00000000:61:00.0"><product_name>NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition</product_name>
+<pci><pci_gpu_link_info><pcie_gen><max_link_gen>4</max_link_gen><current_link_gen>{cur}</current_link_gen>
+<device_current_link_gen>{cur}</device_current_link_gen><max_device_link_gen>5</max_device_link_gen>
+<max_host_link_gen>4</max_host_link_gen></pcie_gen>
+<link_widths><max_link_width>16x</max_link_width><current_link_width>16x</current_link_width></link_widths>
+</pci_gpu_link_info></pci>
+<performance_state>{pstate}</performance_state><utilization><gpu_util>{util} %</gpu_util></utilization>
+</gpu></nvidia_smi_log>
+"""
+
+
+def test_gpu_held_to_its_hosts_generation_is_info() -> None:
+    busy = facts({"commands/nvidia-smi_-q_-x": _XML.format(cur=4, pstate="P0", util=90)}, base=None)
+    hit = [f for f in findings_of(busy, "pcie.link_downgrade") if "0000:61:00.0" in f.subject]
+    assert [f.severity for f in hit] == ["info"] and "slot-limited" in hit[0].title
+    slow = facts({"commands/nvidia-smi_-q_-x": _XML.format(cur=3, pstate="P0", util=90)}, base=None)
+    hit = [f for f in findings_of(slow, "pcie.link_downgrade") if "0000:61:00.0" in f.subject]
+    assert [f.severity for f in hit] == ["medium"] and "8 of 16 GT/s" in hit[0].title  # Gen3 of the host's Gen4
