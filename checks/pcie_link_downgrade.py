@@ -275,7 +275,7 @@ def _links(facts: Facts, dev: PciDevice) -> list[Link]:
     if dev.link_origin and (own is None or not own.known):
         links = [make_link(dev, facts.pci.get(dev.parent))] + links[1:]
         own = links[0]
-    if own is not None and own.parent is None and dev.port_max_speed is not None:
+    if own is not None and (own.parent is None or own.parent.max_speed is None) and dev.port_max_speed is not None:
         links = [make_link(own.child, _host_port(own.child))] + links[1:]
     return links
 

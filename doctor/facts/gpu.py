@@ -103,13 +103,18 @@ def _speed(gen: int | None) -> float | None:
     return SPEED_OF_GEN.get(gen) if gen is not None else None
 
 
+def _width(lanes: int | None) -> int | None:
+    """A PCIe link width (0 when the link is down); anything else the driver printed is not evidence."""
+    return lanes if lanes is not None and 0 <= lanes <= 32 else None
+
+
 def with_driver_link(dev: PciDevice | None, rt: SmiGpu, where: str) -> PciDevice | None:
     """The GPU's PCI facts with link state from the driver's view (``pci_gpu_link_info``) where the
     PCI recording has none; ``link_origin`` names the source. The device's own maximum generation is
     ``max_device_link_gen`` when reported (else ``max_link_gen``); the host's is ``port_max_speed``."""
     dev_max = rt.link_gen_device_max if rt.link_gen_device_max is not None else rt.link_gen_max
-    link = {"cur_speed": _speed(rt.link_gen_current), "cur_width": rt.link_width_current,
-            "max_speed": _speed(dev_max), "max_width": rt.link_width_max}
+    link = {"cur_speed": _speed(rt.link_gen_current), "cur_width": _width(rt.link_width_current),
+            "max_speed": _speed(dev_max), "max_width": _width(rt.link_width_max)}
     if all(v is None for v in link.values()):
         return dev
     if dev is None:

@@ -243,3 +243,29 @@ def test_gpu_held_to_its_hosts_generation_is_info() -> None:
     slow = facts({"commands/nvidia-smi_-q_-x": _XML.format(cur=3, pstate="P0", util=90)}, base=None)
     hit = [f for f in findings_of(slow, "pcie.link_downgrade") if "0000:61:00.0" in f.subject]
     assert [f.severity for f in hit] == ["medium"] and "8 of 16 GT/s" in hit[0].title  # Gen3 of the host's Gen4
+
+
+def test_user_lspci_plus_nvidia_smi_each_give_what_they_have() -> None:
+    """lspci as a user (capabilities denied) names the tree and the PCH; nvidia-smi gives the GPU's link."""
+    denied = "\n".join(line for line in SPT_LP.splitlines() if not line.startswith("\t\t"))
+    denied = denied.replace("Capabilities: [40] Express (v2) Root Port (Slot+), MSI 00", "Capabilities: <access denied>")
+    denied = denied.replace("Capabilities: [68] Express (v2) Legacy Endpoint, MSI 00", "Capabilities: <access denied>")
+    smi = _XML.replace("00000000:61:00.0", "00000000:01:00.0").replace("<max_device_link_gen>5", "<max_device_link_gen>3")
+    smi = smi.replace("<max_host_link_gen>4", "<max_host_link_gen>3").replace("<max_link_gen>4", "<max_link_gen>3")
+    smi = smi.replace("<current_link_width>16x", "<current_link_width>2x").replace("<max_link_width>16x",
+                                                                                  "<max_link_width>4x")
+    f = facts({"commands/lspci_-vvv": denied, "commands/nvidia-smi_-q_-x": smi.format(cur=3, pstate="P0", util=80)},
+              base=None)
+    link = [x for x in findings_of(f, "pcie.link_downgrade") if "0000:01:00.0" in x.subject]
+    assert [x.severity for x in link] == ["high"] and "x2 of x4" in link[0].title
+    assert link[0].evidence[0].source.startswith("commands/nvidia-smi_-q_-x [0000:01:00.0]")
+    chipset = [x for x in findings_of(f, "pcie.chipset_slot") if x.severity == "high"]
+    assert chipset and "Sunrise Point-LP" in chipset[0].evidence[0].value
+
+
+def test_absurd_driver_widths_are_not_evidence() -> None:
+    smi = _XML.replace("<current_link_width>16x", "<current_link_width>-8x")
+    f = facts({"commands/nvidia-smi_-q_-x": smi.format(cur=4, pstate="P0", util=90)}, base=None)
+    gpu = f.gpus.by_address("0000:61:00.0")
+    assert gpu is not None and gpu.pci is not None and gpu.pci.cur_width is None
+    assert not [x for x in findings_of(f, "pcie.link_downgrade") if x.severity in ALARMS]
