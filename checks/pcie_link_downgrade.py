@@ -24,7 +24,7 @@ from checks._pcie import (
 )
 from doctor.facts import Facts, PciDevice
 from doctor.facts.link_caps import FirmwareCap, firmware_cap
-from doctor.facts.util import link_bandwidth
+from doctor.facts.util import BDF, link_bandwidth
 from doctor.findings import (
     HIGH,
     INFO,
@@ -93,7 +93,9 @@ def _link_evidence(lk: Link) -> list[Evidence]:
     ev = [Evidence(c.attr("current_link_speed"), f"{lk.cur_speed:g} GT/s" if lk.cur_speed else "?"),
           Evidence(c.attr("current_link_width"), str(lk.cur_width)),
           Evidence(c.attr("max_link_speed") + " / max_link_width", link_label(c.max_speed, c.max_width))]
-    if p is not None:
+    if p is not None and not BDF.match(p.address):  # the host's maximum as the GPU driver reports it
+        ev.append(Evidence(f"{p.origin} [{c.address}] max_host_link_gen", gen_label(p.max_speed)))
+    elif p is not None:
         ev.append(Evidence(p.attr("max_link_speed") + " / max_link_width", link_label(p.max_speed, p.max_width)))
     return ev
 
@@ -165,7 +167,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     evidence = _link_evidence(neck)
     if subject.is_gpu:
         evidence += _runtime_evidence(facts, subject.dev.address)
-    related = tuple(dict.fromkeys(neck.ports))
+    related = _addresses(neck.ports)
     return Finding(
         severity, subject.label, title, detail=detail, evidence=tuple(evidence),
         expected=f"{link_label(neck.exp_speed, neck.exp_width)} ({gbps(neck.expected_bw)} per direction)",
@@ -205,7 +207,7 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
         impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
                       f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind]),
         fix=Fix(runtime=(cmd("lspci", "-s", port, "-vv"),), notes=BIOS_LINK_SPEED),
-        references=REFERENCES, related=tuple(dict.fromkeys(lk.ports)), confidence=0.8)
+        references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
 
 
 def _limited_note(lk: Link) -> str:
@@ -220,7 +222,7 @@ def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Fin
     evidence = tuple(_link_evidence(lk) + _runtime_evidence(facts, subject.dev.address))
     common = dict(evidence=evidence, expected=link_label(lk.exp_speed, lk.exp_width),
                   observed=link_label(lk.cur_speed, lk.cur_width), references=REFERENCES,
-                  related=tuple(dict.fromkeys(lk.ports)))
+                  related=_addresses(lk.ports))
     if activity == "idle":
         return Finding(INFO, subject.label, f"idle GPU parked at {lk.cur_speed:g} GT/s (power saving); "
                                             "re-check under load",
@@ -249,7 +251,7 @@ def _slot_limited(subject: _Subject, lk: Link) -> Finding:
         observed=link_label(lk.cur_speed, lk.cur_width),
         impact=Impact(0, f"{gbps(unused)} per direction unused ({gbps(lk.expected_bw)} of {gbps(dev_bw)})"),
         fix=Fix(notes="Only a faster slot (or a faster platform) recovers this; nothing to change on the OS."),
-        references=REFERENCES, related=(p.address,))
+        references=REFERENCES, related=_addresses((p.address,)))
 
 
 def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
@@ -260,6 +262,11 @@ def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
     if len(names) == 4:
         return f"no link attribute files for {dev.address} (trimmed recording, or no PCIe link)"
     return f"{', '.join(names) or 'link attributes'} not recorded for {dev.address}"
+
+
+def _addresses(ports: tuple[str, ...]) -> tuple[str, ...]:
+    """Related PCI addresses, without the stand-in for a host port known only from the GPU driver."""
+    return tuple(dict.fromkeys(p for p in ports if BDF.match(p)))
 
 
 def _host_port(dev: PciDevice) -> PciDevice:
