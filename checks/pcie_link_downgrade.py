@@ -244,7 +244,7 @@ def _slot_limited(subject: _Subject, lk: Link) -> Finding:
     return Finding(
         INFO, subject.label,
         f"slot-limited: {c.address} can do {link_label(c.max_speed, c.max_width)}, the port above "
-        f"{link_label(p.max_speed, p.max_width)}",
+        f"{link_label(p.max_speed, p.max_width) if p.max_width is not None else gen_label(p.max_speed)}",
         detail=f"The link runs at the best the slot allows; {gbps(unused)} per direction of the device's "
                "capability is unused. lspci calls this '(downgraded)' but it is not a fault of the link.",
         evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
