@@ -40,6 +40,53 @@ NOTES = {
 }
 
 
+#: A configured limit this far below the default (fraction) is a finding; smaller gaps are rounding.
+LIMIT_TOLERANCE = 0.02
+
+
+def _lowered(value: float | None, default: float | None) -> bool:
+    return value is not None and default is not None and default > 0 and value < default * (1 - LIMIT_TOLERANCE)
+
+
+def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
+    """Medium: a power limit below the board default, or application clocks locked below their default."""
+    rt = gpu.runtime
+    if rt is None:
+        return
+    label = gpu_label(facts, gpu.address)
+    if _lowered(rt.power_limit_w, rt.default_power_limit_w):
+        limit, default = rt.power_limit_w or 0.0, rt.default_power_limit_w or 0.0
+        yield Finding(
+            MEDIUM, label, f"power limit lowered to {limit:g} W (default {default:g} W)",
+            detail=f"{label} may draw at most {limit:g} W, {1 - limit / default:.0%} below its default "
+                   f"{default:g} W: under load it holds clocks down (SW Power Cap) and loses throughput. "
+                   "Someone or something (nvidia-smi -pl, a power-capping agent, DCGM policy) set it.",
+            evidence=(Evidence(where, f"{label}: power limit {limit:g} W, default power limit {default:g} W"),),
+            expected=f"{default:g} W (default)", observed=f"{limit:g} W",
+            impact=Impact(20.0, "lower sustained clocks under load, roughly in proportion to the power cut"),
+            fix=Fix(runtime=(cmd("nvidia-smi", "-i", gpu.address, "-pl", f"{default:g}"),),
+                    notes="Restores the default limit until reboot (needs root). If a power-capping agent or "
+                          "a site policy set the limit on purpose, change it there instead. Undo with "
+                          f"`{cmd('nvidia-smi', '-i', gpu.address, '-pl', f'{limit:g}')}`."),
+            references=REFERENCES, confidence=0.9)
+    locked = [(name, cur, dflt) for name, cur, dflt in (
+        ("graphics", rt.app_clock_graphics_mhz, rt.default_app_clock_graphics_mhz),
+        ("memory", rt.app_clock_mem_mhz, rt.default_app_clock_mem_mhz)) if _lowered(cur, dflt)]
+    if locked:
+        text = ", ".join(f"{name} {cur:g} of {dflt:g} MHz" for name, cur, dflt in locked)
+        yield Finding(
+            MEDIUM, label, f"application clocks locked below default ({text})",
+            detail=f"{label}'s application clocks were set below their defaults (nvidia-smi -ac): the GPU runs "
+                   "its compute work at these lower clocks.",
+            evidence=(Evidence(where, f"{label}: applications clocks {text}"),),
+            expected="default application clocks", observed=text,
+            impact=Impact(20.0, "compute runs at the lower clock: throughput drops in proportion"),
+            fix=Fix(runtime=(cmd("nvidia-smi", "-i", gpu.address, "-rac"),),
+                    notes="Resets application clocks to the defaults (needs root); re-apply the old values "
+                          "with `nvidia-smi -ac <mem,graphics>` to undo."),
+            references=REFERENCES, confidence=0.9)
+
+
 def _active(gpu: Gpu) -> list[str]:
     reasons = gpu.runtime.clock_event_reasons if gpu.runtime else {}
     return sorted(k for k, v in reasons.items() if v and k not in BENIGN)
@@ -56,19 +103,22 @@ def _grade(gpu: Gpu, active: list[str]) -> str | None:
 @check("gpu.clock_throttle", "GPU clock slowdown (thermal, power brake, power cap)", "gpu")
 def gpu_clock_throttle(facts: Facts) -> Iterator[Finding]:
     """High for active hardware slowdown/thermal/power-brake reasons, medium for software thermal,
-    low for the software power cap on a busy GPU. The idle reason is never a fault."""
+    low for the software power cap on a busy GPU. The idle reason is never a fault. Medium for a
+    power limit below the default or application clocks locked below the default (NVML or nvidia-smi)."""
     gpus = facts.gpus.gpus
     if not gpus:
         return
     where = facts.gpus.runtime_origin or "nvidia-smi"
     looked = [g for g in gpus if g.runtime is not None and g.runtime.clock_event_reasons]
+    settings = [f for gpu in gpus for f in _settings(facts, gpu, where)]
+    yield from settings
     if not looked:
         missing = facts.gpus.runtime_missing or "the driver's view lists no clock event reasons"
         yield Finding(UNKNOWN, "node", "GPU clock event reasons not recorded",
                       detail="Without NVML or nvidia-smi output, thermal or power-brake slowdown cannot be seen.",
                       evidence=(Evidence("GPU runtime state", missing),))
         return
-    flagged = 0
+    flagged = len(settings)
     for gpu in looked:
         active = _active(gpu)
         level = _grade(gpu, active)

@@ -48,16 +48,14 @@ def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Fin
     if pch is None and not amd:
         return None
     if pch is not None:
-        root, lpc = pch
-        evidence: tuple[Evidence, ...] = (Evidence(root.attr("vendor") + ", address", f"{root.address} {root.name or ''}".strip()),
-                    Evidence(lpc.attr("class"), f"0x{lpc.class_code or 0:06x} (ISA/LPC bridge at {lpc.address})"))
-        related: tuple[str, ...] = (root.address, lpc.address)
+        root, why = pch
+        evidence: tuple[Evidence, ...] = (Evidence(root.attr("device") + ", name", why),)
+        related: tuple[str, ...] = (root.address,)
         what = f"Intel PCH root port {root.address}"
     else:
-        evidence = tuple(Evidence(b.attr("device"), f"0x{b.vendor or 0:04x}:0x{b.device or 0:04x} {b.name or ''}"
-                                  .strip()) for b in amd)
-        related = tuple(b.address for b in amd)
-        what = f"AMD chipset bridge {amd[0].address}"
+        evidence = tuple(Evidence(b.attr("device") + ", name", why) for b, why in amd)
+        related = tuple(b.address for b, _ in amd)
+        what = f"AMD chipset bridge {amd[0][0].address}"
     return Finding(
         HIGH, label, f"{kind} is behind the chipset ({what}), not a CPU root port",
         detail=f"All traffic of {label} crosses the chipset uplink, {CHIPSET_UPLINK}, shared with SATA, USB and "
@@ -119,8 +117,8 @@ def _summary(infos: list[tuple[Finding, str, str]]) -> Finding:
 
 @check("pcie.chipset_slot", "GPUs and fast NICs behind the chipset; switch hops and NCCL path words", "pcie")
 def chipset_slot(facts: Facts) -> Iterator[Finding]:
-    """A GPU or fast NIC whose root port is an Intel PCH port (bus 0, device 0x1b-0x1d, LPC at 00:1f.0)
-    or whose path crosses an AMD chipset bridge: high. Also, as info, each GPU's switch hops and the
+    """A GPU or fast NIC whose root port is an Intel PCH/ICH root port, or whose path crosses an AMD chipset
+    (Promontory, X570) bridge, decided by device id or lspci name (doctor.facts.chipsets): high. Also, as info, each GPU's switch hops and the
     NCCL path word (PIX/PXB/PHB/NODE/SYS) to its nearest NIC.
     """
     if facts.host.is_vm:

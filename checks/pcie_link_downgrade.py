@@ -8,11 +8,23 @@ from dataclasses import dataclass, replace
 from checks._pcie import severity_for_loss
 from doctor.derived.chipset import c2c_gpu
 from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
-from doctor.derived.pcie import Link, PathBandwidth, gbps, link_label, path_bandwidth, upstream_links
+from doctor.derived.pcie import (
+    Link,
+    PathBandwidth,
+    gbps,
+    gen_label,
+    link_label,
+    make_link,
+    path_bandwidth,
+    upstream_links,
+)
 from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
+from doctor.facts.link_caps import FirmwareCap, firmware_cap
 from doctor.facts.pcie_gen import link_bandwidth
+from doctor.facts.util import BDF
 from doctor.findings import (
+    HIGH,
     INFO,
     LOW,
     MEDIUM,
@@ -62,7 +74,9 @@ def _subjects(facts: Facts) -> list[_Subject]:
     """GPUs (from PCI, or only from the driver when the PCI folder is trimmed) and physical NICs."""
     gpus = {d.address: d for d in facts.pci.gpus}
     for gpu in facts.gpus.gpus:
-        if gpu.address not in gpus:
+        if gpu.pci is not None and gpu.pci.link_origin:
+            gpus[gpu.address] = gpu.pci  # link state from the driver (NVML, nvidia-smi)
+        elif gpu.address not in gpus:
             gpus[gpu.address] = gpu.pci or PciDevice(gpu.address, None, None, None, origin="GPU inventory")
     out = [_Subject(gpus[a], gpu_label(facts, a), "GPU") for a in sorted(gpus) if not gpus[a].is_vf]
     for nic in subject_nics(facts):
@@ -77,7 +91,9 @@ def _link_evidence(lk: Link) -> list[Evidence]:
     ev = [Evidence(c.attr("current_link_speed"), f"{lk.cur_speed:g} GT/s" if lk.cur_speed else "?"),
           Evidence(c.attr("current_link_width"), str(lk.cur_width)),
           Evidence(c.attr("max_link_speed") + " / max_link_width", link_label(c.max_speed, c.max_width))]
-    if p is not None:
+    if p is not None and not BDF.match(p.address):  # the host's maximum as the GPU driver reports it
+        ev.append(Evidence(f"{p.origin} [{c.address}] max_host_link_gen", gen_label(p.max_speed)))
+    elif p is not None:
         ev.append(Evidence(p.attr("max_link_speed") + " / max_link_width", link_label(p.max_speed, p.max_width)))
     return ev
 
@@ -131,7 +147,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     what = []
     if neck.width_short:
         what.append(f"x{neck.cur_width} of x{neck.exp_width}")
-    if neck.speed_short:
+    if neck.speed_short and (busy_ok or not subject.is_gpu):  # an idle GPU's speed is power saving
         what.append(f"{neck.cur_speed:g} of {neck.exp_speed:g} GT/s")
     where = _describe(neck, subject)
     own = neck.child.address == subject.dev.address
@@ -149,7 +165,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     evidence = _link_evidence(neck)
     if subject.is_gpu:
         evidence += _runtime_evidence(facts, subject.dev.address)
-    related = tuple(dict.fromkeys(neck.ports))
+    related = _addresses(neck.ports)
     return Finding(
         severity, subject.label, title, detail=detail, evidence=tuple(evidence),
         expected=f"{link_label(neck.exp_speed, neck.exp_width)} ({gbps(neck.expected_bw)} per direction)",
@@ -161,16 +177,56 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
 
 
+BIOS_LINK_SPEED = (
+    "Set the slot's link speed back to Auto (or the highest generation) in the BIOS/UEFI setup: Intel platforms "
+    "call it 'PCIe Link Speed' or 'Link Speed' per root port (PCH-IO or IIO/Processor configuration, often "
+    "'Gen1/Gen2/Gen3/Auto'); AMD platforms 'PCIe Link Speed', 'PCIe x16 Link Speed' or 'Target Link Speed' "
+    "(NBIO/AMD CBS). Some vendors force Gen1-Gen3 for risers or compatibility: if a riser was the reason, replace "
+    "it rather than keep the cap. The setting persists across reboots; nothing on the OS changes it lastingly.")
+
+
+def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap, activity: str) -> Finding:
+    """Medium (high on a busy GPU): the port is configured below what both ends of the link can do."""
+    severity = HIGH if subject.is_gpu and activity == "busy" else MEDIUM
+    port = cap.port.address
+    lost = 1 - cap.allowed / cap.capable if cap.capable else 0.0
+    detail = (f"The link above {lk.child.address} can train only to {gen_label(cap.allowed)} although it could "
+              f"run {gen_label(cap.capable)}: {cap.how}. This is a configuration (BIOS/firmware) limit, not the "
+              "slot's wiring, so it can be changed.")
+    if subject.is_gpu:
+        detail += f" The GPU is {gpu_activity(facts, subject.dev.address)}."
+    width = lk.cur_width or lk.exp_width
+    return Finding(
+        severity, subject.label, f"{subject.kind} link capped by firmware at {gen_label(cap.allowed)} "
+                                 f"(can do {gen_label(cap.capable)})",
+        detail=detail, evidence=tuple(Evidence(a, b) for a, b in cap.evidence) + tuple(
+            _runtime_evidence(facts, subject.dev.address) if subject.is_gpu else ()),
+        expected=link_label(cap.capable, width), observed=link_label(cap.allowed, width),
+        impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
+                      f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind]),
+        fix=Fix(runtime=(cmd("lspci", "-s", port, "-vv"),), notes=BIOS_LINK_SPEED),
+        references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
+
+
+def _limited_note(lk: Link) -> str:
+    """A sentence when the port above caps the device below its own maximum (slot- or host-limited)."""
+    if not lk.slot_limited or lk.parent is None:
+        return ""
+    return (f" The device can do {link_label(lk.child.max_speed, lk.child.max_width)} but the port above allows "
+            f"at most {gen_label(lk.parent.max_speed)}: under load it will run at the port's maximum.")
+
+
 def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Finding:
     evidence = tuple(_link_evidence(lk) + _runtime_evidence(facts, subject.dev.address))
     common = dict(evidence=evidence, expected=link_label(lk.exp_speed, lk.exp_width),
                   observed=link_label(lk.cur_speed, lk.cur_width), references=REFERENCES,
-                  related=tuple(dict.fromkeys(lk.ports)))
+                  related=_addresses(lk.ports))
     if activity == "idle":
         return Finding(INFO, subject.label, f"idle GPU parked at {lk.cur_speed:g} GT/s (power saving); "
                                             "re-check under load",
                        detail="GPUs lower their PCIe speed when idle and raise it within milliseconds of work. "
-                              "Width is at its expected value.", confidence=0.8, **common)  # type: ignore[arg-type]
+                              "Width is at its expected value." + _limited_note(lk),
+                       confidence=0.8, **common)  # type: ignore[arg-type]
     return Finding(UNKNOWN, subject.label, f"GPU link at {lk.cur_speed:g} of {lk.exp_speed:g} GT/s: cannot tell "
                                            "idle from busy",
                    detail="No driver view of this GPU's utilisation or performance state was recorded; an idle GPU "
@@ -186,14 +242,14 @@ def _slot_limited(subject: _Subject, lk: Link) -> Finding:
     return Finding(
         INFO, subject.label,
         f"slot-limited: {c.address} can do {link_label(c.max_speed, c.max_width)}, the port above "
-        f"{link_label(p.max_speed, p.max_width)}",
+        f"{link_label(p.max_speed, p.max_width) if p.max_width is not None else gen_label(p.max_speed)}",
         detail=f"The link runs at the best the slot allows; {gbps(unused)} per direction of the device's "
                "capability is unused. lspci calls this '(downgraded)' but it is not a fault of the link.",
         evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
         observed=link_label(lk.cur_speed, lk.cur_width),
         impact=Impact(0, f"{gbps(unused)} per direction unused ({gbps(lk.expected_bw)} of {gbps(dev_bw)})"),
         fix=Fix(notes="Only a faster slot (or a faster platform) recovers this; nothing to change on the OS."),
-        references=REFERENCES, related=(p.address,))
+        references=REFERENCES, related=_addresses((p.address,)))
 
 
 def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
@@ -206,9 +262,32 @@ def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
     return f"{', '.join(names) or 'link attributes'} not recorded for {dev.address}"
 
 
+def _addresses(ports: tuple[str, ...]) -> tuple[str, ...]:
+    """Related PCI addresses, without the stand-in for a host port known only from the GPU driver."""
+    return tuple(dict.fromkeys(p for p in ports if BDF.match(p)))
+
+
+def _host_port(dev: PciDevice) -> PciDevice:
+    """The port above, known only by the maximum speed the GPU driver reports for the host."""
+    return PciDevice(f"host port above {dev.address}", None, None, None, origin=dev.link_origin or "GPU driver",
+                     max_speed=dev.port_max_speed, link_origin=dev.link_origin or "GPU driver")
+
+
+def _links(facts: Facts, dev: PciDevice) -> list[Link]:
+    """The recorded path's links; the device's own link from the driver's view when the recording lacks it."""
+    links = upstream_links(facts.pci, dev.address)
+    own = links[0] if links and links[0].child.address == dev.address else None
+    if dev.link_origin and (own is None or not own.known):
+        links = [make_link(dev, facts.pci.get(dev.parent))] + links[1:]
+        own = links[0]
+    if own is not None and (own.parent is None or own.parent.max_speed is None) and dev.port_max_speed is not None:
+        links = [make_link(own.child, _host_port(own.child))] + links[1:]
+    return links
+
+
 def _assess(facts: Facts, subject: _Subject) -> Finding | None:
     dev = subject.dev
-    links = upstream_links(facts.pci, dev.address)
+    links = _links(facts, dev)
     own = links[0] if links and links[0].child.address == dev.address else None
     if own is None or not own.known:
         if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
@@ -218,6 +297,11 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
     activity = gpu_activity(facts, dev.address) if subject.is_gpu else "busy"
     busy_ok = activity == "busy"
+    if not any(lk.width_short for lk in links):
+        for lk in links:
+            cap = firmware_cap(facts.pci, lk.child, lk.parent)
+            if cap is not None:
+                return _firmware_capped(facts, subject, lk, cap, activity)
     real = [lk for lk in links if lk.width_short or (lk.speed_short and busy_ok)]
     if real:
         found = _downgrade(facts, subject, links, real, busy_ok)

@@ -49,9 +49,10 @@ SPECS: tuple[Spec, ...] = (
                 "sys/bus/pci/devices/*/aer/*")),
     Spec("iommu.groups", "IOMMU groups, their members and domain type",
          paths=("sys/kernel/iommu_groups/*/type", "sys/kernel/iommu_groups/*/devices/*", "sys/class/iommu/*")),
-    Spec("lspci_vvv", "lspci -vvv (link capability/status, ACS control, port type)",
-         argv=("lspci", "-vvv"), timeout=30,
-         sos_paths=("sos_commands/pci/lspci_-nnvv", "sos_commands/pci/lspci_-nvv", "sos_commands/pci/lspci_-vvv")),
+    Spec("lspci_vvv", "lspci -nnvvv (numeric ids and names, link capability/control/status, ACS, port type)",
+         argv=("lspci", "-nnvvv"), timeout=30,
+         sos_paths=("commands/lspci_-vvv",  # snapshots before numeric ids were recorded
+                    "sos_commands/pci/lspci_-nnvv", "sos_commands/pci/lspci_-nvv", "sos_commands/pci/lspci_-vvv")),
     # --- GPUs --------------------------------------------------------------------------------
     Spec("nvidia_smi_xml", "nvidia-smi -q -x (P-state, utilisation, link generation, processes)",
          argv=("nvidia-smi", "-q", "-x"), timeout=30,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from doctor.facts import Facts, PciDevice
+from doctor.facts.chipsets import amd_chipset_bridge, intel_pch_port
 
 INTEL = 0x8086
 AMD = 0x1022
@@ -10,17 +11,23 @@ AMD = 0x1022
 PCH_ROOT_DEVICES = frozenset({0x1B, 0x1C, 0x1D})
 #: LPC/eSPI (ISA) bridge class, present at 00:1f.0 on every Intel PCH.
 LPC_CLASS = 0x0601
-#: AMD client chipset bridges: Promontory (0x43xx) and X570 upstream/downstream ports.
-AMD_CHIPSET_DEVICES = frozenset({0x57AD, 0x57A3, 0x57A4})
 #: GPUs whose host traffic runs over NVLink-C2C, not PCIe: GH200 (0x2342, 0x2348), GB200 (0x2941).
 C2C_GPU_DEVICES = frozenset({0x2342, 0x2348, 0x2941})
 C2C_NAMES = ("GH200", "GB200", "GB300")
 
 
-def intel_pch(facts: Facts, dev: PciDevice) -> tuple[PciDevice, PciDevice] | None:
-    """(PCH root port, LPC bridge) when the device hangs off an Intel PCH root port."""
+def intel_pch(facts: Facts, dev: PciDevice) -> tuple[PciDevice, str] | None:
+    """(PCH root port, the evidence that decided) when the device hangs off an Intel PCH/ICH root port.
+
+    Decided by :func:`doctor.facts.chipsets.intel_pch_port` (device id or lspci name); when neither is
+    known, a root port at 00:1b-1d.x with an Intel ISA/LPC bridge at 00:1f.0 still counts."""
     root = facts.pci.root_port(dev.address)
-    if root is None or root.vendor != INTEL:
+    if root is None:
+        return None
+    why = intel_pch_port(root)
+    if why is not None:
+        return root, why
+    if root.vendor != INTEL or (root.device is not None and root.name):
         return None
     domain, bus, slot = root.address.split(":")[0], root.address.split(":")[1], root.address.split(":")[2][:2]
     if bus != "00" or int(slot, 16) not in PCH_ROOT_DEVICES:
@@ -28,13 +35,13 @@ def intel_pch(facts: Facts, dev: PciDevice) -> tuple[PciDevice, PciDevice] | Non
     lpc = facts.pci.get(f"{domain}:00:1f.0")
     if lpc is None or lpc.vendor != INTEL or lpc.base_class != LPC_CLASS:
         return None
-    return root, lpc
+    return root, f"{root.address}: Intel root port at a PCH position with the ISA/LPC bridge at {lpc.address}"
 
 
-def amd_chipset(facts: Facts, dev: PciDevice) -> list[PciDevice]:
-    """AMD client-chipset bridges (Promontory, X570) above the device."""
-    return [b for b in facts.pci.upstream(dev.address) if b.vendor == AMD and b.device is not None
-            and (b.device >> 8 == 0x43 or b.device in AMD_CHIPSET_DEVICES)]
+def amd_chipset(facts: Facts, dev: PciDevice) -> list[tuple[PciDevice, str]]:
+    """AMD client-chipset bridges (Promontory, X570) above the device, each with its evidence."""
+    found = [(b, amd_chipset_bridge(b)) for b in facts.pci.upstream(dev.address)]
+    return [(b, why) for b, why in found if why is not None]
 
 
 def behind_chipset(facts: Facts, dev: PciDevice) -> bool:

@@ -7,10 +7,10 @@ available that is recorded in ``runtime_missing``, never papered over with defau
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from doctor.facts.pci import PciDevice, PciTree
-from doctor.facts.util import normalise_bdf
+from doctor.facts.util import SPEED_OF_GEN, normalise_bdf
 from doctor.parsers.nvidia_smi import (
     SmiGpu,
     SmiProcess,
@@ -96,6 +96,38 @@ def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | No
     return None, None, "; ".join(reasons) or "no NVML and no nvidia-smi output"
 
 
+NVIDIA = 0x10DE
+
+
+def _speed(gen: int | None) -> float | None:
+    return SPEED_OF_GEN.get(gen) if gen is not None else None
+
+
+def _width(lanes: int | None) -> int | None:
+    """A PCIe link width (0 when the link is down); anything else the driver printed is not evidence."""
+    return lanes if lanes is not None and 0 <= lanes <= 32 else None
+
+
+def with_driver_link(dev: PciDevice | None, rt: SmiGpu, where: str) -> PciDevice | None:
+    """The GPU's PCI facts with link state from the driver's view (``pci_gpu_link_info``) where the
+    PCI recording has none; ``link_origin`` names the source. The device's own maximum generation is
+    ``max_device_link_gen`` when reported (else ``max_link_gen``); the host's is ``port_max_speed``."""
+    dev_max = rt.link_gen_device_max if rt.link_gen_device_max is not None else rt.link_gen_max
+    link = {"cur_speed": _speed(rt.link_gen_current), "cur_width": _width(rt.link_width_current),
+            "max_speed": _speed(dev_max), "max_width": _width(rt.link_width_max)}
+    if all(v is None for v in link.values()):
+        return dev
+    if dev is None:
+        return PciDevice(rt.address, NVIDIA, None, None, origin=where, name=rt.product_name, link_origin=where,
+                         port_max_speed=_speed(rt.link_gen_host_max), **link)  # type: ignore[arg-type]
+    if all(getattr(dev, k) is None for k in link):
+        return replace(dev, link_origin=where, port_max_speed=_speed(rt.link_gen_host_max),
+                       **link)  # type: ignore[arg-type]
+    if dev.port_max_speed is None and rt.link_gen_host_max is not None:
+        return replace(dev, port_max_speed=_speed(rt.link_gen_host_max))
+    return dev
+
+
 def build_gpus(src: Source, pci: PciTree) -> GpuInventory:
     """GPUs in PCI bus order (the order of ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` and nvidia-smi)."""
     listed = {a for a in (normalise_bdf(n) for n in src.listdir("proc/driver/nvidia/gpus")) if a}
@@ -103,7 +135,9 @@ def build_gpus(src: Source, pci: PciTree) -> GpuInventory:
     report, origin, missing = _runtime_report(src) if (present or pci.origin is None) else (None, None, None)
     runtime = {g.address: g for g in report.gpus} if report else {}
     addresses = sorted(present | set(runtime))
-    gpus = tuple(Gpu(i, a, pci.get(a), runtime.get(a)) for i, a in enumerate(addresses))
+    where = origin or "nvidia-smi"
+    gpus = tuple(Gpu(i, a, with_driver_link(pci.get(a), runtime[a], where) if a in runtime else pci.get(a),
+                     runtime.get(a)) for i, a in enumerate(addresses))
     if gpus and report is None and missing is None:
         missing = "no NVML and no nvidia-smi output"
     return GpuInventory(gpus, origin, missing if gpus else None,

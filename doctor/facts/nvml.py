@@ -17,6 +17,22 @@ REASON_BITS = {
 }
 
 
+#: nvmlClockType_t
+CLOCK_GRAPHICS, CLOCK_MEM = 0, 2
+
+
+def _none(*_: Any) -> None:
+    return None
+
+
+def _watts(milliwatts: Any) -> float | None:
+    return milliwatts / 1000.0 if isinstance(milliwatts, int) and milliwatts > 0 else None
+
+
+def _mhz(value: Any) -> float | None:
+    return float(value) if isinstance(value, int) and value > 0 else None
+
+
 def _call(fn: Any, *args: Any) -> Any:
     try:
         return fn(*args)
@@ -59,6 +75,10 @@ def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
             pstate = _call(nvml.nvmlDeviceGetPerformanceState, handle)
             persistence = _call(nvml.nvmlDeviceGetPersistenceMode, handle)
             procs = _call(nvml.nvmlDeviceGetComputeRunningProcesses, handle) or []
+            limit = _call(getattr(nvml, "nvmlDeviceGetPowerManagementLimit", _none), handle)
+            default_limit = _call(getattr(nvml, "nvmlDeviceGetPowerManagementDefaultLimit", _none), handle)
+            app_clock = getattr(nvml, "nvmlDeviceGetApplicationsClock", _none)
+            default_clock = getattr(nvml, "nvmlDeviceGetDefaultApplicationsClock", _none)
             gpus.append(SmiGpu(
                 address=address,
                 product_name=_text(_call(nvml.nvmlDeviceGetName, handle)),
@@ -83,6 +103,12 @@ def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
                                    getattr(p, "usedGpuMemory", None), int) else None, type="C")
                     for p in procs
                 ),
+                power_limit_w=_watts(limit),
+                default_power_limit_w=_watts(default_limit),
+                app_clock_graphics_mhz=_mhz(_call(app_clock, handle, CLOCK_GRAPHICS)),
+                default_app_clock_graphics_mhz=_mhz(_call(default_clock, handle, CLOCK_GRAPHICS)),
+                app_clock_mem_mhz=_mhz(_call(app_clock, handle, CLOCK_MEM)),
+                default_app_clock_mem_mhz=_mhz(_call(default_clock, handle, CLOCK_MEM)),
             ))
         driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
         cuda = _call(nvml.nvmlSystemGetCudaDriverVersion)

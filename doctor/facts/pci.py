@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from doctor.facts.pci_ids import pci_ids
 from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
 from doctor.parsers.lspci import LspciDevice, parse_lspci
 from doctor.sources import Source
@@ -20,6 +21,7 @@ _PCIE_TYPES = {0: ENDPOINT, 1: "Legacy Endpoint", 4: ROOT_PORT, 5: UPSTREAM, 6: 
                7: "PCI-Express to PCI/PCI-X Bridge", 8: "PCI/PCI-X to PCI-Express Bridge",
                9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
 _ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+_LINK_ATTRS = frozenset({"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
 _BUS_LINE = re.compile(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
 
 
@@ -54,6 +56,17 @@ class PciDevice:
     msi_irqs: tuple[int, ...] = ()
     secondary_bus: int | None = None
     aer: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: where the link fields came from when not from sysfs/lspci (the GPU driver: NVML or nvidia-smi)
+    link_origin: str | None = None
+    #: the maximum speed of the port above as the GPU driver reports it (nvidia-smi ``max_host_link_gen``)
+    port_max_speed: float | None = None
+    #: LnkCtl2 Target Link Speed (GT/s): the speed firmware or the OS allows this link to train to
+    target_speed: float | None = None
+    #: highest speed of LnkCap2's Supported Link Speeds vector (GT/s): what the silicon can do
+    supported_speed: float | None = None
+    #: LnkCap Max Link Speed (GT/s) read with ``supported_speed`` from the same capability (the kernel's
+    #: ``max_link_speed`` may come from either register, depending on its version)
+    advertised_speed: float | None = None
 
     @property
     def parent(self) -> str | None:
@@ -91,6 +104,8 @@ class PciDevice:
 
     def attr(self, name: str) -> str:
         """Evidence name for one attribute (a sysfs file, or the lspci file it came from)."""
+        if self.link_origin and name.split(" ", 1)[0] in _LINK_ATTRS:
+            return f"{self.link_origin} [{self.address}] {name}"
         return f"{self.origin}/{name}" if self.origin.startswith("sys/") else f"{self.origin} [{self.address}]"
 
 
@@ -133,19 +148,41 @@ class PciTree:
         return [d for d in self.devices.values() if d.is_nic and not d.is_vf]
 
 
+_SPEED_CODE = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+
+
+@dataclass(frozen=True)
+class _Express:
+    port_type: str | None = None
+    target_speed: float | None = None  # Link Control 2 bits 3:0
+    supported_speed: float | None = None  # highest bit of Link Capabilities 2 bits 7:1
+    advertised_speed: float | None = None  # Link Capabilities bits 3:0 (an index into that vector)
+
+
+def _express(config: bytes) -> _Express:
+    """Port type and link control/capability 2 from the PCI Express capability (config space)."""
+    if len(config) < 64 or not config[0x06] & 0x10:
+        return _Express()
+    ptr, seen = config[0x34] & 0xFC, 0
+    while 0x40 <= ptr < min(len(config), 256) - 4 and seen < 48:
+        cap_id, nxt = config[ptr], config[ptr + 1] & 0xFC
+        if cap_id == 0x10:
+            port_type = _PCIE_TYPES.get((config[ptr + 2] >> 4) & 0xF)
+            target = supported = advertised = None
+            if ptr + 0x32 <= len(config) and (config[ptr + 2] & 0xF) >= 2:  # capability version 2 has these
+                target = _SPEED_CODE.get(config[ptr + 0x30] & 0xF)
+                vector = (config[ptr + 0x2C] >> 1) & 0x7F
+                supported = _SPEED_CODE.get(vector.bit_length()) if vector else None
+                advertised = _SPEED_CODE.get(config[ptr + 0x0C] & 0xF)
+            return _Express(port_type, target, supported, advertised)
+        ptr, seen = nxt, seen + 1
+    return _Express()
+
+
 def _pcie_capability(config: bytes) -> tuple[str | None, dict[str, bool] | None]:
     """Port type from the PCI Express capability and ACS control from the extended space."""
-    port_type: str | None = None
+    port_type = _express(config).port_type
     acs: dict[str, bool] | None = None
-    if len(config) >= 64 and config[0x06] & 0x10:
-        ptr = config[0x34] & 0xFC
-        seen = 0
-        while 0x40 <= ptr < min(len(config), 256) - 4 and seen < 48:
-            cap_id, nxt = config[ptr], config[ptr + 1] & 0xFC
-            if cap_id == 0x10:
-                port_type = _PCIE_TYPES.get((config[ptr + 2] >> 4) & 0xF)
-                break
-            ptr, seen = nxt, seen + 1
     if len(config) >= 0x108:
         off, seen = 0x100, 0
         while 0x100 <= off < len(config) - 8 and seen < 96:
@@ -179,6 +216,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         path = (address,)
     config = src.read_bytes(f"{base}/config", cap=4096) or b""
     port_type, acs = _pcie_capability(config)
+    express = _express(config)
     msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit()))
     override = src.read_line(f"{base}/driver_override")
     aer = {}
@@ -212,6 +250,9 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         power_state=src.read_line(f"{base}/power_state"),
         msi_irqs=msi,
         aer=aer,
+        target_speed=express.target_speed,
+        supported_speed=express.supported_speed,
+        advertised_speed=express.advertised_speed,
     )
 
 
@@ -246,7 +287,9 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
     if dev.iommu_group is None and info.iommu_group:
         changes["iommu_group"] = info.iommu_group
     for ours, theirs in (("max_speed", "link_cap_speed"), ("max_width", "link_cap_width"),
-                         ("cur_speed", "link_sta_speed"), ("cur_width", "link_sta_width")):
+                         ("cur_speed", "link_sta_speed"), ("cur_width", "link_sta_width"),
+                         ("target_speed", "link_target_speed"), ("supported_speed", "link_cap2_speed"),
+                         ("advertised_speed", "link_cap_speed")):
         if getattr(dev, ours) is None and getattr(info, theirs) is not None:
             changes[ours] = getattr(info, theirs)
     if not changes:
@@ -289,8 +332,14 @@ def _tree_from_lspci(parsed: dict[str, LspciDevice], text: str, where: str) -> d
             chain.append(cur)
             seen.add(cur)
             cur = parent_of(cur)
-        cls = info.class_code << 8 if info.class_code is not None else None
-        dev = PciDevice(address=addr, vendor=info.vendor_id, device=info.device_id, class_code=cls,
+        cls16, vendor, device = info.class_code, info.vendor_id, info.device_id
+        if cls16 is None or vendor is None or device is None:  # pasted without -nn: names back to ids
+            by_name = pci_ids().resolve(info.class_name, info.description)
+            cls16 = cls16 if cls16 is not None else by_name[0]
+            vendor = vendor if vendor is not None else by_name[1]
+            device = device if device is not None else by_name[2]
+        cls = cls16 << 8 if cls16 is not None else None
+        dev = PciDevice(address=addr, vendor=vendor, device=device, class_code=cls,
                         origin=where, path=tuple(reversed(chain)), secondary_bus=secondary.get(addr))
         devices[addr] = _merge_lspci(dev, info, where)
     return devices

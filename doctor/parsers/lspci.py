@@ -45,6 +45,8 @@ class LspciDevice:
     iommu_group: str | None
     access_denied: bool
     physical_slot: str | None
+    link_target_speed: float | None = None  # LnkCtl2 Target Link Speed (what firmware/OS lets it train to)
+    link_cap2_speed: float | None = None  # highest of LnkCap2 Supported Link Speeds
 
 
 _ADDR_RE = re.compile(
@@ -59,6 +61,8 @@ _IDS_RE = re.compile(r"\s*\[(?P<ven>[0-9a-fA-F]{4}):(?P<dev>[0-9a-fA-F]{4})\]\s*
 _EXPRESS_RE = re.compile(r"^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s+(?:\(v\d+\)\s+)?(?P<type>[^,]+)")
 _SLOT_SUFFIX_RE = re.compile(r"\s*\(Slot[+-]\)\s*$")
 _SPEED_RE = re.compile(r"Speed\s+(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
+_RANGE_RE = re.compile(r"Supported Link Speeds:\s*(?:[0-9.]+-)?(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
+_TARGET_RE = re.compile(r"Target Link Speed:\s*(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
 _WIDTH_RE = re.compile(r"Width\s+x(?P<width>[0-9]+)")
 _MAX_HEADER = 1024
 _FLAG_RE = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<sign>[+-])(?=\s|$)")
@@ -123,6 +127,8 @@ class _Builder:
         self.iommu_group: str | None = None
         self.access_denied = False
         self.physical_slot: str | None = None
+        self.link_target_speed: float | None = None
+        self.link_cap2_speed: float | None = None
         self._parse_header(rest)
 
     def _parse_header(self, rest: str) -> None:
@@ -166,6 +172,12 @@ class _Builder:
             if self.link_sta_speed is None and self.link_sta_width is None:
                 self.link_sta_speed = _speed(s)
                 self.link_sta_width = _width(s)
+        elif s.startswith("LnkCap2:") and self.link_cap2_speed is None:
+            m2 = _RANGE_RE.search(s)
+            self.link_cap2_speed = float(m2.group("speed")) if m2 else None
+        elif s.startswith("LnkCtl2:") and self.link_target_speed is None:
+            m2 = _TARGET_RE.search(s)
+            self.link_target_speed = float(m2.group("speed")) if m2 else None
         elif s.startswith("ACSCtl:"):
             if self.acs_ctl is None:
                 flags = {m.group("name"): m.group("sign") == "+" for m in _FLAG_RE.finditer(s[7:])}
@@ -198,6 +210,8 @@ class _Builder:
             iommu_group=self.iommu_group,
             access_denied=self.access_denied,
             physical_slot=self.physical_slot,
+            link_target_speed=self.link_target_speed,
+            link_cap2_speed=self.link_cap2_speed,
         )
 
 

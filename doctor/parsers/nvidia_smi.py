@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from doctor.parsers.lspci import normalize_pci_address
@@ -104,6 +105,15 @@ class SmiGpu:
     remap_pending: bool | None = None  # ``Pending: Yes``: a GPU reset is needed to apply the remap
     remap_failure: bool | None = None  # ``Remapping Failure Occurred: Yes``
     ecc_volatile_uncorrectable: int | None = None  # uncorrectable ECC errors since the driver loaded
+    # Power limit the user or an agent set (``power_limit``; ``requested_power_limit`` on newer drivers)
+    # and the board's default; watts.
+    power_limit_w: float | None = None
+    default_power_limit_w: float | None = None
+    # Application clocks (``nvidia-smi -ac``) and their defaults, MHz; None where deprecated/N/A.
+    app_clock_graphics_mhz: float | None = None
+    default_app_clock_graphics_mhz: float | None = None
+    app_clock_mem_mhz: float | None = None
+    default_app_clock_mem_mhz: float | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +212,15 @@ _TEXT_UNCORRECTABLE = ("dram uncorrectable", "sram uncorrectable", "sram uncorre
                        "sram uncorrectable secded")
 
 
+def _first_num(values: Iterable[str | None]) -> float | None:
+    """The first value that reads as a number (``N/A`` and deprecation notices skipped)."""
+    for value in values:
+        n = _num(value)
+        if n is not None:
+            return n
+    return None
+
+
 def _reason_key(label: str) -> str:
     low = label.strip().lower()
     if low in _TEXT_REASON_KEYS:
@@ -272,6 +291,10 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
     uncorrectable = _total([_int(_x(volatile, k)) for k in _XML_UNCORRECTABLE])
     if uncorrectable is None:
         uncorrectable = _int(_x(volatile, "double_bit/total"))
+    power = g.find("gpu_power_readings")
+    if power is None:
+        power = g.find("power_readings")
+    limit = _first_num(_x(power, k) for k in ("power_limit", "requested_power_limit", "current_power_limit"))
     return SmiGpu(
         address=_address(g.get("id"), _x(pci, "pci_bus_id")),
         product_name=_clean(_x(g, "product_name")),
@@ -296,6 +319,12 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         remap_pending=_yes_no(_x(g, "remapped_rows/remapped_row_pending")),
         remap_failure=_yes_no(_x(g, "remapped_rows/remapped_row_failure")),
         ecc_volatile_uncorrectable=uncorrectable,
+        power_limit_w=limit,
+        default_power_limit_w=_num(_x(power, "default_power_limit")),
+        app_clock_graphics_mhz=_num(_x(g, "applications_clocks/graphics_clock")),
+        default_app_clock_graphics_mhz=_num(_x(g, "default_applications_clocks/graphics_clock")),
+        app_clock_mem_mhz=_num(_x(g, "applications_clocks/mem_clock")),
+        default_app_clock_mem_mhz=_num(_x(g, "default_applications_clocks/mem_clock")),
     )
 
 
@@ -424,6 +453,15 @@ class _TextGpu:
             remap_pending=_yes_no(self.get("remapped rows > pending")),
             remap_failure=_yes_no(self.get("remapped rows > remapping failure occurred")),
             ecc_volatile_uncorrectable=uncorrectable,
+            power_limit_w=_first_num(self.get(f"{block} > {k}", f"gpu {block} > {k}")
+                                     for block in ("power readings",)
+                                     for k in ("power limit", "requested power limit", "current power limit")),
+            default_power_limit_w=_num(self.get("power readings > default power limit",
+                                                "gpu power readings > default power limit")),
+            app_clock_graphics_mhz=_num(self.get("applications clocks > graphics")),
+            default_app_clock_graphics_mhz=_num(self.get("default applications clocks > graphics")),
+            app_clock_mem_mhz=_num(self.get("applications clocks > memory")),
+            default_app_clock_mem_mhz=_num(self.get("default applications clocks > memory")),
         )
 
 

@@ -10,14 +10,15 @@ CHECK = "pcie.chipset_slot"
 NIC0, NIC4 = "0000:19:00.0", "0000:9b:00.0"
 
 
-def _pch_tree(root: str = "0000:00:1c.0") -> dict:
+def _pch_tree(root: str = "0000:00:1c.0", device: str = "0xa110", lpc: bool = True) -> dict:
     gpu = f"pci0000:00/{root}/0000:02:00.0"
-    out = {**mini_device(f"pci0000:00/{root}", vendor="0x8086", device="0xa110", **{"class": "0x060400"},
+    out = {**mini_device(f"pci0000:00/{root}", vendor="0x8086", device=device, **{"class": "0x060400"},
                          max_link_width="4", max_link_speed="8.0 GT/s PCIe"),
            **mini_device(gpu, vendor="0x10de", device="0x2204", **{"class": "0x030000"}, max_link_width="16",
                          max_link_speed="16.0 GT/s PCIe", current_link_width="4", current_link_speed="8.0 GT/s PCIe"),
-           **mini_device("pci0000:00/0000:00:1f.0", vendor="0x8086", device="0xa2c8", **{"class": "0x060100"}),
            "proc/cpuinfo": "flags\t\t: fpu sse\n"}
+    if lpc:
+        out.update(mini_device("pci0000:00/0000:00:1f.0", vendor="0x8086", device="0xa2c8", **{"class": "0x060100"}))
     return out
 
 
@@ -25,12 +26,27 @@ def test_gpu_behind_intel_pch_root_port_is_high() -> None:
     found = findings_of(facts(_pch_tree(), base=None), CHECK)
     hit = [f for f in found if "0000:02:00.0" in f.subject and f.severity != "info"]
     assert [f.severity for f in hit] == ["high"]
-    assert "PCH" in hit[0].title and "0000:00:1c.0" in hit[0].related and "0000:00:1f.0" in hit[0].related
+    assert "PCH" in hit[0].title and "0000:00:1c.0" in hit[0].related
+    assert "Sunrise Point-H" in hit[0].evidence[0].value and "device id" in hit[0].evidence[0].value
+
+
+def test_sunrise_point_lp_root_port_is_pch_without_lpc_bridge() -> None:
+    """Issue 12: 8086:9d10 at 00:1c.0 is a PCH root port even when 00:1f.0 is not in the recording."""
+    found = findings_of(facts(_pch_tree(device="0x9d10", lpc=False), base=None), CHECK)
+    hit = [f for f in found if "0000:02:00.0" in f.subject and f.severity == "high"]
+    assert hit and "Sunrise Point-LP" in hit[0].evidence[0].value
 
 
 def test_cpu_root_port_on_bus_0_is_not_pch() -> None:
-    found = findings_of(facts(_pch_tree("0000:00:01.0"), base=None), CHECK)
+    found = findings_of(facts(_pch_tree("0000:00:01.0", device="0x1901"), base=None), CHECK)
     assert "high" not in {f.severity for f in found}
+
+
+def test_unknown_intel_port_at_pch_position_needs_the_lpc_bridge() -> None:
+    """A root port id not in the tables (a future PCH) still counts at 00:1c-1d with an LPC bridge, not without."""
+    with_lpc = findings_of(facts(_pch_tree(device="0xffe0"), base=None), CHECK)
+    without = findings_of(facts(_pch_tree(device="0xffe0", lpc=False), base=None), CHECK)
+    assert "high" in {f.severity for f in with_lpc} and "high" not in {f.severity for f in without}
 
 
 def test_amd_chipset_bridge_in_path_is_high() -> None:

@@ -104,9 +104,21 @@ def test_link_width_zero_is_unknown() -> None:
 
 def test_missing_link_files_are_unknown_not_downgraded() -> None:
     changes = {**attrs(GPU0, current_link_speed=None, current_link_width=None, max_link_speed=None,
-                       max_link_width=None), "commands/lspci_-vvv": None}  # lspci would fill them in
+                       max_link_width=None), "commands/lspci_-vvv": None,  # lspci would fill them in
+               "commands/nvidia-smi_-q_-x": None}  # and so would the driver's view
     hit = [f for f in of(changes) if GPU0 in f.subject]
     assert [f.severity for f in hit] == ["unknown"]
+
+
+def test_missing_link_files_are_read_from_nvidia_smi() -> None:
+    """sysfs link files trimmed, lspci absent: the driver's pci_gpu_link_info is the evidence."""
+    changes = {**attrs(GPU0, current_link_speed=None, current_link_width=None, max_link_speed=None,
+                       max_link_width=None), "commands/lspci_-vvv": None}
+    hit = [f for f in of(changes) if GPU0 in f.subject]
+    assert "unknown" not in {f.severity for f in hit}
+    gpu = node(changes).gpus.by_address(GPU0)
+    assert gpu is not None and gpu.pci is not None and gpu.pci.link_origin == "commands/nvidia-smi_-q_-x"
+    assert gpu.pci.cur_width is not None and gpu.pci.attr("current_link_width").startswith("commands/nvidia-smi")
 
 
 def test_sriov_vf_is_skipped() -> None:

@@ -42,23 +42,27 @@ def test_gpu_labels_and_idleness() -> None:
     assert gpu_idle(f, GPU0) and not gpu_idle(facts(base=sick()), GPU0)
 
 
-def test_intel_pch_needs_the_root_port_slot_and_the_lpc_bridge() -> None:
-    f = facts(_pch_tree(), base=None)
+def test_intel_pch_is_decided_by_id_and_falls_back_to_the_lpc_bridge() -> None:
+    f = facts(_pch_tree(), base=None)  # 8086:a110, a Sunrise Point-H PCH root port
     gpu = f.pci.get("0000:02:00.0")
     assert gpu is not None
     hit = intel_pch(f, gpu)
-    assert hit is not None and (hit[0].address, hit[1].address) == ("0000:00:1c.0", "0000:00:1f.0")
+    assert hit is not None and hit[0].address == "0000:00:1c.0" and "device id" in hit[1]
     assert behind_chipset(f, gpu)
-    cpu_port = facts(_pch_tree("0000:00:01.0"), base=None)
+    cpu_port = facts(_pch_tree("0000:00:01.0", device="0x1901"), base=None)
     assert intel_pch(cpu_port, cpu_port.pci.get("0000:02:00.0")) is None  # type: ignore[arg-type]
-    no_lpc = facts({**_pch_tree(), "sys/devices/pci0000:00/0000:00:1f.0/class": "0x020000\n"}, base=None)
+    # an Intel root port whose id no table knows: a PCH position counts only with the LPC bridge present
+    unknown = facts(_pch_tree(device="0x0001"), base=None)
+    hit = intel_pch(unknown, unknown.pci.get("0000:02:00.0"))  # type: ignore[arg-type]
+    assert hit is not None and "0000:00:1f.0" in hit[1]
+    no_lpc = facts(_pch_tree(device="0x0001", lpc=False), base=None)
     assert intel_pch(no_lpc, no_lpc.pci.get("0000:02:00.0")) is None  # type: ignore[arg-type]
 
 
 def test_amd_chipset_and_cpu_root_ports() -> None:
     f = node(attrs("0000:16:00.0", vendor="0x1022", device="0x43f4"))
     gpu = f.pci.get(GPU0)
-    assert gpu is not None and [b.address for b in amd_chipset(f, gpu)] == ["0000:16:00.0"]
+    assert gpu is not None and [b.address for b, _ in amd_chipset(f, gpu)] == ["0000:16:00.0"]
     plain = facts(base=healthy())
     assert not any(behind_chipset(plain, d) for d in plain.pci.gpus)  # HGX GPUs hang off CPU root ports
 

@@ -62,3 +62,21 @@ def test_nvml_absent_or_failing_is_a_reason_not_an_error() -> None:
     assert report is None or report.gpus is not None
     if report is None:
         assert reason
+
+
+def test_nvml_power_limit_and_application_clocks() -> None:
+    """mW and MHz as NVML reports them; a GPU without the call (older pynvml) reads as not reported."""
+    m = fake_nvml()
+    m.nvmlDeviceGetPowerManagementLimit = lambda h: 400000 if h == 0 else 700000
+    m.nvmlDeviceGetPowerManagementDefaultLimit = lambda h: 700000
+    m.nvmlDeviceGetApplicationsClock = lambda h, kind: 1200 if kind == 0 else 2619
+    m.nvmlDeviceGetDefaultApplicationsClock = lambda h, kind: 1755 if kind == 0 else 2619
+    report, _ = nvml_report(m)
+    assert report is not None
+    lowered, normal = report.gpus
+    assert (lowered.power_limit_w, lowered.default_power_limit_w) == (400.0, 700.0)
+    assert normal.power_limit_w == 700.0
+    assert (lowered.app_clock_graphics_mhz, lowered.default_app_clock_graphics_mhz) == (1200.0, 1755.0)
+    assert lowered.app_clock_mem_mhz == lowered.default_app_clock_mem_mhz == 2619.0
+    plain, _ = nvml_report(fake_nvml())
+    assert plain is not None and plain.gpus[0].power_limit_w is None

@@ -618,3 +618,23 @@ def test_text_subset_dump_without_header() -> None:
 def test_text_garbage_never_raises(text: str) -> None:
     rep = parse_nvidia_smi_text(text)
     assert isinstance(rep, SmiReport)
+
+
+def test_power_limits_and_application_clocks_across_schema_versions() -> None:
+    """v12 ``power_readings/power_limit``, v13 ``gpu_power_readings/requested_power_limit``; deprecated or
+    N/A application clocks read as not reported (never as 0)."""
+    v12 = ("<nvidia_smi_log><gpu id=\"00000000:00:10.0\"><power_readings><power_limit>200.00 W</power_limit>"
+           "<default_power_limit>350.00 W</default_power_limit><enforced_power_limit>200.00 W</enforced_power_limit>"
+           "</power_readings><applications_clocks><graphics_clock>N/A</graphics_clock></applications_clocks>"
+           "</gpu></nvidia_smi_log>")
+    v13 = ("<nvidia_smi_log><gpu id=\"00000000:09:00.0\"><gpu_power_readings>"
+           "<current_power_limit>350.00 W</current_power_limit><requested_power_limit>300.00 W"
+           "</requested_power_limit><default_power_limit>350.00 W</default_power_limit></gpu_power_readings>"
+           "<applications_clocks><graphics_clock>Requested functionality has been deprecated</graphics_clock>"
+           "</applications_clocks><default_applications_clocks><graphics_clock>1395 MHz</graphics_clock>"
+           "</default_applications_clocks></gpu></nvidia_smi_log>")
+    a = parse_nvidia_smi_xml(v12).gpus[0]
+    b = parse_nvidia_smi_xml(v13).gpus[0]
+    assert (a.power_limit_w, a.default_power_limit_w, a.app_clock_graphics_mhz) == (200.0, 350.0, None)
+    assert (b.power_limit_w, b.default_power_limit_w) == (300.0, 350.0)
+    assert (b.app_clock_graphics_mhz, b.default_app_clock_graphics_mhz) == (None, 1395.0)
