@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 from checks._net import data_nics, fastest, tcp_carries_data
 from checks._procs import env_value
-from checks._sysctl_fix import sysctl_fix
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import sysctl_fix
 from doctor.registry import check
 
 #: Round-trip time assumed in a rack (checks-spec §7), seconds

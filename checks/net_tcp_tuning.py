@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 from checks._net import data_nics, fastest, tcp_carries_data
 from checks._procs import server_roots
-from checks._sysctl_fix import sysctl_fix
 from doctor.facts import Facts
 from doctor.findings import LOW, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import sysctl_fix
 from doctor.registry import check
 
 #: NICs at or above this speed (Mb/s) need a deeper backlog than the 1000 default.

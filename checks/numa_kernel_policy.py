@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._sysctl_fix import sysctl_fix
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import sysctl_fix
 from doctor.registry import check
 
 REFERENCES = (

@@ -1,5 +1,7 @@
 """Findings: one schema (the JSON contract) with severity, subject, evidence, impact and fixes.
 
+A fix is a list of structured steps (argv or a file to write) built by a named builder from
+validated parameters (``doctor.fixes``); text, reports and fix scripts are rendered from the steps.
 Ranking happens once, here: by severity, then by impact score, then by check id and subject.
 """
 
@@ -7,9 +9,35 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
 from typing import Any
 
-CRITICAL, HIGH, MEDIUM, LOW, INFO, UNKNOWN, PASS = "critical", "high", "medium", "low", "info", "unknown", "pass"
+
+class Severity(str, Enum):
+    """How bad a finding is; the values are the JSON strings."""
+
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    UNKNOWN = "unknown"
+    INFO = "info"
+    PASS = "pass"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+    @classmethod
+    def parse(cls, value: object) -> Severity:
+        """The severity named by ``value``; ``unknown`` for anything else."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.UNKNOWN
+
+
+CRITICAL, HIGH, MEDIUM, LOW, INFO, UNKNOWN, PASS = (Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM, Severity.LOW,
+                                                     Severity.INFO, Severity.UNKNOWN, Severity.PASS)
 #: Display and ranking order, worst first.
 SEVERITIES = (CRITICAL, HIGH, MEDIUM, LOW, UNKNOWN, INFO, PASS)
 #: Levels ``--fail-on`` accepts, worst first (``unknown`` and ``pass`` never fail a run).
@@ -56,25 +84,118 @@ class Impact:
     text: str = ""
 
 
+PHASES = ("runtime", "persistent", "rollback")
+
+
+@dataclass(frozen=True)
+class FixStep:
+    """One step of a fix: a command (``argv``), a file to write (``heredoc``: path, content) or, for
+    what only a human can do, ``manual`` text that is never executed.
+
+    ``unattended``: safe to run from a script without a human watching. ``key`` names what the step
+    changes; a rollback step carries the key of the step it undoes, so a script rolls back only what
+    it ran.
+    """
+
+    phase: str
+    argv: tuple[str, ...] = ()
+    heredoc: tuple[str, str] | None = None
+    manual: str = ""
+    description: str = ""
+    unattended: bool = False
+    key: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``command``, ``write`` or ``manual``."""
+        return "command" if self.argv else "write" if self.heredoc else "manual"
+
+    @property
+    def text(self) -> str:
+        """The step as one shell command for people to read (every value quoted); never parsed back."""
+        if self.argv:
+            return shlex.join(self.argv)
+        if self.heredoc:
+            path, content = self.heredoc
+            body = content[:-1] if content.endswith("\n") else content
+            if "\n" not in body and not body.startswith("-"):
+                return f"echo {q(body)} > {q(path)}"
+            return f"printf %s {q(content)} > {q(path)}"
+        return self.manual
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phase": self.phase, "kind": self.kind, "argv": list(self.argv),
+                "heredoc": {"path": self.heredoc[0], "content": self.heredoc[1]} if self.heredoc else None,
+                "manual": self.manual, "description": self.description, "unattended": self.unattended,
+                "key": self.key, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FixStep:
+        doc = data.get("heredoc")
+        phase = str(data.get("phase", ""))
+        return cls(phase=phase if phase in PHASES else "runtime",
+                   argv=tuple(map(str, data.get("argv") or ())) if isinstance(data.get("argv"), list) else (),
+                   heredoc=(str(doc.get("path", "")), str(doc.get("content", ""))) if isinstance(doc, dict) else None,
+                   manual=str(data.get("manual") or ""), description=str(data.get("description") or ""),
+                   unattended=data.get("unattended") is True, key=str(data.get("key") or ""))
+
+
 @dataclass(frozen=True)
 class Fix:
-    """Commands to apply now, to make it survive a reboot, and to undo; all values shell-quoted."""
+    """Steps to apply now, to make it survive a reboot and to undo, plus advice (``notes``, never commands).
 
-    runtime: tuple[str, ...] = ()
-    persistent: tuple[str, ...] = ()
-    rollback: tuple[str, ...] = ()
+    ``builder`` and ``params`` name the ``doctor.fixes`` builder that made the steps and its validated
+    parameters, so a fix script can rebuild the steps instead of trusting command text from a file.
+    """
+
+    steps: tuple[FixStep, ...] = ()
     notes: str = ""
+    builder: str = ""
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def phase(self, phase: str) -> tuple[FixStep, ...]:
+        return tuple(s for s in self.steps if s.phase == phase)
+
+    @property
+    def runtime(self) -> tuple[str, ...]:
+        """The runtime steps as text (for display)."""
+        return tuple(s.text for s in self.phase("runtime"))
+
+    @property
+    def persistent(self) -> tuple[str, ...]:
+        return tuple(s.text for s in self.phase("persistent"))
+
+    @property
+    def rollback(self) -> tuple[str, ...]:
+        return tuple(s.text for s in self.phase("rollback"))
 
     @property
     def empty(self) -> bool:
-        return not (self.runtime or self.persistent or self.rollback or self.notes)
+        return not (self.steps or self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"builder": self.builder, "params": self.params, "steps": [s.to_dict() for s in self.steps],
+                "runtime": list(self.runtime), "persistent": list(self.persistent), "rollback": list(self.rollback),
+                "notes": self.notes}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fix:
+        """A fix from its JSON form; 1.x command strings become display-only ``manual`` steps."""
+        notes = str(data.get("notes") or "")
+        if isinstance(data.get("steps"), list):
+            params = data.get("params")
+            return cls(steps=tuple(FixStep.from_dict(s) for s in data["steps"] if isinstance(s, dict)), notes=notes,
+                       builder=str(data.get("builder") or ""), params=dict(params) if isinstance(params, dict) else {})
+        steps = tuple(FixStep(phase, manual=str(c)) for phase in PHASES
+                      for c in (data.get(phase) if isinstance(data.get(phase), list) else ()))
+        return cls(steps=steps, notes=notes)
 
 
 @dataclass(frozen=True)
 class Finding:
     """What one check concluded about one subject."""
 
-    severity: str
+    severity: Severity
     subject: str
     title: str
     detail: str = ""
@@ -89,30 +210,37 @@ class Finding:
     check: str = ""
     category: str = ""
     rank: int = 0
+    #: Stable id of the subject: PCI address, netdev, RDMA port (``mlx5_0/1``), ``pid:N``, sysctl
+    #: name, ``cpu``, ``node`` ... (``subject`` is the display text); ``related`` holds ids too.
+    subject_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.severity, Severity):
+            object.__setattr__(self, "severity", Severity.parse(self.severity))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {k: v for k, v in asdict(self).items() if k != "fix"}
+        data["severity"] = self.severity.value
         data["evidence"] = [asdict(e) for e in self.evidence]
         for key in ("references", "related"):
             data[key] = list(data[key])
-        for key in ("runtime", "persistent", "rollback"):
-            data["fix"][key] = list(data["fix"][key])
+        data["fix"] = self.fix.to_dict()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         """Rebuild a finding from its JSON form (``gnd report --from-json``, ``gnd diff``)."""
-        fix = data.get("fix") or {}
+        fix = data.get("fix") if isinstance(data.get("fix"), dict) else {}
         impact = data.get("impact") or {}
         return cls(
-            severity=str(data.get("severity", UNKNOWN)), subject=str(data.get("subject", "")),
+            severity=Severity.parse(data.get("severity", UNKNOWN)), subject=str(data.get("subject", "")),
+            subject_id=str(data.get("subject_id") or ""),
             title=str(data.get("title", "")), detail=str(data.get("detail", "")),
             evidence=tuple(Evidence(str(e.get("source", "")), str(e.get("value", "")))
                            for e in data.get("evidence") or [] if isinstance(e, dict)),
             expected=str(data.get("expected", "")), observed=str(data.get("observed", "")),
             impact=Impact(float(impact.get("score", 0) or 0), str(impact.get("text", ""))),
-            fix=Fix(tuple(map(str, fix.get("runtime") or ())), tuple(map(str, fix.get("persistent") or ())),
-                    tuple(map(str, fix.get("rollback") or ())), str(fix.get("notes", ""))),
+            fix=Fix.from_dict(fix),
             references=tuple(map(str, data.get("references") or ())),
             related=tuple(map(str, data.get("related") or ())),
             confidence=float(data.get("confidence", 1.0) or 0), check=str(data.get("check", "")),
