@@ -7,6 +7,7 @@ Ranking happens once, here: by severity, then by impact score, then by check id 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
@@ -217,6 +218,8 @@ class Finding:
     def __post_init__(self) -> None:
         if not isinstance(self.severity, Severity):
             object.__setattr__(self, "severity", Severity.parse(self.severity))
+        if not self.subject_id:
+            object.__setattr__(self, "subject_id", subject_id_of(self.subject))
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if k != "fix"}
@@ -246,6 +249,20 @@ class Finding:
             confidence=float(data.get("confidence", 1.0) or 0), check=str(data.get("check", "")),
             category=str(data.get("category", "")), rank=int(data.get("rank", 0) or 0),
         )
+
+
+_PCI_IN_LABEL = re.compile(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
+
+
+def subject_id_of(subject: str) -> str:
+    """The stable id of a display subject: the address of ``GPU 5 (0000:9c:00.0)``, ``pid:N`` for
+    a bare process id, else the subject itself (an address, interface, RDMA port, sysctl, node)."""
+    m = _PCI_IN_LABEL.search(subject)
+    if m:
+        return m.group(1)
+    if subject.isdigit():
+        return f"pid:{subject}"
+    return subject
 
 
 def rank(findings: list[Finding]) -> list[Finding]:

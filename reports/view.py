@@ -16,7 +16,8 @@ from doctor.runner import Result
 from reports.redact import mask_strings
 
 TOOL_NAME = "gpu-node-doctor"
-SUPPORTED_MAJOR = "1"
+#: Result schema majors this gnd reads (1.x: fixes as command text, shown but never run)
+SUPPORTED_MAJORS = ("1", "2")
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
 #: How many findings the summary names
 TOP = 3
@@ -69,8 +70,8 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
         raise DoctorError(f"{where} is not a gpu-node-doctor result (no tool.name {TOOL_NAME!r} / schema_version); "
                           "write one with `gnd check --format json -o FILE`")
     version = str(data.get("schema_version"))
-    if version.split(".", 1)[0] != SUPPORTED_MAJOR:
-        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads {SUPPORTED_MAJOR}.x)")
+    if version.split(".", 1)[0] not in SUPPORTED_MAJORS:
+        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads 1.x and 2.x)")
     if not isinstance(data.get("findings"), list):
         raise DoctorError(f"{where}: 'findings' is not a list")
     for key in ("source", "inventory"):
