@@ -61,7 +61,7 @@ EXPECT_MACHINE_ID={machine_q}
 
 say() {{ printf '\\n== %s\\n' "$1"; }}
 
-# run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV (no eval, no shell re-parsing)
+# run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV as given (nothing is re-parsed by the shell)
 run() {{
   local shown="$1"; shift 2
   if [ "$APPLY" = 1 ]; then
@@ -87,7 +87,7 @@ if [ "$APPLY" = 1 ]; then
     echo "$0: run as root to apply (or without --apply for a dry run)" >&2
     exit 1
   fi
-  HOST_NOW="$(cat /proc/sys/kernel/hostname 2>/dev/null || hostname)"
+  HOST_NOW="$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname)"
   MACHINE_NOW="$(cat /etc/machine-id 2>/dev/null || true)"
   if [ -z "$EXPECT_HOST" ] || [ "$HOST_NOW" != "$EXPECT_HOST" ]; then
     echo "$0: refusing to apply: this host is '$HOST_NOW', the result came from '$EXPECT_HOST'" >&2
