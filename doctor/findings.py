@@ -11,7 +11,7 @@ import re
 import shlex
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 
 class Severity(str, Enum):
@@ -26,7 +26,9 @@ class Severity(str, Enum):
     PASS = "pass"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(str(self), spec)
 
     @classmethod
     def parse(cls, value: object) -> Severity:
@@ -37,8 +39,14 @@ class Severity(str, Enum):
             return cls.UNKNOWN
 
 
-CRITICAL, HIGH, MEDIUM, LOW, INFO, UNKNOWN, PASS = (Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM, Severity.LOW,
-                                                     Severity.INFO, Severity.UNKNOWN, Severity.PASS)
+#: Aliases so checks read well; typed ``str`` so dicts keyed by them accept JSON strings too
+CRITICAL: Final[str] = Severity.CRITICAL
+HIGH: Final[str] = Severity.HIGH
+MEDIUM: Final[str] = Severity.MEDIUM
+LOW: Final[str] = Severity.LOW
+INFO: Final[str] = Severity.INFO
+UNKNOWN: Final[str] = Severity.UNKNOWN
+PASS: Final[str] = Severity.PASS
 #: Display and ranking order, worst first.
 SEVERITIES = (CRITICAL, HIGH, MEDIUM, LOW, UNKNOWN, INFO, PASS)
 #: Levels ``--fail-on`` accepts, worst first (``unknown`` and ``pass`` never fail a run).
@@ -180,6 +188,14 @@ class Fix:
                 "notes": self.notes}
 
     @classmethod
+    def from_text(cls, runtime: tuple[str, ...] = (), persistent: tuple[str, ...] = (),
+                  rollback: tuple[str, ...] = (), notes: str = "") -> Fix:
+        """A fix of display-only ``manual`` steps (what 1.x results hold); no script ever runs them."""
+        return cls(steps=tuple(FixStep(phase, manual=str(c)) for phase, texts in
+                               (("runtime", runtime), ("persistent", persistent), ("rollback", rollback))
+                               for c in texts), notes=notes)
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fix:
         """A fix from its JSON form; 1.x command strings become display-only ``manual`` steps."""
         notes = str(data.get("notes") or "")
@@ -187,16 +203,16 @@ class Fix:
             params = data.get("params")
             return cls(steps=tuple(FixStep.from_dict(s) for s in data["steps"] if isinstance(s, dict)), notes=notes,
                        builder=str(data.get("builder") or ""), params=dict(params) if isinstance(params, dict) else {})
-        steps = tuple(FixStep(phase, manual=str(c)) for phase in PHASES
-                      for c in (data.get(phase) if isinstance(data.get(phase), list) else ()))
-        return cls(steps=steps, notes=notes)
+        texts = {p: tuple(map(str, v)) if isinstance(v := data.get(p), list) else () for p in PHASES}
+        return cls.from_text(texts["runtime"], texts["persistent"], texts["rollback"], notes)
 
 
 @dataclass(frozen=True)
 class Finding:
     """What one check concluded about one subject."""
 
-    severity: Severity
+    #: a :class:`Severity` (a plain string is converted; an unknown one becomes ``unknown``)
+    severity: str
     subject: str
     title: str
     detail: str = ""
@@ -223,7 +239,7 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if k != "fix"}
-        data["severity"] = self.severity.value
+        data["severity"] = Severity.parse(self.severity).value
         data["evidence"] = [asdict(e) for e in self.evidence]
         for key in ("references", "related"):
             data[key] = list(data[key])
@@ -233,7 +249,8 @@ class Finding:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         """Rebuild a finding from its JSON form (``gnd report --from-json``, ``gnd diff``)."""
-        fix = data.get("fix") if isinstance(data.get("fix"), dict) else {}
+        raw_fix = data.get("fix")
+        fix: dict[str, Any] = raw_fix if isinstance(raw_fix, dict) else {}
         impact = data.get("impact") or {}
         return cls(
             severity=Severity.parse(data.get("severity", UNKNOWN)), subject=str(data.get("subject", "")),
@@ -273,7 +290,8 @@ def rank(findings: list[Finding]) -> list[Finding]:
 
 def summary(findings: list[Finding]) -> dict[str, int]:
     """Count per severity, every severity present as a key."""
-    counts = dict.fromkeys(SEVERITIES, 0)
+    counts = {str(s): 0 for s in SEVERITIES}
     for f in findings:
-        counts[f.severity] = counts.get(f.severity, 0) + 1
+        key = Severity.parse(f.severity).value
+        counts[key] = counts.get(key, 0) + 1
     return counts

@@ -119,9 +119,12 @@ fi
 
 def source_identity(data: dict[str, Any]) -> tuple[str, str]:
     """(hostname, machine-id) of the host the result came from; "" where not recorded."""
-    src = data.get("source") if isinstance(data.get("source"), dict) else {}
-    inv = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
-    host = inv.get("host") if isinstance(inv.get("host"), dict) else {}
+    def obj(parent: dict[str, Any], key: str) -> dict[str, Any]:
+        value = parent.get(key)
+        return value if isinstance(value, dict) else {}
+
+    src, inv = obj(data, "source"), obj(data, "inventory")
+    host = obj(inv, "host")
     name = src.get("hostname") or host.get("hostname") or ""
     mid = src.get("machine_id") or host.get("machine_id") or ""
     return comment(str(name)), comment(str(mid))

@@ -9,6 +9,7 @@ its builder name and parameters (``rebuild``), so command text read from a JSON 
 
 from __future__ import annotations
 
+from doctor.facts import Sysctls
 from doctor.findings import Fix
 from doctor.fixes import builders as _builders  # noqa: F401  (registers the builders)
 from doctor.fixes.base import BUILDERS, Context, FixRejected, make, rebuild
@@ -16,8 +17,7 @@ from doctor.fixes.base import BUILDERS, Context, FixRejected, make, rebuild
 __all__ = ["BUILDERS", "Context", "FixRejected", "make", "rebuild", "sysctl_fix"]
 
 
-def sysctl_fix(wanted: dict[str, str], current: object, conf_name: str, notes: str = "") -> Fix:
+def sysctl_fix(wanted: dict[str, str], current: Sysctls, conf_name: str, notes: str = "") -> Fix:
     """For checks: set ``wanted`` now and at boot (``conf_name`` in /etc/sysctl.d), undo to ``current``."""
-    get = current.get
-    previous = {k: v for k in wanted if (v := get(k)) is not None}
+    previous = {k: v for k in wanted if (v := current.get(k)) is not None}
     return make("sysctl", notes, set=dict(wanted), previous=previous, conf=conf_name)

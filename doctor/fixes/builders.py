@@ -367,8 +367,9 @@ def vfio_release(p: Params) -> list[FixStep]:
     address = p.pci("address")
     remove = p.items("boot_remove", _arg, 4)
     lines: list[tuple[str, str]] = []
-    for item in p.items("modprobe", lambda v: v if isinstance(v, list) and len(v) == 2 else "", 16):
-        path, line = item
+    raw = p.raw("modprobe", [])
+    for item in raw if isinstance(raw, list) and len(raw) <= 16 else [None]:
+        path, line = item if isinstance(item, list) and len(item) == 2 else ("", "")
         if not (isinstance(path, str) and MODPROBE_PATH.fullmatch(path) and ".." not in path
                 and isinstance(line, str) and MODPROBE_LINE.fullmatch(line)):
             raise FixRejected("modprobe: not a modprobe.d file and vfio line")
