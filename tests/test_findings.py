@@ -113,3 +113,13 @@ def test_reads_a_saved_1_0_result() -> None:
     view = build_view(data)  # reports render old results
     assert view.problems and rank(list(view.problems))[0].rank == 1
     assert Fix.from_dict({"runtime": "not a list", "steps": "nor this"}).steps == ()
+
+
+def test_persistent_files_are_not_shared_between_findings() -> None:
+    """Two findings writing the same sysctl.d file would each overwrite the other's setting."""
+    sick = run(SICK).findings
+    overlay = run_facts(facts({"proc/sys/vm/zone_reclaim_mode": "1\n", "proc/sys/net/core/somaxconn": "128\n"},
+                              base=SICK)).findings
+    for findings in (sick, overlay):
+        paths = [s.heredoc[0] for f in findings for s in f.fix.phase("persistent") if s.heredoc]
+        assert len(paths) >= 3 and len(paths) == len(set(paths)), paths
