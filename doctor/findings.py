@@ -94,6 +94,7 @@ class Impact:
 
 
 PHASES = ("runtime", "persistent", "rollback")
+_IRQ_FILE = re.compile(r"/proc/irq/(\d+)/smp_affinity_list")
 
 
 @dataclass(frozen=True)
@@ -165,18 +166,41 @@ class Fix:
     def phase(self, phase: str) -> tuple[FixStep, ...]:
         return tuple(s for s in self.steps if s.phase == phase)
 
+    def texts(self, phase: str) -> tuple[str, ...]:
+        """The steps of ``phase`` as text for people; one value written to several IRQs' affinity
+        reads as one ``for irq in ...`` line (display only: scripts run the steps themselves)."""
+        out: list[str] = []
+        run: list[str] = []
+        value = ""
+        for step in (*self.phase(phase), None):
+            m = _IRQ_FILE.fullmatch(step.heredoc[0]) if step is not None and step.heredoc else None
+            if m and step is not None and step.heredoc and (not run or step.heredoc[1] == value):
+                run.append(m.group(1))
+                value = step.heredoc[1]
+                continue
+            if len(run) > 1:
+                out.append(f"for irq in {' '.join(run)}; do echo {q(value)} > /proc/irq/$irq/smp_affinity_list; done")
+            elif run:
+                out.append(f"echo {q(value)} > /proc/irq/{run[0]}/smp_affinity_list")
+            run = []
+            if m and step is not None and step.heredoc:
+                run, value = [m.group(1)], step.heredoc[1]
+            elif step is not None:
+                out.append(step.text)
+        return tuple(out)
+
     @property
     def runtime(self) -> tuple[str, ...]:
         """The runtime steps as text (for display)."""
-        return tuple(s.text for s in self.phase("runtime"))
+        return self.texts("runtime")
 
     @property
     def persistent(self) -> tuple[str, ...]:
-        return tuple(s.text for s in self.phase("persistent"))
+        return self.texts("persistent")
 
     @property
     def rollback(self) -> tuple[str, ...]:
-        return tuple(s.text for s in self.phase("rollback"))
+        return self.texts("rollback")
 
     @property
     def empty(self) -> bool:

@@ -123,3 +123,13 @@ def test_persistent_files_are_not_shared_between_findings() -> None:
     for findings in (sick, overlay):
         paths = [s.heredoc[0] for f in findings for s in f.fix.phase("persistent") if s.heredoc]
         assert len(paths) >= 3 and len(paths) == len(set(paths)), paths
+
+
+def test_irq_writes_read_as_one_line_but_stay_separate_steps() -> None:
+    (f,) = [x for x in run(SICK).findings if x.check == "numa.irq_affinity"]
+    writes = [s for s in f.fix.phase("runtime") if s.kind == "write"]
+    assert len(writes) == 8 and all(s.unattended for s in writes)
+    assert f.fix.runtime[1] == ("for irq in 217 218 219 220 221 222 223 224; do echo 0-47 > "
+                                "/proc/irq/$irq/smp_affinity_list; done")
+    assert f.fix.rollback[0] == "echo 56 > /proc/irq/217/smp_affinity_list"  # differing values stay apart
+    assert "systemctl enable --now irqbalance" in f.fix.rollback  # shown for a human, keyed to the persistent step
