@@ -19,7 +19,7 @@ from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding, FixStep
 from doctor.fixes import Context, FixRejected, rebuild
-from doctor.fixes.catalogue import allowed
+from doctor.fixes.catalogue import refusal
 from reports.view import View, build_view
 
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
@@ -158,8 +158,9 @@ def trusted_steps(f: Finding, ctx: Context) -> tuple[tuple[FixStep, ...], str]:
         return (), ""
     if not f.fix.builder:
         return (), "no fix builder recorded (an older result or a hand-written fix); see the report"
-    if not allowed(f.check, f.fix.builder):
-        return (), f"check {f.check} does not produce {f.fix.builder} fixes"
+    why = refusal(f.check, f.fix.builder, f.fix.params)
+    if why:
+        return (), why
     try:
         return rebuild(f.fix, ctx).steps, ""
     except FixRejected as exc:

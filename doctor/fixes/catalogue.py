@@ -30,6 +30,25 @@ CHECK_BUILDERS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
 }.items()}
 
 
+#: The sysctls each check sets (checks not listed may set any sysctl the builder knows)
+CHECK_SYSCTLS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
+    "net.socket_buffers": ("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"),
+    "net.tcp_tuning": ("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn"),
+    "numa.kernel_policy": ("kernel.numa_balancing", "vm.zone_reclaim_mode"),
+}.items()}
+
+
 def allowed(check: str, builder: str) -> bool:
     """Whether ``check`` produces fixes with ``builder``."""
     return builder in CHECK_BUILDERS.get(check, frozenset())
+
+
+def refusal(check: str, builder: str, params: object) -> str:
+    """Why ``check`` could not have produced a ``builder`` fix with ``params``; "" when it could."""
+    if not allowed(check, builder):
+        return f"check {check} does not produce {builder or 'builder-less'} fixes"
+    keys = CHECK_SYSCTLS.get(check)
+    wanted = params.get("set") if isinstance(params, dict) else None
+    if builder == "sysctl" and keys is not None and isinstance(wanted, dict) and not set(wanted) <= keys:
+        return f"check {check} does not set {sorted(set(wanted) - keys)[0]}"
+    return ""

@@ -119,6 +119,8 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
     ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "conf": "90-gnd-numa.conf", "extra": ["ethtool", "-E"]},
      "unexpected parameter"),
     ("no_such_builder", {}, "does not produce"),
+    ("sysctl", {"set": {"net.core.rmem_max": "1"}, "previous": {}, "conf": "90-gnd-numa.conf"},
+     "does not set net.core.rmem_max"),
 ])
 def test_edited_parameters_are_refused_with_a_reason(sick_data: dict[str, Any], builder: str,
                                                      params: dict[str, Any], reason: str) -> None:
