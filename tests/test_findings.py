@@ -82,6 +82,8 @@ def test_every_check_fix_uses_a_builder() -> None:
 
 def test_builders_refuse_what_no_check_produces() -> None:
     assert make("module_load", module="dummy").steps == ()
+    core = make("sysctl", set={"kernel.core_pattern": "|/bin/sh -c id"}, previous={}, conf="90-gnd-x.conf")
+    assert core.steps == () and "not one a check sets" in core.notes
     assert "No commands" in make("module_load", module="dummy").notes
     with pytest.raises(FixRejected, match="not in the result's inventory"):
         rebuild(make("link_mtu", netdev="eth0", mtu=9000, previous=1500), Context(netdevs=frozenset({"eth1"})))

@@ -110,7 +110,7 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
 
 @pytest.mark.parametrize("builder,params,reason", [
     ("sysctl", {"set": {"kernel.core_pattern": "|/bin/sh -c id"}, "previous": {}, "conf": "90-gnd-numa.conf"},
-     "not one a check sets"),
+     "does not set kernel.core_pattern"),
     ("sysctl", {"set": {"kernel.numa_balancing": "0; reboot"}, "previous": {}, "conf": "90-gnd-numa.conf"},
      "out of range"),
     ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {}, "conf": "../../etc/passwd"}, "not a valid"),
