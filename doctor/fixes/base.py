@@ -43,7 +43,6 @@ PCI_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 CPULIST = re.compile(r"\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?){0,1023}")
 UNIT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9@_.:-]{0,200}\.service")
 RDMA_DEVICE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
-WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,:/=+-]{0,200}")
 
 
 class Params:

@@ -8,7 +8,6 @@ driver rebinding, service restarts and cluster steps are for a human (``unattend
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from doctor.findings import FixStep
 from doctor.fixes.base import (
@@ -484,11 +483,5 @@ def kubelet_policy(p: Params) -> list[FixStep]:
     runtime = stop + [run(R, "cp", "-a", config, backup)] + state + edits + start
     back = stop + [run(R, "cp", "-a", backup, config)] + state + start
     return runtime + [FixStep(B, s.argv, manual=s.manual) for s in back]
-
-
-def params_doc() -> dict[str, Any]:
-    """Builder name -> its docstring (for docs and ``--help``)."""
-    from doctor.fixes.base import BUILDERS
-    return {name: (fn.__doc__ or "").strip() for name, fn in sorted(BUILDERS.items())}
 
 
