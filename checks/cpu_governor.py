@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.facts import Facts
-from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: Drivers whose ``powersave`` is a dynamic policy steered by EPP, not "lowest frequency" (pm/intel_pstate.rst).
@@ -40,19 +41,12 @@ def cpu_governor(facts: Facts) -> Iterator[Finding]:
         yield Finding(PASS, "cpu0", f"CPU frequency policy {cf.driver or '?'}/{cf.governor or '?'}"
                       + (f", EPP {cf.epp}" if cf.epp else ""), evidence=evidence)
         return
-    runtime: list[str] = []
-    rollback: list[str] = []
     reasons = []
     if slow_governor:
         reasons.append(f"governor powersave on {cf.driver or 'an unknown driver'} pins CPUs at their lowest "
                        "frequency")
-        runtime.append(cmd("cpupower", "frequency-set", "-g", "performance"))
-        rollback.append(cmd("cpupower", "frequency-set", "-g", cf.governor or "powersave"))
     if slow_epp:
         reasons.append(f"energy_performance_preference {cf.epp} trades latency for power")
-        runtime.append(f"echo performance | tee {EPP_GLOB}")
-        rollback.append(f"echo {q(cf.epp)} | tee {EPP_GLOB}")
-    rollback.append(cmd("tuned-adm", "auto_profile"))
     observed = ", ".join(f"{k} {v}" for k, v in (("driver", cf.driver), ("governor", cf.governor),
                                                   ("EPP", cf.epp)) if v)
     yield Finding(
@@ -62,9 +56,9 @@ def cpu_governor(facts: Facts) -> Iterator[Finding]:
         evidence=evidence, expected="governor performance (or intel_pstate/amd-pstate-epp powersave with EPP "
                                     "performance/balance_performance)",
         observed=observed, impact=Impact(10, "host-side latency per step; GPUs wait on the CPU"),
-        fix=Fix(runtime=tuple(runtime), persistent=(cmd("tuned-adm", "profile", "latency-performance"),),
-                rollback=tuple(rollback),
-                notes="tuned's latency-performance (or throughput-performance) profile sets governor and EPP "
+        fix=make("cpu_governor", governor=(cf.governor or "powersave") if slow_governor else None,
+                 epp=cf.epp if slow_epp else None,
+                 notes="tuned's latency-performance (or throughput-performance) profile sets governor and EPP "
                       "on every CPU at boot; without tuned, set them in a systemd unit. The rollback restores "
                       "the recorded governor/EPP; `tuned-adm auto_profile` returns tuned to its recommendation. "
                       "BIOS power profiles (OS control, C-states) matter as well."),

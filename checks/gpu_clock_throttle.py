@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.fixes import make
 from doctor.registry import check
 
 #: reason -> severity whenever it is active (NVML ``nvmlClocksEventReason*``).
@@ -64,10 +65,9 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
             evidence=(Evidence(where, f"{label}: power limit {limit:g} W, default power limit {default:g} W"),),
             expected=f"{default:g} W (default)", observed=f"{limit:g} W",
             impact=Impact(20.0, "lower sustained clocks under load, roughly in proportion to the power cut"),
-            fix=Fix(runtime=(cmd("nvidia-smi", "-i", gpu.address, "-pl", f"{default:g}"),),
-                    notes="Restores the default limit until reboot (needs root). If a power-capping agent or "
-                          "a site policy set the limit on purpose, change it there instead. Undo with "
-                          f"`{cmd('nvidia-smi', '-i', gpu.address, '-pl', f'{limit:g}')}`."),
+            fix=make("gpu_power_limit", "Restores the default limit until reboot (needs root). If a power-capping "
+                     "agent or a site policy set the limit on purpose, change it there instead.",
+                     gpu=gpu.address, watts=default, previous=limit),
             references=REFERENCES, confidence=0.9)
     locked = [(name, cur, dflt) for name, cur, dflt in (
         ("graphics", rt.app_clock_graphics_mhz, rt.default_app_clock_graphics_mhz),
@@ -81,9 +81,10 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
             evidence=(Evidence(where, f"{label}: applications clocks {text}"),),
             expected="default application clocks", observed=text,
             impact=Impact(20.0, "compute runs at the lower clock: throughput drops in proportion"),
-            fix=Fix(runtime=(cmd("nvidia-smi", "-i", gpu.address, "-rac"),),
-                    notes="Resets application clocks to the defaults (needs root); re-apply the old values "
-                          "with `nvidia-smi -ac <mem,graphics>` to undo."),
+            fix=make("gpu_app_clocks", "Resets application clocks to the defaults (needs root); the rollback "
+                     "re-applies the locked values.", gpu=gpu.address,
+                     memory=rt.app_clock_mem_mhz or rt.default_app_clock_mem_mhz or 0,
+                     graphics=rt.app_clock_graphics_mhz or rt.default_app_clock_graphics_mhz or 0),
             references=REFERENCES, confidence=0.9)
 
 

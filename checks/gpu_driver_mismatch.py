@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION
-from doctor.findings import CRITICAL, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import CRITICAL, PASS, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: Modules to unload, users first, before the new nvidia module can load.
@@ -19,9 +20,8 @@ REFERENCES = (
 
 
 def _fix() -> Fix:
-    return Fix(
-        runtime=(cmd("systemctl", "stop", "nvidia-persistenced"), cmd("modprobe", "-r", *MODULES),
-                 cmd("modprobe", "nvidia"), cmd("systemctl", "start", "nvidia-persistenced")),
+    return make(
+        "driver_reload",
         notes="Stop every GPU workload (and nvidia-fabricmanager/DCGM) first, or simply reboot. Then stop "
               "unattended driver upgrades: `apt-mark hold` the nvidia-driver/libnvidia packages (or "
               "`dnf versionlock`), and blacklist `nvidia-` and `libnvidia-` in 50unattended-upgrades.")

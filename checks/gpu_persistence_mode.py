@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
-from doctor.findings import LOW, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import LOW, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: 3D controllers (no display engine) are data-centre parts; these names are too, whatever the class.
@@ -63,9 +64,7 @@ def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
                + (f" {DAEMON} is not running." if daemon is False else ""),
         evidence=tuple(evidence), expected="Persistence Mode: Enabled (nvidia-persistenced running)",
         observed="Disabled", impact=Impact(3, "slow first CUDA init after idle; settings lost between jobs"),
-        fix=Fix(runtime=(cmd("nvidia-smi", "-pm", "1"),),
-                persistent=(cmd("systemctl", "enable", "--now", DAEMON),),
-                rollback=(cmd("systemctl", "disable", "--now", DAEMON), cmd("nvidia-smi", "-pm", "0")),
+        fix=make("persistence_mode",
                 notes="nvidia-persistenced is the supported way; `nvidia-smi -pm 1` is legacy and does not "
                       "survive a reboot."),
         references=REFERENCES)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import CRITICAL, HIGH, PASS, Evidence, Finding, Fix, Impact, cmd, severity_order
+from doctor.fixes import make
 from doctor.registry import check
 
 IMPACT = {CRITICAL: 95.0, HIGH: 60.0}
@@ -47,7 +48,7 @@ def _fix(level: str, gpu: Gpu, failure: bool) -> Fix:
                  "diagnostic (`dcgmi diag -r 3`) and RMA it if the flag is confirmed. " + notes)
     else:
         notes += " Results computed since the uncorrectable error are suspect. RMA if errors recur after the reset."
-    return Fix(runtime=(cmd("nvidia-smi", "-r", "-i", target),), notes=notes)
+    return make("gpu_reset", target=target, notes=notes)
 
 
 @check("gpu.row_remap", "GPU memory row remapping and uncorrectable ECC errors", "gpu")

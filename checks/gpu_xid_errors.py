@@ -19,9 +19,9 @@ from doctor.findings import (
     Finding,
     Fix,
     Impact,
-    cmd,
     severity_order,
 )
+from doctor.fixes import make
 from doctor.registry import check
 
 #: Xid -> (severity, meaning), after NVIDIA's Xid catalog; codes not listed are reported as info.
@@ -81,7 +81,7 @@ def _fix(level: str, target: str, codes: set[int]) -> Fix:
         notes.append("Check `nvidia-smi -q -d ROW_REMAPPER,ECC` afterwards; a pending row remap is applied by "
                      "the reset.")
     notes.append("If it recurs after the reset, run the field diagnostic (`dcgmi diag -r 3`) and RMA the GPU.")
-    return Fix(runtime=(cmd("nvidia-smi", "-r", "-i", target),), notes=" ".join(notes))
+    return make("gpu_reset", target=target, notes=" ".join(notes))
 
 
 @check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu")

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from checks._pcie import grub_args_fix, grub_note
 from doctor.derived.iommu import VFIO_DRIVERS
 from doctor.derived.net import is_rdma_nic, subject_nics
 from doctor.facts import Facts
 from doctor.facts.iommu import TRANSLATED
-from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
+from doctor.fixes.boot import grub_note, os_family
 from doctor.registry import check
 
 REFERENCES = (
@@ -102,7 +103,6 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
     params = facts.cmdline.params
     remove = tuple(p for p in FORCE_TRANSLATE if f"{p.split('=')[0]}" in params
                    and params[p.split("=")[0]] == p.split("=")[1])
-    persistent, rollback = grub_args_fix((PT,), remove, facts.host.os_release)
     who = f"{len(p2p_gpus)} GPUs" + (f" and {len(rdma)} RDMA NIC(s)" if rdma else "")
     skipped = len(gpus) - len(p2p_gpus)
     aside = (f" {skipped} GPU(s) on vfio-pci or in MIG mode do no peer-to-peer here, so only host DMA overhead "
@@ -116,7 +116,7 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
         observed=mode.why, impact=Impact(50 if p2p else 5,
                                          "P2P and GPUDirect RDMA slow down, fail or hang; DMA mapping overhead "
                                          "on every transfer" if p2p else "IOTLB overhead on host-device DMA"),
-        fix=Fix(persistent=persistent, rollback=rollback,
+        fix=make("kernel_args", add=[PT], remove=list(remove), os_family=os_family(facts.host.os_release),
                 notes="Needs a reboot. Keep intel_iommu=on if VFIO or SR-IOV is used: iommu=pt leaves the IOMMU on "
                       "for those and passes host DMA through. " + grub_note(facts.host.os_release)),
         references=REFERENCES, related=tuple(g.address for g in gpus[:8]), confidence=mode.confidence)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.facts import Facts
-from doctor.findings import LOW, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import LOW, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 BAD_DEFRAG = "always"
@@ -32,9 +33,7 @@ def kernel_thp(facts: Facts) -> Iterator[Finding]:
                "latency spikes.",
         evidence=evidence, expected=f"{GOOD_DEFRAG} (or defer+madvise)", observed=thp.defrag,
         impact=Impact(2, "occasional multi-millisecond allocation stalls"),
-        fix=Fix(runtime=(f"echo {q(GOOD_DEFRAG)} | tee {q(path)}",),
-                persistent=(f"echo {q(f'w {path} - - - - {GOOD_DEFRAG}')} | tee {q(TMPFILES)}",),
-                rollback=(f"echo {q(BAD_DEFRAG)} | tee {q(path)}", cmd("rm", "-f", TMPFILES)),
+        fix=make("thp_defrag", path=path, value=GOOD_DEFRAG, previous=BAD_DEFRAG,
                 notes="The tmpfiles.d line re-applies the setting at boot (there is no kernel parameter for "
                       "defrag)."),
         references=REFERENCES)

@@ -8,7 +8,8 @@ from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import EnvSetting, user_env
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
-from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = (
@@ -35,10 +36,9 @@ def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
 
 def _fix(s: EnvSetting, replacement: str | None = None) -> Fix:
     units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith((".service", ".conf"))]
-    runtime = tuple(cmd("systemctl", "edit", u) for u in units if u.endswith(".service"))
     what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
-    return Fix(runtime=runtime, rollback=runtime,
-               notes=f"{what} in the unit (systemctl edit), compose file or manifest that starts the server "
+    return make("service_edit", units=[u for u in units if u.endswith(".service")], full=False, restart=False,
+                notes=f"{what} in the unit (systemctl edit), compose file or manifest that starts the server "
                      f"({_places(s)}) and restart it; NCCL reads its environment only at start-up. To undo, put "
                      f"{s.name}={s.value} back where it was and restart the server.")
 

@@ -9,7 +9,8 @@ from doctor.derived.net import DataNic, data_nics
 from doctor.derived.procs import env_value
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
-from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: At or above this speed (Mb/s) a 1500-byte MTU on a RoCE/data NIC is worth a note.
@@ -88,8 +89,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                             "the GPUs next to it go through a farther NIC."),
                     evidence=tuple(evidence), expected="operstate up, carrier 1", observed=f"operstate {nd.operstate}",
                     impact=Impact(40, "one rail fewer of inter-node bandwidth"),
-                    fix=Fix(runtime=(cmd("ethtool", nd.name), cmd("ip", "link", "set", "dev", nd.name, "up")),
-                            rollback=(cmd("ip", "link", "set", "dev", nd.name, "down"),),
+                    fix=make("link_up", netdev=nd.name,
                             notes="Check cable, transceiver and switch port (mlxlink -d <pci> shows the "
                                   "physical state)."),
                     references=REFERENCES, related=tuple(p.name for p in nic.rdma))
@@ -110,7 +110,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                                            for p in faster[:3]]),
                 expected=f"{top} Mb/s", observed=f"{speed} Mb/s",
                 impact=Impact(min(90.0, 100 * (1 - speed / top)), f"{100 * (1 - speed / top):.0f}% of this rail lost"),
-                fix=Fix(runtime=(cmd("ethtool", nd.name), cmd("ethtool", "-s", nd.name, "autoneg", "on")),
+                fix=make("link_autoneg", netdev=nd.name,
                         rollback=(),
                         notes="If autonegotiation is already on, check the cable/transceiver and switch port "
                               "speed; `mlxlink -d <pci>` shows the cable's supported speeds."),
@@ -128,8 +128,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 detail="Rails of one fabric must share an MTU; RoCE active_mtu follows the netdev MTU.",
                 evidence=tuple(evidence), expected=f"MTU {common}", observed=f"MTU {nd.mtu}",
                 impact=Impact(15, "smaller RoCE MTU or fragmentation on this rail"),
-                fix=Fix(runtime=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(common)),),
-                        rollback=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(nd.mtu)),),
+                fix=make("link_mtu", netdev=nd.name, mtu=common, previous=nd.mtu,
                         notes="Persist in netplan/NetworkManager; the switch ports must match."),
                 references=REFERENCES)
         elif nd.mtu <= 1500 and (speed or 0) >= JUMBO_SPEED_MBPS:
@@ -140,8 +139,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                         "the packets; jumbo frames need the switch ports configured to match."),
                 evidence=tuple(evidence), expected=f"MTU {JUMBO_MTU} (fabric permitting)", observed=f"MTU {nd.mtu}",
                 impact=Impact(5, "more per-packet overhead"),
-                fix=Fix(runtime=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(JUMBO_MTU)),),
-                        rollback=(cmd("ip", "link", "set", "dev", nd.name, "mtu", str(nd.mtu)),),
+                fix=make("link_mtu", netdev=nd.name, mtu=JUMBO_MTU, previous=nd.mtu,
                         notes="Persist in netplan/NetworkManager only after the switches allow 9000."),
                 references=REFERENCES)
     if not found:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._sysctl_fix import sysctl_fix
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import env_value
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import sysctl_fix
 from doctor.registry import check
 
 #: Round-trip time assumed in a rack (docs/checks.md#net-socket-buffers), seconds

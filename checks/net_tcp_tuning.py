@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._sysctl_fix import sysctl_fix
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import server_roots
 from doctor.facts import Facts
 from doctor.findings import LOW, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import sysctl_fix
 from doctor.registry import check
 
 #: NICs at or above this speed (Mb/s) need a deeper backlog than the 1000 default.
@@ -24,7 +24,6 @@ REFERENCES = (
     "https://docs.kernel.org/admin-guide/sysctl/net.html",
     "https://fasterdata.es.net/host-tuning/linux/",
 )
-CONF = "90-gnd-tcp.conf"
 
 
 @check("net.tcp_tuning", "TCP slow start after idle, backlog, accept queue", "network")
@@ -60,7 +59,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
                     "each pause; this matters when TCP carries KV-cache or NCCL traffic."),
             evidence=(ev("net.ipv4.tcp_slow_start_after_idle"),), expected="0", observed="1",
             impact=Impact(5, "first round trips of each burst run far below line rate"),
-            fix=sysctl_fix({"net.ipv4.tcp_slow_start_after_idle": "0"}, sysctls, CONF), references=REFERENCES)
+            fix=sysctl_fix({"net.ipv4.tcp_slow_start_after_idle": "0"}, sysctls, "90-gnd-tcp-slow-start.conf"), references=REFERENCES)
     backlog = sysctls.get_int("net.core.netdev_max_backlog")
     if backlog is not None and backlog < MIN_BACKLOG and speed >= FAST_NIC_MBPS and nic is not None:
         found = True
@@ -71,7 +70,8 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
             evidence=(ev("net.core.netdev_max_backlog"), Evidence(f"{nic.netdev.origin}/speed", str(speed))),
             expected=f">= {MIN_BACKLOG} (tuning guides use {RECOMMENDED_BACKLOG})", observed=str(backlog),
             impact=Impact(3, "drops and retransmits under TCP bursts"),
-            fix=sysctl_fix({"net.core.netdev_max_backlog": str(RECOMMENDED_BACKLOG)}, sysctls, CONF),
+            fix=sysctl_fix({"net.core.netdev_max_backlog": str(RECOMMENDED_BACKLOG)}, sysctls,
+                           "90-gnd-tcp-backlog.conf"),
             references=REFERENCES)
     somax = sysctls.get_int("net.core.somaxconn")
     if somax is not None and somax < MIN_SOMAXCONN and servers:
@@ -81,7 +81,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
             detail=f"{len(servers)} inference server(s) accept client connections; bursts beyond the queue are refused.",
             evidence=(ev("net.core.somaxconn"),), expected=f">= {MIN_SOMAXCONN}", observed=str(somax),
             impact=Impact(2, "connection resets under load spikes"),
-            fix=sysctl_fix({"net.core.somaxconn": str(RECOMMENDED_SOMAXCONN)}, sysctls, CONF), references=REFERENCES)
+            fix=sysctl_fix({"net.core.somaxconn": str(RECOMMENDED_SOMAXCONN)}, sysctls, "90-gnd-tcp-somaxconn.conf"), references=REFERENCES)
     if not found:
         yield Finding(PASS, "node", "TCP slow start, backlog and accept queue suit this node",
                       evidence=tuple(ev(k) for k in keys if sysctls.get(k) is not None))

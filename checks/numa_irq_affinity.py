@@ -8,7 +8,8 @@ from doctor.derived.net import DataNic, data_nics, tcp_carries_data
 from doctor.derived.procs import irqbalance_running
 from doctor.facts import Facts, Irq
 from doctor.facts.util import format_cpulist
-from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, q
+from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: Share of a NIC's data vectors off its node above which it is reported.
@@ -77,11 +78,7 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
         found = True
         requested_only = all(src == "smp_affinity_list" for _, _, src in off)
         local = node.cpulist
-        numbers = [irq.number for irq, _, _ in off]
-        loop = (f"for irq in {' '.join(map(str, numbers))}; do echo {q(local)} > /proc/irq/$irq/smp_affinity_list; "
-                "done")
-        restore = tuple(f"echo {q(format_cpulist(irq.affinity))} > /proc/irq/{irq.number}/smp_affinity_list"
-                        for irq, _, _ in off if irq.affinity)
+        previous = {str(irq.number): format_cpulist(irq.affinity) if irq.affinity else "" for irq, _, _ in off}
         far_nodes = sorted({n for _, cpus, _ in off for c in cpus if (n := numa.node_of_cpu(c)) is not None})
         yield Finding(
             MEDIUM if carries else LOW, nic.name,
@@ -99,10 +96,9 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
             expected=f"IRQ affinity within node {node.id} CPUs ({local})",
             observed=f"{len(off)}/{len(placed)} vectors off-node",
             impact=Impact(12 if carries else 3, "cross-socket interrupt and softirq processing"),
-            fix=Fix(runtime=(f"set_irq_affinity_bynode.sh {node.id} {q(nic.name)}", loop),
-                    persistent=(("systemctl disable --now irqbalance",) if balancer else ()),
-                    rollback=restore + (("systemctl enable --now irqbalance",) if balancer else ()),
-                    notes=("Use either command (set_irq_affinity_bynode.sh ships with mlnx-tools). "
+            fix=make("irq_affinity", netdev=nic.name, node=node.id, cpus=local, irqs=previous,
+                     irqbalance=bool(balancer),
+                     notes=("Use either command (set_irq_affinity_bynode.sh ships with mlnx-tools). "
                            + ("irqbalance rebalances within minutes: disable it, or keep it and ban these IRQs "
                               "(IRQBALANCE_ARGS=\"--banirq=N ...\" in /etc/default/irqbalance). " if balancer else "")
                            + "Re-apply at boot from a systemd unit; IRQ affinity is not persistent.")),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._sysctl_fix import sysctl_fix
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import sysctl_fix
 from doctor.registry import check
 
 REFERENCES = (
@@ -42,7 +42,7 @@ def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:
             evidence=(Evidence(sysctls.origins.get("kernel.numa_balancing", "sysctl"), str(balancing)),),
             expected="0 on hosts whose GPU processes are pinned", observed=str(balancing),
             impact=Impact(3, f"page migration and hinting faults; {pinned} processes are pinned to one node"),
-            fix=sysctl_fix({"kernel.numa_balancing": "0"}, sysctls, "90-gnd-numa.conf"),
+            fix=sysctl_fix({"kernel.numa_balancing": "0"}, sysctls, "90-gnd-numa-balancing.conf"),
             references=REFERENCES)
     if reclaim is not None and reclaim != 0:
         yield Finding(
@@ -52,7 +52,7 @@ def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:
             evidence=(Evidence(sysctls.origins.get("vm.zone_reclaim_mode", "sysctl"), str(reclaim)),),
             expected="0", observed=str(reclaim),
             impact=Impact(8, "allocation stalls and page-cache thrashing during model load and KV offload"),
-            fix=sysctl_fix({"vm.zone_reclaim_mode": "0"}, sysctls, "90-gnd-numa.conf"),
+            fix=sysctl_fix({"vm.zone_reclaim_mode": "0"}, sysctls, "90-gnd-zone-reclaim.conf"),
             references=REFERENCES)
     if balancing == 0 and reclaim in (0, None) or reclaim == 0 and balancing in (0, None):
         yield Finding(PASS, "node", "NUMA balancing off and zone reclaim off",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.facts import Facts, Kubelet
-from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: config key, command-line flag, kubelet default, recommended value
@@ -21,28 +22,16 @@ REFERENCES = (
 )
 
 
-def _set_key(config: str, key: str, value: str, present: bool) -> str:
-    if present:
-        return cmd("sed", "-i", f"s/^{key}:.*/{key}: {value}/", config)
-    return f"printf '%s\\n' {q(f'{key}: {value}')} >> {q(config)}"
-
-
 def _fix(kubelet: Kubelet, node: str, wanted: dict[str, str]) -> Fix:
     config = "/" + (kubelet.origin or "var/lib/kubelet/config.yaml")
-    backup = config + ".gnd-backup"
-    edits = [_set_key(config, key, value, key in kubelet.settings) for key, value in wanted.items()]
     flags_note = ""
     overriding = [flag for key, flag, _, _ in (*POLICIES, SCOPE) if key in wanted and flag in kubelet.flags]
     if overriding:
         flags_note = (f" The flags {', '.join('--' + f for f in overriding)} in kubeadm-flags.env or a kubelet "
                       "drop-in override the config file: change them there too.")
-    stop = [cmd("kubectl", "drain", node, "--ignore-daemonsets", "--delete-emptydir-data"),
-            cmd("systemctl", "stop", "kubelet"), cmd("cp", "-a", config, backup)]
-    state = [cmd("rm", "-f", f) for f in STATE_FILES]
-    start = [cmd("systemctl", "start", "kubelet"), cmd("kubectl", "uncordon", node)]
-    return Fix(runtime=tuple(stop + state + edits + start), persistent=(),
-               rollback=tuple(stop[:2] + [cmd("cp", "-a", backup, config)] + state + start),
-               notes=("The kubelet refuses to start when cpu_manager_state was written under another policy, so "
+    settings = {key: [value, key in kubelet.settings] for key, value in wanted.items()}
+    return make("kubelet_policy", config=config, node=node, settings=settings,
+                notes=("The kubelet refuses to start when cpu_manager_state was written under another policy, so "
                       "it must be removed on every policy change (with the node drained). The static policy needs "
                       "reserved CPUs (reservedSystemCPUs or kube/systemReserved cpu). Only Guaranteed pods with "
                       "integer CPU requests are aligned." + flags_note))

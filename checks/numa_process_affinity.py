@@ -8,6 +8,7 @@ from doctor.derived.procs import gpu_holders, gpus_of, servers
 from doctor.facts import Facts, Gpu, Process
 from doctor.facts.util import format_cpulist
 from doctor.findings import INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = (
@@ -38,10 +39,8 @@ def _local(gpus: list[Gpu]) -> tuple[frozenset[int] | None, list[int]]:
 def _fix(proc: Process, local: frozenset[int], nodes: list[int]) -> Fix:
     cpulist = format_cpulist(local)
     node = ",".join(str(n) for n in nodes)
-    return Fix(
-        runtime=(cmd("taskset", "-a", "-p", "-c", cpulist, str(proc.pid)),),
-        persistent=(),
-        rollback=(cmd("taskset", "-a", "-p", "-c", proc.cpus_allowed_list or "0-" + str(max(local)), str(proc.pid)),),
+    return make(
+        "taskset", pid=proc.pid, cpus=cpulist, previous=proc.cpus_allowed_list or "0-" + str(max(local)),
         notes=("taskset moves the threads now; memory already allocated stays where it is, so restart the worker "
                "with the right binding (launcher option, numactl wrapper, or the kubelet topology manager) to "
                f"make it stick, for example under {cmd('numactl', f'--cpunodebind={node}', f'--membind={node}', '--')} "

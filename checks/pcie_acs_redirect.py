@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import grub_args_fix, grub_note
 from doctor.derived.net import is_virtual_nic, subject_nics
 from doctor.derived.paths import GDR_WORDS, bridges_between, path_word, switch_of
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
-from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
+from doctor.fixes.boot import grub_note, os_family
 from doctor.registry import check
 
 REFERENCES = (
@@ -58,12 +59,9 @@ def _pairs(facts: Facts) -> dict[str, set[str]]:
 
 
 def _fix(ports: list[PciDevice], facts: Facts) -> Fix:
-    runtime = tuple(cmd("setpci", "-s", p.address, f"{ACS_CTL}=0000") for p in ports)
-    rollback = tuple(cmd("setpci", "-s", p.address, f"{ACS_CTL}={acs_value(p.acs or {}):04x}") for p in ports)
-    arg = "pci=disable_acs_redir=" + ";".join(p.address for p in ports)
-    persistent, undo = grub_args_fix((arg,), (), facts.host.os_release)
-    return Fix(runtime=runtime, persistent=persistent, rollback=rollback + undo,
-               notes=NOTES + " " + grub_note(facts.host.os_release))
+    return make("acs_redirect", ports={p.address: f"{acs_value(p.acs or {}):04x}" for p in ports},
+                os_family=os_family(facts.host.os_release),
+                notes=NOTES + " " + grub_note(facts.host.os_release))
 
 
 @check("pcie.acs_redirect", "ACS redirect on ports between GPU and NIC peers", "pcie")

@@ -34,9 +34,9 @@ from doctor.findings import (
     Finding,
     Fix,
     Impact,
-    cmd,
     severity_order,
 )
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = (
@@ -121,16 +121,14 @@ def _describe(lk: Link, subject: _Subject) -> str:
 
 def _fix(lk: Link) -> Fix:
     port = lk.port_above
-    runtime: tuple[str, ...] = ()
-    if port is not None:
-        runtime = (cmd("setpci", "-s", port, RETRAIN),
-                   cmd("cat", f"/sys/bus/pci/devices/{lk.child.address}/current_link_speed",
-                       f"/sys/bus/pci/devices/{lk.child.address}/current_link_width"))
-    return Fix(runtime=runtime, notes=(
+    notes = (
         "A retrain rarely helps and changes no setting, so there is nothing to undo. The lasting fixes are "
         "physical or in firmware: reseat the card, replace the riser, cable or retimer (check the AER "
         "counters of both ends), set the slot's link speed to Auto/maximum in the BIOS, or move the card "
-        "to a CPU-attached x16 slot. Do not set Hardware Autonomous Speed Disable (HASD) blindly."))
+        "to a CPU-attached x16 slot. Do not set Hardware Autonomous Speed Disable (HASD) blindly.")
+    if port is None:
+        return Fix(notes=notes)
+    return make("pcie_retrain", port=port, device=lk.child.address, notes=notes)
 
 
 def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Link], busy_ok: bool) -> Finding:
@@ -204,7 +202,7 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
         expected=link_label(cap.capable, width), observed=link_label(cap.allowed, width),
         impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
                       f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind]),
-        fix=Fix(runtime=(cmd("lspci", "-s", port, "-vv"),), notes=BIOS_LINK_SPEED),
+        fix=make("inspect_pci", BIOS_LINK_SPEED, address=port, flags="-vvv"),
         references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
 
 

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION, PEERMEM_FILES
-from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 #: Peer-memory modules: nvidia-peermem (driver >= 465) and MLNX_OFED's legacy nv_peer_mem.
@@ -69,9 +70,7 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
         observed="no GPUDirect RDMA path",
         impact=Impact(35, "multi-node all-reduce/all-gather bandwidth drops and latency rises; host memory "
                           "bandwidth and CPU are spent on copies"),
-        fix=Fix(runtime=(cmd("modprobe", "nvidia-peermem"),),
-                persistent=(f"echo nvidia-peermem | tee {q(MODULES_LOAD)}",),
-                rollback=(cmd("modprobe", "-r", "nvidia-peermem"), cmd("rm", "-f", MODULES_LOAD)),
+        fix=make("module_load", module="nvidia-peermem",
                 notes="nvidia-peermem ships with the driver (>= 465) and needs MLNX_OFED/DOCA or inbox "
                       "ib_core with peer-memory support. Alternatively switch to the open kernel module, "
                       "which gives NCCL a DMA-BUF path."),

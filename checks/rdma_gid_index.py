@@ -18,7 +18,8 @@ from doctor.derived.rdma import (
     version,
 )
 from doctor.facts import Facts, RdmaPort
-from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
@@ -52,6 +53,11 @@ def _foreign_ndev(facts: Facts, port: RdmaPort, ndev: str | None) -> bool:
     return other is not None and other.pci_address is not None and other.pci_address != port.pci_address
 
 
+AUTO_NOTES = ("Assign the RoCE netdev an IPv4 address in netplan/NetworkManager (the kernel then adds "
+              "::ffff: GIDs of both RoCE versions), or set NCCL_IB_ADDR_FAMILY=AF_INET6 deliberately "
+              "when the fabric is IPv6-only; exclude an unused port with NCCL_IB_HCA=^=<dev>.")
+
+
 def _table_evidence(port: RdmaPort) -> Evidence:
     rows = [describe_gid(g.index, g) for g in port.gids if configured(g)]
     return Evidence(f"{port.origin}/gids, gid_attrs/types, gid_attrs/ndevs", "; ".join(rows) or "no configured GID")
@@ -59,9 +65,9 @@ def _table_evidence(port: RdmaPort) -> Evidence:
 
 def _unset_fix(setting: EnvSetting) -> Fix:
     files = setting.files
-    runtime = tuple(cmd("systemctl", "edit", p.rsplit("/", 1)[-1]) for p in files if p.endswith(".service"))
-    return Fix(runtime=runtime, persistent=(), rollback=(),
-               notes=UNSET_FIX_NOTES + f" To undo, put {setting.name}={setting.value} back in the same place "
+    units = [p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")]
+    return make("service_edit", units=units, full=False, restart=False, undo=False,
+                notes=UNSET_FIX_NOTES + f" To undo, put {setting.name}={setting.value} back in the same place "
                                        "and restart the server.")
 
 
@@ -143,12 +149,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             evidence=evidence, expected="a valid RoCE v2 ::ffff:a.b.c.d entry (give the netdev an IPv4 address)",
             observed=f"auto pick {choice.describe}",
             impact=Impact(85, "multi-node NCCL/KV transfer over this port fails or falls back"),
-            fix=Fix(runtime=(cmd("ip", "-o", "addr", "show", "dev", netdev),) if netdev else (),
-                    persistent=(),
-                    rollback=(),
-                    notes=("Assign the RoCE netdev an IPv4 address in netplan/NetworkManager (the kernel then adds "
-                           "::ffff: GIDs of both RoCE versions), or set NCCL_IB_ADDR_FAMILY=AF_INET6 deliberately "
-                           "when the fabric is IPv6-only; exclude an unused port with NCCL_IB_HCA=^=<dev>.")),
+            fix=make("show_addresses", netdev=netdev, notes=AUTO_NOTES) if netdev else Fix(notes=AUTO_NOTES),
             references=REFERENCES, related=tuple(sorted(own)))
     forced = settings["NCCL_IB_GID_INDEX"]
     if forced is not None:

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from doctor.derived.procs import env_value
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts, RdmaPort
-from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = (
@@ -18,14 +19,9 @@ REFERENCES = (
 
 def _fix(facts: Facts, port: RdmaPort) -> Fix:
     netdevs = [n.name for n in facts.netdevs_of(port.pci_address)] if port.pci_address else []
-    runtime = [cmd("ibv_devinfo", "-d", port.device, "-i", str(port.port))]
-    if port.pci_address:
-        runtime.append(cmd("mlxlink", "-d", port.pci_address, "-p", str(port.port)))
-    for name in netdevs:
-        runtime += [cmd("ethtool", name), cmd("ip", "link", "set", "dev", name, "up")]
-    return Fix(runtime=tuple(runtime),
-               rollback=tuple(cmd("ip", "link", "set", "dev", n, "down") for n in netdevs),
-               notes="Check the cable/transceiver and the switch port; if the port is retired, drop it from "
+    return make("rdma_port", device=port.device, port=port.port, address=port.pci_address or None,
+                netdevs=netdevs,
+                notes="Check the cable/transceiver and the switch port; if the port is retired, drop it from "
                      "NCCL_IB_HCA so NCCL's device list matches the hardware on every node.")
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from doctor.derived.procs import server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 
@@ -133,10 +134,8 @@ def _severity(hit: Hit, has_gpu: bool) -> str:
 
 def _fix(files: list[str], snippet: str) -> Fix:
     units = sorted({p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")})
-    runtime = tuple(cmd("systemctl", "edit", "--full", u) for u in units) + \
-        tuple(cmd("systemctl", "restart", u) for u in units)
-    return Fix(runtime=runtime, rollback=runtime,
-               notes=(f"Remove {snippet!r} from the unit, compose file, manifest or config YAML"
+    return make("service_edit", units=units, full=True, restart=True,
+                notes=(f"Remove {snippet!r} from the unit, compose file, manifest or config YAML"
                       f"{' (' + ', '.join(files) + ')' if files else ''} and restart the server: graphs are "
                       "captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; "
                       "lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents "

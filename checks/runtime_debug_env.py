@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from doctor.derived.procs import EnvSetting, server_roots, user_env
 from doctor.facts import Facts
-from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 
@@ -61,10 +62,8 @@ REFERENCES = (
 def _fix(s: EnvSetting) -> Fix:
     units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith(".service")]
     places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
-    edits = tuple(cmd("systemctl", "edit", "--full", u) for u in units) \
-        + tuple(cmd("systemctl", "restart", u) for u in units)
-    return Fix(runtime=edits, rollback=edits,
-               notes=(f"Remove {s.name}={s.value} from the unit, compose file or manifest that starts the server "
+    return make("service_edit", units=units, full=True, restart=True,
+                notes=(f"Remove {s.name}={s.value} from the unit, compose file or manifest that starts the server "
                       f"({places}) and restart it; the variable is read at start-up only. To undo, add "
                       f"{s.name}={s.value} back where it was and restart the server."))
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import grub_args_fix
 from doctor.derived.iommu import VFIO_DRIVERS, group_members
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
-from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
+from doctor.fixes.boot import os_family
 from doctor.registry import check
 
 REFERENCES = (
@@ -42,39 +43,22 @@ def _hypervisor(facts: Facts) -> str | None:
     return None
 
 
-def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[str], list[str]]:
-    """Evidence of boot-time vfio binding (vfio-pci.ids, modprobe options) with persistent undo/redo commands."""
+def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[str], list[list[str]]]:
+    """Evidence of boot-time vfio binding: (evidence, boot parameters to drop, [modprobe.d file, line])."""
     ids = f"{dev.vendor or 0:04x}:{dev.device or 0:04x}"
     ev: list[Evidence] = []
-    persistent: list[str] = []
-    rollback: list[str] = []
+    remove: list[str] = []
+    lines: list[list[str]] = []
     boot = facts.cmdline.params.get("vfio-pci.ids") or facts.cmdline.params.get("vfio_pci.ids")
     if boot and ids in boot.lower():
         key = "vfio-pci.ids" if "vfio-pci.ids" in facts.cmdline.params else "vfio_pci.ids"
         ev.append(Evidence(facts.cmdline.origin, f"{key}={boot}"))
-        add, back = grub_args_fix((), (f"{key}={boot}",), facts.host.os_release)
-        persistent += add
-        rollback += back
+        remove.append(f"{key}={boot}")
     for line in facts.modprobe:
         if "vfio" in line.line and (ids in line.line.lower() or "softdep" in line.line):
             ev.append(Evidence(line.path, line.line))
-            persistent.append(cmd("sed", "-i.gnd-bak", f"s|^{line.line}$|# &|", line.path))
-            rollback.append(cmd("cp", "-a", f"{line.path}.gnd-bak", line.path))
-    if persistent:
-        persistent.append("update-initramfs -u || dracut -f")
-        rollback.append("update-initramfs -u || dracut -f")
-    return ev, persistent, rollback
-
-
-def _to_nvidia(dev: PciDevice) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    a = q(dev.address)
-    runtime = (f"echo {a} > {SYS}/drivers/vfio-pci/unbind",
-               f"echo > {q(f'{SYS}/devices/{dev.address}/driver_override')}",
-               f"echo {a} > {SYS}/drivers_probe")
-    rollback = (f"echo {a} > {SYS}/drivers/nvidia/unbind",
-                f"echo vfio-pci > {q(f'{SYS}/devices/{dev.address}/driver_override')}",
-                f"echo {a} > {SYS}/drivers_probe")
-    return runtime, rollback
+            lines.append([line.path, line.line])
+    return ev, remove, lines
 
 
 @check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu")
@@ -94,8 +78,7 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
     found = 0
     for gpu in on_vfio:
         label = gpu_label(facts, gpu.address)
-        boot_ev, persistent, undo = _boot_binding(facts, gpu)
-        runtime, rollback = _to_nvidia(gpu)
+        boot_ev, remove, lines = _boot_binding(facts, gpu)
         evidence = (Evidence(gpu.attr("driver"), gpu.driver or ""), *boot_ev)
         if inference and hypervisor is None:
             found += 1
@@ -105,8 +88,9 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                        + (" because of boot-time configuration." if boot_ev else "."),
                 evidence=evidence, expected="driver nvidia", observed=f"driver {gpu.driver}",
                 impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start"),
-                fix=Fix(runtime=runtime, persistent=tuple(persistent), rollback=rollback + tuple(undo),
-                        notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
+                fix=make("vfio_release", address=gpu.address, boot_remove=remove, modprobe=lines,
+                         os_family=os_family(facts.host.os_release),
+                         notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
                               "modprobe.d and rebuild the initramfs (run the line for your distribution)."),
                 references=REFERENCES, related=(gpu.address,))
         elif hypervisor is not None:
@@ -128,21 +112,13 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                     expected="group members on vfio-pci, pci-stub, pcieport (bridges) or unbound",
                     observed=", ".join(f"{b.address}: {b.driver}" for b in blockers),
                     impact=Impact(10, "the VM that should get this GPU fails to start"),
-                    fix=Fix(runtime=tuple(c for b in blockers for c in (
-                                f"echo vfio-pci > {q(f'{SYS}/devices/{b.address}/driver_override')}",
-                                f"echo {q(b.address)} > {SYS}/drivers/{q(b.driver or '')}/unbind",
-                                f"echo {q(b.address)} > {SYS}/drivers_probe")),
-                            rollback=tuple(c for b in blockers for c in (
-                                f"echo > {q(f'{SYS}/devices/{b.address}/driver_override')}",
-                                f"echo {q(b.address)} > {SYS}/drivers/vfio-pci/unbind",
-                                f"echo {q(b.address)} > {SYS}/drivers_probe")),
-                            notes="Or pass the whole group (for example the GPU's .1 audio function) to the VM."),
+                    fix=make("vfio_group", devices={b.address: b.driver or "" for b in blockers},
+                             notes="Or pass the whole group (for example the GPU's .1 audio function) to the VM."),
                     references=REFERENCES, related=tuple(b.address for b in blockers))
     for gpu in gpus:
         override = gpu.driver_override
         if override and gpu.driver and override != gpu.driver:
             found += 1
-            path = f"{SYS}/devices/{gpu.address}/driver_override"
             yield Finding(
                 LOW, gpu_label(facts, gpu.address),
                 f"driver_override is {override!r} while bound to {gpu.driver}: flips on the next rebind",
@@ -151,7 +127,7 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                 evidence=(Evidence(gpu.attr("driver_override"), override), Evidence(gpu.attr("driver"), gpu.driver)),
                 expected="(null)", observed=override,
                 impact=Impact(20, "the GPU disappears from CUDA after the next driver reload"),
-                fix=Fix(runtime=(f"echo > {q(path)}",), rollback=(f"echo {q(override)} > {q(path)}",)),
+                fix=make("driver_override_clear", address=gpu.address, previous=override),
                 references=REFERENCES, related=(gpu.address,))
     if not found:
         yield Finding(PASS, "node", f"no GPU wrongly on vfio-pci ({len(on_vfio)} on vfio-pci)",

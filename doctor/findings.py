@@ -1,15 +1,52 @@
 """Findings: one schema (the JSON contract) with severity, subject, evidence, impact and fixes.
 
+A fix is a list of structured steps (argv or a file to write) built by a named builder from
+validated parameters (``doctor.fixes``); text, reports and fix scripts are rendered from the steps.
 Ranking happens once, here: by severity, then by impact score, then by check id and subject.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from enum import Enum
+from typing import Any, Final
 
-CRITICAL, HIGH, MEDIUM, LOW, INFO, UNKNOWN, PASS = "critical", "high", "medium", "low", "info", "unknown", "pass"
+
+class Severity(str, Enum):
+    """How bad a finding is; the values are the JSON strings."""
+
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    UNKNOWN = "unknown"
+    INFO = "info"
+    PASS = "pass"
+
+    __str__ = str.__str__
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(str(self), spec)
+
+    @classmethod
+    def parse(cls, value: object) -> Severity:
+        """The severity named by ``value``; ``unknown`` for anything else."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.UNKNOWN
+
+
+#: Aliases so checks read well; typed ``str`` so dicts keyed by them accept JSON strings too
+CRITICAL: Final[str] = Severity.CRITICAL
+HIGH: Final[str] = Severity.HIGH
+MEDIUM: Final[str] = Severity.MEDIUM
+LOW: Final[str] = Severity.LOW
+INFO: Final[str] = Severity.INFO
+UNKNOWN: Final[str] = Severity.UNKNOWN
+PASS: Final[str] = Severity.PASS
 #: Display and ranking order, worst first.
 SEVERITIES = (CRITICAL, HIGH, MEDIUM, LOW, UNKNOWN, INFO, PASS)
 #: Levels ``--fail-on`` accepts, worst first (``unknown`` and ``pass`` never fail a run).
@@ -56,24 +93,149 @@ class Impact:
     text: str = ""
 
 
+PHASES = ("runtime", "persistent", "rollback")
+_IRQ_FILE = re.compile(r"/proc/irq/(\d+)/smp_affinity_list")
+
+
+@dataclass(frozen=True)
+class FixStep:
+    """One step of a fix: a command (``argv``), a file to write (``heredoc``: path, content) or, for
+    what only a human can do, ``manual`` text that is never executed.
+
+    ``unattended``: safe to run from a script without a human watching. ``key`` names what the step
+    changes; a rollback step carries the key of the step it undoes, so a script rolls back only what
+    it ran.
+    """
+
+    phase: str
+    argv: tuple[str, ...] = ()
+    heredoc: tuple[str, str] | None = None
+    manual: str = ""
+    description: str = ""
+    unattended: bool = False
+    key: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``command``, ``write`` or ``manual``."""
+        return "command" if self.argv else "write" if self.heredoc else "manual"
+
+    @property
+    def text(self) -> str:
+        """The step as one shell command for people to read (every value quoted); never parsed back."""
+        if self.argv:
+            return shlex.join(self.argv)
+        if self.heredoc:
+            path, content = self.heredoc
+            body = content[:-1] if content.endswith("\n") else content
+            if "\n" not in body and not body.startswith("-"):
+                return f"echo {q(body)} > {q(path)}"
+            return f"printf %s {q(content)} > {q(path)}"
+        return self.manual
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phase": self.phase, "kind": self.kind, "argv": list(self.argv),
+                "heredoc": {"path": self.heredoc[0], "content": self.heredoc[1]} if self.heredoc else None,
+                "manual": self.manual, "description": self.description, "unattended": self.unattended,
+                "key": self.key, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FixStep:
+        doc = data.get("heredoc")
+        phase = str(data.get("phase", ""))
+        return cls(phase=phase if phase in PHASES else "runtime",
+                   argv=tuple(map(str, data.get("argv") or ())) if isinstance(data.get("argv"), list) else (),
+                   heredoc=(str(doc.get("path", "")), str(doc.get("content", ""))) if isinstance(doc, dict) else None,
+                   manual=str(data.get("manual") or ""), description=str(data.get("description") or ""),
+                   unattended=data.get("unattended") is True, key=str(data.get("key") or ""))
+
+
 @dataclass(frozen=True)
 class Fix:
-    """Commands to apply now, to make it survive a reboot, and to undo; all values shell-quoted."""
+    """Steps to apply now, to make it survive a reboot and to undo, plus advice (``notes``, never commands).
 
-    runtime: tuple[str, ...] = ()
-    persistent: tuple[str, ...] = ()
-    rollback: tuple[str, ...] = ()
+    ``builder`` and ``params`` name the ``doctor.fixes`` builder that made the steps and its validated
+    parameters, so a fix script can rebuild the steps instead of trusting command text from a file.
+    """
+
+    steps: tuple[FixStep, ...] = ()
     notes: str = ""
+    builder: str = ""
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def phase(self, phase: str) -> tuple[FixStep, ...]:
+        return tuple(s for s in self.steps if s.phase == phase)
+
+    def texts(self, phase: str) -> tuple[str, ...]:
+        """The steps of ``phase`` as text for people; one value written to several IRQs' affinity
+        reads as one ``for irq in ...`` line (display only: scripts run the steps themselves)."""
+        out: list[str] = []
+        run: list[str] = []
+        value = ""
+        for step in (*self.phase(phase), None):
+            m = _IRQ_FILE.fullmatch(step.heredoc[0]) if step is not None and step.heredoc else None
+            if m and step is not None and step.heredoc and (not run or step.heredoc[1] == value):
+                run.append(m.group(1))
+                value = step.heredoc[1]
+                continue
+            if len(run) > 1:
+                out.append(f"for irq in {' '.join(run)}; do echo {q(value)} > /proc/irq/$irq/smp_affinity_list; done")
+            elif run:
+                out.append(f"echo {q(value)} > /proc/irq/{run[0]}/smp_affinity_list")
+            run = []
+            if m and step is not None and step.heredoc:
+                run, value = [m.group(1)], step.heredoc[1]
+            elif step is not None:
+                out.append(step.text)
+        return tuple(out)
+
+    @property
+    def runtime(self) -> tuple[str, ...]:
+        """The runtime steps as text (for display)."""
+        return self.texts("runtime")
+
+    @property
+    def persistent(self) -> tuple[str, ...]:
+        return self.texts("persistent")
+
+    @property
+    def rollback(self) -> tuple[str, ...]:
+        return self.texts("rollback")
 
     @property
     def empty(self) -> bool:
-        return not (self.runtime or self.persistent or self.rollback or self.notes)
+        return not (self.steps or self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"builder": self.builder, "params": self.params, "steps": [s.to_dict() for s in self.steps],
+                "runtime": list(self.runtime), "persistent": list(self.persistent), "rollback": list(self.rollback),
+                "notes": self.notes}
+
+    @classmethod
+    def from_text(cls, runtime: tuple[str, ...] = (), persistent: tuple[str, ...] = (),
+                  rollback: tuple[str, ...] = (), notes: str = "") -> Fix:
+        """A fix of display-only ``manual`` steps (what 1.x results hold); no script ever runs them."""
+        return cls(steps=tuple(FixStep(phase, manual=str(c)) for phase, texts in
+                               (("runtime", runtime), ("persistent", persistent), ("rollback", rollback))
+                               for c in texts), notes=notes)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fix:
+        """A fix from its JSON form; 1.x command strings become display-only ``manual`` steps."""
+        notes = str(data.get("notes") or "")
+        if isinstance(data.get("steps"), list):
+            params = data.get("params")
+            return cls(steps=tuple(FixStep.from_dict(s) for s in data["steps"] if isinstance(s, dict)), notes=notes,
+                       builder=str(data.get("builder") or ""), params=dict(params) if isinstance(params, dict) else {})
+        texts = {p: tuple(map(str, v)) if isinstance(v := data.get(p), list) else () for p in PHASES}
+        return cls.from_text(texts["runtime"], texts["persistent"], texts["rollback"], notes)
 
 
 @dataclass(frozen=True)
 class Finding:
     """What one check concluded about one subject."""
 
+    #: a :class:`Severity` (a plain string is converted; an unknown one becomes ``unknown``)
     severity: str
     subject: str
     title: str
@@ -89,35 +251,59 @@ class Finding:
     check: str = ""
     category: str = ""
     rank: int = 0
+    #: Stable id of the subject: PCI address, netdev, RDMA port (``mlx5_0/1``), ``pid:N``, sysctl
+    #: name, ``cpu``, ``node`` ... (``subject`` is the display text); ``related`` holds ids too.
+    subject_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.severity, Severity):
+            object.__setattr__(self, "severity", Severity.parse(self.severity))
+        if not self.subject_id:
+            object.__setattr__(self, "subject_id", subject_id_of(self.subject))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {k: v for k, v in asdict(self).items() if k != "fix"}
+        data["severity"] = Severity.parse(self.severity).value
         data["evidence"] = [asdict(e) for e in self.evidence]
         for key in ("references", "related"):
             data[key] = list(data[key])
-        for key in ("runtime", "persistent", "rollback"):
-            data["fix"][key] = list(data["fix"][key])
+        data["fix"] = self.fix.to_dict()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         """Rebuild a finding from its JSON form (``gnd report --from-json``, ``gnd diff``)."""
-        fix = data.get("fix") or {}
+        raw_fix = data.get("fix")
+        fix: dict[str, Any] = raw_fix if isinstance(raw_fix, dict) else {}
         impact = data.get("impact") or {}
         return cls(
-            severity=str(data.get("severity", UNKNOWN)), subject=str(data.get("subject", "")),
+            severity=Severity.parse(data.get("severity", UNKNOWN)), subject=str(data.get("subject", "")),
+            subject_id=str(data.get("subject_id") or ""),
             title=str(data.get("title", "")), detail=str(data.get("detail", "")),
             evidence=tuple(Evidence(str(e.get("source", "")), str(e.get("value", "")))
                            for e in data.get("evidence") or [] if isinstance(e, dict)),
             expected=str(data.get("expected", "")), observed=str(data.get("observed", "")),
             impact=Impact(float(impact.get("score", 0) or 0), str(impact.get("text", ""))),
-            fix=Fix(tuple(map(str, fix.get("runtime") or ())), tuple(map(str, fix.get("persistent") or ())),
-                    tuple(map(str, fix.get("rollback") or ())), str(fix.get("notes", ""))),
+            fix=Fix.from_dict(fix),
             references=tuple(map(str, data.get("references") or ())),
             related=tuple(map(str, data.get("related") or ())),
             confidence=float(data.get("confidence", 1.0) or 0), check=str(data.get("check", "")),
             category=str(data.get("category", "")), rank=int(data.get("rank", 0) or 0),
         )
+
+
+_PCI_IN_LABEL = re.compile(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
+
+
+def subject_id_of(subject: str) -> str:
+    """The stable id of a display subject: the address of ``GPU 5 (0000:9c:00.0)``, ``pid:N`` for
+    a bare process id, else the subject itself (an address, interface, RDMA port, sysctl, node)."""
+    m = _PCI_IN_LABEL.search(subject)
+    if m:
+        return m.group(1)
+    if subject.isdigit():
+        return f"pid:{subject}"
+    return subject
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
@@ -128,7 +314,8 @@ def rank(findings: list[Finding]) -> list[Finding]:
 
 def summary(findings: list[Finding]) -> dict[str, int]:
     """Count per severity, every severity present as a key."""
-    counts = dict.fromkeys(SEVERITIES, 0)
+    counts = {str(s): 0 for s in SEVERITIES}
     for f in findings:
-        counts[f.severity] = counts.get(f.severity, 0) + 1
+        key = Severity.parse(f.severity).value
+        counts[key] = counts.get(key, 0) + 1
     return counts

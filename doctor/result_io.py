@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from doctor.runner import Result
 
 TOOL_NAME = "gpu-node-doctor"
-SUPPORTED_MAJOR = "1"
+SUPPORTED_MAJORS = ("1", "2")
 #: A saved result larger than this is refused (a gnd result is a few hundred KiB).
 MAX_JSON_BYTES = 64 * 1024 * 1024
 
@@ -45,8 +45,8 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
         raise DoctorError(f"{where}: not a gnd result (no tool.name {TOOL_NAME!r} / schema_version); "
                           "write one with `gnd check --format json -o FILE`")
     version = str(data.get("schema_version"))
-    if version.split(".", 1)[0] != SUPPORTED_MAJOR:
-        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads {SUPPORTED_MAJOR}.x)")
+    if version.split(".", 1)[0] not in SUPPORTED_MAJORS:
+        raise DoctorError(f"{where}: schema_version {version} is not supported (this gnd reads 1.x and 2.x)")
     if not isinstance(data.get("findings"), list):
         raise DoctorError(f"{where}: 'findings' is not a list")
     for key in ("source", "inventory"):

@@ -14,7 +14,7 @@ from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_ord
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 
 @dataclass
@@ -101,7 +101,8 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     src = facts.source
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     collected = now if src.kind == "live" else src.collected_at()
-    source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected}
+    source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,
+              "machine_id": facts.host.machine_id}
     return Result(source=source, checks=statuses, findings=rank(findings), inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
                   generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))

@@ -1,145 +1,33 @@
-"""``gnd fix-script``: a bash script of the runtime fixes that are safe to apply from the OS.
+"""``gnd fix-script``: a bash script of the runtime fixes that are safe to apply unattended.
 
-A command is emitted as a command only when its text is one of the known-safe kinds (sysctl
--w, an ``echo``/``printf`` into ``/proc/irq/*/smp_affinity*``, modprobe, systemctl
-enable/start, ethtool, ip link set) AND it has no unquoted shell syntax beyond that one
-redirection (no ``;``, ``|``, ``&``, ``$``, backticks, subshells): values were shell-quoted by
-the checks, and this is verified rather than trusted. Everything else (BIOS, firmware, grub,
-reboots, kubelet, persistent config) appears as a comment for a human. The script backs up
-sysctls, IRQ affinities and the module list first, prints instead of running unless given
-``--apply``, and comes with a rollback script built from the findings' rollback commands.
+Nothing in the result is run as text. For each finding the script rebuilds the fix from the check
+catalogue's own builder (``doctor.fixes``): the builder must be one its check uses, and its
+parameters must pass the builder's validation (known sysctl keys and ranges, known modules,
+interface names and PCI addresses present in the result's inventory). A fix that fails is a
+comment saying why. Only runtime steps the builder marks ``unattended`` are run, each as an argv
+(``run``) or a file write (``put``), never through ``eval``; boot-loader, firmware, driver, service
+and cluster steps, and everything persistent, are comments for a human. The rollback script undoes
+exactly the steps the fix script runs. ``--apply`` refuses to run on another host than the one the
+result came from (hostname and /etc/machine-id).
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding
+from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding, FixStep
+from doctor.fixes import Context, FixRejected, rebuild
+from doctor.fixes.catalogue import refusal
 from reports.view import View, build_view
 
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
-#: Words that make a command a by-hand step whatever else it looks like
-NEVER = re.compile(r"(reboot|shutdown|poweroff|kexec|grub|grubby|bootctl|kernelstub|efibootmgr|bios|firmware|"
-                   r"fwupd|mlxconfig|mstflint|flint|nvflash|nvidia-smi\s+-r|kubectl|kubelet|drain|cordon|"
-                   r"update-initramfs|dracut|mkinitcpio)", re.IGNORECASE)
-IRQ_TARGET = re.compile(r"^/proc/irq/\d+/smp_affinity(_list)?$")
-#: Commands of the backup kind that the script replaces with its own backup step
-BACKUP_PREFIXES = ("sysctl -a",)
-#: Extra commands allowed in the rollback script (undoing persistent files the user may have written)
-ROLLBACK_RM_DIRS = ("/etc/sysctl.d/", "/etc/modules-load.d/", "/etc/modprobe.d/", "/etc/udev/rules.d/")
-
-
-#: ``for irq in 1 2 3; do echo 0-47 > /proc/irq/$irq/smp_affinity_list; done`` (expanded, never run as is)
-IRQ_LOOP = re.compile(r"^for (\w+) in ([\d ]+); do (?:echo|printf %s) '?([0-9a-fA-F,\-]+)'? > "
-                      r"/proc/irq/\$\{?\1\}?/(smp_affinity(?:_list)?); done$")
-
-
-def expand(command: str) -> list[str]:
-    """A recognised IRQ loop as one ``echo`` per IRQ; any other command unchanged."""
-    m = IRQ_LOOP.match(command.strip())
-    if not m:
-        return [command]
-    return [f"echo {m.group(3)} > /proc/irq/{irq}/{m.group(4)}" for irq in m.group(2).split()]
-
-
-def _unquoted_syntax(command: str) -> set[str]:
-    """Shell metacharacters outside single quotes (``$`` and backticks inside double quotes count)."""
-    found: set[str] = set()
-    quote = ""
-    i = 0
-    while i < len(command):
-        ch = command[i]
-        if quote == "'":
-            if ch == "'":
-                quote = ""
-        elif quote == '"':
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quote = ""
-            elif ch in "$`":
-                found.add(ch)
-        elif ch == "\\":
-            i += 1
-        elif ch in "'\"":
-            quote = ch
-        elif ch in ";&|<>()$`\n{}*?[]~#!":
-            found.add(ch)
-        i += 1
-    if quote:
-        found.add("unbalanced quote")
-    return found
-
-
-def _words(command: str) -> list[str] | None:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return None
-
-
-def classify(command: str, rollback: bool = False) -> str:
-    """``run`` (safe from the OS), ``skip`` (a backup the script does itself) or ``comment``."""
-    stripped = command.strip()
-    if not stripped or NEVER.search(stripped):
-        return "comment"
-    if stripped.startswith(BACKUP_PREFIXES):
-        return "skip"
-    syntax = _unquoted_syntax(stripped)
-    if syntax - {">"}:
-        return "comment"
-    if ">" in syntax:
-        return "run" if _irq_write(stripped) else "comment"
-    words = _words(stripped)
-    if not words:
-        return "comment"
-    head = words[0]
-    if head == "sysctl" and len(words) >= 3 and words[1] == "-w" and all("=" in w for w in words[2:]):
-        return "run"
-    if head == "sysctl" and words[1:] == ["--system"] and rollback:
-        return "run"
-    if head == "modprobe" and len(words) >= 2 and not any(w in ("-r", "--remove") for w in words[1:]):
-        return "run"
-    if head == "systemctl" and len(words) >= 3:
-        allowed = {"enable", "start"} | ({"disable", "stop"} if rollback else set())
-        if words[1] in allowed:
-            return "run"
-    if head == "ethtool" and len(words) >= 3:
-        return "run"
-    if head == "ip" and words[1:3] == ["link", "set"]:
-        return "run"
-    if rollback and head == "rm" and len(words) == 3 and words[1] == "-f" and words[2].startswith(ROLLBACK_RM_DIRS) \
-            and ".." not in words[2]:
-        return "run"
-    if rollback and head == "modprobe" and len(words) == 3 and words[1] == "-r":
-        return "run"
-    return "comment"
-
-
-def _irq_write(command: str) -> bool:
-    """``echo VALUE > /proc/irq/N/smp_affinity[_list]`` (or printf), nothing else around it."""
-    left, sep, right = command.partition(">")
-    if not sep or ">" in right:
-        return False
-    target = _words(right)
-    words = _words(left)
-    if not target or len(target) != 1 or not IRQ_TARGET.match(target[0]) or not words:
-        return False
-    values = [w for w in words[1:] if not (words[0] == "printf" and w in ("%s", "%s\\n"))]
-    return words[0] in ("echo", "printf") and bool(values) and all(re.fullmatch(r"[0-9a-fA-F,\-]+", w) for w in values)
 
 
 def comment(text: str) -> str:
     """One comment line; control characters (newlines) cannot end the comment."""
     return "".join(ch if ch.isprintable() else " " for ch in text)
-
-
-def _comment_block(prefix: str, command: str) -> list[str]:
-    return [f"#   {comment(line)}" if i else f"# {prefix}{comment(line)}"
-            for i, line in enumerate(command.splitlines() or [""])]
 
 
 @dataclass(frozen=True)
@@ -156,8 +44,8 @@ HEADER = """#!/usr/bin/env bash
 # {title} for {host}
 # Generated by gpu-node-doctor {version} from the result of {generated}.
 # Review every line before running it. Without arguments (or with --dry-run) it only prints
-# the commands; run it as root with --apply to execute them.
-# Firmware, BIOS, boot-loader, reboot and cluster steps are comments only: do them by hand.
+# the commands; run it as root with --apply to execute them, on the host the result came from.
+# Firmware, BIOS, boot-loader, driver, service, persistent and cluster steps are comments only.
 set -euo pipefail
 
 APPLY=0
@@ -168,20 +56,47 @@ case "${{1:-}}" in
   *) echo "usage: $0 [--dry-run|--apply]" >&2; exit 2 ;;
 esac
 
-say() {{ printf '\n== %s\n' "$1"; }}
+EXPECT_HOST={host_q}
+EXPECT_MACHINE_ID={machine_q}
 
+say() {{ printf '\\n== %s\\n' "$1"; }}
+
+# run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV as given (nothing is re-parsed by the shell)
 run() {{
+  local shown="$1"; shift 2
+  if [ "$APPLY" = 1 ]; then
+    printf '+ %s\\n' "$shown"
+    "$@"
+  else
+    printf '[dry-run] %s\\n' "$shown"
+  fi
+}}
+
+# put SHOWN PATH CONTENT: print SHOWN; with --apply, write CONTENT to PATH
+put() {{
   if [ "$APPLY" = 1 ]; then
     printf '+ %s\\n' "$1"
-    eval "$1"
+    printf '%s' "$3" > "$2"
   else
     printf '[dry-run] %s\\n' "$1"
   fi
 }}
 
-if [ "$APPLY" = 1 ] && [ "$(id -u)" != 0 ]; then
-  echo "$0: run as root to apply (or without --apply for a dry run)" >&2
-  exit 1
+if [ "$APPLY" = 1 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "$0: run as root to apply (or without --apply for a dry run)" >&2
+    exit 1
+  fi
+  HOST_NOW="$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname)"
+  MACHINE_NOW="$(cat /etc/machine-id 2>/dev/null || true)"
+  if [ -z "$EXPECT_HOST" ] || [ "$HOST_NOW" != "$EXPECT_HOST" ]; then
+    echo "$0: refusing to apply: this host is '$HOST_NOW', the result came from '$EXPECT_HOST'" >&2
+    exit 1
+  fi
+  if [ -z "$EXPECT_MACHINE_ID" ] || [ "$MACHINE_NOW" != "$EXPECT_MACHINE_ID" ]; then
+    echo "$0: refusing to apply: /etc/machine-id does not match the result's (${{EXPECT_MACHINE_ID:-not recorded}})" >&2
+    exit 1
+  fi
 fi
 """
 
@@ -202,6 +117,32 @@ fi
 """
 
 
+def source_identity(data: dict[str, Any]) -> tuple[str, str]:
+    """(hostname, machine-id) of the host the result came from; "" where not recorded."""
+    def obj(parent: dict[str, Any], key: str) -> dict[str, Any]:
+        value = parent.get(key)
+        return value if isinstance(value, dict) else {}
+
+    src, inv = obj(data, "source"), obj(data, "inventory")
+    host = obj(inv, "host")
+    name = src.get("hostname") or host.get("hostname") or ""
+    mid = src.get("machine_id") or host.get("machine_id") or ""
+    return comment(str(name)), comment(str(mid))
+
+
+def runnable(step: FixStep) -> bool:
+    """A runtime step this script runs: marked unattended by its builder, an argv or a file write."""
+    return step.phase == "runtime" and step.unattended and step.kind in ("command", "write")
+
+
+def line_for(step: FixStep) -> str:
+    """The script line running ``step``: every value shell-quoted, nothing evaluated."""
+    if step.heredoc:
+        path, content = step.heredoc
+        return f"put {shlex.quote(step.text)} {shlex.quote(path)} {shlex.quote(content)}"
+    return f"run {shlex.quote(step.text)} -- {shlex.join(step.argv)}"
+
+
 def _say(f: Finding) -> str:
     return comment(f"#{f.rank} {f.severity.upper()} {f.check}: {f.title}")
 
@@ -211,60 +152,89 @@ def _section(f: Finding) -> list[str]:
             f"# subject: {comment(f.subject)}"]
 
 
+def trusted_steps(f: Finding, ctx: Context) -> tuple[tuple[FixStep, ...], str]:
+    """The finding's fix rebuilt by its check's own builder, or () and the reason it was refused."""
+    if not f.fix.steps:
+        return (), ""
+    if not f.fix.builder:
+        return (), "no fix builder recorded (an older result or a hand-written fix); see the report"
+    why = refusal(f.check, f.fix.builder, f.fix.params)
+    if why:
+        return (), why
+    try:
+        return rebuild(f.fix, ctx).steps, ""
+    except FixRejected as exc:
+        return (), str(exc)
+
+
 def build_scripts(view: View) -> Scripts:
-    """Fix and rollback scripts for the problems in ``view`` that carry commands."""
+    """Fix and rollback scripts for the problems in ``view`` that carry fixes."""
     stamp = view.generated_at or view.collected_at or "an unknown time"
-    fix = [HEADER.format(title="gpu-node-doctor remediation script", host=comment(view.host),
-                         version=comment(view.tool_version), generated=comment(stamp)), BACKUP]
-    back = [HEADER.format(title="gpu-node-doctor rollback script", host=comment(view.host),
-                          version=comment(view.tool_version), generated=comment(stamp)),
-            "\n# Undoes the runtime fixes of the matching fix script (newest first). The fix script's backup"
+    host, machine = source_identity(view.data)
+    head = {"host": comment(view.host), "version": comment(view.tool_version), "generated": comment(stamp),
+            "host_q": shlex.quote(host), "machine_q": shlex.quote(machine)}
+    fix = [HEADER.format(title="gpu-node-doctor remediation script", **head), BACKUP]
+    back = [HEADER.format(title="gpu-node-doctor rollback script", **head),
+            "\n# Undoes exactly the steps the matching fix script runs (newest first). Its backup"
             "\n# (sysctl -a, IRQ affinities, lsmod) under /var/tmp/gnd-backup-* holds every earlier value.\n"]
-    n_fix = n_back = 0
+    ctx = Context.from_inventory(view.inventory)
     findings = [f for f in view.problems if f.severity in PROBLEMS and not f.fix.empty]
+    ran: dict[int, set[str]] = {}
+    rebuilt: dict[int, tuple[FixStep, ...]] = {}
     done: set[str] = set()
+    n_fix = 0
     for f in findings:
         lines = _section(f)
+        steps, refused = trusted_steps(f, ctx)
+        rebuilt[id(f)] = steps
+        keys = ran.setdefault(id(f), set())
         before = n_fix
-        for c in [x for cmd in f.fix.runtime for x in expand(cmd)]:
-            kind = classify(c)
-            if kind == "run" and c in done:
-                lines += _comment_block("already run above: ", c)
-            elif kind == "run":
-                lines.append(f"run {shlex.quote(c)}")
-                done.add(c)
+        dup = False
+        if refused:
+            lines.append(f"# refused, nothing run: {comment(refused)}")
+        for step in steps:
+            if runnable(step) and step.text in done:
+                lines.append(f"# already run above: {comment(step.text)}")
+                keys.add(step.key)
+                dup = True
+            elif runnable(step):
+                lines.append(line_for(step))
+                done.add(step.text)
+                keys.add(step.key)
                 n_fix += 1
-            elif kind == "comment":
-                lines += _comment_block("by hand, not run by this script: ", c)
-        for c in f.fix.persistent:
-            lines += _comment_block("to make it persistent (not run by this script): ", c)
+            elif step.phase == "runtime":
+                lines.append(f"# by hand, not run by this script: {comment(step.text)}")
+            elif step.phase == "persistent":
+                lines.append(f"# to make it persistent (not run by this script): {comment(step.text)}")
         if n_fix > before:
             lines.insert(3, f"say {shlex.quote(_say(f))}")
         if f.fix.notes:
             lines.append(f"# note: {comment(f.fix.notes)}")
-        if not any(classify(x) == "run" for c in f.fix.runtime for x in expand(c)):
-            lines.append("# (nothing here is safe to apply from the OS; see the comments above)")
+        if n_fix == before and not dup:
+            lines.append("# (nothing here is safe to apply unattended; see the comments above)")
         fix += lines
-    done = set()
+    n_back = 0
+    undone: set[str] = set()
     for f in reversed(findings):
-        if not f.fix.rollback:
+        keys = ran.get(id(f), set()) - {""}
+        undo = [s for s in rebuilt.get(id(f), ()) if s.phase == "rollback" and s.unattended and s.key in keys
+                and s.kind in ("command", "write")]
+        if not undo:
             continue
         lines = _section(f)
-        before = n_back
-        for c in [x for cmd in f.fix.rollback for x in expand(cmd)]:
-            if classify(c, rollback=True) == "run" and c in done:
-                lines += _comment_block("already run above: ", c)
-            elif classify(c, rollback=True) == "run":
-                done.add(c)
-                lines.append(f"run {shlex.quote(c)}")
-                n_back += 1
-            else:
-                lines += _comment_block("by hand, not run by this script: ", c)
-        if n_back > before:
-            lines.insert(3, f"say {shlex.quote(_say(f))}")
+        lines.insert(3, f"say {shlex.quote(_say(f))}")
+        for step in undo:
+            if step.text in undone:
+                lines.append(f"# already run above: {comment(step.text)}")
+                continue
+            undone.add(step.text)
+            lines.append(line_for(step))
+            n_back += 1
         back += lines
     if not findings:
         fix.append("\n# No finding carries a fix: nothing to do.")
+    if not n_back:
+        back.append("\n# The fix script runs nothing, so there is nothing to undo.")
     fix.append("\necho \"done: $([ \"$APPLY\" = 1 ] && echo applied || echo dry run, nothing changed)\"")
     back.append("\necho \"done: $([ \"$APPLY\" = 1 ] && echo rolled back || echo dry run, nothing changed)\"")
     return Scripts("\n".join(fix) + "\n", "\n".join(back) + "\n", n_fix, n_back)

@@ -16,7 +16,8 @@ from doctor.result_io import validate
 from doctor.runner import Result
 
 TOOL_NAME = "gpu-node-doctor"
-SUPPORTED_MAJOR = "1"
+#: Result schema majors this gnd reads (1.x: fixes as command text, shown but never run)
+SUPPORTED_MAJORS = ("1", "2")
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
 #: How many findings the summary names
 TOP = 3

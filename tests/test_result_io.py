@@ -29,7 +29,7 @@ def test_a_saved_check_result_round_trips(tmp_path: Path) -> None:
     (b"\xff\xfe{}", "not UTF-8"),
     ("[]", "not a gnd result"),
     (json.dumps({"schema_version": "1.0", "findings": []}), "not a gnd result"),  # no tool name
-    (json.dumps({**GOOD, "schema_version": "2.0"}), "not supported"),
+    (json.dumps({**GOOD, "schema_version": "3.0"}), "not supported"),
     (json.dumps({**GOOD, "findings": {}}), "'findings' is not a list"),
     (json.dumps({**GOOD, "source": []}), "'source' is not an object"),
     ("[" * 100000, "not valid JSON"),

@@ -7,6 +7,7 @@ Deviations become findings of check ``baseline.deviation``.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,8 @@ from doctor.derived.pcie import end_of
 from doctor.derived.relations import gpu_idle
 from doctor.facts.baseline import FORMAT_VERSION, Baseline
 from doctor.facts.pcie_gen import generation
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.fixes import make, sysctl_fix
 from doctor.parsers import toml_io
 
 if TYPE_CHECKING:
@@ -135,6 +137,7 @@ def _finding(kind: str, subject: str, title: str, expected: object, observed: ob
              score: float | None = None, detail: str = "") -> Finding:
     sev = severity or SEVERITY[kind]
     return Finding(severity=sev, subject=subject, title=title, detail=detail, evidence=tuple(evidence),
+                   subject_id=subject.removeprefix("sysctl "),
                    expected=str(expected), observed=str(observed),
                    impact=Impact(SCORE.get(sev, 0.0) if score is None else score,
                                  "differs from the known-good node this baseline was written from"),
@@ -163,8 +166,8 @@ def _compare_groups(b: Baseline, facts: Facts) -> list[Finding]:
 
 
 def _link_fix(address: str) -> Fix:
-    return Fix(runtime=(cmd("lspci", "-vvv", "-s", address),),
-               notes="Compare LnkCap with LnkSta; reseat the card or riser, check the slot's bifurcation "
+    return make("inspect_pci", flags="-vvv", address=address,
+                notes="Compare LnkCap with LnkSta; reseat the card or riser, check the slot's bifurcation "
                      "setting in the BIOS, then collect again.")
 
 
@@ -220,8 +223,8 @@ def _compare_device(b: Baseline, facts: Facts, address: str, spec: dict[str, Any
                             fix=Fix(notes="A changed NUMA node means a different slot or a BIOS setting "
                                           "(NPS/SNC, ACPI SRAT); check both.")))
     if "driver" in spec and (dev.driver or "") != spec["driver"]:
-        fix = Fix(runtime=(cmd("lspci", "-k", "-s", address),),
-                  notes=f"Bind {address} to {spec['driver'] or 'no driver'}: check driver_override, "
+        fix = make("inspect_pci", flags="-k", address=address,
+                   notes=f"Bind {address} to {spec['driver'] or 'no driver'}: check driver_override, "
                         "vfio-pci.ids on the kernel command line and modprobe.d.")
         out.append(_finding("pci.driver", address,
                             f"{address} is bound to {dev.driver or 'no driver'}, the baseline has "
@@ -240,10 +243,8 @@ def _compare_sysctls(b: Baseline, facts: Facts) -> list[Finding]:
             out.append(_finding("sysctl", f"sysctl {name}", f"sysctl {name} not recorded", want, "unknown",
                                 [Evidence("sysctl", f"{name} missing from this source"), where], severity=UNKNOWN))
         elif " ".join(have.split()) != want:
-            line = f"{name} = {want}"
-            fix = Fix(runtime=(cmd("sysctl", "-w", f"{name}={want}"),),
-                      persistent=(f"echo {q(line)} | sudo tee -a /etc/sysctl.d/90-gnd-baseline.conf",),
-                      rollback=(cmd("sysctl", "-w", f"{name}={have}"),))
+            conf = "90-gnd-baseline-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:30] + ".conf"
+            fix = sysctl_fix({name: want}, facts.sysctls, conf)
             out.append(_finding("sysctl", f"sysctl {name}", f"sysctl {name} is {have}, the baseline has {want}",
                                 want, have, [Evidence(facts.sysctls.origins.get(name, "sysctl"), have), where],
                                 fix=fix))

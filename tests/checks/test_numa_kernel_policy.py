@@ -11,4 +11,5 @@ def test_kernel_policy_balancing_low_zone_reclaim_medium() -> None:
     assert [(x.subject, x.severity) for x in found] == [("kernel.numa_balancing", "low")]
     zr = findings_of(facts({"proc/sys/vm/zone_reclaim_mode": "1\n"}, base=healthy()), "numa.kernel_policy")
     assert [(x.subject, x.severity) for x in zr] == [("vm.zone_reclaim_mode", "medium")]
-    assert zr[0].fix.runtime[0].startswith("sysctl -a >")
+    assert zr[0].fix.runtime == ("sysctl -w vm.zone_reclaim_mode=0",)
+    assert "sysctl -w vm.zone_reclaim_mode=1" in zr[0].fix.rollback

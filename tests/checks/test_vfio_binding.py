@@ -41,4 +41,4 @@ def test_driver_override_pending_is_low() -> None:
     found = findings_of(node(attrs(GPU0, driver_override="vfio-pci")), CHECK)
     low = [f for f in found if f.severity == "low"]
     assert len(low) == 1 and GPU0 in low[0].subject
-    assert low[0].fix.runtime == (f"echo > /sys/bus/pci/devices/{GPU0}/driver_override",)
+    assert low[0].fix.runtime == (f"echo '' > /sys/bus/pci/devices/{GPU0}/driver_override",)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from doctor.findings import Evidence, Finding, Fix, Impact, cmd, q, rank
+from doctor.findings import Evidence, Finding, Fix, FixStep, Impact, rank
 from doctor.runner import Result
 from tests.helpers import HEALTHY, SICK, facts, run
 
@@ -38,10 +38,11 @@ def hostile_finding() -> Finding:
         detail=f"process argv: python3 --served-model-name {EVIL} {EVIL_IMG}",
         evidence=(Evidence(f"sys/class/net/{EVIL}/mtu", EVIL_IMG),),
         expected="mtu 9000", observed=EVIL, impact=Impact(99, EVIL),
-        fix=Fix(runtime=(cmd("ip", "link", "set", "dev", EVIL, "mtu", "9000"),
-                         f"echo 1 > {q('/proc/irq/5/smp_affinity_list')}"),
-                persistent=(f"printf %s {q(EVIL)} > /etc/gnd-test",),
-                rollback=(cmd("ip", "link", "set", "dev", EVIL, "mtu", "1500"),), notes=EVIL),
+        fix=Fix(steps=(FixStep("runtime", argv=("ip", "link", "set", "dev", EVIL, "mtu", "9000"), unattended=True),
+                       FixStep("runtime", heredoc=("/proc/irq/5/smp_affinity_list", "1"), unattended=True),
+                       FixStep("persistent", heredoc=("/etc/gnd-test", EVIL)),
+                       FixStep("rollback", argv=("ip", "link", "set", "dev", EVIL, "mtu", "1500"))),
+                notes=EVIL, builder="link_mtu", params={"netdev": EVIL, "mtu": 9000, "previous": 1500}),
         references=("javascript:alert(1)", "http://127.0.0.1:9/ref"), related=(EVIL,),
         check="net.evil", category="network")
 

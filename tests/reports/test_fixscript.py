@@ -1,8 +1,12 @@
-"""Fix script: valid bash, dry run by default, only safe runtime commands, quoted values stay inert."""
+"""Fix script: valid bash, dry run by default, rebuilt only from the checks' own fix builders,
+rollback of exactly what it ran, and --apply only on the host the result came from."""
 
 from __future__ import annotations
 
+import copy
 import os
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,11 +14,13 @@ from typing import Any
 
 import pytest
 
-from reports.fixscript import classify, expand, fix_scripts
+from reports.fixscript import fix_scripts
 from tests.reports.conftest import EVIL
 
 BASH = shutil.which("bash") or "bash"
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
+#: lines of a script that execute something (everything else is a comment, the header or a function)
+ACTION = re.compile(r"^(run|put) ")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -23,25 +29,134 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return p
 
 
+def _actions(script: str) -> list[str]:
+    return [line for line in script.splitlines() if ACTION.match(line)]
+
+
+def _dry_run(path: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BASH, str(path), *args], capture_output=True, text=True,
+                          env={**os.environ, "GND_BACKUP_DIR": str(tmp_path / "bk")})
+
+
 def test_sick_scripts_parse_and_dry_run_changes_nothing(sick_data: dict[str, Any], tmp_path: Path) -> None:
     scripts = fix_scripts(sick_data)
     fix = _write(tmp_path, "fix.sh", scripts.fix)
     back = _write(tmp_path, "fix.rollback.sh", scripts.rollback)
     for p in (fix, back):
         subprocess.run([BASH, "-n", str(p)], check=True)
-    assert scripts.fix.index("backup") < scripts.fix.index("run '")
-    assert "set -euo pipefail" in scripts.fix
-    out = subprocess.run([BASH, str(fix)], capture_output=True, text=True, check=True,
-                         env={**os.environ, "GND_BACKUP_DIR": str(tmp_path / "bk")}).stdout
-    assert "[dry-run] sysctl -w kernel.numa_balancing=0" in out
-    assert "[dry-run] echo 0-47 > /proc/irq/217/smp_affinity_list" in out  # the IRQ loop, expanded
+    assert scripts.fix.index("backup") < scripts.fix.index("\nrun '")
+    assert "set -euo pipefail" in scripts.fix and "eval" not in scripts.fix
+    out = _dry_run(fix, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "[dry-run] sysctl -w kernel.numa_balancing=0" in out.stdout
+    assert "[dry-run] echo 0-47 > /proc/irq/217/smp_affinity_list" in out.stdout
     assert not (tmp_path / "bk").exists()
-    assert "nothing changed" in out
-    # firmware/BIOS/grub steps are comments only
-    for line in scripts.fix.splitlines():
-        if "update-grub" in line or "setpci" in line:
+    assert "nothing changed" in out.stdout
+    for line in scripts.fix.splitlines():  # boot loader, PCIe config space, services: comments only
+        if any(w in line for w in ("update-grub", "grubby", "setpci", "systemctl", "kubectl", "taskset")):
             assert line.startswith("#"), line
-    assert "run 'sysctl -w kernel.numa_balancing=1'" in scripts.rollback
+    assert "run 'sysctl -w kernel.numa_balancing=1' -- sysctl -w kernel.numa_balancing=1" in scripts.rollback
+    assert scripts.fix_commands == len(_actions(scripts.fix))
+
+
+def test_rollback_undoes_only_what_the_fix_script_runs(sick_data: dict[str, Any]) -> None:
+    scripts = fix_scripts(sick_data)
+    assert "systemctl disable --now irqbalance" in scripts.fix  # listed for a human ...
+    assert "irqbalance" not in scripts.rollback  # ... so never re-enabled by the rollback
+    assert "/etc/sysctl.d/" not in scripts.rollback  # it never wrote a sysctl.d file
+    assert "rm -f" not in scripts.rollback
+    ran = _actions(scripts.fix)
+    undo = _actions(scripts.rollback)
+    assert undo and scripts.rollback_commands == len(undo)
+    assert {_target(line) for line in undo} <= {_target(line) for line in ran}  # each undoes a change made
+    assert "put 'echo 56 > /proc/irq/217/smp_affinity_list' /proc/irq/217/smp_affinity_list 56" in undo
+
+
+def _target(line: str) -> str:
+    """What a script line changes: the file of a ``put``; the command without its new value for ``run``."""
+    words = shlex.split(line)
+    if words[0] == "put":
+        return words[2]
+    argv = words[words.index("--") + 1:]
+    return " ".join(argv[:-1] + [argv[-1].split("=")[0]] if "=" in argv[-1] else argv[:-1])
+
+
+def _tamper(data: dict[str, Any], check: str, **fix: Any) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    f = next(x for x in data["findings"] if x["check"] == check)
+    f["fix"].update(fix)
+    return data
+
+
+HOSTILE_TEXT = [
+    "sysctl -w 'kernel.core_pattern=|/bin/sh -c \"touch /tmp/gnd-pwned\"'",
+    "systemctl start debug-shell.service",
+    "modprobe -C /tmp/evil.conf dummy",
+    "ethtool -E enp189s0np0 magic 0x1 offset 0 value 0",
+]
+
+
+@pytest.mark.parametrize("command", HOSTILE_TEXT)
+def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: str) -> None:
+    steps = [{"phase": "runtime", "argv": ["sh", "-c", command], "unattended": True, "key": "x"},
+             {"phase": "runtime", "manual": command, "unattended": True}]
+    for check in ("numa.kernel_policy", "net.link"):
+        data = _tamper(sick_data, check, runtime=[command], rollback=[command], steps=steps)
+        scripts = fix_scripts(data)
+        for script in (scripts.fix, scripts.rollback):
+            assert not any(command in line or "sh -c" in line for line in _actions(script))
+            assert command not in script  # the text is not even shown: the fix is rebuilt
+
+
+@pytest.mark.parametrize("builder,params,reason", [
+    ("sysctl", {"set": {"kernel.core_pattern": "|/bin/sh -c id"}, "previous": {}, "conf": "90-gnd-numa.conf"},
+     "does not set kernel.core_pattern"),
+    ("sysctl", {"set": {"kernel.numa_balancing": "0; reboot"}, "previous": {}, "conf": "90-gnd-numa.conf"},
+     "out of range"),
+    ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {}, "conf": "../../etc/passwd"}, "not a valid"),
+    ("module_load", {"module": "-C /tmp/evil.conf dummy"}, "does not produce"),
+    ("service_edit", {"units": ["debug-shell.service"], "full": True, "restart": True}, "does not produce"),
+    ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "conf": "90-gnd-numa.conf", "extra": ["ethtool", "-E"]},
+     "unexpected parameter"),
+    ("no_such_builder", {}, "does not produce"),
+    ("sysctl", {"set": {"net.core.rmem_max": "1"}, "previous": {}, "conf": "90-gnd-numa.conf"},
+     "does not set net.core.rmem_max"),
+])
+def test_edited_parameters_are_refused_with_a_reason(sick_data: dict[str, Any], builder: str,
+                                                     params: dict[str, Any], reason: str) -> None:
+    data = _tamper(sick_data, "numa.kernel_policy", builder=builder, params=params)
+    scripts = fix_scripts(data)
+    section = scripts.fix.split("numa.kernel_policy:", 1)[1].split("# ----", 1)[0]
+    assert "# refused, nothing run:" in section and reason in section
+    assert not _actions(section)
+    assert "numa.kernel_policy" not in scripts.rollback
+
+
+def test_refused_module_and_unit_edits(sick_data: dict[str, Any]) -> None:
+    data = _tamper(sick_data, "rdma.gid_index", builder="service_edit",
+                   params={"units": ["debug-shell.service"], "full": False, "restart": True})
+    scripts = fix_scripts(data)
+    assert not any("debug-shell" in a for a in _actions(scripts.fix))  # service steps are never unattended
+    assert "systemctl restart debug-shell.service" in scripts.fix  # shown as a by-hand comment
+
+
+def test_interfaces_must_exist_in_the_result(sick_data: dict[str, Any]) -> None:
+    ok = _tamper(sick_data, "net.link", params={"netdev": "enp189s0np0"})
+    assert "run 'ip link set dev enp189s0np0 up'" in fix_scripts(ok).fix
+    bad = _tamper(sick_data, "net.link", params={"netdev": "eth9"})
+    scripts = fix_scripts(bad)
+    assert "interface eth9 is not in the result's inventory" in scripts.fix
+    assert not any("eth9" in a for a in _actions(scripts.fix))
+
+
+def test_old_results_show_fixes_but_run_nothing(sick_data: dict[str, Any]) -> None:
+    old = copy.deepcopy(sick_data)
+    old["schema_version"] = "1.0"
+    for f in old["findings"]:
+        f["fix"] = {k: f["fix"][k] for k in ("runtime", "persistent", "rollback", "notes")}
+    scripts = fix_scripts(old)
+    assert scripts.fix_commands == 0 and scripts.rollback_commands == 0
+    assert "no fix builder recorded" in scripts.fix
 
 
 def test_hostile_values_never_execute(hostile_data: dict[str, Any], tmp_path: Path) -> None:
@@ -51,43 +166,46 @@ def test_hostile_values_never_execute(hostile_data: dict[str, Any], tmp_path: Pa
     marker = Path("/tmp/gnd-pwned")
     if marker.exists():
         marker.unlink()
-    out = subprocess.run([BASH, str(fix)], capture_output=True, text=True, check=True,
-                         env={**os.environ, "GND_BACKUP_DIR": str(tmp_path / "bk")}).stdout
-    assert not marker.exists()
-    assert f"[dry-run] ip link set dev {EVIL!s}" not in out  # printed quoted, not raw
-    assert "[dry-run] ip link set dev '<script>" in out
+    out = _dry_run(fix, tmp_path)
+    assert out.returncode == 0 and not marker.exists()
+    assert not any("<script>" in a for a in _actions(scripts.fix))
+    for line in scripts.fix.splitlines():
+        if EVIL in line:  # only inside a comment, on one line
+            assert line.startswith("#"), line
 
 
-@pytest.mark.parametrize("command,kind", [
-    ("sysctl -w net.core.rmem_max=1", "run"),
-    ("sysctl -w 'net.ipv4.tcp_rmem=4096 87380 1'", "run"),
-    ("echo 0-47 > /proc/irq/12/smp_affinity_list", "run"),
-    ("echo 0-47 > /etc/passwd", "comment"),
-    ("modprobe nvidia_peermem", "run"),
-    ("systemctl enable --now nvidia-persistenced", "run"),
-    ("systemctl restart vllm.service", "comment"),
-    ("ethtool -G eth0 rx 8192", "run"),
-    ("ip link set dev eth0 mtu 9000", "run"),
-    ("ip link set dev $(reboot) up", "comment"),
-    ("sysctl -w a=1; reboot", "comment"),
-    ("sysctl -w a=`id`", "comment"),
-    ("update-grub", "comment"),
-    ("setpci -s 0000:99:00.0 ECAP_ACS+0x6.w=0000", "comment"),
-    ("kubectl drain node", "comment"),
-    ("sysctl -a > /var/tmp/gnd-sysctl-backup.conf 2>/dev/null", "skip"),
+def _fake_host(tmp_path: Path, hostname: str) -> dict[str, str]:
+    """PATH with ``id`` saying root and ``hostname`` saying ``hostname`` (/proc and /etc are real)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("id", "echo 0"), ("hostname", f"echo {hostname}")):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
+        (bin_dir / name).chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GND_BACKUP_DIR": str(tmp_path / "bk")}
+
+
+@pytest.mark.parametrize("script,hostname,why", [
+    ("fix", "other-node", "this host is 'other-node', the result came from 'gpu-node-13'"),
+    ("rollback", "other-node", "this host is 'other-node'"),
+    ("fix", "gpu-node-13", "/etc/machine-id does not match"),  # same name, another machine
+    ("rollback", "gpu-node-13", "/etc/machine-id does not match"),
 ])
-def test_classify(command: str, kind: str) -> None:
-    assert classify(command) == kind
+def test_apply_refuses_another_host(sick_data: dict[str, Any], tmp_path: Path, script: str, hostname: str,
+                                    why: str) -> None:
+    scripts = fix_scripts(sick_data)
+    path = _write(tmp_path, "s.sh", getattr(scripts, script))
+    out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True,
+                         env=_fake_host(tmp_path, hostname))
+    assert out.returncode == 1
+    assert "refusing to apply" in out.stderr and why in out.stderr
+    assert "[dry-run]" not in out.stdout and "+ " not in out.stdout
+    assert not (tmp_path / "bk").exists()
 
 
-def test_rollback_allows_undo_only_there() -> None:
-    assert classify("rm -f /etc/sysctl.d/90-gnd-numa.conf") == "comment"
-    assert classify("rm -f /etc/sysctl.d/90-gnd-numa.conf", rollback=True) == "run"
-    assert classify("rm -f /etc/sysctl.d/../passwd", rollback=True) == "comment"
-
-
-def test_irq_loop_expands_only_exact_shape() -> None:
-    assert expand("for irq in 1 2; do echo 0-3 > /proc/irq/$irq/smp_affinity_list; done") == [
-        "echo 0-3 > /proc/irq/1/smp_affinity_list", "echo 0-3 > /proc/irq/2/smp_affinity_list"]
-    odd = "for irq in 1 2; do rm -rf /; done"
-    assert expand(odd) == [odd] and classify(odd) == "comment"
+def test_apply_needs_the_recorded_machine_id(sick_data: dict[str, Any], tmp_path: Path) -> None:
+    data = copy.deepcopy(sick_data)
+    data["source"]["machine_id"] = None
+    data["inventory"]["host"]["machine_id"] = None
+    assert "EXPECT_MACHINE_ID=''" in fix_scripts(data).fix
+    assert f"EXPECT_MACHINE_ID={sick_data['source']['machine_id']}" in fix_scripts(sick_data).fix
+    assert "EXPECT_HOST=gpu-node-13" in fix_scripts(sick_data).fix

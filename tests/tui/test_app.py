@@ -237,7 +237,7 @@ HOSTILE = "[bold]x[/] [link=http://e]y[/link] \x1b[31m"
 def hostile_result() -> Result:
     f = Finding(severity=HIGH, subject=HOSTILE, title="[/] unbalanced [red]close", detail="[b]not bold",
                 evidence=(Evidence("proc/1/[cmdline]", HOSTILE),), expected="[i]", observed="[/i]",
-                impact=Impact(50, "[dim]"), fix=Fix(runtime=(f"echo {HOSTILE!r}",)), check="runtime.x",
+                impact=Impact(50, "[dim]"), fix=Fix.from_text(runtime=(f"echo {HOSTILE!r}",)), check="runtime.x",
                 category="runtime", rank=1)
     inventory = {"numa": [{"id": 0, "cpulist": "0-3"}], "gpus": [], "nics": [],
                  "topology": [{"address": "0000:01:00.0", "kind": "gpu", "parent": None, "port_type": "Endpoint",

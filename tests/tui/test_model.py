@@ -47,8 +47,9 @@ def test_diff_info_that_became_a_problem_is_changed_not_new() -> None:
 
 
 def test_fix_script_has_runtime_then_persistent_and_no_control_characters() -> None:
-    finding = f(HIGH, "net.b", "tcp", fix=Fix(runtime=("sysctl -w a=1",), persistent=("printf %s 'a = 1\n' > /etc/x",),
-                                             rollback=("sysctl -w a=0",)))
+    finding = f(HIGH, "net.b", "tcp", fix=Fix.from_text(runtime=("sysctl -w a=1",),
+                                                       persistent=("printf %s 'a = 1\n' > /etc/x",),
+                                                       rollback=("sysctl -w a=0",)))
     text = fix_script(finding)
     assert text.index("sysctl -w a=1") < text.index("# make it survive a reboot:") < text.index("printf")
     assert "a=0" not in text  # the rollback is shown, not copied

@@ -1,0 +1,23 @@
+"""Which boot-loader commands apply to a distribution, and the note that goes with them."""
+
+from __future__ import annotations
+
+_DEBIAN = ("ubuntu", "debian", "mint", "pop!_os")
+_RHEL = ("red hat", "rhel", "rocky", "alma", "centos", "fedora", "oracle", "amazon linux", "suse")
+
+
+def os_family(os_release: str | None) -> str | None:
+    """``debian``, ``rhel`` or None (unknown: fixes list both command sets)."""
+    text = (os_release or "").lower()
+    if any(n in text for n in _DEBIAN):
+        return "debian"
+    if any(n in text for n in _RHEL):
+        return "rhel"
+    return None
+
+
+def grub_note(os_release: str | None) -> str:
+    family = os_family(os_release)
+    which = {"debian": "Debian/Ubuntu (update-grub)", "rhel": "RHEL family (grubby)"}.get(
+        family or "", "Debian/Ubuntu (cp, sed, update-grub) or RHEL family (grubby); run the set for your distribution")
+    return f"Boot parameters take effect after a reboot. Commands for {which}."

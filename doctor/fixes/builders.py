@@ -1,0 +1,522 @@
+"""One builder per kind of change; each validates its parameters and returns the steps.
+
+Step flags: ``unattended`` only for changes that are safe from the OS and that the step's rollback
+undoes exactly (a sysctl, an IRQ's affinity, a module load, a link setting). Boot loader, firmware,
+driver rebinding, service restarts and cluster steps are for a human (``unattended=False``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from doctor.findings import FixStep
+from doctor.fixes.base import (
+    PCI_ADDRESS,
+    RDMA_DEVICE,
+    FixRejected,
+    Params,
+    builder,
+    cpulist,
+    netdev,
+    pci_address,
+    unit,
+)
+
+R, P, B = "runtime", "persistent", "rollback"
+
+
+def run(phase: str, *argv: str, unattended: bool = False, key: str = "", description: str = "") -> FixStep:
+    return FixStep(phase, argv=tuple(argv), unattended=unattended, key=key, description=description)
+
+
+def write(phase: str, path: str, content: str, unattended: bool = False, key: str = "",
+          description: str = "") -> FixStep:
+    return FixStep(phase, heredoc=(path, content), unattended=unattended, key=key, description=description)
+
+
+def manual(phase: str, text: str, key: str = "") -> FixStep:
+    return FixStep(phase, manual=text, key=key)
+
+
+# --- sysctl ------------------------------------------------------------------------------------
+
+INT = re.compile(r"\d{1,10}")
+TRIPLE = re.compile(r"\d{1,10} \d{1,10} \d{1,10}")
+#: sysctls a fix may set, with the values each accepts
+KNOWN_SYSCTLS: dict[str, re.Pattern[str]] = {
+    "kernel.numa_balancing": re.compile(r"[01]"),
+    "vm.zone_reclaim_mode": re.compile(r"[0-7]"),
+    "vm.swappiness": re.compile(r"\d{1,3}"),
+    "net.ipv4.tcp_slow_start_after_idle": re.compile(r"[01]"),
+    "net.ipv4.tcp_timestamps": re.compile(r"[012]"),
+    "net.ipv4.tcp_sack": re.compile(r"[01]"),
+    "net.ipv4.tcp_window_scaling": re.compile(r"[01]"),
+    "net.ipv4.tcp_mtu_probing": re.compile(r"[012]"),
+    "net.ipv4.tcp_congestion_control": re.compile(r"[a-z0-9_]{1,16}"),
+    "net.core.netdev_max_backlog": INT, "net.core.somaxconn": INT, "net.core.rmem_max": INT,
+    "net.core.wmem_max": INT, "net.core.rmem_default": INT, "net.core.wmem_default": INT,
+    "net.core.optmem_max": INT, "net.ipv4.tcp_rmem": TRIPLE, "net.ipv4.tcp_wmem": TRIPLE,
+}
+CONF = re.compile(r"90-gnd-[a-z0-9-]{1,40}\.conf")
+
+
+def _sysctl_value(key: str, value: object) -> str:
+    pattern = KNOWN_SYSCTLS.get(key)
+    if pattern is None:
+        raise FixRejected(f"sysctl {key!r} is not one a check sets")
+    text = " ".join(str(value).split()) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not pattern.fullmatch(text) or (INT.fullmatch(text) and int(text) > 2**31 - 1):
+        raise FixRejected(f"sysctl {key}: value out of range")
+    return text
+
+
+@builder("sysctl")
+def sysctl(p: Params) -> list[FixStep]:
+    """``set``: {key: value}; ``previous``: {key: value now}; ``conf``: the sysctl.d file name."""
+    wanted = {str(k): _sysctl_value(str(k), v) for k, v in p.mapping("set").items()}
+    previous = {str(k): _sysctl_value(str(k), v) for k, v in p.mapping("previous").items() if k in wanted}
+    conf = "/etc/sysctl.d/" + p.text("conf", CONF, "sysctl.d file name")
+    if not wanted:
+        raise FixRejected("nothing to set")
+    steps = [run(R, "sysctl", "-w", f"{k}={v}", unattended=True, key=f"sysctl:{k}") for k, v in wanted.items()]
+    steps += [write(P, conf, "".join(f"{k} = {v}\n" for k, v in wanted.items()), key=f"file:{conf}"),
+              run(P, "sysctl", "--system", key=f"file:{conf}")]
+    steps += [run(B, "sysctl", "-w", f"{k}={previous[k]}", unattended=True, key=f"sysctl:{k}")
+              for k in wanted if k in previous]
+    steps.append(run(B, "rm", "-f", conf, key=f"file:{conf}"))
+    return steps
+
+
+# --- kernel command line -----------------------------------------------------------------------
+
+GRUB_DEFAULT = "/etc/default/grub"
+KERNEL_ARG = re.compile(r"[A-Za-z0-9_.-]{1,64}(=[A-Za-z0-9_.,:;=/+-]{0,2048})?")
+FAMILIES = ("debian", "rhel", None)
+
+
+def _sed_escape(text: str) -> str:
+    """Escape for a sed extended regular expression."""
+    return "".join("\\" + ch if ch in "/&\\.[]*^$+?(){}|" else ch for ch in text)
+
+
+def _sed_repl(text: str) -> str:
+    """Escape for a sed replacement."""
+    return "".join("\\" + ch if ch in "/&\\" else ch for ch in text)
+
+
+def _arg(value: object) -> str:
+    if not isinstance(value, str) or not KERNEL_ARG.fullmatch(value):
+        raise FixRejected("not a valid kernel parameter")
+    return value
+
+
+def kernel_args_steps(add: list[str], remove: list[str], family: str | None) -> list[FixStep]:
+    """Persistent and rollback steps adding/removing boot parameters (Debian: /etc/default/grub and
+    update-grub, backup ``grub.gnd-bak``; RHEL family: grubby on every kernel). Never unattended."""
+    steps: list[FixStep] = []
+    if family in (None, "debian"):
+        steps.append(run(P, "cp", "-a", GRUB_DEFAULT, f"{GRUB_DEFAULT}.gnd-bak", key="grub"))
+        for arg in remove:
+            steps.append(run(P, "sed", "-i", "-E",
+                             f"/^GRUB_CMDLINE_LINUX/s/(^|[\" ]){_sed_escape(arg)}([\" ]|$)/\\1\\2/", GRUB_DEFAULT,
+                             key="grub"))
+        if add:
+            steps.append(run(P, "sed", "-i", f"s/^GRUB_CMDLINE_LINUX=\"/&{_sed_repl(' '.join(add))} /",
+                             GRUB_DEFAULT, key="grub"))
+        steps.append(run(P, "update-grub", key="grub"))
+        steps += [run(B, "cp", "-a", f"{GRUB_DEFAULT}.gnd-bak", GRUB_DEFAULT, key="grub"),
+                  run(B, "update-grub", key="grub")]
+    if family in (None, "rhel"):
+        line = ["grubby", "--update-kernel=ALL"]
+        back = ["grubby", "--update-kernel=ALL"]
+        if add:
+            line.append("--args=" + " ".join(add))
+            back.append("--remove-args=" + " ".join(add))
+        if remove:
+            line.append("--remove-args=" + " ".join(remove))
+            back.append("--args=" + " ".join(remove))
+        steps += [run(P, *line, key="grubby"), run(B, *back, key="grubby")]
+    return steps
+
+
+def _family(p: Params) -> str | None:
+    value = p.raw("os_family")
+    if value not in FAMILIES:
+        raise FixRejected("os_family: not debian, rhel or null")
+    return value  # type: ignore[no-any-return]
+
+
+@builder("kernel_args")
+def kernel_args(p: Params) -> list[FixStep]:
+    """``add`` / ``remove``: boot parameters; ``os_family``: debian, rhel or null (both sets)."""
+    add, remove = p.items("add", _arg, 16), p.items("remove", _arg, 16)
+    if not (add or remove):
+        raise FixRejected("no boot parameter to change")
+    return kernel_args_steps(add, remove, _family(p))
+
+
+# --- modules, THP, CPU frequency ---------------------------------------------------------------
+
+KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem")
+
+
+@builder("module_load")
+def module_load(p: Params) -> list[FixStep]:
+    """``module``: one of the modules a check asks to load."""
+    mod = p.choice("module", KNOWN_MODULES)
+    conf = f"/etc/modules-load.d/{mod}.conf"
+    return [run(R, "modprobe", mod, unattended=True, key=f"module:{mod}"),
+            write(P, conf, mod + "\n", key=f"file:{conf}"),
+            run(B, "modprobe", "-r", mod, unattended=True, key=f"module:{mod}"),
+            run(B, "rm", "-f", conf, key=f"file:{conf}")]
+
+
+THP_PATHS = ("/sys/kernel/mm/transparent_hugepage/defrag", "/sys/kernel/mm/redhat_transparent_hugepage/defrag")
+THP_VALUES = ("always", "defer", "defer+madvise", "madvise", "never")
+THP_TMPFILES = "/etc/tmpfiles.d/gnd-thp.conf"
+
+
+@builder("thp_defrag")
+def thp_defrag(p: Params) -> list[FixStep]:
+    """``path``: the defrag file; ``value``: what to set; ``previous``: the value now."""
+    path, value, previous = p.choice("path", THP_PATHS), p.choice("value", THP_VALUES), p.choice("previous", THP_VALUES)
+    return [write(R, path, value, unattended=True, key="thp"),
+            write(P, THP_TMPFILES, f"w {path} - - - - {value}\n", key="tmpfiles"),
+            write(B, path, previous, unattended=True, key="thp"),
+            run(B, "rm", "-f", THP_TMPFILES, key="tmpfiles")]
+
+
+GOVERNORS = ("performance", "powersave", "schedutil", "ondemand", "conservative", "userspace")
+EPP_VALUES = ("default", "performance", "balance_performance", "balance_power", "power")
+EPP_GLOB = "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"
+
+
+@builder("cpu_governor")
+def cpu_governor(p: Params) -> list[FixStep]:
+    """``governor``: the governor now (null: leave it); ``epp``: the EPP now (null: leave it)."""
+    gov = p.raw("governor")
+    epp = p.raw("epp")
+    if gov is not None:
+        gov = p.choice("governor", GOVERNORS)
+    if epp is not None:
+        epp = p.choice("epp", EPP_VALUES)
+    if gov is None and epp is None:
+        raise FixRejected("nothing to change")
+    steps: list[FixStep] = []
+    back: list[FixStep] = []
+    if gov is not None:
+        steps.append(run(R, "cpupower", "frequency-set", "-g", "performance", unattended=True, key="governor"))
+        back.append(run(B, "cpupower", "frequency-set", "-g", gov, unattended=True, key="governor"))
+    if epp is not None:
+        steps.append(manual(R, f"echo performance | tee {EPP_GLOB}", key="epp"))
+        back.append(manual(B, f"echo {epp} | tee {EPP_GLOB}", key="epp"))
+    steps.append(run(P, "tuned-adm", "profile", "latency-performance", key="tuned"))
+    return steps + back + [run(B, "tuned-adm", "auto_profile", key="tuned")]
+
+
+# --- interrupts --------------------------------------------------------------------------------
+
+@builder("irq_affinity")
+def irq_affinity(p: Params) -> list[FixStep]:
+    """``netdev``, ``node``: the NIC and its NUMA node; ``cpus``: the node's CPU list; ``irqs``:
+    {irq number: affinity now or ""}; ``irqbalance``: whether irqbalance runs."""
+    nic, node, cpus = p.netdev("netdev"), p.integer("node", 0, 4095), cpulist(p.raw("cpus"))
+    irqs: dict[int, str] = {}
+    for k, v in p.mapping("irqs", 4096).items():
+        if not str(k).isdigit() or int(k) > 65535:
+            raise FixRejected("irqs: not an IRQ number")
+        irqs[int(k)] = cpulist(v) if v else ""
+    balancer = p.raw("irqbalance")
+    if not isinstance(balancer, bool) or not irqs:
+        raise FixRejected("irqbalance / irqs missing")
+    steps = [run(R, "set_irq_affinity_bynode.sh", str(node), nic,
+                 description="the mlnx-tools script; an alternative to the writes below")]
+    steps += [write(R, f"/proc/irq/{n}/smp_affinity_list", cpus, unattended=True, key=f"irq:{n}") for n in irqs]
+    if balancer:
+        steps.append(run(P, "systemctl", "disable", "--now", "irqbalance", key="irqbalance"))
+    steps += [write(B, f"/proc/irq/{n}/smp_affinity_list", old, unattended=True, key=f"irq:{n}")
+              for n, old in irqs.items() if old]
+    if balancer:
+        steps.append(run(B, "systemctl", "enable", "--now", "irqbalance", key="irqbalance"))
+    return steps
+
+
+# --- network links -----------------------------------------------------------------------------
+
+@builder("link_up")
+def link_up(p: Params) -> list[FixStep]:
+    """``netdev``: an interface that is down."""
+    nic = p.netdev("netdev")
+    return [run(R, "ethtool", nic, unattended=True, description="show the link"),
+            run(R, "ip", "link", "set", "dev", nic, "up", unattended=True, key=f"link:{nic}"),
+            run(B, "ip", "link", "set", "dev", nic, "down", unattended=True, key=f"link:{nic}")]
+
+
+@builder("link_autoneg")
+def link_autoneg(p: Params) -> list[FixStep]:
+    """``netdev``: an interface negotiated below its speed."""
+    nic = p.netdev("netdev")
+    return [run(R, "ethtool", nic, unattended=True, description="show the link"),
+            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True)]
+
+
+@builder("link_mtu")
+def link_mtu(p: Params) -> list[FixStep]:
+    """``netdev``; ``mtu``: the MTU to set; ``previous``: the MTU now."""
+    nic, mtu, old = p.netdev("netdev"), p.integer("mtu", 68, 65535), p.integer("previous", 68, 65535)
+    return [run(R, "ip", "link", "set", "dev", nic, "mtu", str(mtu), unattended=True, key=f"mtu:{nic}"),
+            run(B, "ip", "link", "set", "dev", nic, "mtu", str(old), unattended=True, key=f"mtu:{nic}")]
+
+
+@builder("rdma_port")
+def rdma_port(p: Params) -> list[FixStep]:
+    """``device``, ``port``: an RDMA port that is down; ``address``: its PCI address (or null);
+    ``netdevs``: its interfaces."""
+    dev = p.text("device", RDMA_DEVICE, "RDMA device name")
+    port = p.integer("port", 0, 255)
+    address = p.raw("address")
+    nics = p.items("netdevs", lambda v: netdev(v, p.ctx), 16)
+    steps = [run(R, "ibv_devinfo", "-d", dev, "-i", str(port))]
+    if address is not None:
+        steps.append(run(R, "mlxlink", "-d", pci_address(address, p.ctx), "-p", str(port)))
+    for nic in nics:
+        steps += [run(R, "ethtool", nic, unattended=True, description="show the link"),
+                  run(R, "ip", "link", "set", "dev", nic, "up", unattended=True, key=f"link:{nic}")]
+    return steps + [run(B, "ip", "link", "set", "dev", n, "down", unattended=True, key=f"link:{n}") for n in nics]
+
+
+@builder("show_addresses")
+def show_addresses(p: Params) -> list[FixStep]:
+    """``netdev``: show its addresses (what GIDs the kernel derives from)."""
+    return [run(R, "ip", "-o", "addr", "show", "dev", p.netdev("netdev"), unattended=True)]
+
+
+# --- GPUs and PCIe -----------------------------------------------------------------------------
+
+@builder("persistence_mode")
+def persistence_mode(p: Params) -> list[FixStep]:
+    """No parameters: persistence mode on now, nvidia-persistenced at boot."""
+    return [run(R, "nvidia-smi", "-pm", "1", unattended=True, key="pm"),
+            run(P, "systemctl", "enable", "--now", "nvidia-persistenced", key="persistenced"),
+            run(B, "systemctl", "disable", "--now", "nvidia-persistenced", key="persistenced"),
+            run(B, "nvidia-smi", "-pm", "0", unattended=True, key="pm")]
+
+
+@builder("gpu_reset")
+def gpu_reset(p: Params) -> list[FixStep]:
+    """``target``: GPU index or PCI address; a reset needs the GPU drained (never unattended)."""
+    target = p.raw("target")
+    if not (isinstance(target, str) and (target.isdigit() and int(target) < 1024 or PCI_ADDRESS.fullmatch(target))):
+        raise FixRejected("target: not a GPU index or PCI address")
+    return [run(R, "nvidia-smi", "-r", "-i", target)]
+
+
+def _gpu(p: Params) -> str:
+    address = p.pci("gpu")
+    return address
+
+
+def _watts(p: Params, key: str) -> str:
+    value = p.raw(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 5000:
+        raise FixRejected(f"{key}: not a power limit in watts")
+    return f"{value:g}"
+
+
+@builder("gpu_power_limit")
+def gpu_power_limit(p: Params) -> list[FixStep]:
+    """``gpu``: PCI address; ``watts``: the default limit to restore; ``previous``: the limit now."""
+    gpu, watts, old = _gpu(p), _watts(p, "watts"), _watts(p, "previous")
+    return [run(R, "nvidia-smi", "-i", gpu, "-pl", watts, unattended=True, key=f"pl:{gpu}"),
+            run(B, "nvidia-smi", "-i", gpu, "-pl", old, unattended=True, key=f"pl:{gpu}")]
+
+
+def _mhz(p: Params, key: str) -> str:
+    value = p.raw(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 100000:
+        raise FixRejected(f"{key}: not a clock in MHz")
+    return f"{value:g}"
+
+
+@builder("gpu_app_clocks")
+def gpu_app_clocks(p: Params) -> list[FixStep]:
+    """``gpu``: PCI address; ``memory``, ``graphics``: the locked clocks now (MHz), restored on rollback."""
+    gpu, mem, gfx = _gpu(p), _mhz(p, "memory"), _mhz(p, "graphics")
+    return [run(R, "nvidia-smi", "-i", gpu, "-rac", unattended=True, key=f"ac:{gpu}"),
+            run(B, "nvidia-smi", "-i", gpu, "-ac", f"{mem},{gfx}", unattended=True, key=f"ac:{gpu}")]
+
+
+NVIDIA_MODULES = ("nvidia_peermem", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia")
+
+
+@builder("driver_reload")
+def driver_reload(p: Params) -> list[FixStep]:
+    """No parameters: reload the NVIDIA kernel modules (needs every GPU workload stopped)."""
+    return [run(R, "systemctl", "stop", "nvidia-persistenced"), run(R, "modprobe", "-r", *NVIDIA_MODULES),
+            run(R, "modprobe", "nvidia"), run(R, "systemctl", "start", "nvidia-persistenced")]
+
+
+RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
+
+
+@builder("pcie_retrain")
+def pcie_retrain(p: Params) -> list[FixStep]:
+    """``port``: the downstream port above the link; ``device``: the device below it."""
+    port, dev = p.pci("port"), p.pci("device")
+    return [run(R, "setpci", "-s", port, RETRAIN),
+            run(R, "cat", f"/sys/bus/pci/devices/{dev}/current_link_speed",
+                f"/sys/bus/pci/devices/{dev}/current_link_width")]
+
+
+ACS_CTL = "ECAP_ACS+0x6.w"
+HEX4 = re.compile(r"[0-9a-f]{4}")
+
+
+@builder("acs_redirect")
+def acs_redirect(p: Params) -> list[FixStep]:
+    """``ports``: {PCI address: ACS control value now, 4 hex digits}; ``os_family``."""
+    ports = {pci_address(k, p.ctx): v for k, v in p.mapping("ports", 256).items()}
+    if not ports or not all(isinstance(v, str) and HEX4.fullmatch(v) for v in ports.values()):
+        raise FixRejected("ports: PCI addresses with 4-hex-digit ACS control values")
+    steps = [run(R, "setpci", "-s", a, f"{ACS_CTL}=0000", key=f"acs:{a}") for a in ports]
+    steps += [run(B, "setpci", "-s", a, f"{ACS_CTL}={v}", key=f"acs:{a}") for a, v in ports.items()]
+    return steps + kernel_args_steps(["pci=disable_acs_redir=" + ";".join(ports)], [], _family(p))
+
+
+SYS = "/sys/bus/pci"
+MODPROBE_PATH = re.compile(r"/etc/modprobe\.d/[A-Za-z0-9_.-]{1,64}\.conf")
+MODPROBE_LINE = re.compile(r"(options|softdep|install|alias|blacklist) [A-Za-z0-9_ .:=,-]{1,512}")
+
+
+def _bind(phase: str, address: str, old: str, new: str) -> list[FixStep]:
+    return [write(phase, f"{SYS}/drivers/{old}/unbind", address),
+            write(phase, f"{SYS}/devices/{address}/driver_override", new),
+            write(phase, f"{SYS}/drivers_probe", address)]
+
+
+@builder("vfio_release")
+def vfio_release(p: Params) -> list[FixStep]:
+    """``address``: a GPU on vfio-pci to give back to nvidia; ``boot_remove``: vfio-pci.ids boot
+    parameters to drop; ``modprobe``: [[file, line]] vfio lines to comment out; ``os_family``."""
+    address = p.pci("address")
+    remove = p.items("boot_remove", _arg, 4)
+    lines: list[tuple[str, str]] = []
+    raw = p.raw("modprobe", [])
+    for item in raw if isinstance(raw, list) and len(raw) <= 16 else [None]:
+        path, line = item if isinstance(item, list) and len(item) == 2 else ("", "")
+        if not (isinstance(path, str) and MODPROBE_PATH.fullmatch(path) and ".." not in path
+                and isinstance(line, str) and MODPROBE_LINE.fullmatch(line)):
+            raise FixRejected("modprobe: not a modprobe.d file and vfio line")
+        lines.append((path, line))
+    steps = [write(R, f"{SYS}/drivers/vfio-pci/unbind", address),
+             write(R, f"{SYS}/devices/{address}/driver_override", ""),
+             write(R, f"{SYS}/drivers_probe", address)]
+    back = _bind(B, address, "nvidia", "vfio-pci")
+    if remove:
+        steps += [s for s in kernel_args_steps([], remove, _family(p)) if s.phase == P]
+        back += [s for s in kernel_args_steps([], remove, _family(p)) if s.phase == B]
+    else:
+        _family(p)
+    for path, line in lines:
+        steps.append(run(P, "sed", "-i.gnd-bak", f"s|^{line}$|# &|", path))
+        back.append(run(B, "cp", "-a", f"{path}.gnd-bak", path))
+    if remove or lines:
+        steps.append(manual(P, "update-initramfs -u || dracut -f"))
+        back.append(manual(B, "update-initramfs -u || dracut -f"))
+    return steps + back
+
+
+DRIVER = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@builder("vfio_group")
+def vfio_group(p: Params) -> list[FixStep]:
+    """``devices``: {PCI address: driver now} to move to vfio-pci so the group becomes viable."""
+    devices = {pci_address(k, p.ctx): v for k, v in p.mapping("devices", 64).items()}
+    if not devices or not all(isinstance(v, str) and DRIVER.fullmatch(v) for v in devices.values()):
+        raise FixRejected("devices: PCI addresses with driver names")
+    steps: list[FixStep] = []
+    back: list[FixStep] = []
+    for a, drv in devices.items():
+        steps += [write(R, f"{SYS}/devices/{a}/driver_override", "vfio-pci"),
+                  write(R, f"{SYS}/drivers/{drv}/unbind", a), write(R, f"{SYS}/drivers_probe", a)]
+        back += [write(B, f"{SYS}/devices/{a}/driver_override", ""),
+                 write(B, f"{SYS}/drivers/vfio-pci/unbind", a), write(B, f"{SYS}/drivers_probe", a)]
+    return steps + back
+
+
+@builder("driver_override_clear")
+def driver_override_clear(p: Params) -> list[FixStep]:
+    """``address``; ``previous``: the override now."""
+    path = f"{SYS}/devices/{p.pci('address')}/driver_override"
+    old = p.text("previous", DRIVER, "driver name")
+    return [write(R, path, ""), write(B, path, old)]
+
+
+@builder("inspect_pci")
+def inspect_pci(p: Params) -> list[FixStep]:
+    """``address``; ``flags``: -vvv or -k."""
+    return [run(R, "lspci", p.choice("flags", ("-vvv", "-k")), "-s", p.pci("address"), unattended=True)]
+
+
+# --- processes, services, kubelet --------------------------------------------------------------
+
+@builder("taskset")
+def taskset(p: Params) -> list[FixStep]:
+    """``pid``; ``cpus``: the GPUs' local CPUs; ``previous``: the affinity now."""
+    pid = str(p.integer("pid", 1, 2**22))
+    cpus, old = cpulist(p.raw("cpus")), cpulist(p.raw("previous"))
+    return [run(R, "taskset", "-a", "-p", "-c", cpus, pid, key=f"pid:{pid}"),
+            run(B, "taskset", "-a", "-p", "-c", old, pid, key=f"pid:{pid}")]
+
+
+@builder("service_edit")
+def service_edit(p: Params) -> list[FixStep]:
+    """``units``: services to edit by hand; ``full``: ``systemctl edit --full``; ``restart``;
+    ``undo``: list the same edits as the rollback."""
+    units = p.items("units", unit, 32)
+    full, restart, undo = p.raw("full"), p.raw("restart"), p.raw("undo", True)
+    if not all(isinstance(v, bool) for v in (full, restart, undo)):
+        raise FixRejected("full / restart / undo: not booleans")
+    flags = ("--full",) if full else ()
+    steps = [run(R, "systemctl", "edit", *flags, u) for u in units]
+    steps += [run(R, "systemctl", "restart", u) for u in units] if restart else []
+    return steps + ([FixStep(B, s.argv) for s in steps] if undo else [])
+
+
+KUBELET_CONFIG = re.compile(r"/(var/lib/kubelet|etc/kubernetes)/[A-Za-z0-9_.-]{1,64}\.yaml")
+NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+KUBELET_KEYS = ("cpuManagerPolicy", "memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope")
+KUBELET_VALUES = ("none", "static", "Static", "None", "best-effort", "restricted", "single-numa-node",
+                  "container", "pod")
+KUBELET_STATE = ("/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_manager_state")
+
+
+def _set_key(config: str, key: str, value: str, present: bool) -> FixStep:
+    if present:
+        return run(R, "sed", "-i", f"s/^{key}:.*/{key}: {value}/", config)
+    return manual(R, f"printf '%s\\n' '{key}: {value}' >> {config}")
+
+
+@builder("kubelet_policy")
+def kubelet_policy(p: Params) -> list[FixStep]:
+    """``config``: the kubelet config file; ``node``: the node name; ``settings``: {key: [value,
+    present in the file]}."""
+    config = p.text("config", KUBELET_CONFIG, "kubelet config path")
+    node = p.text("node", NODE_NAME, "node name")
+    edits: list[FixStep] = []
+    for key, item in p.mapping("settings", 8).items():
+        if key not in KUBELET_KEYS or not (isinstance(item, list) and len(item) == 2 and item[0] in KUBELET_VALUES
+                                           and isinstance(item[1], bool)):
+            raise FixRejected("settings: not a kubelet policy setting")
+        edits.append(_set_key(config, key, item[0], item[1]))
+    backup = config + ".gnd-backup"
+    stop = [run(R, "kubectl", "drain", node, "--ignore-daemonsets", "--delete-emptydir-data"),
+            run(R, "systemctl", "stop", "kubelet")]
+    state = [run(R, "rm", "-f", f) for f in KUBELET_STATE]
+    start = [run(R, "systemctl", "start", "kubelet"), run(R, "kubectl", "uncordon", node)]
+    runtime = stop + [run(R, "cp", "-a", config, backup)] + state + edits + start
+    back = stop + [run(R, "cp", "-a", backup, config)] + state + start
+    return runtime + [FixStep(B, s.argv, manual=s.manual) for s in back]
+
+
