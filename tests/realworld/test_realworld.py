@@ -10,7 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 from doctor.findings import Finding
 from tests.helpers import facts, run
