@@ -132,7 +132,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
 def _write(text: str, output: str | None) -> None:
     if output:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
+            with open(output, "w", encoding="utf-8", errors="replace") as fh:
                 fh.write(text)
         except OSError as exc:
             raise DoctorError(f"cannot write {output}: {exc.strerror}") from None
@@ -143,8 +143,10 @@ def _write(text: str, output: str | None) -> None:
 def run_check(args: argparse.Namespace) -> int:
     from doctor.facts import Facts
     from doctor.runner import run_checks
+    from doctor.safe_open import check_output
     from doctor.sources import open_source
 
+    check_output(args.output, [args.source, args.baseline, args.redact_map, *args.deploy])
     source = open_source(args.source)
     facts = Facts(source, deploy_paths=tuple(args.deploy))
     result = run_checks(facts, only=args.only)

@@ -170,5 +170,8 @@ def collect(src: Source, out_path: str, transform: Transform | None = None) -> d
         "duration_s": round(time.monotonic() - start, 3), "specs": statuses,
         "files": len(snap.files), "links": len(snap.links),
     }
-    _write_tar(out_path, snap, manifest, transform)
+    try:
+        _write_tar(out_path, snap, manifest, transform)
+    except OSError as exc:  # read-only mount, /proc, full disk: the user's problem, not the node's
+        raise DoctorError(f"cannot write {out_path}: {exc.strerror or exc}") from None
     return manifest

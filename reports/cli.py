@@ -78,11 +78,13 @@ def render(data: dict[str, object], fmt: str) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.safe_open import check_output
     from reports.source_data import exit_code, result_data, write_atomic
 
     fmt = output_format(args.output, args.format)
     data = result_data(args)
     output = args.output or _default_output(data, fmt)
+    check_output(output, [args.source, args.from_json, *(args.deploy or ())])
     if args.redact:
         from reports.redact import default_map_path, redact_result
 

@@ -13,6 +13,7 @@ from typing import Any
 from doctor.errors import DoctorError
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
 from doctor.runner import Result
+from doctor.safe_open import read_regular
 from reports.redact import mask_strings
 
 TOOL_NAME = "gpu-node-doctor"
@@ -84,10 +85,7 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
 def load_result(path: str) -> dict[str, Any]:
     """Read and validate a saved result file."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise DoctorError(f"cannot read {path}: {exc.strerror}") from None
+        text = read_regular(path, "JSON result").decode("utf-8")
     except UnicodeDecodeError:
         raise DoctorError(f"{path} is not a JSON file (not UTF-8 text)") from None
     try:

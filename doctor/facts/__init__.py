@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
+from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet, read_deploy_file
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
 from doctor.facts.iommu import IommuInfo, ModprobeLine, build_iommu, build_modprobe
@@ -24,6 +24,8 @@ class Facts:
     def __init__(self, source: Source, deploy_paths: tuple[str, ...] = ()) -> None:
         self.source = source
         self.deploy_paths = deploy_paths
+        for path in deploy_paths:  # a missing or FIFO --deploy file is the user's mistake: exit 2 now
+            read_deploy_file(path)
 
     @cached_property
     def host(self) -> Host:

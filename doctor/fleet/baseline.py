@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from doctor.errors import DoctorError
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd, q, rank
 from doctor.fleet import toml_io
+from doctor.safe_open import read_text
 
 if TYPE_CHECKING:
     from doctor.facts import Facts
@@ -194,11 +195,7 @@ def _validate(b: Baseline) -> None:
 
 def load_baseline(path: str) -> Baseline:
     """Read and validate a baseline file; any problem is one DoctorError line naming file and line."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
-    except OSError as exc:
-        raise DoctorError(f"{path}: cannot read baseline: {exc.strerror}") from None
+    text = read_text(path, "baseline", 4 * 1024 * 1024)
     baseline = Baseline(path, text, toml_io.loads(text, path))
     _validate(baseline)
     return baseline

@@ -26,8 +26,10 @@ def run(args: argparse.Namespace) -> int:
     from doctor.cli import _write
     from doctor.facts import Facts
     from doctor.fleet.baseline import write_baseline
+    from doctor.safe_open import check_output
     from doctor.sources import open_source
 
+    check_output(args.output, [args.source])
     source = open_source(args.source)
     text = write_baseline(Facts(source), source.location)
     _write(text, args.output)

@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
     from doctor.fleet.diff import diff_nodes
     from doctor.fleet.load import load_node
     from doctor.registry import load_checks
+    from doctor.safe_open import check_output
 
+    check_output(args.output, [args.before, args.after])
     checks, _ = load_checks()
     before = load_node(args.before, checks)
     after = load_node(args.after, checks)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
+from doctor.safe_open import open_regular, path_kind, read_text
 
 if TYPE_CHECKING:
     from doctor.registry import Check
@@ -29,14 +30,14 @@ class Node:
 
 def is_json_result(path: str) -> bool:
     """Whether ``path`` is a file whose content starts like a JSON object (``gnd check --format json``)."""
-    if not os.path.isfile(path):
+    if path_kind(path) != "file":
         return False
     if path.lower().endswith(".json"):
         return True
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(64)
-    except OSError:
+    except (OSError, DoctorError):
         return False
     return head.lstrip()[:1] == b"{"
 
@@ -44,13 +45,7 @@ def is_json_result(path: str) -> bool:
 def read_json_result(path: str) -> dict[str, Any]:
     """The dict of a saved result; one-line DoctorError when it is not one."""
     try:
-        size = os.path.getsize(path)
-        if size > MAX_JSON_BYTES:
-            raise DoctorError(f"{path}: {size} bytes is too large for a gnd JSON result")
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read().decode("utf-8", "replace"))
-    except OSError as exc:
-        raise DoctorError(f"{path}: cannot read: {exc.strerror}") from None
+        data = json.loads(read_text(path, "JSON result", MAX_JSON_BYTES))
     except ValueError as exc:
         raise DoctorError(f"{path}: not valid JSON ({exc.args[0] if exc.args else exc})") from None
     if not isinstance(data, dict) or "findings" not in data or "schema_version" not in data:

@@ -214,7 +214,7 @@ class _Info(tarfile.TarInfo):
     """
 
     @classmethod
-    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> _Info:
         buf = tarfile_.fileobj.read(tarfile.BLOCKSIZE)  # type: ignore[union-attr]
         try:
             obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
@@ -227,8 +227,8 @@ class _Info(tarfile.TarInfo):
         return obj._proc_member(tarfile_)  # type: ignore[attr-defined,no-any-return]
 
 
-#: what a corrupt compressed stream raises, besides OSError/EOFError
-_STREAM_ERRORS: tuple[type[BaseException], ...] = (zlib.error, lzma.LZMAError)
+#: what a truncated or corrupt archive raises (zlib and lzma errors are not OSErrors)
+_CORRUPT = (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, zlib.error, lzma.LZMAError)
 
 
 class TarTree(Tree):
@@ -251,7 +251,7 @@ class TarTree(Tree):
             self._load(fh)
         except DoctorError:
             raise
-        except (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, *_STREAM_ERRORS) as exc:
+        except _CORRUPT as exc:
             reason = str(exc) or type(exc).__name__
             raise DoctorError(f"cannot read tarball {path}: truncated or corrupt ({reason})") from None
         finally:
