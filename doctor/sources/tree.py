@@ -252,7 +252,7 @@ class TarTree(Tree):
         except DoctorError:
             raise
         except _CORRUPT as exc:
-            reason = str(exc) or type(exc).__name__
+            reason = " ".join(str(exc).split())[:300] or type(exc).__name__  # one line, however tarfile words it
             raise DoctorError(f"cannot read tarball {path}: truncated or corrupt ({reason})") from None
         finally:
             fh.close()
