@@ -262,7 +262,6 @@ class TarTree(Tree):
         path = self.path
         held = streamed = members = 0
         with tarfile.open(fileobj=fh, mode="r:*", tarinfo=_Info, errors="replace") as tf:
-            tf.gnd_end = None  # type: ignore[attr-defined]
             for member in tf:
                 members += 1
                 if members > MAX_MEMBERS:
@@ -296,7 +295,7 @@ class TarTree(Tree):
                     fobj = tf.extractfile(member)
                     data = fobj.read(member.size) if fobj is not None else b""
                     self._add(name, _Entry(FILE, data))
-            if tf.gnd_end is not tarfile.EOFHeaderError:  # type: ignore[attr-defined]
+            if getattr(tf, "gnd_end", None) is not tarfile.EOFHeaderError:
                 raise tarfile.ReadError("archive ends before its end-of-archive block")
             stream = tf.fileobj
             if isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
