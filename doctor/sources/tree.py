@@ -201,6 +201,8 @@ def _safe_member_name(name: str) -> str:
     return "/".join(parts)
 
 
+#: what ``tarfile`` raises on the all-zero end-of-archive block (not in its typeshed stubs)
+_END_OF_ARCHIVE: type[Exception] = tarfile.EOFHeaderError  # type: ignore[attr-defined]
 _META_TYPES = frozenset((tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
                          tarfile.SOLARIS_XHDTYPE))
 
@@ -295,7 +297,7 @@ class TarTree(Tree):
                     fobj = tf.extractfile(member)
                     data = fobj.read(member.size) if fobj is not None else b""
                     self._add(name, _Entry(FILE, data))
-            if getattr(tf, "gnd_end", None) is not tarfile.EOFHeaderError:
+            if getattr(tf, "gnd_end", None) is not _END_OF_ARCHIVE:
                 raise tarfile.ReadError("archive ends before its end-of-archive block")
             stream = tf.fileobj
             if isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
