@@ -49,7 +49,7 @@ def path_kind(path: str) -> str | None:
 
 
 def open_regular(path: str, what: str = "file") -> BinaryIO:
-    """An unbuffered-safe binary handle on the regular file ``path``; DoctorError for anything else."""
+    """A binary handle on the regular file ``path`` (opened without blocking); DoctorError for anything else."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
