@@ -180,7 +180,7 @@ class OsTree(Tree):
             os.close(fd)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     kind: str
     data: bytes | None = None
@@ -264,7 +264,8 @@ class TarTree(Tree):
         path = self.path
         held = streamed = members = 0
         with tarfile.open(fileobj=fh, mode="r:*", tarinfo=_Info, errors="replace") as tf:
-            for member in tf:
+            while (member := tf.next()) is not None:
+                tf.members.pop()  # type: ignore[attr-defined]  # tarfile would keep every TarInfo
                 members += 1
                 if members > MAX_MEMBERS:
                     raise DoctorError(f"tarball {path} refused: more than {MAX_MEMBERS} members (limit)")
