@@ -37,8 +37,22 @@ class _Snapshot:
     unreadable: int = 0
 
 
+def _chroot_join(base: str, target: str) -> str:
+    """``target`` taken from the folder ``base`` inside the root: absolute means from the root, and
+    ``..`` at the root stays at the root (how the snapshot readers resolve links)."""
+    parts = [] if target.startswith("/") else split_path(base)
+    for part in split_path(target):
+        if part == "..":
+            if parts:
+                parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
 def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, depth: int = 0) -> bool:
-    """Copy one path, recording every symlink met on the way so the snapshot resolves the same."""
+    """Copy one path, recording every symlink met on the way and what it points to (chains of
+    links such as ``/etc/alternatives`` or merged-``/usr`` included), so the snapshot resolves the same."""
     tree = src.tree
     if depth > 8:
         return False
@@ -54,12 +68,14 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
             target = tree.readlink(candidate)
             if target is None:
                 return False
-            snap.links[candidate] = target
-            if last:
-                return True
-            joined = "/".join(split_path(os.path.normpath(os.path.join(os.path.dirname(candidate), target))))
-            if not joined.startswith(".."):
-                _add_path(src, snap, joined, None, depth + 1)
+            if candidate in snap.links:  # already copied with its target
+                if last:
+                    return True
+            else:
+                snap.links[candidate] = target
+                _add_path(src, snap, _chroot_join(cur, target), sanitizer, depth + 1)
+                if last:
+                    return True
             resolved = tree.resolve(candidate)
             if resolved is None:
                 return False
@@ -70,6 +86,8 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
             cur = candidate
             continue
         if kind == FILE and last:
+            if candidate in snap.files:
+                return True
             data = tree.read(candidate)
             if data is None:
                 snap.unreadable += 1
@@ -170,5 +188,8 @@ def collect(src: Source, out_path: str, transform: Transform | None = None) -> d
         "duration_s": round(time.monotonic() - start, 3), "specs": statuses,
         "files": len(snap.files), "links": len(snap.links),
     }
-    _write_tar(out_path, snap, manifest, transform)
+    try:
+        _write_tar(out_path, snap, manifest, transform)
+    except OSError as exc:  # read-only mount, /proc, full disk: the user's problem, not the node's
+        raise DoctorError(f"cannot write {out_path}: {exc.strerror or exc}") from None
     return manifest

@@ -17,7 +17,7 @@ def write_text(text: str, output: str | None) -> None:
     """``text`` to the file ``output``, or to stdout when ``output`` is empty."""
     if output:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
+            with open(output, "w", encoding="utf-8", errors="replace") as fh:
                 fh.write(text)
         except OSError as exc:
             raise DoctorError(f"cannot write {output}: {exc.strerror}") from None

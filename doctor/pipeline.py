@@ -46,4 +46,4 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
     from doctor.runner import run_checks
 
     facts = open_facts(source, deploy=deploy, baseline=baseline)
-    return run_checks(facts, only=list(only) if only else None, checks=checks)
+    return run_checks(facts, only=list(only) if only is not None else None, checks=checks)

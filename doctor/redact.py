@@ -14,11 +14,13 @@ import ipaddress
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from doctor.errors import DoctorError
+from doctor.safe_open import read_text
 from doctor.secrets import mask_text
 
 MAP_FORMAT = "gpu-node-doctor redaction map"
@@ -207,12 +209,11 @@ def _sort_key(placeholder: str) -> tuple[str, int]:
 
 def load_map(path: str | None) -> Redactor:
     """A redactor continuing the map at ``path`` (empty when the file does not exist yet)."""
-    if not path or not os.path.exists(path):
+    if not path or not os.path.lexists(path):
         return Redactor()
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_text(path, "redaction map"))
+    except ValueError as exc:
         raise DoctorError(f"cannot read redaction map {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != MAP_FORMAT or not isinstance(data.get("map"), dict):
         raise DoctorError(f"{path} is not a gnd redaction map")
@@ -224,11 +225,20 @@ def save_map(redactor: Redactor, path: str) -> None:
     body = json.dumps({"format": MAP_FORMAT, "version": 1,
                        "note": "Private: maps the placeholders in redacted gnd outputs back to real values.",
                        "map": redactor.mapping()}, indent=2) + "\n"
+    # never through a symlink (a dangling one would create its target), never into a FIFO or device
+    nofollow = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if os.path.lexists(path):
+            fd = os.open(path, os.O_WRONLY | nofollow)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise DoctorError(f"cannot write redaction map {path}: not a regular file")
+            os.ftruncate(fd, 0)
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(body)
-        os.chmod(path, 0o600)
+            os.fchmod(fh.fileno(), 0o600)
     except OSError as exc:
         raise DoctorError(f"cannot write redaction map {path}: {exc.strerror}") from None
     redactor.changed = False

@@ -7,11 +7,10 @@ through :func:`read_result`, so one file is accepted or refused the same way eve
 from __future__ import annotations
 
 import json
-import os
-import stat
 from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
+from doctor.safe_open import open_regular, path_kind, read_regular
 
 if TYPE_CHECKING:
     from doctor.runner import Result
@@ -24,14 +23,14 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 def is_json_result(path: str) -> bool:
     """Whether ``path`` is a regular file named ``*.json`` or whose content starts like a JSON object."""
-    if not os.path.isfile(path):
+    if path_kind(path) != "file":
         return False
     if path.lower().endswith(".json"):
         return True
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(64)
-    except OSError:
+    except (OSError, DoctorError):
         return False
     return head.lstrip()[:1] == b"{"
 
@@ -59,18 +58,7 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
 
 def read_result(path: str) -> dict[str, Any]:
     """The validated dict of a saved result; one-line DoctorError when it is not one."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise DoctorError(f"{path}: not a regular file")
-        if st.st_size > MAX_JSON_BYTES:
-            raise DoctorError(f"{path}: {st.st_size} bytes is too large for a gnd JSON result")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_JSON_BYTES + 1)
-    except OSError as exc:
-        raise DoctorError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(raw) > MAX_JSON_BYTES:
-        raise DoctorError(f"{path}: too large for a gnd JSON result")
+    raw = read_regular(path, "JSON result", MAX_JSON_BYTES)
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

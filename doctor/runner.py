@@ -82,8 +82,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     statuses: list[dict[str, Any]] = []
     findings: list[Finding] = [_load_error_finding(e) for e in errors]
     selected = select([c for c in checks if not c.requires], only)
-    if only and not selected:
-        raise DoctorError(f"no check matches --only {','.join(only)} (see `gnd checks`)")
+    unknown = [o for o in only if not select(checks, [o])] if only is not None else []
+    if unknown or (only is not None and not only):
+        raise DoctorError(f"no check matches --only {','.join(unknown) or repr('')} (see `gnd checks`)")
     selected += [c for c in checks if c.requires and getattr(facts, c.requires, None) is not None]
     for chk in selected:
         t0 = time.monotonic()

@@ -54,7 +54,7 @@ def test_a_huge_file_is_refused_before_reading(tmp_path: Path) -> None:
     big = tmp_path / "big.json"
     with open(big, "wb") as fh:
         fh.truncate(MAX_JSON_BYTES + 1)  # sparse: no disk used
-    with pytest.raises(DoctorError, match="too large"):
+    with pytest.raises(DoctorError, match="larger than the 64 MiB limit"):
         read_result(str(big))
 
 

@@ -26,7 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from doctor.fleet.baseline import write_baseline
     from doctor.output import write_text
     from doctor.pipeline import open_facts
+    from doctor.safe_open import check_output
 
+    check_output(args.output, [args.source])
     facts = open_facts(args.source)
     text = write_baseline(facts, facts.source.location)
     write_text(text, args.output)

@@ -38,7 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.pipeline import analyse
+    from doctor.safe_open import check_output
 
+    check_output(args.output, [args.source, getattr(args, "baseline", None), args.redact_map, *args.deploy])
     result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None))
     data = result.to_dict()
     if args.redact:

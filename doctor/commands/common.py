@@ -26,7 +26,8 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``check`` and commands that run checks (report, tui, fix-script)."""
     add_source(p)
     p.add_argument("--only", action="extend", metavar="ID[,ID...]", type=id_list,
-                   help="run only these checks: ids or prefixes like 'pcie', comma-separated; repeatable")
+                   help="run only these checks: ids or prefixes like 'pcie', comma-separated; repeatable; "
+                        "an id that matches no check is an error")
     p.add_argument("--deploy", action="append", default=[], metavar="PATH",
                    help="extra deployment file (systemd unit, compose file, manifest) to inspect; repeatable")
 

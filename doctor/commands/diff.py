@@ -38,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
     from doctor.fleet.load import load_node
     from doctor.output import write_text
     from doctor.registry import load_checks
+    from doctor.safe_open import check_output
     from reports.diff import render_html, render_text
 
+    check_output(args.output, [args.before, args.after])
     checks, _ = load_checks()
     before = load_node(args.before, checks)
     after = load_node(args.after, checks)

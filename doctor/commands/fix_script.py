@@ -34,11 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from doctor.commands.common import result_data
     from doctor.output import exit_code, write_atomic
+    from doctor.safe_open import check_output
     from reports.fixscript import fix_scripts, rollback_path
 
+    back = args.rollback or rollback_path(args.output)
+    for out in (args.output, back):
+        check_output(out, [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
     data = result_data(args)
     scripts = fix_scripts(data)
-    back = args.rollback or rollback_path(args.output)
     if back == args.output:
         raise DoctorError("--rollback must differ from the fix script")
     write_atomic(args.output, scripts.fix.encode(), 0o755)

@@ -47,12 +47,15 @@ def _progress(done: int, total: int, summary: dict[str, object]) -> None:
 def run(args: argparse.Namespace) -> int:
     from doctor.fleet.fleet import analyse_fleet, expand_paths
     from doctor.output import write_text
+    from doctor.safe_open import check_output
     from reports.fleet import render_html, render_text
 
     if args.jobs < 0:
         raise DoctorError("--jobs must be 0 (all cores) or more")
     jobs = args.jobs or os.cpu_count() or 1
     paths = expand_paths(args.paths)
+    for out in (args.output, args.save_json, args.save_html):
+        check_output(out, paths)
     if not paths:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
     show = not args.quiet and sys.stderr.isatty()

@@ -80,10 +80,12 @@ def render(data: dict[str, object], fmt: str) -> bytes:
 def run(args: argparse.Namespace) -> int:
     from doctor.commands.common import result_data
     from doctor.output import exit_code, write_atomic
+    from doctor.safe_open import check_output
 
     fmt = output_format(args.output, args.format)
     data = result_data(args)
     output = args.output or _default_output(data, fmt)
+    check_output(output, [args.source, args.from_json, *(args.deploy or ())])
     if args.redact:
         from doctor.redact import default_map_path, redact_result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet
+from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet, read_deploy_file
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
 from doctor.facts.iommu import IommuInfo, ModprobeLine, build_iommu, build_modprobe
@@ -30,6 +30,8 @@ class Facts:
         self.deploy_paths = deploy_paths
         #: the known-good baseline given with ``--baseline`` (None: no baseline asked for)
         self.baseline = baseline
+        for path in deploy_paths:  # a missing or FIFO --deploy file is the user's mistake: exit 2 now
+            read_deploy_file(path)
 
     @cached_property
     def host(self) -> Host:

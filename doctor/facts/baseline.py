@@ -7,8 +7,6 @@ pipeline and attached to :class:`~doctor.facts.Facts` as ``facts.baseline`` for 
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,13 +75,9 @@ def _validate(b: Baseline) -> None:
 
 def load_baseline(path: str) -> Baseline:
     """Read and validate a baseline file; any problem is one DoctorError line naming file and line."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise DoctorError(f"{path}: cannot read baseline: not a regular file")
-        with open(path, "rb") as fh:
-            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
-    except OSError as exc:
-        raise DoctorError(f"{path}: cannot read baseline: {exc.strerror}") from None
+    from doctor.safe_open import read_text
+
+    text = read_text(path, "baseline", 4 * 1024 * 1024)
     baseline = Baseline(path, text, toml_io.loads(text, path))
     _validate(baseline)
     return baseline

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 
 from doctor import specs
+from doctor.errors import DoctorError
+from doctor.safe_open import open_regular
 from doctor.secrets import sanitize_deploy
 from doctor.sources import Source
 
@@ -64,6 +66,15 @@ def build_kubelet(src: Source) -> Kubelet | None:
     return Kubelet(origin, settings, flags, state)
 
 
+def read_deploy_file(path: str) -> bytes:
+    """The first MiB of a ``--deploy`` file; one-line DoctorError if it is missing or not a regular file."""
+    with open_regular(path, "deploy file") as fh:
+        try:
+            return fh.read(1 << 20)
+        except OSError as exc:
+            raise DoctorError(f"{path}: cannot read the deploy file: {exc.strerror}") from None
+
+
 @dataclass(frozen=True)
 class DeployFile:
     path: str
@@ -78,10 +89,5 @@ def build_deploy_files(src: Source, extra: tuple[str, ...] = ()) -> tuple[Deploy
         if raw is not None:
             out.append(DeployFile(path, sanitize_deploy(raw).decode()))
     for path in extra:
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read(1 << 20)
-        except OSError:
-            continue
-        out.append(DeployFile(path, sanitize_deploy(raw).decode()))
+        out.append(DeployFile(path, sanitize_deploy(read_deploy_file(path)).decode()))
     return tuple(out)

@@ -483,7 +483,12 @@ def analyse_fleet(paths: list[str], jobs: int,
     """
     global _CACHE_DIR
     if cache_dir is not None:
-        os.makedirs(cache_dir, exist_ok=True)
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+        except OSError as exc:
+            from doctor.errors import DoctorError
+
+            raise DoctorError(f"--cache {cache_dir}: cannot create the folder: {exc.strerror}") from None
     _CACHE_DIR = cache_dir
     start = time.monotonic()
     agg = Aggregate([NodeRow(p) for p in paths])

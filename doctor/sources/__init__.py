@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from doctor import specs
 from doctor.errors import DoctorError
+from doctor.safe_open import path_kind
 from doctor.sources.tree import DIR, FILE, LINK, MAX_FILE_BYTES, OsTree, TarTree, Tree, is_tarball, split_path
 
 LIVE, SNAPSHOT, SOSREPORT = "live", "snapshot", "sosreport"
@@ -287,9 +288,12 @@ def open_source(arg: str | None) -> Source:
     """Open the live host (``None`` or ``/``), a snapshot or a sosreport (directory or tarball)."""
     if arg is None or os.path.abspath(arg) == "/":
         return LiveSource("/")
-    if not os.path.exists(arg):
+    kind = path_kind(arg)
+    if kind is None:
         raise DoctorError(f"{arg}: no such file or directory")
-    if os.path.isdir(arg):
+    if kind == "other":  # a FIFO or device would block or never end: only files and directories
+        raise DoctorError(f"{arg}: not a regular file or directory; give a snapshot or sosreport")
+    if kind == "dir":
         tree: Tree = OsTree(arg)
         names = tree.listdir("")
         if names is None:

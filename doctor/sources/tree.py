@@ -8,20 +8,33 @@ as a chroot would. Link loops, unreadable files, FIFOs and devices read as missi
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import stat
 import tarfile
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import BinaryIO
 
 from doctor.errors import DoctorError
+from doctor.safe_open import open_regular, path_kind
 
 #: Largest file read in one go; bigger ones (or endless /proc files) read as missing.
 MAX_FILE_BYTES = 16 * 1024 * 1024
-#: Largest total of member data a tarball may unpack to in memory.
-MAX_TAR_BYTES = 1024 * 1024 * 1024
+#: Largest total of member data a tarball may unpack to in memory (files over MAX_FILE_BYTES not counted).
+MAX_TAR_BYTES = 512 * 1024 * 1024
+#: Largest total a tarball may decompress to, skipped oversized files included (CPU bound).
+MAX_STREAM_BYTES = 2 * 1024 * 1024 * 1024
+#: Most members a tarball may have (a snapshot has about 2,500; a large sosreport tens of thousands).
+MAX_MEMBERS = 200_000
+#: Deepest member path, in components, and longest member name or link target, in characters.
+MAX_PATH_DEPTH = 64
+MAX_NAME_CHARS = 4096
 MAX_LINK_HOPS = 40
 
 FILE, DIR, LINK = "file", "dir", "link"
@@ -98,6 +111,11 @@ class Tree(ABC):
         return "/".join(resolved)
 
 
+def _printable(text: str) -> str:
+    """``text`` with undecodable bytes (lone surrogates from the file system) replaced by U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 class OsTree(Tree):
     """A directory on disk (``/`` for the live host). OS-level links are never followed."""
 
@@ -123,15 +141,18 @@ class OsTree(Tree):
 
     def readlink(self, path: str) -> str | None:
         try:
-            return os.readlink(self._full(path))
+            target = os.readlink(self._full(path))
         except (OSError, ValueError):
             return None
+        return target if target.isascii() else _printable(target)
 
     def listdir(self, path: str) -> list[str] | None:
+        """Names in the directory; a name that is not valid UTF-8 is left out (it could not be reported)."""
         try:
-            return sorted(os.listdir(self._full(path)))
+            names = os.listdir(self._full(path))
         except (OSError, ValueError):
             return None
+        return sorted(n for n in names if n.isascii() or _printable(n) == n)
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -159,7 +180,7 @@ class OsTree(Tree):
             os.close(fd)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     kind: str
     data: bytes | None = None
@@ -170,27 +191,56 @@ class _Entry:
 def _safe_member_name(name: str) -> str:
     if name.startswith("/") or "\\" in name and name.startswith("\\"):
         raise DoctorError(f"unsafe tarball: member {name!r} has an absolute path")
+    if len(name) > MAX_NAME_CHARS:
+        raise DoctorError(f"tarball refused: member name longer than {MAX_NAME_CHARS} characters (limit)")
     parts = split_path(name)
     if ".." in parts:
         raise DoctorError(f"unsafe tarball: member {name!r} escapes the archive with '..'")
+    if len(parts) > MAX_PATH_DEPTH:
+        raise DoctorError(f"tarball refused: member path deeper than {MAX_PATH_DEPTH} components (limit)")
     return "/".join(parts)
 
 
-def _check_link_target(name: str, target: str) -> None:
-    if target.startswith("/"):
-        raise DoctorError(f"unsafe tarball: link {name!r} points to the absolute path {target!r}")
-    depth = len(split_path(name)) - 1
-    for part in split_path(target):
-        depth += -1 if part == ".." else 1
-        if depth < 0:
-            raise DoctorError(f"unsafe tarball: link {name!r} -> {target!r} points outside the archive")
+#: what ``tarfile`` raises on the all-zero end-of-archive block (not in its typeshed stubs)
+_END_OF_ARCHIVE: type[Exception] = tarfile.EOFHeaderError  # type: ignore[attr-defined]
+_META_TYPES = frozenset((tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+                         tarfile.SOLARIS_XHDTYPE))
+
+
+class _Info(tarfile.TarInfo):
+    """TarInfo that notes why the member loop ended and refuses oversized extended headers.
+
+    ``tarfile`` ends its member loop silently on an invalid or missing header after the first
+    member, which made a corrupt or truncated archive look whole; :class:`TarTree` accepts the end
+    only when it was the all-zero end-of-archive block (``EOFHeaderError``).
+    """
+
+    @classmethod
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> _Info:
+        buf = tarfile_.fileobj.read(tarfile.BLOCKSIZE)  # type: ignore[union-attr]
+        try:
+            obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
+        except tarfile.HeaderError as exc:
+            tarfile_.gnd_end = type(exc)  # type: ignore[attr-defined]
+            raise
+        if obj.type in _META_TYPES and obj.size > MAX_NAME_CHARS * 16:
+            raise DoctorError(f"tarball refused: extended header larger than {MAX_NAME_CHARS * 16} bytes (limit)")
+        obj.offset = tarfile_.fileobj.tell() - tarfile.BLOCKSIZE  # type: ignore[union-attr]
+        return obj._proc_member(tarfile_)  # type: ignore[attr-defined,no-any-return]
+
+
+#: what a truncated or corrupt archive raises (zlib and lzma errors are not OSErrors)
+_CORRUPT = (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, zlib.error, lzma.LZMAError)
 
 
 class TarTree(Tree):
     """A tarball (``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``) read into memory.
 
-    Nothing is written to disk. Members whose names or link targets leave the archive make the
-    whole tarball refused with one line; a truncated or corrupt archive likewise.
+    Nothing is written to disk and nothing is followed on this machine: link targets, absolute or
+    relative, are kept as they are and resolved inside the archive's root (chroot semantics).
+    Member *names* that are absolute or contain ``..`` make the tarball refused with one line; so
+    does a corrupt or truncated archive (a compressed stream that fails its check, a tar that ends
+    without its end-of-archive block) and one over a limit (members, path depth, bytes).
     """
 
     def __init__(self, path: str) -> None:
@@ -198,49 +248,86 @@ class TarTree(Tree):
         self.path = path
         self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
         self._children: dict[str, set[str]] = {"": set()}
-        total = 0
+        fh = open_regular(path, "tarball")
         try:
-            with tarfile.open(path, "r:*") as tf:
-                for member in tf:
-                    name = _safe_member_name(member.name)
-                    if not name:
-                        continue
-                    if member.issym():
-                        _check_link_target(name, member.linkname)
-                        self._add(name, _Entry(LINK, target=member.linkname))
-                    elif member.islnk():
-                        target = _safe_member_name(member.linkname)
-                        src = self._entries.get(target)
-                        if src is not None and src.kind == FILE:
-                            self._add(name, _Entry(FILE, src.data, too_large=src.too_large))
-                    elif member.isdir():
-                        self._add(name, _Entry(DIR))
-                    elif member.isfile():
-                        if member.size > MAX_FILE_BYTES:
-                            self._add(name, _Entry(FILE, None, too_large=True))
-                            continue
-                        total += member.size
-                        if total > MAX_TAR_BYTES:
-                            raise DoctorError(f"tarball {path} unpacks to more than {MAX_TAR_BYTES >> 20} MiB")
-                        fobj = tf.extractfile(member)
-                        data = fobj.read(member.size) if fobj is not None else b""
-                        self._add(name, _Entry(FILE, data))
+            self._load(fh)
         except DoctorError:
             raise
-        except (tarfile.TarError, EOFError, OSError, ValueError, UnicodeDecodeError) as exc:
-            reason = str(exc) or type(exc).__name__
+        except _CORRUPT as exc:
+            reason = " ".join(str(exc).split())[:300] or type(exc).__name__  # one line, however tarfile words it
             raise DoctorError(f"cannot read tarball {path}: truncated or corrupt ({reason})") from None
+        finally:
+            fh.close()
         self._strip_single_top()
 
+    def _load(self, fh: BinaryIO) -> None:
+        path = self.path
+        held = streamed = members = 0
+        with tarfile.open(fileobj=fh, mode="r:*", tarinfo=_Info, errors="replace") as tf:
+            while (member := tf.next()) is not None:
+                tf.members.pop()  # type: ignore[attr-defined]  # tarfile would keep every TarInfo
+                members += 1
+                if members > MAX_MEMBERS:
+                    raise DoctorError(f"tarball {path} refused: more than {MAX_MEMBERS} members (limit)")
+                name = _safe_member_name(member.name)
+                streamed += member.size
+                if streamed > MAX_STREAM_BYTES:
+                    raise DoctorError(f"tarball {path} refused: unpacks to more than "
+                                      f"{MAX_STREAM_BYTES >> 20} MiB (limit)")
+                if not name:
+                    continue
+                if member.issym():
+                    if len(member.linkname) > MAX_NAME_CHARS:
+                        raise DoctorError(f"tarball {path} refused: link target longer than {MAX_NAME_CHARS} "
+                                          "characters (limit)")
+                    self._add(name, _Entry(LINK, target=member.linkname))
+                elif member.islnk():
+                    src = self._entries.get("/".join(split_path(member.linkname)))
+                    if src is not None and src.kind == FILE:
+                        self._add(name, _Entry(FILE, src.data, too_large=src.too_large))
+                elif member.isdir():
+                    self._add(name, _Entry(DIR))
+                elif member.isfile():
+                    if member.size > MAX_FILE_BYTES:
+                        self._add(name, _Entry(FILE, None, too_large=True))
+                        continue
+                    held += member.size
+                    if held > MAX_TAR_BYTES:
+                        raise DoctorError(f"tarball {path} refused: its files hold more than "
+                                          f"{MAX_TAR_BYTES >> 20} MiB (limit)")
+                    fobj = tf.extractfile(member)
+                    data = fobj.read(member.size) if fobj is not None else b""
+                    self._add(name, _Entry(FILE, data))
+            if getattr(tf, "gnd_end", None) is not _END_OF_ARCHIVE:
+                raise tarfile.ReadError("archive ends before its end-of-archive block")
+            stream = tf.fileobj
+            if isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+                # read to the end of the compressed stream, so that its CRC is checked
+                budget = MAX_STREAM_BYTES - streamed
+                while chunk := stream.read(1 << 20):
+                    budget -= len(chunk)
+                    if budget < 0:
+                        raise DoctorError(f"tarball {path} refused: unpacks to more than "
+                                          f"{MAX_STREAM_BYTES >> 20} MiB (limit)")
+
+    def _ensure_dir(self, path: str) -> None:
+        """Make ``path`` and its missing ancestors directories; stops at the first one known."""
+        child: str | None = None
+        while True:
+            known = path in self._children
+            if not known:
+                self._children[path] = set()
+                self._entries.setdefault(path, _Entry(DIR))
+            if child is not None:
+                self._children[path].add(child)
+            if known:
+                return
+            path, _, child = path.rpartition("/")
+
     def _add(self, name: str, entry: _Entry) -> None:
-        parts = name.split("/")
-        for i in range(1, len(parts)):
-            parent = "/".join(parts[:i])
-            if parent not in self._entries:
-                self._entries[parent] = _Entry(DIR)
-                self._children.setdefault(parent, set())
-            self._children.setdefault("/".join(parts[: i - 1]), set()).add(parts[i - 1])
-        self._children.setdefault("/".join(parts[:-1]), set()).add(parts[-1])
+        parent, _, base = name.rpartition("/")
+        self._ensure_dir(parent)
+        self._children[parent].add(base)
         existing = self._entries.get(name)
         if existing is not None and existing.kind == DIR and entry.kind == DIR:
             return
@@ -353,7 +440,11 @@ def is_tarball(path: str) -> bool:
     suffixes = "".join(PurePosixPath(path).suffixes[-2:]).lower()
     if suffixes.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")):
         return True
+    if path_kind(path) != "file":
+        return False  # never open a FIFO or device to sniff it
     try:
-        return tarfile.is_tarfile(path)
-    except OSError:
+        with open_regular(path) as fh:
+            head = fh.read(512)
+    except DoctorError:
         return False
+    return head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00" or head[257:262] == b"ustar"
