@@ -104,6 +104,15 @@ class SmiGpu:
     remap_pending: bool | None = None  # ``Pending: Yes``: a GPU reset is needed to apply the remap
     remap_failure: bool | None = None  # ``Remapping Failure Occurred: Yes``
     ecc_volatile_uncorrectable: int | None = None  # uncorrectable ECC errors since the driver loaded
+    # Data-centre state (issue 13): ECC/MIG pending modes, compute mode, BAR1 vs framebuffer, NVSwitch fabric.
+    ecc_mode: bool | None = None  # ``ecc_mode/current_ecc``
+    ecc_mode_pending: bool | None = None  # ``ecc_mode/pending_ecc``: differs from current until a GPU reset
+    mig_mode_pending: bool | None = None  # ``mig_mode/pending_mig``
+    compute_mode: str | None = None  # Default, Exclusive_Process, Prohibited (Exclusive_Thread on old drivers)
+    fb_total_mib: int | None = None  # ``fb_memory_usage/total``
+    bar1_total_mib: int | None = None  # ``bar1_memory_usage/total``
+    fabric_state: str | None = None  # ``fabric/state`` (Hopper+ on NVSwitch systems): Completed, In Progress, ...
+    fabric_status: str | None = None  # ``fabric/status``: Success or an error text
 
 
 @dataclass(frozen=True)
@@ -296,6 +305,14 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         remap_pending=_yes_no(_x(g, "remapped_rows/remapped_row_pending")),
         remap_failure=_yes_no(_x(g, "remapped_rows/remapped_row_failure")),
         ecc_volatile_uncorrectable=uncorrectable,
+        ecc_mode=_bool_enabled(_x(g, "ecc_mode/current_ecc")),
+        ecc_mode_pending=_bool_enabled(_x(g, "ecc_mode/pending_ecc")),
+        mig_mode_pending=_bool_enabled(_x(g, "mig_mode/pending_mig")),
+        compute_mode=_clean(_x(g, "compute_mode")),
+        fb_total_mib=_int(_x(g, "fb_memory_usage/total")),
+        bar1_total_mib=_int(_x(g, "bar1_memory_usage/total")),
+        fabric_state=_clean(_x(g, "fabric/state")),
+        fabric_status=_clean(_x(g, "fabric/status")),
     )
 
 
@@ -424,6 +441,15 @@ class _TextGpu:
             remap_pending=_yes_no(self.get("remapped rows > pending")),
             remap_failure=_yes_no(self.get("remapped rows > remapping failure occurred")),
             ecc_volatile_uncorrectable=uncorrectable,
+            mig_mode=_bool_enabled(self.get("mig mode > current")),
+            ecc_mode=_bool_enabled(self.get("ecc mode > current")),
+            ecc_mode_pending=_bool_enabled(self.get("ecc mode > pending")),
+            mig_mode_pending=_bool_enabled(self.get("mig mode > pending")),
+            compute_mode=_clean(self.get("compute mode")),
+            fb_total_mib=_int(self.get("fb memory usage > total")),
+            bar1_total_mib=_int(self.get("bar1 memory usage > total")),
+            fabric_state=_clean(self.get("fabric > state")),
+            fabric_status=_clean(self.get("fabric > status")),
         )
 
 
