@@ -79,7 +79,7 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 MEDIUM, label, f"{len(slow)} NVLinks below {top:g} GB/s",
                 detail="Some links trained at a lower rate than the rest of the node.",
-                evidence=(Evidence(where, "GPU {}: ".format(g.index) + ", ".join(
+                evidence=(Evidence(where, f"GPU {g.index}: " + ", ".join(
                     f"link {k} {g.speeds[k]:g} GB/s" for k in slow[:6])),),
                 expected=f"{top:g} GB/s per link", observed=f"{min(g.speeds[k] or 0 for k in slow):g} GB/s",
                 impact=Impact(15, "less NVLink bandwidth for this GPU's collectives"),

@@ -19,7 +19,7 @@ def _word(n: int) -> str:
     return "unlimited" if n == UNLIMITED else str(n)
 
 
-def _groups(procs: list[ServerProcess]) -> dict[int, list[ServerProcess]]:
+def server_groups(procs: list[ServerProcess]) -> dict[int, list[ServerProcess]]:
     """Root pid -> the root and the server processes below it (workers register memory too)."""
     roots = {s.process.pid for s in procs if s.root}
     by_pid = {s.process.pid: s for s in procs}
@@ -42,7 +42,7 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
     if not procs or not any(p.active for p in facts.rdma) or tcp_carries_data(facts)[0]:
         return
     files = facts.proc_files
-    for root, members in sorted(_groups(procs).items()):
+    for root, members in sorted(server_groups(procs).items()):
         limits = [(s, files.memlock(s.process.pid)) for s in members]
         known = [(s, lim) for s, lim in limits if lim is not None]
         label = f"pid {root} ({members[0].framework})"

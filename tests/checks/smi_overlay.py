@@ -1,10 +1,15 @@
-"""Overlays of the healthy fixture's ``nvidia-smi -q -x`` with fields changed inside one GPU's block."""
+"""Overlays of the healthy fixture's ``nvidia-smi -q -x`` (fields changed inside one GPU's block) and
+generated node variants, for the data-centre GPU checks."""
 
 from __future__ import annotations
 
 import re
 
-from tests.helpers import HEALTHY
+from doctor.facts import Facts
+from doctor.sources import SnapshotSource
+from doctor.sources.tree import Link, OverlayTree
+from fixtures.tools.make_node import NodeSpec, render
+from tests.helpers import HEALTHY, empty_tree
 
 SMI = "commands/nvidia-smi_-q_-x"
 # GPU index -> PCI address on the HGX fixtures
@@ -40,3 +45,11 @@ def with_process(index: int, pid: int, name: str = "python3", text: str | None =
              f"<pid>{pid}</pid><type>C</type><process_name>{name}</process_name><used_memory>512 MiB</used_memory>"
              "</process_info>\n")
     return text[:at] + entry + text[at:]
+
+
+def generated(spec: NodeSpec) -> Facts:
+    """Facts over a node rendered in memory by the fixture generator (no files written)."""
+    tree = render(spec)
+    changes: dict[str, bytes | str | Link | None] = dict(tree.files)
+    changes.update({k: Link(v) for k, v in tree.links.items()})
+    return Facts(SnapshotSource(OverlayTree(empty_tree(), changes), spec.hostname))

@@ -18,14 +18,13 @@ import pytest
 
 from doctor.facts import Facts
 from doctor.findings import Finding
-from doctor.sources import SnapshotSource
-from doctor.sources.tree import Link, OverlayTree
+from doctor.sources.tree import Link
 from fixtures.tools.make_node import HEALTHY as HEALTHY_SPEC
 from fixtures.tools.make_node import SICK as SICK_SPEC
-from fixtures.tools.make_node import NodeSpec, render
 from tests.checks import unseen_nodes as u
 from tests.checks.pcie_overlays import GPU3, attrs, node
-from tests.helpers import HEALTHY, SICK, empty_tree, facts, run
+from tests.checks.smi_overlay import generated
+from tests.helpers import HEALTHY, SICK, facts, run
 
 VFIO = Link("../../../../../../bus/pci/drivers/vfio-pci")
 ECHO = re.compile(r"^echo\s+(?P<value>.*?)\s*>\s*(?P<path>\S+)$")
@@ -34,19 +33,12 @@ UNBIND = re.compile(r"/sys/bus/pci/drivers/(?P<driver>[^/]+)/unbind$")
 OPPOSITE = {"start": "stop", "enable": "enable", "disable": "enable", "stop": "start"}
 
 
-def _memory(spec: NodeSpec) -> Facts:
-    tree = render(spec)
-    changes: dict[str, bytes | str | Link | None] = dict(tree.files)
-    changes.update({k: Link(v) for k, v in tree.links.items()})
-    return Facts(SnapshotSource(OverlayTree(empty_tree(), changes), spec.hostname))
-
-
 NODES: dict[str, Callable[[], Facts]] = {
     "healthy": lambda: facts(base=HEALTHY),
     "sick": lambda: facts(base=SICK),
     "gpu3-on-vfio-no-hypervisor": lambda: node(attrs(GPU3, driver=VFIO)),
-    "sick-gpu7-on-vfio": lambda: _memory(replace(SICK_SPEC, vfio_gpus=(7,))),
-    "healthy-gpu2-on-vfio-dma": lambda: _memory(replace(HEALTHY_SPEC, vfio_gpus=(2,), iommu_mode="dma-fq")),
+    "sick-gpu7-on-vfio": lambda: generated(replace(SICK_SPEC, vfio_gpus=(7,))),
+    "healthy-gpu2-on-vfio-dma": lambda: generated(replace(HEALTHY_SPEC, vfio_gpus=(2,), iommu_mode="dma-fq")),
     "dgx-a100": lambda: u.dgx_a100().facts(),
     "dgx-a100-nps4": lambda: u.dgx_a100(nps4=True, iommu="dma").facts(),
     "workstation-pch": lambda: u.workstation(gpu_behind_pch=True).facts(),
