@@ -56,7 +56,7 @@ def _datacentre(nvml: Any, handle: Any) -> dict[str, Any]:
     return {
         "ecc_mode": ecc, "ecc_mode_pending": ecc_pending, "mig_mode_pending": mig_pending,
         "compute_mode": COMPUTE_MODES.get(mode) if isinstance(mode, int) else None,
-        "fb_total_mib": _mib(_call(nvml.nvmlDeviceGetMemoryInfo, handle), "total"),
+        "fb_total_mib": _mib(_call(getattr(nvml, "nvmlDeviceGetMemoryInfo", None) or (lambda h: None), handle), "total"),
         "bar1_total_mib": _mib(_call(getattr(nvml, "nvmlDeviceGetBAR1MemoryInfo", None) or (lambda h: None),
                                      handle), "bar1Total"),
         "fabric_state": state,
