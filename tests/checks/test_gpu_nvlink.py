@@ -9,7 +9,7 @@ import pytest
 from fixtures.tools.make_node import HEALTHY as SPEC
 from tests.checks import unseen_nodes as u
 from tests.checks.smi_overlay import generated
-from tests.helpers import HEALTHY, facts, findings_of
+from tests.helpers import HEALTHY, SICK, facts, findings_of
 
 CHECK = "gpu.nvlink"
 STATUS = "commands/nvidia-smi_nvlink_-s"
@@ -57,3 +57,8 @@ def test_pcie_only_gpus_are_quiet() -> None:
 def test_missing_output_on_an_nvswitch_system_is_unknown() -> None:
     (f,) = findings_of(facts({STATUS: None}), CHECK)
     assert f.severity == "unknown" and "not in this snapshot" in f.evidence[0].value
+
+
+def test_sick_fixture_flags_gpu5_link_7() -> None:
+    (f,) = findings_of(facts(base=SICK), CHECK)
+    assert (f.severity, f.subject, f.title) == ("high", "GPU 5 (0000:9c:00.0)", "1 of 18 NVLinks inactive")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.checks.smi_overlay import SMI, smi
-from tests.helpers import facts, findings_of
+from tests.helpers import SICK, facts, findings_of
 
 CHECK = "pcie.replay"
 
@@ -24,3 +24,8 @@ def test_replays_graded_by_magnitude(count: int, severity: str) -> None:
 def test_counter_not_reported_is_not_judged() -> None:
     xml = smi({i: {"replay_counter": "N/A"} for i in range(8)})
     assert findings_of(facts({SMI: xml}), CHECK) == []
+
+
+def test_sick_fixture_flags_the_x8_gpu_replays() -> None:
+    (f,) = findings_of(facts(base=SICK), CHECK)
+    assert (f.severity, f.subject, f.observed) == ("medium", "GPU 3 (0000:3c:00.0)", "1843")
