@@ -13,11 +13,13 @@ import re
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from doctor.facts import Facts
 from doctor.findings import Finding
+from doctor.sources import open_source
 from doctor.sources.tree import Link
 from fixtures.tools.make_node import HEALTHY as HEALTHY_SPEC
 from fixtures.tools.make_node import SICK as SICK_SPEC
@@ -98,6 +100,14 @@ def contradictions(f: Facts, found: list[Finding]) -> list[str]:
                 if thing in seen and seen[thing][0] != value and seen[thing][1] != who:
                     out.append(f"{who} sets {thing}={value!r} but {seen[thing][1]} sets {seen[thing][0]!r}")
                 seen.setdefault(thing, (value, who))
+    # a finding's runtime fix that is another finding's rollback undoes that finding's fix
+    for a in found:
+        for b in found:
+            if a is b:
+                continue
+            undo = [c for c in a.fix.runtime if c in b.fix.rollback and any(effects(c))]
+            if undo:
+                out.append(f"{a.check} [{a.subject}] runs {undo[0]!r}, the rollback of {b.check} [{b.subject}]")
     # IOMMU groups: one finding moves a device off vfio-pci while another moves a group mate onto it
     groups = {d.address: d.iommu_group for d in f.pci.devices.values() if d.iommu_group}
     onto = {k.split(":", 1)[1]: v[1] for k, v in seen.items() if k.startswith("driver:") and v[0] == "vfio-pci"}
@@ -107,6 +117,15 @@ def contradictions(f: Facts, found: list[Finding]) -> list[str]:
             if a != b and groups.get(a) and groups.get(a) == groups.get(b):
                 out.append(f"{who_a} moves {a} onto vfio-pci while {who_b} moves {b} (same IOMMU group) off it")
     return out
+
+
+def test_sosreport_of_the_hgx_node_asks_for_nothing_contradictory(tmp_path: Path) -> None:
+    root = tmp_path / "sosreport-hgx-sos-01"
+    for name, text in u.sosreport_files(gpu_x8="0000:3c:00.0").items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    f = Facts(open_source(str(root)))
+    assert f.source.kind == "sosreport" and contradictions(f, run(f).findings) == []
 
 
 @pytest.mark.parametrize("name", sorted(NODES))
@@ -127,3 +146,7 @@ def test_the_detector_sees_the_vfio_contradiction_it_guards_against() -> None:
     sysctl_a = Finding("low", "a", "t", fix=replace(back.fix, runtime=("sysctl -w vm.swappiness=1",)), check="a")
     sysctl_b = Finding("low", "b", "t", fix=replace(back.fix, runtime=("sysctl -w vm.swappiness=60",)), check="b")
     assert len(contradictions(f, [sysctl_a, sysctl_b])) == 1
+    undo = Finding("low", "c", "t", fix=replace(back.fix, runtime=("nvidia-smi -i 2 -e 0",)), check="c")
+    ecc = Finding("medium", "d", "t", fix=replace(back.fix, runtime=("nvidia-smi -i 2 -e 1",),
+                                                   rollback=("nvidia-smi -i 2 -e 0",)), check="d")
+    assert len(contradictions(f, [undo, ecc])) == 2  # -e set to 0 and to 1, and c runs the rollback of d
