@@ -40,6 +40,8 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
     """High when a GPU has inactive NVLinks (or all of them) while its peers' are up, medium when links run
     below the node's link speed; replay/CRC/recovery counters: low from 1, medium from 1000 (or any
     recovery), high from 100000 (or 100 recoveries). Quiet on PCIe-only GPUs (no active link anywhere)."""
+    if not facts.gpus.gpus:
+        return  # no GPU: do not even run nvidia-smi nvlink on a live host
     nv = facts.nvlink
     active = {g.index: [s for s in g.speeds.values() if s is not None] for g in nv.gpus}
     if not any(active.values()):

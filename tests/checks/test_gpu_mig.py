@@ -36,3 +36,14 @@ def test_pending_mig_change_is_medium() -> None:
 def test_gpus_without_mig_support_are_not_judged() -> None:
     xml = smi({i: {"current_mig": "N/A", "pending_mig": "N/A"} for i in range(8)})
     assert findings_of(facts({SMI: xml}), CHECK) == []
+
+
+def test_mig_gpu_outside_the_servers_visible_devices_is_left_alone() -> None:
+    env = (HEALTHY / ROOT_ENV).read_bytes() + b"CUDA_VISIBLE_DEVICES=0,1,2,4,5,6,7\0"
+    found = findings_of(facts({SMI: smi({3: {"current_mig": "Enabled", "pending_mig": "Enabled"}}),
+                               ROOT_ENV: env}), CHECK)
+    assert [f.severity for f in found] == ["pass"]
+    env = (HEALTHY / ROOT_ENV).read_bytes() + b"CUDA_VISIBLE_DEVICES=0,1,2,3\0"
+    (high,) = findings_of(facts({SMI: smi({3: {"current_mig": "Enabled", "pending_mig": "Enabled"}}),
+                                 ROOT_ENV: env}), CHECK)
+    assert high.severity == "high" and "CUDA_VISIBLE_DEVICES=0,1,2,3" in high.evidence[1].value
