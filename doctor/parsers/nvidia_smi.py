@@ -105,6 +105,8 @@ class SmiGpu:
     remap_failure: bool | None = None  # ``Remapping Failure Occurred: Yes``
     ecc_volatile_uncorrectable: int | None = None  # uncorrectable ECC errors since the driver loaded
     # Data-centre state (issue 13): ECC/MIG pending modes, compute mode, BAR1 vs framebuffer, NVSwitch fabric.
+    # Checked against nvidia-smi 580.159.04 on an H200 (DTD v13; ``<fabric>`` also holds cliqueId, clusterUuid
+    # and ``<health>``; state/status N/A without NVSwitch) in XML and text form.
     ecc_mode: bool | None = None  # ``ecc_mode/current_ecc``
     ecc_mode_pending: bool | None = None  # ``ecc_mode/pending_ecc``: differs from current until a GPU reset
     mig_mode_pending: bool | None = None  # ``mig_mode/pending_mig``

@@ -16,6 +16,9 @@ the ``"\\t Link 0: Replay Errors: 12"`` lines test harnesses parse for ``-e``)::
     \t Link 0: Recovery Errors: 0
     \t Link 0: CRC Errors: 0
 
+On a single H200 without NVLink peers (driver 580.159.04) both commands print nothing and exit 0:
+an empty output means "no NVLink", not "not recorded".
+
 Both parsers never raise; lines they do not understand are skipped.
 """
 

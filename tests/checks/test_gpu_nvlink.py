@@ -62,3 +62,8 @@ def test_missing_output_on_an_nvswitch_system_is_unknown() -> None:
 def test_sick_fixture_flags_gpu5_link_7() -> None:
     (f,) = findings_of(facts(base=SICK), CHECK)
     assert (f.severity, f.subject, f.title) == ("high", "GPU 5 (0000:9c:00.0)", "1 of 18 NVLinks inactive")
+
+
+def test_empty_nvlink_output_is_quiet_even_with_nvswitches() -> None:
+    # empty output (exit 0) is what nvidia-smi prints when no link exists: recorded, not missing
+    assert findings_of(facts({STATUS: "", "commands/nvidia-smi_nvlink_-e": ""}), CHECK) == []

@@ -51,3 +51,12 @@ def test_mounts_not_recorded_is_unknown() -> None:
     gone = {f"proc/{p.name}/mounts": None for p in HEALTHY.glob("proc/[0-9]*")}
     (f,) = findings_of(facts(gone), CHECK)
     assert f.severity == "unknown"
+
+
+def test_the_last_of_two_dev_shm_mounts_is_the_one_in_effect() -> None:
+    # a container that mounts its own /dev/shm over the host's: the mount table lists both, the last wins
+    two = {f"proc/{p.name}/mounts": f"tmpfs /dev/shm tmpfs rw,relatime,size=131981020k 0 0\nshm /dev/shm tmpfs {DOCKER} 0 0\n"
+           for p in HEALTHY.glob("proc/[0-9]*")}
+    assert findings_of(facts(two), CHECK)[0].severity == "high"
+    swapped = {k: "\n".join(reversed(v.strip().split("\n"))) + "\n" for k, v in two.items()}
+    assert findings_of(facts(swapped), CHECK)[0].severity == "pass"

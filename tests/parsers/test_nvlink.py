@@ -86,3 +86,19 @@ GPU 00000000:18:00.0
     assert (g.mig_mode, g.mig_mode_pending, g.ecc_mode, g.ecc_mode_pending) == (True, False, False, True)
     assert (g.compute_mode, g.fb_total_mib, g.bar1_total_mib) == ("Exclusive_Process", 81559, 256)
     assert (g.fabric_state, g.fabric_status) == ("In Progress", None)
+
+
+def test_driver_580_fabric_block_with_health_children() -> None:
+    # the <fabric> block as nvidia-smi 580 prints it (DTD v13); state/status N/A on a GPU without NVSwitch
+    xml = ('<nvidia_smi_log><driver_version>580.159.04</driver_version><gpu id="00000000:18:00.0">'
+           "<fabric><state>{}</state><status>{}</status><cliqueId>N/A</cliqueId><clusterUuid>N/A</clusterUuid>"
+           "<health><summary>N/A</summary><bandwidth>N/A</bandwidth></health></fabric></gpu></nvidia_smi_log>")
+    (g,) = parse_nvidia_smi_xml(xml.format("N/A", "N/A")).gpus
+    assert (g.fabric_state, g.fabric_status) == (None, None)
+    (g,) = parse_nvidia_smi_xml(xml.format("Completed", "Success")).gpus
+    assert (g.fabric_state, g.fabric_status) == ("Completed", "Success")
+
+
+def test_empty_output_of_a_gpu_without_nvlink_is_no_gpu() -> None:
+    # nvidia-smi 580 on a single H200 without NVLink peers prints nothing and exits 0
+    assert parse_nvlink_status("") == () and parse_nvlink_errors("") == ()
