@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from doctor.secrets import sanitize
 from fixtures.tools.make_node import HEALTHY as SPEC
 from tests.checks import unseen_nodes as u
 from tests.checks.smi_overlay import generated
@@ -60,3 +61,12 @@ def test_the_last_of_two_dev_shm_mounts_is_the_one_in_effect() -> None:
     assert findings_of(facts(two), CHECK)[0].severity == "high"
     swapped = {k: "\n".join(reversed(v.strip().split("\n"))) + "\n" for k, v in two.items()}
     assert findings_of(facts(swapped), CHECK)[0].severity == "pass"
+
+
+def test_collection_keeps_only_the_dev_shm_line_of_a_mount_table() -> None:
+    table = (b"overlay / overlay rw,relatime,lowerdir=/var/lib/containerd/l/ABC,upperdir=/secret/path 0 0\n"
+             b"proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+             b"shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n"
+             b"/dev/nvme0n1p2 /etc/hosts ext4 rw,relatime 0 0\n")
+    assert sanitize("proc/4318/mounts", table, "mounts") == b"shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n"
+    assert sanitize("proc/4318/mounts", b"\xff\n\n garbage\n", "mounts") == b""
