@@ -3,8 +3,8 @@ pcie.replay, gpu.fabric): which GPUs have a driver view, and how to name and add
 
 from __future__ import annotations
 
-from checks._pcie import gpu_label
 from checks.gpu_persistence_mode import is_datacentre
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import Evidence
 from doctor.parsers.nvidia_smi import SmiGpu

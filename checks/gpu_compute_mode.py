@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checks._gpustate import gpu_label, reported, smi_evidence
-from checks._procs import gpus_of, servers
+from doctor.derived.procs import gpus_of, servers
 from doctor.facts import Facts
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
@@ -37,7 +38,6 @@ def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
             continue
         found += 1
         pids = users.get(gpu.address, set()) | {p.pid for p in rt.processes}
-        i = str(gpu.index)
         if mode == PROHIBITED:
             sev, title, score = HIGH, "compute mode Prohibited: no process can use this GPU", 100.0
         elif len(pids) > 1:
@@ -53,10 +53,10 @@ def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
                                    + (f"; processes {', '.join(map(str, sorted(pids)))}" if pids else "")),),
             expected="Default", observed=rt.compute_mode or "",
             impact=Impact(score, "processes that share the GPU fail to start"),
-            fix=Fix(runtime=(cmd("nvidia-smi", "-i", i, "-c", "DEFAULT"),),
-                    rollback=(cmd("nvidia-smi", "-i", i, "-c", SMI_ARG.get(mode, "EXCLUSIVE_PROCESS")),),
-                    notes="Persistent: remove the `nvidia-smi -c` call (a systemd unit, a boot script or a scheduler "
-                          "prolog) that sets it; Default is what the driver loads with."),
+            fix=make("compute_mode",
+                     "Persistent: remove the `nvidia-smi -c` call (a systemd unit, a boot script or a scheduler "
+                          "prolog) that sets it; Default is what the driver loads with.",
+                     index=gpu.index, previous=SMI_ARG[mode]),
             references=REFERENCES, related=(gpu.address,))
     if not found:
         yield Finding(PASS, "node", f"compute mode Default on {len(gpus)} GPUs",

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from checks._gpustate import gpu_label, is_datacentre, reported, smi_evidence
 from doctor.facts import Facts
-from doctor.findings import MEDIUM, PASS, Finding, Fix, Impact, cmd
+from doctor.findings import MEDIUM, PASS, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",)
@@ -28,7 +29,6 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
     found = 0
     for gpu, rt in gpus:
         label = gpu_label(facts, gpu.address)
-        i = str(gpu.index)
         ev = (smi_evidence(facts, gpu, f"ecc_mode current {_word(rt.ecc_mode)}, pending {_word(rt.ecc_mode_pending)}"),)
         if rt.ecc_mode_pending is not None and rt.ecc_mode_pending != rt.ecc_mode:
             found += 1
@@ -40,9 +40,9 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
                 evidence=ev, expected="pending ECC mode equal to current", observed=f"current {_word(rt.ecc_mode)}, "
                                                                                     f"pending {_word(rt.ecc_mode_pending)}",
                 impact=Impact(5, "the GPU changes ECC mode at the next reset; a reset is needed to settle it"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "-r", "-i", i),),
-                        rollback=(cmd("nvidia-smi", "-i", i, "-e", "1" if rt.ecc_mode else "0"),),
-                        notes=RESET_NOTE + " Rollback cancels the pending change instead (run it before the reset)."),
+                fix=make("ecc_mode", RESET_NOTE + " Rollback cancels the pending change instead (run it before the "
+                         "reset).", index=gpu.index, enable=bool(rt.ecc_mode_pending), previous=bool(rt.ecc_mode),
+                         pending=True),
                 references=REFERENCES, related=(gpu.address,))
         elif rt.ecc_mode is False:
             found += 1
@@ -52,9 +52,7 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
                        "and a clean failure; row remapping also stops protecting the GPU.",
                 evidence=ev, expected="ECC Enabled", observed="ECC Disabled",
                 impact=Impact(5, "silent data corruption risk; no throughput at stake"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "-i", i, "-e", "1"), cmd("nvidia-smi", "-r", "-i", i)),
-                        rollback=(cmd("nvidia-smi", "-i", i, "-e", "0"), cmd("nvidia-smi", "-r", "-i", i)),
-                        notes=RESET_NOTE),
+                fix=make("ecc_mode", RESET_NOTE, index=gpu.index, enable=True, previous=False, pending=False),
                 references=REFERENCES, related=(gpu.address,))
     if not found:
         yield Finding(PASS, "node", f"ECC enabled with nothing pending on {len(gpus)} data-centre GPUs",

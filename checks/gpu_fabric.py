@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from checks._gpustate import gpu_label, reported, smi_evidence
 from doctor.facts import Facts
-from doctor.findings import CRITICAL, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import CRITICAL, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html",)
 FM_PROCESS = "nv-fabricmanager"
-FM_UNIT = "nvidia-fabricmanager"
 READY = ("completed", "success")
 
 
@@ -42,10 +42,10 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
             evidence=(smi_evidence(facts, gpu, f"fabric state {state}, status {status}"),),
             expected="state Completed, status Success", observed=f"state {state}, status {status}",
             impact=Impact(100, "CUDA fails on this GPU or collectives drop from NVLink to PCIe"),
-            fix=Fix(runtime=(cmd("systemctl", "restart", FM_UNIT),), persistent=(cmd("systemctl", "enable", FM_UNIT),),
-                    rollback=(cmd("systemctl", "disable", FM_UNIT),),
-                    notes="Read `journalctl -u nvidia-fabricmanager` first. If the state stays, stop every GPU process "
-                          "and reset all GPUs together (`nvidia-smi -r`), then restart the Fabric Manager."),
+            fix=make("fabric_manager",
+                     "Read `journalctl -u nvidia-fabricmanager` first. If the state stays, stop every GPU process "
+                          "and reset all GPUs together (`nvidia-smi -r`), then restart the Fabric Manager.",
+                     action="restart", enable=True),
             references=REFERENCES, related=(gpu.address,))
     if switches:
         driver = facts.gpus.driver_version or facts.nvidia_driver.kernel_module_version
@@ -66,10 +66,8 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
                 evidence=(sw_ev, Evidence("proc/*/cmdline", f"no {FM_PROCESS} among {len(facts.processes)} processes")),
                 expected=f"{FM_PROCESS} running", observed="not running",
                 impact=Impact(100, "no NVLink between GPUs; CUDA may fail to initialise"),
-                fix=Fix(runtime=(cmd("systemctl", "start", FM_UNIT),), persistent=(cmd("systemctl", "enable", FM_UNIT),),
-                        rollback=(cmd("systemctl", "disable", "--now", FM_UNIT),),
-                        notes="Install the nvidia-fabricmanager package of the driver's exact version if the unit "
-                              "does not exist."),
+                fix=make("fabric_manager", "Install the nvidia-fabricmanager package of the driver's exact version if the unit "
+                              "does not exist.", action="start", enable=True),
                 references=REFERENCES)
         if fm.version and driver and fm.version != driver:
             found += 1
@@ -83,10 +81,10 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
                           Evidence(facts.gpus.runtime_origin or "proc/driver/nvidia/version", f"driver {driver}")),
                 expected=driver, observed=fm.version,
                 impact=Impact(100, "NVLink fabric not (re)initialised after the next restart or reboot"),
-                fix=Fix(runtime=(cmd("systemctl", "restart", FM_UNIT),),
-                        notes=f"First install the matching package (Ubuntu: nvidia-fabricmanager-{branch}={driver}-*; "
+                fix=make("fabric_manager",
+                         f"First install the matching package (Ubuntu: nvidia-fabricmanager-{branch}={driver}-*; "
                               f"RHEL: nvidia-fabric-manager-{driver}) and hold it with the driver, then restart. "
-                              f"Rollback: reinstall {fm.version} together with its driver."),
+                              f"Rollback: reinstall {fm.version} together with its driver.", action="restart", enable=False),
                 references=REFERENCES)
     if not found:
         ev = [smi_evidence(facts, fabric[0][0], "fabric state Completed, status Success")] if fabric else []

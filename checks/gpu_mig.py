@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checks._gpustate import gpu_label, reported, smi_evidence
-from checks._procs import servers
+from doctor.derived.procs import servers
 from doctor.facts import Facts, Gpu
-from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html",)
@@ -43,7 +44,6 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
     found = 0
     for gpu, rt in gpus:
         label = gpu_label(facts, gpu.address)
-        i = str(gpu.index)
         ev = smi_evidence(facts, gpu, f"mig_mode current {_word(rt.mig_mode)}, pending {_word(rt.mig_mode_pending)}")
         if rt.mig_mode_pending is not None and rt.mig_mode_pending != rt.mig_mode:
             found += 1
@@ -55,10 +55,10 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                 evidence=(ev,), expected="pending MIG mode equal to current",
                 observed=f"current {_word(rt.mig_mode)}, pending {_word(rt.mig_mode_pending)}",
                 impact=Impact(10, "the GPU's shape changes at an unplanned reset"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "-r", "-i", i),),
-                        rollback=(cmd("nvidia-smi", "-i", i, "-mig", "1" if rt.mig_mode else "0"),),
-                        notes="Stop every process on the GPU before the reset. Rollback cancels the pending change "
-                              "(run it instead of the reset). MIG mode survives reboots."),
+                fix=make("mig_mode",
+                         "Stop every process on the GPU before the reset. Rollback cancels the pending change "
+                              "(run it instead of the reset). MIG mode survives reboots.",
+                         index=gpu.index, enable=bool(rt.mig_mode_pending), previous=bool(rt.mig_mode), pending=True),
                 references=REFERENCES, related=(gpu.address,))
         elif rt.mig_mode and (whole := [s for s in procs if _claims_whole(facts, s.process.env, gpu)]):
             found += 1
@@ -74,12 +74,10 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                                 for s in whole][:2]),
                 expected="MIG Disabled on GPUs served whole", observed="MIG Enabled",
                 impact=Impact(60, "the GPU serves nothing, or a fraction of its memory and SMs"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "mig", "-dci", "-i", i), cmd("nvidia-smi", "mig", "-dgi", "-i", i),
-                                 cmd("nvidia-smi", "-i", i, "-mig", "0"), cmd("nvidia-smi", "-r", "-i", i)),
-                        rollback=(cmd("nvidia-smi", "-i", i, "-mig", "1"), cmd("nvidia-smi", "-r", "-i", i)),
-                        notes="Stop the processes on the GPU first. MIG mode is stored on the GPU and survives "
+                fix=make("mig_mode",
+                         "Stop the processes on the GPU first. MIG mode is stored on the GPU and survives "
                               "reboots; also remove any MIG partitioning service (nvidia-mig-manager, mig-parted) "
-                              "that re-applies it."),
+                              "that re-applies it.", index=gpu.index, enable=False, previous=True, pending=False),
                 references=REFERENCES, related=(gpu.address,))
     if not found:
         on = sum(1 for _, rt in gpus if rt.mig_mode)

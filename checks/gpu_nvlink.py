@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._pcie import gpu_label
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.parsers.nvlink import NvlinkGpu
 from doctor.registry import check
 
@@ -71,10 +72,11 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                 expected=f"{expected_links} links at {top:g} GB/s", observed=f"{expected_links - n} active",
                 impact=Impact(60 if n == expected_links else 100 * n / (expected_links * 2),
                               "tensor-parallel all-reduce slows to the weakest GPU's NVLink bandwidth"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "nvlink", "-s", "-i", g.index),),
-                        notes="Re-read after stopping all GPU work and resetting every GPU together (`nvidia-smi -r`) "
+                fix=make("gpu_query",
+                         "Re-read after stopping all GPU work and resetting every GPU together (`nvidia-smi -r`) "
                               "with the Fabric Manager restarted; links that stay inactive are hardware (baseboard, "
-                              "NVSwitch tray): open a support case. Nothing to roll back."),
+                              "NVSwitch tray): open a support case. Nothing to roll back.",
+                         index=g.index, query="nvlink_status"),
                 references=REFERENCES, related=related)
         elif slow:
             found += 1
@@ -85,8 +87,8 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                     f"link {k} {g.speeds[k]:g} GB/s" for k in slow[:6])),),
                 expected=f"{top:g} GB/s per link", observed=f"{min(g.speeds[k] or 0 for k in slow):g} GB/s",
                 impact=Impact(15, "less NVLink bandwidth for this GPU's collectives"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "nvlink", "-s", "-i", g.index),),
-                        notes="Reset the GPUs together and re-read; persistent slow links are hardware."),
+                fix=make("gpu_query", "Reset the GPUs together and re-read; persistent slow links are hardware.",
+                         index=g.index, query="nvlink_status"),
                 references=REFERENCES, related=related)
         totals = {"replay": 0, "recovery": 0, "crc": 0}
         for counters in g.errors.values():
@@ -111,9 +113,10 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                                    + ", ".join(f"{k} {v}" for k, v in totals.items())),),
                 expected="0 (or not growing)", observed=f"{errors + totals['recovery']} events",
                 impact=Impact(score, "retransmissions and link retraining cut NVLink bandwidth"),
-                fix=Fix(runtime=(cmd("nvidia-smi", "nvlink", "-e", "-i", g.index),),
-                        notes="Re-read under load; growing counters on one link point at the baseboard or NVSwitch "
-                              "tray: drain the node and open a support case. Nothing to roll back."),
+                fix=make("gpu_query",
+                         "Re-read under load; growing counters on one link point at the baseboard or NVSwitch "
+                              "tray: drain the node and open a support case. Nothing to roll back.",
+                         index=g.index, query="nvlink_errors"),
                 references=REFERENCES, related=related)
     if not found:
         yield Finding(PASS, "node", f"{len(nv.gpus)} GPUs with {expected_links} NVLinks each at {top:g} GB/s"

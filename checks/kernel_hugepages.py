@@ -7,7 +7,8 @@ import shlex
 from collections.abc import Iterator
 
 from doctor.facts import Facts
-from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd, q
+from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.kernel.org/admin-guide/mm/hugetlbpage.html",)
@@ -76,8 +77,8 @@ def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
                       Evidence(hp.origins.get(kb, path.lstrip("/")), f"{have} allocated")),
             expected=f"{n} pages", observed=f"{have} pages",
             impact=Impact(10, "programs that need hugepages fail or run with small pages"),
-            fix=Fix(runtime=(f"echo {q(n)} > {q(path)}",), rollback=(f"echo {q(have)} > {q(path)}",),
-                    persistent=(cmd("sysctl", "--system"),) if "sysctl" in where else (),
-                    notes="Reserve 1 GiB pages on the boot line (hugepagesz=1G hugepages=N): they can rarely be "
-                          "allocated later. If the runtime write leaves fewer pages, drop caches or reboot."),
+            fix=make("hugepages",
+                     "Reserve 1 GiB pages on the boot line (hugepagesz=1G hugepages=N): they can rarely be "
+                          "allocated later. If the runtime write leaves fewer pages, drop caches or reboot.",
+                     size_kb=kb, pages=n, previous=have, sysctl="sysctl" in where),
             references=REFERENCES)

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 from checks._gpustate import gpu_label, reported, smi_evidence
 from doctor.facts import Facts
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
@@ -30,7 +31,6 @@ def pcie_replay(facts: Facts) -> Iterator[Finding]:
     for gpu, rt in bad:
         n = rt.replays_since_reset or 0
         _, sev, score = next(level for level in LEVELS if n >= level[0])
-        i = str(gpu.index)
         yield Finding(
             sev, gpu_label(facts, gpu.address), f"{n} PCIe replays since the driver loaded",
             detail="Each replay is a TLP the link had to resend after a CRC or sequence error: signal integrity "
@@ -39,10 +39,10 @@ def pcie_replay(facts: Facts) -> Iterator[Finding]:
             evidence=(smi_evidence(facts, gpu, f"pci/replay_counter {n}"),),
             expected="0 (or not growing)", observed=str(n),
             impact=Impact(score, "retransmissions eat PCIe bandwidth and can end in AER errors or Xid 79"),
-            fix=Fix(runtime=(cmd("nvidia-smi", "-q", "-d", "PCIE", "-i", i),),
-                    notes="The command re-reads the counter: run it again under load; if it grows, reseat the GPU or "
+            fix=make("gpu_query",
+                     "The command re-reads the counter: run it again under load; if it grows, reseat the GPU or "
                           "its riser/cable, check retimer firmware, or cap the slot at Gen4 in the BIOS to confirm. "
-                          "Nothing to roll back."),
+                          "Nothing to roll back.", index=gpu.index, query="pcie"),
             references=REFERENCES, related=(gpu.address,))
     if not bad and not facts.host.is_vm:  # in a VM the PCIe tree is virtual: flag counts, claim nothing
         yield Finding(PASS, "node", f"no PCIe replays on {len(gpus)} GPUs",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._net import tcp_carries_data
-from checks._procs import ServerProcess, servers
+from doctor.derived.net import tcp_carries_data
+from doctor.derived.procs import ServerProcess, servers
 from doctor.facts import Facts
 from doctor.facts.limits import UNLIMITED
-from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
@@ -17,6 +18,10 @@ REFERENCES = ("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/trouble
 
 def _word(n: int) -> str:
     return "unlimited" if n == UNLIMITED else str(n)
+
+
+def _limit(n: int) -> int | str:
+    return "unlimited" if n == UNLIMITED else n
 
 
 def server_groups(procs: list[ServerProcess]) -> dict[int, list[ServerProcess]]:
@@ -66,10 +71,9 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
                            for _, lim in low[:4]),
             expected="unlimited", observed=f"{_word(low[0][1].soft)} bytes",
             impact=Impact(40, "inter-node collectives fail or fall back off GPUDirect RDMA"),
-            fix=Fix(runtime=tuple(cmd("prlimit", "--pid", p, "--memlock=unlimited:unlimited") for p in pids),
-                    rollback=tuple(cmd("prlimit", "--pid", s.process.pid,
-                                       f"--memlock={_word(lim.soft)}:{_word(lim.hard)}") for s, lim in low),
-                    notes="Persistent: systemd unit `LimitMEMLOCK=infinity` under [Service]; Docker "
+            fix=make("prlimit_memlock",
+                     "Persistent: systemd unit `LimitMEMLOCK=infinity` under [Service]; Docker "
                           "`--ulimit memlock=-1:-1`; Kubernetes: LimitMEMLOCK=infinity in containerd's unit; "
-                          "PAM: `* - memlock unlimited` in /etc/security/limits.d/."),
+                          "PAM: `* - memlock unlimited` in /etc/security/limits.d/.",
+                     previous={str(s.process.pid): [_limit(lim.soft), _limit(lim.hard)] for s, lim in low}),
             references=REFERENCES, related=tuple(str(p) for p in pids))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._procs import ServerProcess, gpus_of, servers
 from checks.runtime_memlock import server_groups
+from doctor.derived.procs import ServerProcess, gpus_of, servers
 from doctor.facts import Facts
-from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#docker",
@@ -60,8 +61,8 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
         evidence=tuple(Evidence(m.origin, f"/dev/shm {m.fstype} {m.options}") for _, m in small[:3]),
         expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=f"{size_mib} MiB",
         impact=Impact(60, "collectives crash or the server fails during start-up"),
-        fix=Fix(runtime=(cmd("nsenter", "-t", pids[0], "-m", "mount", "-o", f"remount,size={ADVISED}", "/dev/shm"),),
-                rollback=(cmd("nsenter", "-t", pids[0], "-m", "mount", "-o", f"remount,size={size_mib}M", "/dev/shm"),),
-                notes=f"Persistent: start the container with --shm-size={ADVISED} (or --ipc=host); Kubernetes: mount an "
-                      "emptyDir with medium: Memory at /dev/shm; docker compose: shm_size."),
+        fix=make("shm_resize",
+                 f"Persistent: start the container with --shm-size={ADVISED} (or --ipc=host); Kubernetes: mount an "
+                      "emptyDir with medium: Memory at /dev/shm; docker compose: shm_size.",
+                 pid=pids[0], size=ADVISED, previous=small[0][1].size),
         references=REFERENCES, related=tuple(str(p) for p in pids))
