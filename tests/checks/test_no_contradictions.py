@@ -1,7 +1,7 @@
 """No run asks for opposite changes (issue 13 item 7).
 
 Every fixture (the committed trees, generated variants and the unseen node shapes) is checked; the
-fix commands of its findings are reduced to *effects* (a sysfs/procfs file written with a value, a
+structured fix steps of its findings (an argv or a file write) are reduced to *effects* (a sysfs/procfs file written with a value, a
 device bound to or away from a driver, a sysctl, an nvidia-smi mode, a systemd unit state) and the
 test fails when two findings' runtime fixes set one thing to different values, or move devices of
 one IOMMU group onto vfio-pci and off it at the same time.
@@ -10,7 +10,6 @@ one IOMMU group onto vfio-pci and off it at the same time.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from doctor.facts import Facts
-from doctor.findings import Finding
+from doctor.findings import Finding, Fix, FixStep
 from doctor.sources import open_source
 from doctor.sources.tree import Link
 from fixtures.tools.make_node import HEALTHY as HEALTHY_SPEC
@@ -29,7 +28,6 @@ from tests.checks.smi_overlay import generated
 from tests.helpers import HEALTHY, SICK, facts, run
 
 VFIO = Link("../../../../../../bus/pci/drivers/vfio-pci")
-ECHO = re.compile(r"^echo\s+(?P<value>.*?)\s*>\s*(?P<path>\S+)$")
 DEVICE = re.compile(r"/sys/bus/pci/devices/(?P<bdf>[^/]+)/driver_override$")
 UNBIND = re.compile(r"/sys/bus/pci/drivers/(?P<driver>[^/]+)/unbind$")
 OPPOSITE = {"start": "stop", "enable": "enable", "disable": "enable", "stop": "start"}
@@ -52,12 +50,11 @@ NODES: dict[str, Callable[[], Facts]] = {
 }
 
 
-def effects(command: str) -> Iterator[tuple[str, str]]:
-    """(thing, value) pairs a fix command sets; unknown commands set nothing we compare."""
-    m = ECHO.match(command.strip())
-    if m:
-        value = " ".join(shlex.split(m.group("value"))) if m.group("value") else ""
-        path = shlex.split(m.group("path"))[0]
+def effects(step: FixStep) -> Iterator[tuple[str, str]]:
+    """(thing, value) pairs a fix step sets; manual text and unknown commands set nothing we compare."""
+    if step.heredoc:
+        path, content = step.heredoc
+        value = " ".join(content.split())
         dev = DEVICE.search(path)
         unbind = UNBIND.search(path)
         if dev:
@@ -67,10 +64,7 @@ def effects(command: str) -> Iterator[tuple[str, str]]:
         elif not path.endswith("drivers_probe"):
             yield f"file:{path}", value
         return
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return
+    argv = list(step.argv)
     if argv[:2] == ["sysctl", "-w"]:
         for kv in argv[2:]:
             key, _, value = kv.partition("=")
@@ -95,8 +89,8 @@ def contradictions(f: Facts, found: list[Finding]) -> list[str]:
     out = []
     for finding in found:
         who = f"{finding.check} [{finding.subject}]"
-        for command in finding.fix.runtime:
-            for thing, value in effects(command):
+        for step in finding.fix.phase("runtime"):
+            for thing, value in effects(step):
                 if thing in seen and seen[thing][0] != value and seen[thing][1] != who:
                     out.append(f"{who} sets {thing}={value!r} but {seen[thing][1]} sets {seen[thing][0]!r}")
                 seen.setdefault(thing, (value, who))
@@ -105,9 +99,10 @@ def contradictions(f: Facts, found: list[Finding]) -> list[str]:
         for b in found:
             if a is b:
                 continue
-            undo = [c for c in a.fix.runtime if c in b.fix.rollback and any(effects(c))]
+            back = {_action(s) for s in b.fix.phase("rollback")}
+            undo = [s for s in a.fix.phase("runtime") if _action(s) in back and any(effects(s))]
             if undo:
-                out.append(f"{a.check} [{a.subject}] runs {undo[0]!r}, the rollback of {b.check} [{b.subject}]")
+                out.append(f"{a.check} [{a.subject}] runs {undo[0].text!r}, the rollback of {b.check} [{b.subject}]")
     # IOMMU groups: one finding moves a device off vfio-pci while another moves a group mate onto it
     groups = {d.address: d.iommu_group for d in f.pci.devices.values() if d.iommu_group}
     onto = {k.split(":", 1)[1]: v[1] for k, v in seen.items() if k.startswith("driver:") and v[0] == "vfio-pci"}
@@ -117,6 +112,15 @@ def contradictions(f: Facts, found: list[Finding]) -> list[str]:
             if a != b and groups.get(a) and groups.get(a) == groups.get(b):
                 out.append(f"{who_a} moves {a} onto vfio-pci while {who_b} moves {b} (same IOMMU group) off it")
     return out
+
+
+def _action(step: FixStep) -> tuple[tuple[str, ...], tuple[str, str] | None]:
+    """What a step does, whatever its phase, flags and key."""
+    return step.argv, step.heredoc
+
+
+def _fix(*runtime: FixStep, rollback: tuple[FixStep, ...] = ()) -> Fix:
+    return Fix(steps=(*runtime, *rollback))
 
 
 def test_sosreport_of_the_hgx_node_asks_for_nothing_contradictory(tmp_path: Path) -> None:
@@ -138,15 +142,18 @@ def test_no_two_findings_ask_for_opposite_changes(name: str) -> None:
 def test_the_detector_sees_the_vfio_contradiction_it_guards_against() -> None:
     """The detector itself: the pre-fix vfio.binding advice (GPU back to nvidia, its NIC onto vfio) is caught."""
     f = node(attrs(GPU3, driver=VFIO))
-    back = Finding("high", "GPU 3", "t", fix=replace(Finding("high", "x", "t").fix, runtime=(
-        f"echo {GPU3} > /sys/bus/pci/drivers/vfio-pci/unbind",)), check="vfio.binding")
-    onto = Finding("medium", "GPU 3", "t", fix=replace(back.fix, runtime=(
-        "echo vfio-pci > /sys/bus/pci/devices/0000:3b:00.0/driver_override",)), check="vfio.binding")
+    back = Finding("high", "GPU 3", "t", check="vfio.binding", fix=_fix(
+        FixStep("runtime", heredoc=("/sys/bus/pci/drivers/vfio-pci/unbind", GPU3))))
+    onto = Finding("medium", "GPU 3", "t", check="vfio.binding", fix=_fix(
+        FixStep("runtime", heredoc=("/sys/bus/pci/devices/0000:3b:00.0/driver_override", "vfio-pci"))))
     assert len(contradictions(f, [back, onto])) == 1
-    sysctl_a = Finding("low", "a", "t", fix=replace(back.fix, runtime=("sysctl -w vm.swappiness=1",)), check="a")
-    sysctl_b = Finding("low", "b", "t", fix=replace(back.fix, runtime=("sysctl -w vm.swappiness=60",)), check="b")
+    sysctl_a = Finding("low", "a", "t", check="a", fix=_fix(FixStep("runtime", ("sysctl", "-w", "vm.swappiness=1"))))
+    sysctl_b = Finding("low", "b", "t", check="b", fix=_fix(FixStep("runtime", ("sysctl", "-w", "vm.swappiness=60"))))
     assert len(contradictions(f, [sysctl_a, sysctl_b])) == 1
-    undo = Finding("low", "c", "t", fix=replace(back.fix, runtime=("nvidia-smi -i 2 -e 0",)), check="c")
-    ecc = Finding("medium", "d", "t", fix=replace(back.fix, runtime=("nvidia-smi -i 2 -e 1",),
-                                                   rollback=("nvidia-smi -i 2 -e 0",)), check="d")
+    undo = Finding("low", "c", "t", check="c", fix=_fix(FixStep("runtime", ("nvidia-smi", "-i", "2", "-e", "0"))))
+    ecc = Finding("medium", "d", "t", check="d", fix=_fix(
+        FixStep("runtime", ("nvidia-smi", "-i", "2", "-e", "1")),
+        rollback=(FixStep("rollback", ("nvidia-smi", "-i", "2", "-e", "0")),)))
     assert len(contradictions(f, [undo, ecc])) == 2  # -e set to 0 and to 1, and c runs the rollback of d
+    manual = Finding("low", "e", "t", check="e", fix=Fix.from_text(runtime=("nvidia-smi -i 2 -e 0",)))
+    assert contradictions(f, [manual, ecc]) == []  # display-only text is never run, so never compared
