@@ -53,12 +53,12 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
         label = f"pid {root} ({members[0].framework})"
         if not known:
             yield Finding(UNKNOWN, label, "locked-memory limit of the server not recorded",
-                          evidence=(Evidence(f"proc/{root}/limits", "not recorded"),))
+                          evidence=(Evidence(f"proc/{root}/limits", "not recorded"),), subject_id=f"pid:{root}")
             continue
         low = [(s, lim) for s, lim in known if not lim.unlimited]
         if not low:
             yield Finding(PASS, label, f"Max locked memory unlimited for {len(known)} server processes",
-                          evidence=(Evidence(known[0][1].origin, "Max locked memory unlimited"),))
+                          evidence=(Evidence(known[0][1].origin, "Max locked memory unlimited"),), subject_id=f"pid:{root}")
             continue
         pids = [s.process.pid for s, _ in low]
         yield Finding(
@@ -76,4 +76,4 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
                           "`--ulimit memlock=-1:-1`; Kubernetes: LimitMEMLOCK=infinity in containerd's unit; "
                           "PAM: `* - memlock unlimited` in /etc/security/limits.d/.",
                      previous={str(s.process.pid): [_limit(lim.soft), _limit(lim.hard)] for s, lim in low}),
-            references=REFERENCES, related=tuple(str(p) for p in pids))
+            references=REFERENCES, related=tuple(f"pid:{p}" for p in pids), subject_id=f"pid:{root}")

@@ -42,14 +42,15 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
     recorded = [(s, *facts.proc_files.shm(s.process.pid)) for s in users]
     if not any(ok for _, ok, _ in recorded):
         yield Finding(UNKNOWN, label, "/dev/shm of the GPU processes not recorded",
-                      evidence=(Evidence(f"proc/{users[0].process.pid}/mounts", "not recorded"),))
+                      evidence=(Evidence(f"proc/{users[0].process.pid}/mounts", "not recorded"),), subject_id=f"pid:{root}")
         return
     small = [(s, m) for s, ok, m in recorded if ok and m is not None and m.size is not None and m.size <= SMALL_SHM]
     if not small:
         m0 = next((m for _, ok, m in recorded if ok and m is not None), None)
         yield Finding(PASS, label, f"/dev/shm large enough for NCCL ({len(used)} GPUs)",
                       evidence=(Evidence(m0.origin, f"/dev/shm {m0.fstype} {m0.options}") if m0 else
-                                Evidence(f"proc/{users[0].process.pid}/mounts", "no separate /dev/shm mount"),))
+                                Evidence(f"proc/{users[0].process.pid}/mounts", "no separate /dev/shm mount"),),
+                      subject_id=f"pid:{root}")
         return
     pids = [s.process.pid for s, _ in small]
     size_mib = (small[0][1].size or 0) >> 20
@@ -65,4 +66,4 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
                  f"Persistent: start the container with --shm-size={ADVISED} (or --ipc=host); Kubernetes: mount an "
                       "emptyDir with medium: Memory at /dev/shm; docker compose: shm_size.",
                  pid=pids[0], size=ADVISED, previous=small[0][1].size),
-        references=REFERENCES, related=tuple(str(p) for p in pids))
+        references=REFERENCES, related=tuple(f"pid:{p}" for p in pids), subject_id=f"pid:{root}")

@@ -19,6 +19,7 @@ def test_unlimited_passes_for_the_whole_server() -> None:
 def test_container_default_memlock_with_active_rdma_is_high_with_prlimit() -> None:
     (f,) = findings_of(generated(replace(SPEC, memlock="65536")), CHECK)
     assert f.severity == "high" and f.subject == "pid 4242 (vllm)" and "9 server processes" in f.title
+    assert f.subject_id == "pid:4242" and "pid:4242" in f.related
     assert f.fix.runtime[0] == "prlimit --pid 4242 --memlock=unlimited:unlimited" and len(f.fix.runtime) == 9
     assert f.fix.rollback[0] == "prlimit --pid 4242 --memlock=65536:65536"
     assert f.evidence[0].source == "proc/4242/limits" and "LimitMEMLOCK=infinity" in f.fix.notes
