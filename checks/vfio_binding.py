@@ -64,8 +64,8 @@ def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[st
 @check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu")
 def vfio_binding(facts: Facts) -> Iterator[Finding]:
     """A GPU on vfio-pci on a host that runs inference (nvidia loaded, GPU processes): high, CUDA
-    cannot see it. A vfio GPU whose IOMMU group has members on host drivers: the group is not viable
-    (medium). ``driver_override`` naming another driver than the bound one: low (flips on rebind).
+    cannot see it. A vfio GPU kept for passthrough whose IOMMU group has members on host drivers: the
+    group is not viable (medium; never said of a GPU this check sends back to nvidia). ``driver_override`` naming another driver than the bound one: low (flips on rebind).
     """
     if facts.host.is_vm:
         return
@@ -80,7 +80,8 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
         label = gpu_label(facts, gpu.address)
         boot_ev, remove, lines = _boot_binding(facts, gpu)
         evidence = (Evidence(gpu.attr("driver"), gpu.driver or ""), *boot_ev)
-        if inference and hypervisor is None:
+        back_to_nvidia = inference and hypervisor is None
+        if back_to_nvidia:
             found += 1
             yield Finding(
                 HIGH, label, "GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it",
@@ -97,7 +98,9 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
             yield Finding(INFO, label, "GPU bound to vfio-pci for passthrough",
                           detail=f"A hypervisor runs here ({hypervisor}), so the binding looks deliberate.",
                           evidence=evidence, references=REFERENCES)
-        if gpu.iommu_group:
+        if gpu.iommu_group and not back_to_nvidia:
+            # Viability only matters for a GPU that stays on vfio-pci; asking to move its group mates
+            # (serving GPUs, RDMA NICs) onto vfio-pci while telling the GPU to go back would contradict.
             members = group_members(facts, gpu.iommu_group)
             blockers = [m for m in members if m.address != gpu.address and m.driver is not None
                         and m.driver not in VIABLE_DRIVERS and not (m.is_bridge and m.driver == "pcieport")]

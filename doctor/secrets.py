@@ -136,6 +136,12 @@ def sanitize_deploy(raw: bytes) -> bytes:
     return "".join(lines).encode()
 
 
+def sanitize_mounts(raw: bytes) -> bytes:
+    """``/proc/<pid>/mounts`` keeping only the ``/dev/shm`` line (the rest is large and says nothing we use)."""
+    lines = raw.decode("utf-8", "replace").splitlines()
+    return "".join(line + "\n" for line in lines if line.split()[1:2] == ["/dev/shm"]).encode()
+
+
 def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
     """Apply the named sanitiser of a spec to the file at ``path``."""
     if sanitizer == "proc":
@@ -149,4 +155,6 @@ def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
         return sanitize_cpuinfo(raw)
     if sanitizer == "deploy":
         return sanitize_deploy(raw)
+    if sanitizer == "mounts":
+        return sanitize_mounts(raw)
     return raw

@@ -159,3 +159,24 @@ def expand_braces(pattern: str) -> list[str]:
     for alt in body.split(","):
         out.extend(expand_braces(head + alt + tail))
     return out
+
+# --- data-centre GPU state, serving-process limits (issue 13) ------------------------------------
+SPECS += (
+    Spec("nvlink_status", "nvidia-smi nvlink -s (per-link NVLink speed, inactive links)",
+         argv=("nvidia-smi", "nvlink", "-s"), timeout=30, sos_paths=("sos_commands/nvidia/nvidia-smi_nvlink_-s",)),
+    Spec("nvlink_errors", "nvidia-smi nvlink -e (per-link replay, recovery and CRC error counters)",
+         argv=("nvidia-smi", "nvlink", "-e"), timeout=30, sos_paths=("sos_commands/nvidia/nvidia-smi_nvlink_-e",)),
+    Spec("fabricmanager_version", "nv-fabricmanager --version (must match the driver on NVSwitch systems)",
+         argv=("nv-fabricmanager", "--version"), timeout=10),
+)
+BY_NAME.update({s.name: s for s in SPECS})
+SPECS += (
+    Spec("proc.limits", "resource limits of processes (Max locked memory for RDMA registration)",
+         paths=("proc/[0-9]*/limits",), limit=20000),
+    Spec("proc.shm", "the /dev/shm mount each process sees (containers: --shm-size); only that line is kept",
+         paths=("proc/[0-9]*/mounts",), sanitizer="mounts", limit=20000),
+    Spec("hugepages", "hugepages allocated per size and the default size",
+         paths=("proc/meminfo", "sys/kernel/mm/hugepages/*/nr_hugepages", "proc/sys/vm/nr_hugepages"),
+         sos_paths=("proc/meminfo",)),
+)
+BY_NAME.update({s.name: s for s in SPECS})

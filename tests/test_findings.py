@@ -25,7 +25,7 @@ def run(fixture: Path) -> Result:
 OLD = Path(__file__).parent / "data" / "result-1.0-sick.json"
 #: PCI address, interface, RDMA port, pid:N, sysctl, environment variable, cpuN, a file, node
 SUBJECT_ID = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]|[a-z][a-z0-9]{1,14}|mlx5_\d+/\d+|pid:\d+"
-                        r"|[a-z]+(\.[a-z0-9_]+)+|[A-Z][A-Z0-9_]+|cpu\d+|node|transparent_hugepage|[a-z0-9_./-]+")
+                        r"|[a-z]+(\.[a-z0-9_]+)+|[A-Z][A-Z0-9_]+|cpu\d+|node|transparent_hugepage|hugepages-\d+kB|[a-z0-9_./-]+")
 
 
 def test_severity_is_an_enum_with_the_json_strings() -> None:

@@ -110,7 +110,7 @@ def test_sick_differs_exactly_in_intended_files() -> None:
     changed = {k for k in set(healthy) | set(sick) if healthy.get(k) != sick.get(k)}
 
     expected = {
-        "commands/lspci_-vvv", "commands/nvidia-smi_-q_-x",
+        "commands/lspci_-vvv", "commands/nvidia-smi_-q_-x", "commands/nvidia-smi_nvlink_-s",
         "etc/sysctl.d/90-gpu-net.conf", "etc/systemd/system/vllm.service", "var/lib/kubelet/config.yaml",
         "proc/cmdline", "proc/interrupts", "proc/4242/cmdline", "proc/4242/environ", "proc/4336/status",
     }

@@ -11,8 +11,10 @@ from doctor.facts.host import Host, build_host
 from doctor.facts.iommu import IommuInfo, ModprobeLine, build_iommu, build_modprobe
 from doctor.facts.kernel import Cmdline, Sysctls, build_cmdline, build_modules, build_sysctls
 from doctor.facts.kernel_log import KernelLog, build_kernel_log
+from doctor.facts.limits import HugePages, ProcFiles, build_hugepages
 from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
 from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
+from doctor.facts.nvlink import FabricManager, Nvlink, build_fabric_manager, build_nvlink
 from doctor.facts.pci import PciDevice, PciTree, build_pci
 from doctor.facts.procs import Process, build_processes
 from doctor.facts.system import CpuFreq, NvidiaDriver, Thp, build_cpufreq, build_nvidia_driver, build_thp
@@ -113,6 +115,22 @@ class Facts:
     def derived(self) -> dict[object, object]:
         """Cache of derived facts for :mod:`doctor.derived` (each computed once per run; keys belong there)."""
         return {}
+
+    @cached_property
+    def nvlink(self) -> Nvlink:
+        return build_nvlink(self.source)
+
+    @cached_property
+    def fabric_manager(self) -> FabricManager:
+        return build_fabric_manager(self.source)
+
+    @cached_property
+    def proc_files(self) -> ProcFiles:
+        return ProcFiles(self.source)
+
+    @cached_property
+    def hugepages(self) -> HugePages:
+        return build_hugepages(self.source)
 
     # --- small derived views shared by many checks -----------------------------------------
     def netdev(self, name: str) -> NetDev | None:

@@ -15,6 +15,10 @@ REASON_BITS = {
     "gpu_idle": 0x1, "applications_clocks_setting": 0x2, "sw_power_cap": 0x4, "hw_slowdown": 0x8,
     "sync_boost": 0x10, "sw_thermal_slowdown": 0x20, "hw_thermal_slowdown": 0x40, "hw_power_brake_slowdown": 0x80,
 }
+#: nvml.h ``NVML_COMPUTEMODE_*`` -> the names nvidia-smi prints
+COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
+#: nvml.h ``NVML_GPU_FABRIC_STATE_*`` -> nvidia-smi's words
+FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
 
 
 #: nvmlClockType_t
@@ -44,6 +48,37 @@ def _text(value: Any) -> str | None:
     if value is None:
         return None
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _pair(value: Any) -> tuple[bool | None, bool | None]:
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return tuple(None if v is None else bool(v) for v in value)  # type: ignore[return-value]
+    return None, None
+
+
+def _mib(value: Any, attr: str) -> int | None:
+    n = getattr(value, attr, None)
+    return n >> 20 if isinstance(n, int) else None
+
+
+def _datacentre(nvml: Any, handle: Any) -> dict[str, Any]:
+    """ECC and MIG modes (current, pending), compute mode, BAR1 and framebuffer size, fabric state."""
+    ecc, ecc_pending = _pair(_call(getattr(nvml, "nvmlDeviceGetEccMode", None) or (lambda h: None), handle))
+    _, mig_pending = _pair(_call(getattr(nvml, "nvmlDeviceGetMigMode", None) or (lambda h: None), handle))
+    mode = _call(getattr(nvml, "nvmlDeviceGetComputeMode", None) or (lambda h: None), handle)
+    fabric = _call(getattr(nvml, "nvmlDeviceGetGpuFabricInfo", None) or (lambda h: None), handle)
+    state = FABRIC_STATES.get(getattr(fabric, "state", None))  # type: ignore[arg-type]
+    status = getattr(fabric, "status", None)
+    return {
+        "ecc_mode": ecc, "ecc_mode_pending": ecc_pending, "mig_mode_pending": mig_pending,
+        "compute_mode": COMPUTE_MODES.get(mode) if isinstance(mode, int) else None,
+        "fb_total_mib": _mib(_call(getattr(nvml, "nvmlDeviceGetMemoryInfo", None) or (lambda h: None), handle), "total"),
+        "bar1_total_mib": _mib(_call(getattr(nvml, "nvmlDeviceGetBAR1MemoryInfo", None) or (lambda h: None),
+                                     handle), "bar1Total"),
+        "fabric_state": state,
+        "fabric_status": (None if state != "Completed" or not isinstance(status, int)
+                          else "Success" if status == 0 else f"NVML error {status}"),
+    }
 
 
 def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
@@ -109,6 +144,7 @@ def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
                 default_app_clock_graphics_mhz=_mhz(_call(default_clock, handle, CLOCK_GRAPHICS)),
                 app_clock_mem_mhz=_mhz(_call(app_clock, handle, CLOCK_MEM)),
                 default_app_clock_mem_mhz=_mhz(_call(default_clock, handle, CLOCK_MEM)),
+                **_datacentre(nvml, handle),
             ))
         driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
         cuda = _call(nvml.nvmlSystemGetCudaDriverVersion)

@@ -520,3 +520,159 @@ def kubelet_policy(p: Params) -> list[FixStep]:
     return runtime + [FixStep(B, s.argv, manual=s.manual) for s in back]
 
 
+
+
+# --- data-centre GPU state ---------------------------------------------------------------------
+
+def _index(p: Params) -> str:
+    """``index``: the GPU's nvidia-smi index."""
+    return str(p.integer("index", 0, 1023))
+
+
+def _flag(p: Params, key: str) -> bool:
+    value = p.raw(key)
+    if not isinstance(value, bool):
+        raise FixRejected(f"{key}: not a boolean")
+    return value
+
+
+GPU_QUERIES = {"nvlink_status": ("nvlink", "-s"), "nvlink_errors": ("nvlink", "-e"), "pcie": ("-q", "-d", "PCIE")}
+
+
+@builder("gpu_query")
+def gpu_query(p: Params) -> list[FixStep]:
+    """``index``; ``query``: nvlink_status, nvlink_errors or pcie. Read-only, nothing to roll back."""
+    query = p.choice("query", GPU_QUERIES)
+    return [run(R, "nvidia-smi", *GPU_QUERIES[query], "-i", _index(p), unattended=True,
+                description="re-read; compare under load")]
+
+
+def _mode_change(p: Params, option: str, clear: tuple[tuple[str, ...], ...] = ()) -> list[FixStep]:
+    """``index``; ``enable``: the mode wanted; ``previous``: the mode now; ``pending``: the change is
+    already pending (only the reset is left; rollback cancels it instead). Needs the GPU drained."""
+    i, enable, previous, pending = _index(p), _flag(p, "enable"), _flag(p, "previous"), _flag(p, "pending")
+    if enable == previous:
+        raise FixRejected("enable: equal to the mode now")
+    mode = f"{option}:{i}"
+    steps = [] if pending else [run(R, "nvidia-smi", *a, "-i", i) for a in clear]
+    if not pending:
+        steps.append(run(R, "nvidia-smi", "-i", i, option, "1" if enable else "0", key=mode))
+    steps.append(run(R, "nvidia-smi", "-r", "-i", i, key=f"reset:{i}"))
+    steps.append(run(B, "nvidia-smi", "-i", i, option, "1" if previous else "0", key=mode))
+    if not pending:
+        steps.append(run(B, "nvidia-smi", "-r", "-i", i, key=f"reset:{i}"))
+    return steps
+
+
+@builder("ecc_mode")
+def ecc_mode(p: Params) -> list[FixStep]:
+    """Set (or apply a pending) ECC mode with a GPU reset; never unattended."""
+    return _mode_change(p, "-e")
+
+
+@builder("mig_mode")
+def mig_mode(p: Params) -> list[FixStep]:
+    """Set (or apply a pending) MIG mode with a GPU reset, destroying MIG instances before turning it
+    off; never unattended."""
+    enable = p.raw("enable")
+    clear = () if enable else (("mig", "-dci"), ("mig", "-dgi"))
+    return _mode_change(p, "-mig", clear)
+
+
+COMPUTE_MODES = ("DEFAULT", "EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
+
+
+@builder("compute_mode")
+def compute_mode(p: Params) -> list[FixStep]:
+    """``index``; ``previous``: the compute mode now (nvidia-smi ``-c`` name). Back to Default: no reset,
+    running contexts keep running, rollback restores the mode exactly."""
+    i, old = _index(p), p.choice("previous", COMPUTE_MODES[1:])
+    return [run(R, "nvidia-smi", "-i", i, "-c", "DEFAULT", unattended=True, key=f"cm:{i}"),
+            run(B, "nvidia-smi", "-i", i, "-c", old, unattended=True, key=f"cm:{i}")]
+
+
+FM_UNIT = "nvidia-fabricmanager"
+
+
+@builder("fabric_manager")
+def fabric_manager(p: Params) -> list[FixStep]:
+    """``action``: start or restart nvidia-fabricmanager; ``enable``: also enable it at boot (rollback
+    disables it, and stops it when this fix started it). A human runs these."""
+    action, enable = p.choice("action", ("start", "restart")), _flag(p, "enable")
+    steps = [run(R, "systemctl", action, FM_UNIT, key="fm")]
+    if enable:
+        steps += [run(P, "systemctl", "enable", FM_UNIT, key="fm-enable"),
+                  run(B, "systemctl", "disable", *(("--now",) if action == "start" else ()), FM_UNIT,
+                      key="fm-enable")]
+    return steps
+
+
+# --- process limits, /dev/shm, hugepages ---------------------------------------------------------
+
+def _pid(value: object) -> str:
+    if isinstance(value, bool) or not (isinstance(value, int) or isinstance(value, str) and value.isdigit()) \
+            or not 1 <= int(value) <= 2**22:
+        raise FixRejected("not a process id")
+    return str(int(value))
+
+
+def _limit(value: object) -> str:
+    if value == "unlimited":
+        return "unlimited"
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise FixRejected("previous: not a byte count or unlimited")
+    return str(value)
+
+
+@builder("prlimit_memlock")
+def prlimit_memlock(p: Params) -> list[FixStep]:
+    """``previous``: {pid: [soft, hard]} (bytes or "unlimited"): raise each to unlimited, rollback
+    restores them. Pids are stale after a restart, so a human runs these."""
+    limits: dict[str, tuple[str, str]] = {}
+    for pid, item in p.mapping("previous", 256).items():
+        if not (isinstance(item, list) and len(item) == 2):
+            raise FixRejected("previous: not [soft, hard]")
+        limits[_pid(pid)] = (_limit(item[0]), _limit(item[1]))
+    if not limits:
+        raise FixRejected("no process to change")
+    steps = [run(R, "prlimit", "--pid", pid, "--memlock=unlimited:unlimited", key=f"memlock:{pid}") for pid in limits]
+    return steps + [run(B, "prlimit", "--pid", pid, f"--memlock={soft}:{hard}", key=f"memlock:{pid}")
+                    for pid, (soft, hard) in limits.items()]
+
+
+SHM_SIZE = re.compile(r"[1-9]\d{0,3}G")
+
+
+def _tmpfs_size(size: int) -> str:
+    return f"{size >> 20}M" if size % (1 << 20) == 0 else f"{-(-size // 1024)}k"
+
+
+@builder("shm_resize")
+def shm_resize(p: Params) -> list[FixStep]:
+    """``pid``: a process in the container; ``size``: the new /dev/shm size (``16G``); ``previous``:
+    its size now in bytes (0 would mean unlimited to tmpfs, so it is refused). A human runs these."""
+    pid = _pid(p.raw("pid"))
+    size = p.text("size", SHM_SIZE, "size in GiB")
+    previous = p.integer("previous", 1024, 2**50)
+    mount = ("nsenter", "-t", pid, "-m", "mount", "-o")
+    return [run(R, *mount, f"remount,size={size}", "/dev/shm", key=f"shm:{pid}"),
+            run(B, *mount, f"remount,size={_tmpfs_size(previous or 0)}", "/dev/shm", key=f"shm:{pid}")]
+
+
+HUGEPAGE_KB = tuple(4 << n for n in range(23))  # 4 kB .. 16 GB, powers of two
+
+
+@builder("hugepages")
+def hugepages(p: Params) -> list[FixStep]:
+    """``size_kb``: the page size; ``pages``: how many to allocate; ``previous``: how many now;
+    ``sysctl``: asked for in sysctl.d (re-apply it). Allocating takes memory from a running node and
+    can stall it in compaction, so a human runs these."""
+    kb = p.integer("size_kb", 4, HUGEPAGE_KB[-1])
+    if kb not in HUGEPAGE_KB:
+        raise FixRejected("size_kb: not a page size")
+    pages, old = p.integer("pages", 0, 2**31 - 1), p.integer("previous", 0, 2**31 - 1)
+    path = f"/sys/kernel/mm/hugepages/hugepages-{kb}kB/nr_hugepages"
+    steps = [write(R, path, str(pages), key=f"hugepages:{kb}")]
+    if _flag(p, "sysctl"):
+        steps.append(run(P, "sysctl", "--system"))
+    return steps + [write(B, path, str(old), key=f"hugepages:{kb}")]

@@ -28,6 +28,15 @@ CHECK_BUILDERS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "runtime.debug_env": ("service_edit",),
     "vfio.binding": ("vfio_release", "vfio_group", "driver_override_clear"),
     "baseline.deviation": ("inspect_pci", "sysctl"),
+    "gpu.fabric": ("fabric_manager",),
+    "gpu.nvlink": ("gpu_query",),
+    "gpu.ecc": ("ecc_mode",),
+    "gpu.mig": ("mig_mode",),
+    "gpu.compute_mode": ("compute_mode",),
+    "pcie.replay": ("gpu_query",),
+    "runtime.memlock": ("prlimit_memlock",),
+    "runtime.shm": ("shm_resize",),
+    "kernel.hugepages": ("hugepages",),
 }.items()}
 
 

@@ -114,6 +114,17 @@ class SmiGpu:
     default_app_clock_graphics_mhz: float | None = None
     app_clock_mem_mhz: float | None = None
     default_app_clock_mem_mhz: float | None = None
+    # Data-centre state (issue 13): ECC/MIG pending modes, compute mode, BAR1 vs framebuffer, NVSwitch fabric.
+    # Checked against nvidia-smi 580.159.04 on an H200 (DTD v13; ``<fabric>`` also holds cliqueId, clusterUuid
+    # and ``<health>``; state/status N/A without NVSwitch) in XML and text form.
+    ecc_mode: bool | None = None  # ``ecc_mode/current_ecc``
+    ecc_mode_pending: bool | None = None  # ``ecc_mode/pending_ecc``: differs from current until a GPU reset
+    mig_mode_pending: bool | None = None  # ``mig_mode/pending_mig``
+    compute_mode: str | None = None  # Default, Exclusive_Process, Prohibited (Exclusive_Thread on old drivers)
+    fb_total_mib: int | None = None  # ``fb_memory_usage/total``
+    bar1_total_mib: int | None = None  # ``bar1_memory_usage/total``
+    fabric_state: str | None = None  # ``fabric/state`` (Hopper+ on NVSwitch systems): Completed, In Progress, ...
+    fabric_status: str | None = None  # ``fabric/status``: Success or an error text
 
 
 @dataclass(frozen=True)
@@ -325,6 +336,14 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         default_app_clock_graphics_mhz=_num(_x(g, "default_applications_clocks/graphics_clock")),
         app_clock_mem_mhz=_num(_x(g, "applications_clocks/mem_clock")),
         default_app_clock_mem_mhz=_num(_x(g, "default_applications_clocks/mem_clock")),
+        ecc_mode=_bool_enabled(_x(g, "ecc_mode/current_ecc")),
+        ecc_mode_pending=_bool_enabled(_x(g, "ecc_mode/pending_ecc")),
+        mig_mode_pending=_bool_enabled(_x(g, "mig_mode/pending_mig")),
+        compute_mode=_clean(_x(g, "compute_mode")),
+        fb_total_mib=_int(_x(g, "fb_memory_usage/total")),
+        bar1_total_mib=_int(_x(g, "bar1_memory_usage/total")),
+        fabric_state=_clean(_x(g, "fabric/state")),
+        fabric_status=_clean(_x(g, "fabric/status")),
     )
 
 
@@ -462,6 +481,15 @@ class _TextGpu:
             default_app_clock_graphics_mhz=_num(self.get("default applications clocks > graphics")),
             app_clock_mem_mhz=_num(self.get("applications clocks > memory")),
             default_app_clock_mem_mhz=_num(self.get("default applications clocks > memory")),
+            mig_mode=_bool_enabled(self.get("mig mode > current")),
+            ecc_mode=_bool_enabled(self.get("ecc mode > current")),
+            ecc_mode_pending=_bool_enabled(self.get("ecc mode > pending")),
+            mig_mode_pending=_bool_enabled(self.get("mig mode > pending")),
+            compute_mode=_clean(self.get("compute mode")),
+            fb_total_mib=_int(self.get("fb memory usage > total")),
+            bar1_total_mib=_int(self.get("bar1 memory usage > total")),
+            fabric_state=_clean(self.get("fabric > state")),
+            fabric_status=_clean(self.get("fabric > status")),
         )
 
 

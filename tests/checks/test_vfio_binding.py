@@ -21,12 +21,21 @@ def test_gpu_on_vfio_on_inference_host_is_high() -> None:
     assert any("drivers_probe" in c for c in high[0].fix.rollback)
 
 
+QEMU = {"proc/77/status": "Name:\tqemu-system-x86\nPPid:\t1\n", "proc/77/cmdline": b"qemu-system-x86_64\0-enable-kvm\0"}
+
+
 def test_non_viable_group_names_host_driver_members_not_bridges() -> None:
-    found = findings_of(node(attrs(GPU3, driver=VFIO)), CHECK)
+    found = findings_of(node({**attrs(GPU3, driver=VFIO), **QEMU}), CHECK)
     medium = [f for f in found if f.severity == "medium"]
     assert len(medium) == 1
     assert "0000:3b:00.0" in medium[0].related  # ConnectX-7 on mlx5_core in the same group
     assert not any(r.startswith(("0000:37:", "0000:38:", "0000:39:")) for r in medium[0].related)  # pcieport
+
+
+def test_gpu_sent_back_to_nvidia_gets_no_advice_to_move_its_group_onto_vfio() -> None:
+    found = findings_of(node(attrs(GPU3, driver=VFIO)), CHECK)
+    assert [f.severity for f in found] == ["high"]
+    assert not any("echo vfio-pci >" in c for f in found for c in f.fix.runtime)
 
 
 def test_passthrough_host_with_hypervisor_is_info() -> None:

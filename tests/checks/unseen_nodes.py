@@ -348,6 +348,9 @@ def dgx_a100(nps4: bool = False, iommu: str = "pt") -> Node:
     n.smi(smi, driver="535.183.01", cuda="12.2")
     n.put("proc/1/status", "Name:\tsystemd\nPPid:\t0\nCpus_allowed_list:\t0-255\n")
     n.put("proc/1/cmdline", b"/sbin/init\0")
+    # an NVSwitch system runs the Fabric Manager (gpu.fabric)
+    n.process(2314, ["/usr/bin/nv-fabricmanager", "-c", "/usr/share/nvidia/nvswitch/fabricmanager.cfg"],
+              "nv-fabricmanager", "0-255")
     return n
 
 

@@ -80,3 +80,27 @@ def test_nvml_power_limit_and_application_clocks() -> None:
     assert lowered.app_clock_mem_mhz == lowered.default_app_clock_mem_mhz == 2619.0
     plain, _ = nvml_report(fake_nvml())
     assert plain is not None and plain.gpus[0].power_limit_w is None
+
+
+def test_nvml_data_centre_state_ecc_mig_compute_bar1_fabric() -> None:
+    m = fake_nvml()
+    m.nvmlDeviceGetEccMode = lambda h: (1, 0) if h == 0 else (1, 1)
+    m.nvmlDeviceGetMigMode = lambda h: (0, 1) if h == 1 else (0, 0)
+    m.nvmlDeviceGetComputeMode = lambda h: 3 if h == 1 else 0
+    m.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=81559 << 20)
+    m.nvmlDeviceGetBAR1MemoryInfo = lambda h: types.SimpleNamespace(bar1Total=(256 if h else 131072) << 20)
+    m.nvmlDeviceGetGpuFabricInfo = lambda h: types.SimpleNamespace(state=3 if h == 0 else 2, status=0)
+    report, _ = nvml_report(m)
+    assert report is not None
+    first, second = report.gpus
+    assert (first.ecc_mode, first.ecc_mode_pending, first.compute_mode) == (True, False, "Default")
+    assert (second.mig_mode_pending, second.compute_mode, second.bar1_total_mib) == (True, "Exclusive_Process", 256)
+    assert (first.fb_total_mib, first.fabric_state, first.fabric_status) == (81559, "Completed", "Success")
+    assert (second.fabric_state, second.fabric_status) == ("In Progress", None)
+
+
+def test_nvml_without_data_centre_calls_leaves_them_unknown() -> None:
+    report, _ = nvml_report(fake_nvml())
+    assert report is not None
+    g = report.gpus[0]
+    assert (g.ecc_mode, g.compute_mode, g.bar1_total_mib, g.fabric_state) == (None, None, None, None)

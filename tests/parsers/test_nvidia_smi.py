@@ -555,6 +555,7 @@ def test_text_3090_full() -> None:
         idle=True,
         replays_since_reset=0,
         processes=(),
+        fb_total_mib=24576,
     )
 
 

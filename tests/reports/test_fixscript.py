@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from doctor.fixes.base import FixRejected, build
 from reports.fixscript import fix_scripts
 from tests.reports.conftest import EVIL
 
@@ -209,3 +210,49 @@ def test_apply_needs_the_recorded_machine_id(sick_data: dict[str, Any], tmp_path
     assert "EXPECT_MACHINE_ID=''" in fix_scripts(data).fix
     assert f"EXPECT_MACHINE_ID={sick_data['source']['machine_id']}" in fix_scripts(sick_data).fix
     assert "EXPECT_HOST=gpu-node-13" in fix_scripts(sick_data).fix
+
+
+#: The data-centre GPU and process-limit builders: parameters a check produces, and one hostile edit each
+#: with the reason it is refused.
+DC_BUILDERS: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
+    "gpu_query": ({"index": 3, "query": "pcie"}, {"query": "-r"}, "not one this check produces"),
+    "ecc_mode": ({"index": 2, "enable": True, "previous": False, "pending": False}, {"index": "2; reboot"},
+                 "not an integer"),
+    "mig_mode": ({"index": 3, "enable": False, "previous": True, "pending": False}, {"enable": "0 -r"},
+                 "not a boolean"),
+    "compute_mode": ({"index": 1, "previous": "PROHIBITED"}, {"previous": "DEFAULT; id"},
+                     "not one this check produces"),
+    "fabric_manager": ({"action": "start", "enable": True}, {"action": "mask"}, "not one this check produces"),
+    "prlimit_memlock": ({"previous": {"4242": [65536, 65536]}}, {"previous": {"4242": [65536, "1:2 --pid=1"]}},
+                        "not a byte count"),
+    "shm_resize": ({"pid": 4318, "size": "16G", "previous": 64 << 20}, {"pid": "1 -m -- sh"}, "not a process id"),
+    "hugepages": ({"size_kb": 2048, "pages": 4096, "previous": 1200, "sysctl": False}, {"size_kb": 3000},
+                  "not a page size"),
+}
+#: Builders whose runtime steps a fix script may run (read-only, or exactly undone without a reset)
+DC_UNATTENDED = {"gpu_query", "compute_mode"}
+
+
+@pytest.mark.parametrize("name", sorted(DC_BUILDERS))
+def test_data_centre_builders_refuse_hostile_parameters(name: str) -> None:
+    good, edit, reason = DC_BUILDERS[name]
+    fix = build(name, good)
+    assert fix.steps and all(s.kind in ("command", "write") for s in fix.steps)
+    assert all(s.unattended == (name in DC_UNATTENDED) for s in fix.steps if s.phase == "runtime")
+    with pytest.raises(FixRejected, match=re.escape(reason)):
+        build(name, {**good, **edit})
+    with pytest.raises(FixRejected, match="unexpected parameter"):
+        build(name, {**good, "argv": ["sh", "-c", "id"]})
+
+
+def test_gpu_resets_and_service_starts_stay_comments(sick_data: dict[str, Any]) -> None:
+    """A pcie.replay fix edited into an ECC change with a reset is refused; one that is the check's own
+    builder but asks for a reset is shown, never run."""
+    edited = _tamper(sick_data, "pcie.replay", builder="ecc_mode", params=DC_BUILDERS["ecc_mode"][0])
+    section = fix_scripts(edited).fix.split("pcie.replay:", 1)[1].split("# ----", 1)[0]
+    assert "does not produce ecc_mode" in section and not _actions(section)
+    scripts = fix_scripts(sick_data)
+    assert "run 'nvidia-smi -q -d PCIE -i 3' -- nvidia-smi -q -d PCIE -i 3" in scripts.fix  # read-only re-read
+    for step in build("ecc_mode", DC_BUILDERS["ecc_mode"][0]).steps + build(
+            "fabric_manager", DC_BUILDERS["fabric_manager"][0]).steps:
+        assert not step.unattended, step.text

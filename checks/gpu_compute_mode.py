@@ -1,0 +1,63 @@
+"""gpu.compute_mode: a GPU left in Exclusive_Process or Prohibited compute mode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._gpustate import gpu_label, reported, smi_evidence
+from doctor.derived.procs import gpus_of, servers
+from doctor.facts import Facts
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
+from doctor.fixes import make
+from doctor.registry import check
+
+REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
+              "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-modes")
+EXCLUSIVE = ("exclusive_process", "exclusive_thread")
+PROHIBITED = "prohibited"
+#: nvidia-smi ``-c`` argument for each mode name nvidia-smi prints
+SMI_ARG = {"default": "DEFAULT", "exclusive_process": "EXCLUSIVE_PROCESS", "exclusive_thread": "EXCLUSIVE_THREAD",
+           "prohibited": "PROHIBITED"}
+
+
+@check("gpu.compute_mode", "GPUs left in Exclusive_Process or Prohibited compute mode", "gpu")
+def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
+    """High for ``Prohibited`` (no CUDA context can be created). For ``Exclusive_Process``: medium when
+    several processes use the GPU (the second one fails with cudaErrorDevicesUnavailable), else low."""
+    gpus = [(g, rt) for g, rt in reported(facts) if rt.compute_mode]
+    if not gpus:
+        return
+    users: dict[str, set[int]] = {}
+    for s in servers(facts):
+        for g in gpus_of(facts, s.process)[0]:
+            users.setdefault(g.address, set()).add(s.process.pid)
+    found = 0
+    for gpu, rt in gpus:
+        mode = (rt.compute_mode or "").lower()
+        if mode not in EXCLUSIVE and mode != PROHIBITED:
+            continue
+        found += 1
+        pids = users.get(gpu.address, set()) | {p.pid for p in rt.processes}
+        if mode == PROHIBITED:
+            sev, title, score = HIGH, "compute mode Prohibited: no process can use this GPU", 100.0
+        elif len(pids) > 1:
+            sev, title, score = MEDIUM, f"compute mode {rt.compute_mode} while {len(pids)} processes use the GPU", 50.0
+        else:
+            sev, title, score = LOW, f"compute mode {rt.compute_mode}: a second process on this GPU will fail", 5.0
+        yield Finding(
+            sev, gpu_label(facts, gpu.address), title,
+            detail="In this mode the driver refuses further CUDA contexts (cudaErrorDevicesUnavailable): a second "
+                   "replica, a profiler, a health probe or a framework helper process on the same GPU fails. "
+                   "Compute mode resets to Default when the driver reloads, so something set it on this boot.",
+            evidence=(smi_evidence(facts, gpu, f"compute_mode {rt.compute_mode}"
+                                   + (f"; processes {', '.join(map(str, sorted(pids)))}" if pids else "")),),
+            expected="Default", observed=rt.compute_mode or "",
+            impact=Impact(score, "processes that share the GPU fail to start"),
+            fix=make("compute_mode",
+                     "Persistent: remove the `nvidia-smi -c` call (a systemd unit, a boot script or a scheduler "
+                          "prolog) that sets it; Default is what the driver loads with.",
+                     index=gpu.index, previous=SMI_ARG[mode]),
+            references=REFERENCES, related=(gpu.address,))
+    if not found:
+        yield Finding(PASS, "node", f"compute mode Default on {len(gpus)} GPUs",
+                      evidence=(smi_evidence(facts, gpus[0][0], f"compute_mode {gpus[0][1].compute_mode}"),))

@@ -1,0 +1,59 @@
+"""gpu.ecc: ECC disabled on a data-centre GPU, or an ECC mode change pending until the next GPU reset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._gpustate import gpu_label, is_datacentre, reported, smi_evidence
+from doctor.facts import Facts
+from doctor.findings import MEDIUM, PASS, Finding, Impact
+from doctor.fixes import make
+from doctor.registry import check
+
+REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",)
+RESET_NOTE = ("Stop every process on the GPU first (`nvidia-smi -q -d PIDS`); the reset applies the pending mode. "
+              "ECC mode is stored on the GPU and survives reboots.")
+
+
+def _word(on: bool | None) -> str:
+    return "Enabled" if on else "Disabled" if on is False else "N/A"
+
+
+@check("gpu.ecc", "ECC disabled or an ECC mode change pending a GPU reset", "gpu")
+def gpu_ecc(facts: Facts) -> Iterator[Finding]:
+    """Medium when a data-centre GPU runs with ECC disabled (memory errors silently corrupt results) or
+    its pending ECC mode differs from the current one (someone ran ``nvidia-smi -e`` and never reset it)."""
+    gpus = [(g, rt) for g, rt in reported(facts) if is_datacentre(g) and rt.ecc_mode is not None]
+    if not gpus:
+        return
+    found = 0
+    for gpu, rt in gpus:
+        label = gpu_label(facts, gpu.address)
+        ev = (smi_evidence(facts, gpu, f"ecc_mode current {_word(rt.ecc_mode)}, pending {_word(rt.ecc_mode_pending)}"),)
+        if rt.ecc_mode_pending is not None and rt.ecc_mode_pending != rt.ecc_mode:
+            found += 1
+            yield Finding(
+                MEDIUM, label, f"ECC mode change pending: {_word(rt.ecc_mode)} now, {_word(rt.ecc_mode_pending)} "
+                               "after the next GPU reset",
+                detail="A pending mode takes effect at the next GPU reset or reboot, so the GPU will change behaviour "
+                       "(and usable memory) at an unplanned moment.",
+                evidence=ev, expected="pending ECC mode equal to current", observed=f"current {_word(rt.ecc_mode)}, "
+                                                                                    f"pending {_word(rt.ecc_mode_pending)}",
+                impact=Impact(5, "the GPU changes ECC mode at the next reset; a reset is needed to settle it"),
+                fix=make("ecc_mode", RESET_NOTE + " Rollback cancels the pending change instead (run it before the "
+                         "reset).", index=gpu.index, enable=bool(rt.ecc_mode_pending), previous=bool(rt.ecc_mode),
+                         pending=True),
+                references=REFERENCES, related=(gpu.address,))
+        elif rt.ecc_mode is False:
+            found += 1
+            yield Finding(
+                MEDIUM, label, "ECC is disabled on a data-centre GPU",
+                detail="Without ECC, memory bit flips go undetected: wrong tokens or NaNs instead of an Xid 48/94 "
+                       "and a clean failure; row remapping also stops protecting the GPU.",
+                evidence=ev, expected="ECC Enabled", observed="ECC Disabled",
+                impact=Impact(5, "silent data corruption risk; no throughput at stake"),
+                fix=make("ecc_mode", RESET_NOTE, index=gpu.index, enable=True, previous=False, pending=False),
+                references=REFERENCES, related=(gpu.address,))
+    if not found:
+        yield Finding(PASS, "node", f"ECC enabled with nothing pending on {len(gpus)} data-centre GPUs",
+                      evidence=(smi_evidence(facts, gpus[0][0], "ecc_mode Enabled/Enabled"),))

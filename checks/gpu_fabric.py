@@ -1,0 +1,96 @@
+"""gpu.fabric: NVSwitch fabric not ready, Fabric Manager stopped or at another version than the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checks._gpustate import gpu_label, reported, smi_evidence
+from doctor.facts import Facts
+from doctor.findings import CRITICAL, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.fixes import make
+from doctor.registry import check
+
+REFERENCES = ("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html",)
+FM_PROCESS = "nv-fabricmanager"
+READY = ("completed", "success")
+
+
+def _fm_processes(facts: Facts) -> list[int]:
+    return [p.pid for p in facts.processes
+            if (p.name or "") == FM_PROCESS or (p.argv and p.argv[0].rsplit("/", 1)[-1] == FM_PROCESS)]
+
+
+@check("gpu.fabric", "NVSwitch fabric state and the Fabric Manager (running, version = driver)", "gpu")
+def gpu_fabric(facts: Facts) -> Iterator[Finding]:
+    """Critical when a GPU's fabric state is not Completed/Success, when NVSwitches are present but
+    nv-fabricmanager is not running, or when its version differs from the driver's: CUDA fails with
+    error 802 (system not yet initialized) or NCCL loses NVLink. Quiet on PCIe-only GPUs."""
+    switches = [d for d in facts.pci.devices.values() if d.is_nvswitch]
+    fabric = [(g, rt) for g, rt in reported(facts) if rt.fabric_state]
+    if not switches and not fabric:
+        return
+    found = 0
+    for gpu, rt in fabric:
+        state, status = rt.fabric_state or "", rt.fabric_status or "N/A"
+        if state.lower() == READY[0] and status.lower() == READY[1]:
+            continue
+        found += 1
+        yield Finding(
+            CRITICAL, gpu_label(facts, gpu.address), f"NVSwitch fabric not ready: state {state}, status {status}",
+            detail="Until the Fabric Manager has registered this GPU with the NVSwitch fabric, CUDA calls fail with "
+                   "error 802 (system not yet initialized) or NCCL cannot use NVLink.",
+            evidence=(smi_evidence(facts, gpu, f"fabric state {state}, status {status}"),),
+            expected="state Completed, status Success", observed=f"state {state}, status {status}",
+            impact=Impact(100, "CUDA fails on this GPU or collectives drop from NVLink to PCIe"),
+            fix=make("fabric_manager",
+                     "Read `journalctl -u nvidia-fabricmanager` first. If the state stays, stop every GPU process "
+                          "and reset all GPUs together (`nvidia-smi -r`), then restart the Fabric Manager.",
+                     action="restart", enable=True),
+            references=REFERENCES, related=(gpu.address,))
+    if switches:
+        driver = facts.gpus.driver_version or facts.nvidia_driver.kernel_module_version
+        fm = facts.fabric_manager
+        pids = _fm_processes(facts)
+        sw_ev = Evidence(switches[0].attr("class"), f"{len(switches)} NVSwitch devices (10de, class 0x0680)")
+        if not facts.processes:
+            found += 1
+            yield Finding(UNKNOWN, "node", "Fabric Manager state unknown: no process list recorded",
+                          detail="NVSwitches are present, so nv-fabricmanager must run; the snapshot has no /proc.",
+                          evidence=(sw_ev, Evidence("proc/*/cmdline", "not recorded")))
+        elif not pids:
+            found += 1
+            yield Finding(
+                CRITICAL, "node", "NVSwitch system without a running Fabric Manager",
+                detail=f"{len(switches)} NVSwitches are present but no {FM_PROCESS} process runs. Without it the GPUs "
+                       "cannot join the NVLink fabric: new CUDA contexts fail (error 802) or NCCL falls back to PCIe.",
+                evidence=(sw_ev, Evidence("proc/*/cmdline", f"no {FM_PROCESS} among {len(facts.processes)} processes")),
+                expected=f"{FM_PROCESS} running", observed="not running",
+                impact=Impact(100, "no NVLink between GPUs; CUDA may fail to initialise"),
+                fix=make("fabric_manager", "Install the nvidia-fabricmanager package of the driver's exact version if the unit "
+                              "does not exist.", action="start", enable=True),
+                references=REFERENCES)
+        if fm.version and driver and fm.version != driver:
+            found += 1
+            branch = driver.split(".")[0]
+            yield Finding(
+                CRITICAL, "node", f"Fabric Manager {fm.version} does not match driver {driver}",
+                detail="The Fabric Manager refuses to start, or starts and fails to configure the fabric, when its "
+                       "version differs from the kernel driver's (typical after a driver update without the "
+                       "matching nvidia-fabricmanager package).",
+                evidence=(Evidence(fm.origin, f"Fabric Manager version is : {fm.version}"),
+                          Evidence(facts.gpus.runtime_origin or "proc/driver/nvidia/version", f"driver {driver}")),
+                expected=driver, observed=fm.version,
+                impact=Impact(100, "NVLink fabric not (re)initialised after the next restart or reboot"),
+                fix=make("fabric_manager",
+                         f"First install the matching package (Ubuntu: nvidia-fabricmanager-{branch}={driver}-*; "
+                              f"RHEL: nvidia-fabric-manager-{driver}) and hold it with the driver, then restart. "
+                              f"Rollback: reinstall {fm.version} together with its driver.", action="restart", enable=False),
+                references=REFERENCES)
+    if not found:
+        ev = [smi_evidence(facts, fabric[0][0], "fabric state Completed, status Success")] if fabric else []
+        if switches:
+            ev.append(Evidence("proc/*/cmdline", f"{FM_PROCESS} pid {_fm_processes(facts)[0]}"))
+            fm = facts.fabric_manager
+            ev.append(Evidence(fm.origin, f"version {fm.version}" if fm.version else f"version unknown: {fm.missing}"))
+        yield Finding(PASS, "node", f"NVSwitch fabric ready on {len(fabric)} GPUs"
+                      + (", Fabric Manager running" if switches else ""), evidence=tuple(ev))
