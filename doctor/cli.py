@@ -130,6 +130,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
 
 
 def _write(text: str, output: str | None) -> None:
+    """Write an output (to FILE or stdout); secrets are masked once more on the way out."""
+    from doctor.secrets import mask_text
+
+    text = mask_text(text)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -143,6 +147,7 @@ def _write(text: str, output: str | None) -> None:
 def run_check(args: argparse.Namespace) -> int:
     from doctor.facts import Facts
     from doctor.runner import run_checks
+    from doctor.secrets import mask_data
     from doctor.sources import open_source
 
     source = open_source(args.source)
@@ -152,7 +157,7 @@ def run_check(args: argparse.Namespace) -> int:
         from doctor.fleet.baseline import apply_baseline  # type: ignore[import-not-found,unused-ignore]
 
         result = apply_baseline(result, facts, args.baseline)
-    data = result.to_dict()
+    data = mask_data(result.to_dict())  # secrets never leave the host, whatever the format
     if args.redact:
         from reports.redact import redact_result  # type: ignore[import-not-found,unused-ignore]
 
@@ -167,7 +172,7 @@ def run_check(args: argparse.Namespace) -> int:
         from doctor.runner import Result
         from reports.text import render_text
 
-        shown = Result.from_dict(data) if args.redact else result
+        shown = Result.from_dict(data)
         if args.output:
             import io
 

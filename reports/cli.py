@@ -63,7 +63,9 @@ def render(data: dict[str, object], fmt: str) -> bytes:
     if fmt == "json":
         from reports.view import validate
 
-        return (json.dumps(validate(data), indent=2) + "\n").encode()
+        from doctor.secrets import mask_data
+
+        return (json.dumps(mask_data(validate(data)), indent=2) + "\n").encode()
     if fmt == "md":
         from reports.markdown import render_markdown
 

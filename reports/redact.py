@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from doctor.errors import DoctorError
-from doctor.secrets import mask_text
+from doctor.secrets import mask_data
 
 MAP_FORMAT = "gpu-node-doctor redaction map"
 DEFAULT_MAP = "gnd-redact-map.json"
@@ -286,14 +286,8 @@ def redact_result(data: dict[str, Any], map_path: str | None) -> dict[str, Any]:
 
 
 def mask_strings(obj: Any) -> Any:
-    """Mask token-shaped secrets in every string (done for every report, redacted or not)."""
-    if isinstance(obj, str):
-        return mask_text(obj)
-    if isinstance(obj, list):
-        return [mask_strings(v) for v in obj]
-    if isinstance(obj, dict):
-        return {k: mask_strings(v) for k, v in obj.items()}
-    return obj
+    """Mask secrets in every string (done for every report, redacted or not)."""
+    return mask_data(obj)
 
 
 # ---------------------------------------------------------------------------------------------

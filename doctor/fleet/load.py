@@ -42,7 +42,7 @@ def is_json_result(path: str) -> bool:
 
 
 def read_json_result(path: str) -> dict[str, Any]:
-    """The dict of a saved result; one-line DoctorError when it is not one."""
+    """The dict of a saved result, secrets masked; one-line DoctorError when it is not one."""
     try:
         size = os.path.getsize(path)
         if size > MAX_JSON_BYTES:
@@ -55,13 +55,16 @@ def read_json_result(path: str) -> dict[str, Any]:
         raise DoctorError(f"{path}: not valid JSON ({exc.args[0] if exc.args else exc})") from None
     if not isinstance(data, dict) or "findings" not in data or "schema_version" not in data:
         raise DoctorError(f"{path}: JSON but not a gnd result (no schema_version/findings)")
-    return data
+    from doctor.secrets import mask_data
+
+    return dict(mask_data(data))  # a saved result may come from an older gnd, or be crafted
 
 
 def load_node(path: str, checks: list[Check] | None = None) -> Node:
     """Analyse ``path`` (a source or a saved result); raises DoctorError with one line if it cannot."""
     from doctor.fleet.digest import digest_from_inventory
     from doctor.runner import Result
+    from doctor.secrets import mask_data
 
     if is_json_result(path):
         data = read_json_result(path)
@@ -77,7 +80,7 @@ def load_node(path: str, checks: list[Check] | None = None) -> Node:
     if not os.path.exists(path):
         raise DoctorError(f"{path}: no such file or directory")
     source = open_source(path)
-    result = run_checks(Facts(source), checks=checks)
+    result = Result.from_dict(mask_data(run_checks(Facts(source), checks=checks).to_dict()))
     digest = result.inventory.get("digest")
     if not isinstance(digest, dict):
         digest = digest_from_inventory(result.inventory)
