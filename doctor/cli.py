@@ -130,10 +130,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
 
 
 def _write(text: str, output: str | None) -> None:
-    """Write an output (to FILE or stdout); secrets are masked once more on the way out."""
-    from doctor.secrets import mask_text
-
-    text = mask_text(text)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:

@@ -20,8 +20,8 @@ ENV_ALLOW = re.compile(
 #: Names whose value is masked even when allowlisted.
 SECRET_NAME = re.compile(r"(TOKEN|KEY|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
 #: A secret word inside an option, key or variable name ("tokens" and "tokenizer" are not secrets).
-_WORD = (r"(?:api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key|token|secret|password|passwd|pass|pwd"
-         r"|credentials?|auth|authorization)(?![a-z])")
+_WORD = (r"(?:api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key|token|secret|password|passwd"
+         r"|credentials?|authorization|(?<=[-_.])(?:pass|pwd|auth))(?![a-z])")
 #: Options whose next argument (or ``=value``) is a secret.
 SECRET_OPTION = re.compile(rf"^--?(?:[a-z0-9_.-]*[-_.])?{_WORD}[a-z0-9_.-]*$", re.IGNORECASE)
 #: Well-known token shapes, masked wherever they appear.

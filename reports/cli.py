@@ -61,9 +61,8 @@ def _default_output(data: dict[str, object], fmt: str) -> str:
 def render(data: dict[str, object], fmt: str) -> bytes:
     """The report bytes for a (validated) result dict."""
     if fmt == "json":
-        from reports.view import validate
-
         from doctor.secrets import mask_data
+        from reports.view import validate
 
         return (json.dumps(mask_data(validate(data)), indent=2) + "\n").encode()
     if fmt == "md":
