@@ -113,6 +113,9 @@ def render_markdown_view(view: View) -> str:
     out += ["## Findings, worst first", ""]
     for f in view.findings:
         out += _finding(f)
+    if view.omitted:
+        out += [f"… {view.omitted} more findings are not shown (a report shows the worst {len(view.findings)}"
+                f"{' and the unevaluated checks' if view.unknowns else ''}); the JSON result holds them all.", ""]
     if view.not_evaluated:
         out += ["## Could not be evaluated", ""]
         out += [f"- {code(c.id)} {text(c.title)}" + (f": {text(c.why)}" if c.why else "") for c in view.not_evaluated]
