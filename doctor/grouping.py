@@ -107,8 +107,8 @@ def process_names(processes: Iterable[object]) -> dict[int, str]:
     for p in processes:
         pid = getattr(p, "pid", None)
         argv = getattr(p, "argv", ()) or ()
-        words = [str(a).rsplit("/", 1)[-1] for a in argv[:2] if not str(a).startswith("-")]
-        name = " ".join(words) or getattr(p, "name", None)
+        words = [str(a) for a in argv[:4] if not str(a).startswith("-")]
+        name = " ".join([words[0].rsplit("/", 1)[-1], *words[1:2]]) if words else getattr(p, "name", None)
         if isinstance(pid, int) and name:
-            names[pid] = str(name)[:40]
+            names[pid] = str(name)[:60]
     return names

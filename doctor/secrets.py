@@ -237,7 +237,7 @@ def sanitize_deploy(raw: bytes) -> bytes:
 
 
 def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
-    """Apply the named sanitiser of a spec to the file at ``path``."""
+    """Apply the named sanitiser of a spec to the file at ``path`` (none named: :func:`sanitize_text`)."""
     if sanitizer == "proc":
         if path.endswith("/environ"):
             return sanitize_environ(raw)
@@ -249,4 +249,19 @@ def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
         return sanitize_cpuinfo(raw)
     if sanitizer == "deploy":
         return sanitize_deploy(raw)
-    return raw
+    return sanitize_text(raw)
+
+
+def sanitize_text(raw: bytes) -> bytes:
+    """Any other file or command output: secrets masked when it is UTF-8 text (binary passes unchanged).
+
+    A kernel command line may hold a kickstart URL with credentials, a log line a bearer token.
+    """
+    if b"\0" in raw:
+        return raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    masked = mask_text(text)
+    return raw if masked == text else masked.encode("utf-8")

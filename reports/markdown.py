@@ -54,7 +54,8 @@ def _finding(f: Finding) -> list[str]:
         out += [text(f.detail), ""]
     rows = [("Expected", f.expected), ("Observed", f.observed),
             ("Impact", (f"{f.impact.score:g}/100 " if f.impact.score else "") + f.impact.text),
-            ("Related", ", ".join(f.related))]
+            ("Related", ", ".join(f.related[:MAX_EVIDENCE])
+             + (f" … +{len(f.related) - MAX_EVIDENCE} more" if len(f.related) > MAX_EVIDENCE else ""))]
     for label, value in rows:
         if value.strip():
             out.append(f"- **{label}:** {text(value)}")

@@ -10,6 +10,8 @@ from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES,
 from doctor.runner import Result
 from doctor.textsafe import clean
 
+#: ``related`` ids printed per finding (a finding merged over 2,000 processes relates to all of them)
+MAX_RELATED = 10
 _COLOURS = {CRITICAL: "1;97;41", HIGH: "1;31", MEDIUM: "33", LOW: "36", INFO: "2", UNKNOWN: "35", PASS: "32"}
 
 
@@ -69,7 +71,9 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
     if f.expected or f.observed:
         lines.append(pad + f"expected: {_clean(f.expected)}  observed: {_clean(f.observed)}")
     if f.related:
-        lines.append(pad + "related: " + ", ".join(_clean(r) for r in f.related))
+        shown = ", ".join(_clean(r) for r in f.related[:MAX_RELATED])
+        more = len(f.related) - MAX_RELATED
+        lines.append(pad + "related: " + shown + (f" … +{more} more (--format json)" if more > 0 else ""))
     if f.impact.text:
         lines.append(pad + "impact: " + _clean(f.impact.text))
     for ev in f.evidence[: (None if verbose else 4)]:
