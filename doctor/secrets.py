@@ -19,11 +19,15 @@ ENV_ALLOW = re.compile(
 )
 #: Names whose value is masked even when allowlisted.
 SECRET_NAME = re.compile(r"(TOKEN|KEY|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
-#: A secret word inside an option, key or variable name ("tokens" and "tokenizer" are not secrets).
-_WORD = (r"(?:api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key|token|secret|password|passwd"
-         r"|credentials?|authorization|(?<=[-_.])(?:pass|pwd|auth))(?![a-z])")
+#: A secret word inside an option, key or variable name, at a name boundary ("tokens", "tokenizer" and
+#: "mytoken" are not secrets; "pass", "pwd" and "auth" count only after a separator: DB_PASS, --auth).
+#: Every pattern below is anchored on such a word or a fixed prefix and has bounded repeats, so masking
+#: stays linear in the text (a hostile megabyte argv cannot stall it).
+_KW = (r"(?:(?<![a-z0-9])(?:api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key|token|secret|password"
+       r"|passwd|credentials?|authorization)|(?<=[-_.])(?:pass|pwd|auth))(?![a-z])")
+_TAIL = r"[a-z0-9_.-]{0,64}"
 #: Options whose next argument (or ``=value``) is a secret.
-SECRET_OPTION = re.compile(rf"^--?(?:[a-z0-9_.-]*[-_.])?{_WORD}[a-z0-9_.-]*$", re.IGNORECASE)
+SECRET_OPTION = re.compile(rf"^--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}$", re.IGNORECASE)
 #: Well-known token shapes, masked wherever they appear.
 SECRET_VALUE = re.compile(
     r"(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{12,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|"
@@ -31,19 +35,19 @@ SECRET_VALUE = re.compile(
     r"glpat-[A-Za-z0-9_-]{16,})"
 )
 #: ``scheme://user:password@host`` and ``scheme://:password@host`` (the password may hold ``/``).
-URL_CREDENTIALS = re.compile(r"(://[^/\s:@'\"]*:)[^@\s'\"]+@")
+URL_CREDENTIALS = re.compile(r"(://[^/\s:@'\"]{0,256}:)[^@\s'\"]{1,512}@")
+#: Text that may hold a named secret (the costlier patterns below run only then).
+_HINT = re.compile(r"token|secret|pass|pwd|auth|key|credential|bearer|basic|digest", re.IGNORECASE)
 #: ``?token=...``, ``&password=...`` in URLs and query strings.
-QUERY_SECRET = re.compile(rf"([?&;](?:[a-z0-9_.-]*[-_.])?{_WORD}[a-z0-9_.-]*=)[^&\s#'\"]+", re.IGNORECASE)
+QUERY_SECRET = re.compile(rf"([?&;][a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}=)[^&\s#'\"]+", re.IGNORECASE)
 #: ``Authorization: Bearer ...`` / ``Basic ...`` headers, wherever they appear.
-AUTH_HEADER = re.compile(r"(\b(?:Bearer|Basic|Token|Digest)\s+)[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
-AUTH_VALUE = re.compile(r"(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)(?!(?:Bearer|Basic|Token|Digest)\s)"
-                        r"[^\s\"',}]+", re.IGNORECASE)
+AUTH_HEADER = re.compile(r"(\b(?:Bearer|Basic|Token|Digest)[ \t]{1,8})[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
+AUTH_VALUE = re.compile(r"(\b(?:proxy-)?authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?)"
+                        r"(?!(?:Bearer|Basic|Token|Digest)\s)[^\s\"',}]+", re.IGNORECASE)
+_VALUE = r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s\"',;}\]&]+)"
 #: ``"password": "x"``, ``api_key='x'``, ``HF_TOKEN=x``, ``secret: x`` in JSON, YAML, shell and unit text.
-KEY_VALUE = re.compile(
-    rf"(\b(?:[a-z0-9_.-]*[-_.])?{_WORD}[a-z0-9_.-]*[\"']?\s*[:=]\s*)(?!(?:Bearer|Basic|Token|Digest)\s)"
-    r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s\"',;}\]&]+)",
-    re.IGNORECASE,
-)
+KEY_VALUE = re.compile(rf"({_KW}{_TAIL}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}})(?!(?:Bearer|Basic|Token|Digest)\s)"
+                       + _VALUE, re.IGNORECASE)
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
 
@@ -59,29 +63,34 @@ def mask_text(text: str) -> str:
     if not text:
         return text
     text = SECRET_VALUE.sub(MASK, text)
-    text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
+    if "://" in text:
+        text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
+    if not _HINT.search(text):
+        return text
     text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
     text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
     text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
     text = KEY_VALUE.sub(_mask_quoted, text)
-    return _mask_options(text)
+    return OPTION_VALUE.sub(_mask_quoted, text)
 
 
 #: ``--api-key sk``, ``"--api-key", "sk"`` (YAML/JSON flow lists), ``--api-key=sk`` inside free text.
 OPTION_VALUE = re.compile(
-    rf"((?<![\w-])[\"']?--?(?:[a-z0-9_.-]*[-_.])?{_WORD}[a-z0-9_.-]*[\"']?(?:\s*,\s*|\s*=\s*|\s+))"
+    rf"((?<![\w-])[\"']?--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}[\"']?(?:[ \t]{{0,8}}[,=][ \t]{{0,8}}|[ \t]{{1,8}}))"
     r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|(?!-)[^\s\"',\]]+)",
     re.IGNORECASE,
 )
 
 
-def _mask_options(text: str) -> str:
-    return OPTION_VALUE.sub(_mask_quoted, text)
+#: Arguments longer than this are masked as text only (shlex is slow on a hostile megabyte)
+SHELL_SPLIT_MAX = 64 * 1024
 
 
 def _mask_shell(arg: str) -> str:
     """A ``bash -c`` script (or any argument holding words): mask each word as an argv."""
     text = mask_text(arg)
+    if len(text) > SHELL_SPLIT_MAX:
+        return text
     try:
         words = shlex.split(text)
     except ValueError:
@@ -180,10 +189,10 @@ def sanitize_cpuinfo(raw: bytes) -> bytes:
 
 
 _ENV_NAME_LINE = re.compile(r"^\s*(?:-\s*)?name:\s*[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*(?:#.*)?$")
-_ENV_VALUE_LINE = re.compile(r"^(\s*value:\s*)(\S.*?)(\s*)$")
+_ENV_VALUE_LINE = re.compile(r"^(\s*value:\s*)(\S(?:.*\S)?)(\s*)$")
 _ENV_FLOW = re.compile(r"(name:\s*[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*,\s*value:\s*)(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,}]+)")
-_LIST_ITEM = re.compile(r"^(\s*-\s+)(\S.*?)(\s*)$")
-_UNIT_ENV = re.compile(r"^(\s*Environment\s*=\s*)(.*?)(\s*)$")
+_LIST_ITEM = re.compile(r"^(\s*-\s+)(\S(?:.*\S)?)(\s*)$")
+_UNIT_ENV = re.compile(r"^(\s*Environment\s*=\s*)((?:.*\S)?)(\s*)$")
 
 
 def _secret_env_name(name: str) -> bool:

@@ -31,8 +31,9 @@ _HEX_COLON = "0-9A-Fa-f:"
 MAC_RE = re.compile(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{2}}(?::[0-9A-Fa-f]{{2}}){{5,19}}(?![{_HEX_COLON}])")
 UUID_RE = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
                      r"(?![0-9A-Fa-f])")
-#: IPv6 candidates (validated with :mod:`ipaddress`); PCI addresses fail validation
-IPV6_RE = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?![0-9A-Za-z:])")
+#: IPv6 candidates: a whole run of hex digits, colons and dots (validated with :mod:`ipaddress`, which
+#: PCI addresses fail). One bounded repeat, so a hostile ``a:a:a:...`` line costs linear time.
+IPV6_RE = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:.]{2,64}(?![0-9A-Za-z:])")
 GUID_RE = re.compile(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{4}}(?::[0-9A-Fa-f]{{4}}){{3}}(?![{_HEX_COLON}])")
 IPV4_RE = re.compile(r"(?<![0-9.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9]|\.\d)")
 #: ``Device Serial Number 12-34-...`` in lspci, ``[SN] Serial number: X`` in VPD

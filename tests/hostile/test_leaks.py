@@ -217,3 +217,17 @@ def test_collected_tarball(node: Path, tmp_path: Path, redact: bool, capsys: pyt
     # the snapshot still shows what the checks need, and reads like the node
     assert cli.main(["check", str(out), "--format", "json", "--only", "runtime"]) == 1
     _assert_clean(capsys.readouterr().out, "check of the collected snapshot")
+
+
+@pytest.mark.parametrize("line", ["a" * 200_000 + "=", "a-" * 100_000, "--a" * 70_000, "token_" * 35_000,
+                                  "://a:" * 40_000, "- a" + " " * 200_000 + "b", "Bearer " * 30_000,
+                                  "x_token=" * 25_000, "a:" * 100_000 + "g"])
+def test_masking_a_hostile_line_takes_linear_time(line: str) -> None:
+    import time
+
+    from doctor.secrets import mask_argv, sanitize_deploy
+
+    start = time.monotonic()
+    sanitize_deploy(line.encode())
+    mask_argv([line, "--api-key", line])
+    assert time.monotonic() - start < 10

@@ -141,3 +141,16 @@ def test_fqdn_domain_is_redacted_and_the_map_keeps_case(tmp_path: Path) -> None:
     assert "node7.corp.example.com" not in mapping.values()
     again = redact_result(_result("node7.corp.example.com", ""), str(map_path))  # same host, other case
     assert again["source"]["hostname"] == red["source"]["hostname"]
+
+
+@pytest.mark.parametrize("line", ["a:" * 100_000 + "g", "1." * 100_000, "ab:" * 70_000 + "x", "0" * 200_000])
+def test_redacting_a_hostile_line_takes_linear_time(line: str) -> None:
+    import time
+
+    from reports.redact import Redactor
+
+    redactor = Redactor()
+    redactor.learn(HOST, "host")
+    start = time.monotonic()
+    redactor.text(line)
+    assert time.monotonic() - start < 10
