@@ -115,6 +115,15 @@ def test_markdown_report(node: Path, hostile: Path, source: str, tmp_path: Path,
     _inert(out.read_text(), f"Markdown report of {source}")
 
 
+def test_prometheus(hostile: Path, tmp_path: Path) -> None:
+    from reports.prometheus import render_prometheus
+    from reports.view import load_result
+
+    text = render_prometheus(load_result(str(hostile)))
+    assert f'subject="{REPLACEMENT}' not in text and f"{REPLACEMENT}]52;c;" in text  # subjects shown, inert
+    _inert(text, "Prometheus text")
+
+
 def test_diff_text(node: Path, hostile: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for before, after in ((str(SICK), str(node)), (str(node), str(hostile))):
         cli.main(["diff", before, after, "-v", "--cross-host"])
