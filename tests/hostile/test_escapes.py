@@ -152,3 +152,12 @@ def test_baseline_toml(node: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     data = loads(text, str(out))
     assert data["gpus"]["count"] == 8
     assert "FORGED" not in json.dumps(data)
+
+
+def test_error_line_is_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / f"r{OSC52}.json"
+    bad.write_text("{not json")
+    assert cli.main(["report", "--from-json", str(bad), "-o", str(tmp_path / "r.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gnd: error: ") and err.count("\n") == 1
+    _inert(err, "error line")

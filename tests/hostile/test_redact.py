@@ -4,6 +4,8 @@ Serial Numbers, short hostnames and FQDN domains are redacted, and the map keeps
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -17,8 +19,11 @@ from typing import Any
 import pytest
 
 from doctor import cli
-from reports.redact import redact_result, scrub_config_space
 from tests.helpers import SICK, facts, run
+
+#: the redaction module (``reports/redact.py``, or ``doctor/redact.py`` once it moves there)
+redact: Any = importlib.import_module("doctor.redact" if importlib.util.find_spec("doctor.redact") else "reports.redact")
+redact_result, scrub_config_space = redact.redact_result, redact.scrub_config_space
 
 HOST = "gpu-node-13"  # the fixture's hostname
 IP = "10.77.{}.{}".format(*secrets.SystemRandom().sample(range(1, 250), 2))
@@ -147,9 +152,7 @@ def test_fqdn_domain_is_redacted_and_the_map_keeps_case(tmp_path: Path) -> None:
 def test_redacting_a_hostile_line_takes_linear_time(line: str) -> None:
     import time
 
-    from reports.redact import Redactor
-
-    redactor = Redactor()
+    redactor = redact.Redactor()
     redactor.learn(HOST, "host")
     start = time.monotonic()
     redactor.text(line)
