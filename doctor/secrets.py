@@ -40,10 +40,13 @@ URL_CREDENTIALS = re.compile(r"(://[^/\s:@'\"]{0,256}:)[^@\s'\"]{1,512}@")
 _HINT = re.compile(r"token|secret|pass|pwd|auth|key|credential|bearer|basic|digest", re.IGNORECASE)
 #: ``?token=...``, ``&password=...`` in URLs and query strings.
 QUERY_SECRET = re.compile(rf"([?&;][a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}=)[^&\s#'\"]+", re.IGNORECASE)
-#: ``Authorization: Bearer ...`` / ``Basic ...`` headers, wherever they appear.
-AUTH_HEADER = re.compile(r"(\b(?:Bearer|Basic|Token|Digest)[ \t]{1,8})[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
+#: ``Authorization: Bearer ...`` / ``Basic ...`` / ``Token ...`` headers, and a bearer token anywhere
+#: (a lone "token" or "basic" in prose, as in "per-token latency", is left alone).
+AUTH_HEADER = re.compile(r"(\b(?:proxy-)?authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?"
+                         r"(?:Bearer|Basic|Token|Digest|Negotiate)[ \t]{1,8})[^\s\"',}]+", re.IGNORECASE)
+BEARER = re.compile(r"(\b[Bb]earer[ \t]{1,8})[A-Za-z0-9._~+/=:-]{8,}")
 AUTH_VALUE = re.compile(r"(\b(?:proxy-)?authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?)"
-                        r"(?!(?:Bearer|Basic|Token|Digest)\s)[^\s\"',}]+", re.IGNORECASE)
+                        r"(?!(?:Bearer|Basic|Token|Digest|Negotiate)\s)[^\s\"',}]+", re.IGNORECASE)
 _VALUE = r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s\"',;}\]&]+)"
 #: ``"password": "x"``, ``api_key='x'``, ``HF_TOKEN=x``, ``secret: x`` in JSON, YAML, shell and unit text.
 KEY_VALUE = re.compile(rf"({_KW}{_TAIL}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}})(?!(?:Bearer|Basic|Token|Digest)\s)"
@@ -69,6 +72,7 @@ def mask_text(text: str) -> str:
         return text
     text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
     text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
+    text = BEARER.sub(lambda m: m.group(1) + MASK, text)
     text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
     text = KEY_VALUE.sub(_mask_quoted, text)
     return OPTION_VALUE.sub(_mask_quoted, text)
@@ -99,6 +103,14 @@ def _mask_shell(arg: str) -> str:
     return text if masked == words else shlex.join(masked)
 
 
+_KW_RE = re.compile(_KW, re.IGNORECASE)
+
+
+def _secret_assignment(name: str) -> bool:
+    """``HF_TOKEN=`` / ``MY_SESSION=`` (environment-style names) or ``db_password=``; not ``bypass=``."""
+    return bool(_KW_RE.search(name) or (name.isupper() and SECRET_NAME.search(name)))
+
+
 def mask_argv(argv: list[str]) -> list[str]:
     """Mask values after ``--api-key``-style options, secret ``NAME=value`` words and tokens."""
     out: list[str] = []
@@ -118,7 +130,7 @@ def mask_argv(argv: list[str]) -> list[str]:
             hide_next = True
             continue
         assignment = ASSIGNMENT.match(arg)
-        if assignment and SECRET_NAME.search(assignment.group(1)):
+        if assignment and _secret_assignment(assignment.group(1)):
             out.append(f"{assignment.group(1)}={MASK}")
             continue
         out.append(_mask_shell(arg) if any(ch.isspace() for ch in arg) else mask_text(arg))

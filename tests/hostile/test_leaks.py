@@ -231,3 +231,16 @@ def test_masking_a_hostile_line_takes_linear_time(line: str) -> None:
     sanitize_deploy(line.encode())
     mask_argv([line, "--api-key", line])
     assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("text", [
+    "2-3x per-token latency at small batch", "Token throughput dropped", "--max-num-batched-tokens 8192",
+    "--tokenizer meta-llama/Llama-3.1-8B", '"pass": 4', "iommu=pt passthrough bypass=1", "tokens_per_second=5",
+    "NCCL_IB_DISABLE=1", '{"kv_connector": "MooncakeConnector"}', "https://huggingface.co/meta-llama/x",
+    "sysctl net.core.rmem_max=268435456", "keyfile: /etc/ssl/node.pem", "author: someone",
+])
+def test_lookalikes_are_not_masked(text: str) -> None:
+    from doctor.secrets import mask_argv, mask_text
+
+    assert mask_text(text) == text
+    assert mask_argv(text.split()) == text.split()
