@@ -90,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     except DoctorError as exc:
-        print(f"gnd: error: {exc}", file=sys.stderr)
+        from doctor.textsafe import clean
+
+        print(f"gnd: error: {clean(str(exc))}", file=sys.stderr)  # a hostile file name cannot drive the terminal
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("gnd: interrupted", file=sys.stderr)

@@ -153,7 +153,7 @@ def collect(src: Source, out_path: str, transform: Transform | None = None) -> d
             output = src.command(spec.name)
             entry: dict[str, Any] = {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path}
             if output.text is not None:
-                snap.files[spec.snapshot_path] = output.text.encode()
+                snap.files[spec.snapshot_path] = sanitize(spec.snapshot_path, output.text.encode(), spec.sanitizer)
                 entry["status"] = "ok"
             else:
                 entry["status"] = "timeout" if output.timed_out else "missing"

@@ -46,4 +46,14 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
     from doctor.runner import run_checks
 
     facts = open_facts(source, deploy=deploy, baseline=baseline)
-    return run_checks(facts, only=list(only) if only is not None else None, checks=checks)
+    return masked(run_checks(facts, only=list(only) if only is not None else None, checks=checks))
+
+
+def masked(result: Result) -> Result:
+    """``result`` with every secret-shaped string masked (secrets never leave the host, whatever the output)."""
+    from doctor.runner import Result as _Result
+    from doctor.secrets import mask_data
+
+    data = result.to_dict()
+    clean = mask_data(data)
+    return result if clean == data else _Result.from_dict(clean)

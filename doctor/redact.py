@@ -21,7 +21,7 @@ from typing import Any
 
 from doctor.errors import DoctorError
 from doctor.safe_open import read_text
-from doctor.secrets import mask_text
+from doctor.secrets import mask_data
 
 MAP_FORMAT = "gpu-node-doctor redaction map"
 DEFAULT_MAP = "gnd-redact-map.json"
@@ -33,8 +33,9 @@ _HEX_COLON = "0-9A-Fa-f:"
 MAC_RE = re.compile(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{2}}(?::[0-9A-Fa-f]{{2}}){{5,19}}(?![{_HEX_COLON}])")
 UUID_RE = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
                      r"(?![0-9A-Fa-f])")
-#: IPv6 candidates (validated with :mod:`ipaddress`); PCI addresses fail validation
-IPV6_RE = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?![0-9A-Za-z:])")
+#: IPv6 candidates: a whole run of hex digits, colons and dots (validated with :mod:`ipaddress`, which
+#: PCI addresses fail). One bounded repeat, so a hostile ``a:a:a:...`` line costs linear time.
+IPV6_RE = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:.]{2,64}(?![0-9A-Za-z:])")
 GUID_RE = re.compile(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{4}}(?::[0-9A-Fa-f]{{4}}){{3}}(?![{_HEX_COLON}])")
 IPV4_RE = re.compile(r"(?<![0-9.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9]|\.\d)")
 #: ``Device Serial Number 12-34-...`` in lspci, ``[SN] Serial number: X`` in VPD
@@ -81,6 +82,7 @@ class Redactor:
 
     def __init__(self, placeholders: dict[str, str] | None = None) -> None:
         self.original: dict[str, str] = {}  # normalised original -> placeholder
+        self.shown: dict[str, str] = {}  # placeholder -> original as first seen (case kept, for the map)
         self.counts: dict[str, int] = dict.fromkeys(PREFIX, 0)
         self.changed = False
         self._literal: re.Pattern[str] | None = None
@@ -89,6 +91,7 @@ class Redactor:
             if not m or not isinstance(value, str):
                 continue
             self.original[self._norm(value)] = placeholder
+            self.shown[placeholder] = value.strip()
             self.counts[m.group(1)] = max(self.counts[m.group(1)], int(m.group(2)))
 
     @staticmethod
@@ -103,6 +106,7 @@ class Redactor:
             self.counts[kind] += 1
             found = f"{PREFIX[kind]}-{self.counts[kind]}"
             self.original[key] = found
+            self.shown[found] = value.strip()
             self.changed = True
             self._literal = None
         return found
@@ -116,23 +120,29 @@ class Redactor:
             return
         if kind == "uuid" and value.upper().startswith("GPU-"):
             value = value[4:]
-        if kind in ("host", "serial", "id") and len(value) < 3:
+        if kind in ("serial", "id") and len(value) < 3:
             return
         self.placeholder(value, kind)
         if kind == "host" and "." in value and not _looks_ip(value):
-            self.placeholder(value.split(".", 1)[0], kind)
+            labels = [label for label in value.split(".") if label]
+            self.placeholder(labels[0], kind)
+            for i in range(1, len(labels) - 1):  # the domain and its parents (corp.example.com, example.com)
+                self.placeholder(".".join(labels[i:]), kind)
 
     def mapping(self) -> dict[str, str]:
         """placeholder -> original, for the map file."""
-        return {p: o for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
+        return {p: self.shown.get(p, o) for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
 
     def _literals(self) -> re.Pattern[str] | None:
         """Known words (hostnames, serials, ids); shaped values (IPs, MACs, UUIDs) go by pattern."""
         words = sorted((k for k, p in self.original.items() if p.split("-", 1)[0] in LITERAL_KINDS),
                        key=len, reverse=True)
         if self._literal is None and words:
-            self._literal = re.compile(_ALNUM_BEFORE + "(" + "|".join(map(re.escape, words)) + ")" + _ALNUM_AFTER,
-                                       re.IGNORECASE)
+            # names shorter than 3 characters match in their own case only ("n1", not every "N1" in prose)
+            long_words = "|".join(map(re.escape, (w for w in words if len(w) >= 3)))
+            short = [re.escape(self.shown.get(self.original[w], w)) for w in words if len(w) < 3]
+            alternatives = ([f"(?i:{long_words})"] if long_words else []) + short
+            self._literal = re.compile(_ALNUM_BEFORE + "(" + "|".join(alternatives) + ")" + _ALNUM_AFTER)
         return self._literal
 
     def text(self, text: str) -> str:
@@ -296,14 +306,8 @@ def redact_result(data: dict[str, Any], map_path: str | None) -> dict[str, Any]:
 
 
 def mask_strings(obj: Any) -> Any:
-    """Mask token-shaped secrets in every string (done for every report, redacted or not)."""
-    if isinstance(obj, str):
-        return mask_text(obj)
-    if isinstance(obj, list):
-        return [mask_strings(v) for v in obj]
-    if isinstance(obj, dict):
-        return {k: mask_strings(v) for k, v in obj.items()}
-    return obj
+    """Mask secrets in every string (done for every report, redacted or not)."""
+    return mask_data(obj)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,8 +351,38 @@ def _command_texts(source: Any, names: Iterable[str]) -> list[str]:
     return texts
 
 
+#: PCI Express extended capability ID of the Device Serial Number
+_DSN_CAP = 0x0003
+
+
+def scrub_config_space(data: bytes) -> bytes:
+    """PCI config space with the Device Serial Number capability's 8 serial bytes zeroed."""
+    if len(data) < 0x104:
+        return data
+    out = bytearray(data)
+    offset, seen = 0x100, set()
+    while 0x100 <= offset <= len(out) - 4 and offset not in seen:
+        seen.add(offset)
+        header = int.from_bytes(out[offset:offset + 4], "little")
+        if header in (0, 0xFFFFFFFF):
+            break
+        if header & 0xFFFF == _DSN_CAP:
+            end = min(offset + 12, len(out))
+            out[offset + 4:end] = bytes(end - offset - 4)
+        offset = (header >> 20) & 0xFFC
+    return bytes(out)
+
+
+def _nul_separated_text(name: str, text: str) -> bool:
+    """Whether a file holding NULs is NUL-separated text (``/proc/<pid>/cmdline``, ``environ``) to redact."""
+    if name.endswith(("/cmdline", "/environ")):
+        return True
+    return all(ch.isprintable() or ch in "\0\n\t" for ch in text)
+
+
 def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, bytes], bytes]:
-    """A ``collect`` transform redacting each text file; binary files (config space) pass unchanged.
+    """A ``collect`` transform redacting each text file, NUL-separated records (``cmdline``, ``environ``)
+    included; PCI config space loses its Device Serial Number; other binary files pass unchanged.
 
     The map is written once after the pre-scan and again whenever a new value gets a placeholder.
     """
@@ -359,11 +393,13 @@ def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, byte
     _note(path)
 
     def transform(name: str, data: bytes) -> bytes:
-        if b"\0" in data:
-            return data
+        if name.endswith("/config") and name.startswith("sys/"):
+            return scrub_config_space(data)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
+            return data
+        if b"\0" in data and not _nul_separated_text(name, text):
             return data
         out = redactor.text(text).encode("utf-8")
         if redactor.changed:

@@ -67,7 +67,9 @@ def read_result(path: str) -> dict[str, Any]:
         raise DoctorError(f"{path}: not valid JSON ({exc.args[0] if exc.args else exc})") from None
     except RecursionError:
         raise DoctorError(f"{path}: not valid JSON (nested too deeply)") from None
-    return validate(data, path)
+    from doctor.secrets import mask_data
+
+    return dict(mask_data(validate(data, path)))
 
 
 def to_result(data: dict[str, Any], where: str = "input") -> Result:

@@ -11,6 +11,7 @@ from doctor import __version__
 from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
+from doctor.grouping import group_findings
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
@@ -104,6 +105,6 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     collected = now if src.kind == "live" else src.collected_at()
     source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,
               "machine_id": facts.host.machine_id}
-    return Result(source=source, checks=statuses, findings=rank(findings), inventory=build_inventory(facts),
+    return Result(source=source, checks=statuses, findings=rank(group_findings(findings, facts)), inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
                   generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))

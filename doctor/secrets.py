@@ -7,6 +7,8 @@ are built from any source (so a live run or an old snapshot cannot leak one eith
 from __future__ import annotations
 
 import re
+import shlex
+from typing import Any
 
 MASK = "***"
 
@@ -17,26 +19,96 @@ ENV_ALLOW = re.compile(
 )
 #: Names whose value is masked even when allowlisted.
 SECRET_NAME = re.compile(r"(TOKEN|KEY|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
+#: A secret word inside an option, key or variable name, at a name boundary ("tokens", "tokenizer" and
+#: "mytoken" are not secrets; "pass", "pwd" and "auth" count only after a separator: DB_PASS, --auth).
+#: Every pattern below is anchored on such a word or a fixed prefix and has bounded repeats, so masking
+#: stays linear in the text (a hostile megabyte argv cannot stall it).
+_KW = (r"(?:(?<![a-z0-9])(?:api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key|token|secret|password"
+       r"|passwd|credentials?|authorization)|(?<=[-_.])(?:pass|pwd|auth))(?![a-z])")
+_TAIL = r"[a-z0-9_.-]{0,64}"
 #: Options whose next argument (or ``=value``) is a secret.
-SECRET_OPTION = re.compile(
-    r"^--?[A-Za-z0-9_.-]*(api[-_]?key|token|secret|password|passwd|credential|auth|access[-_]?key)"
-    r"[A-Za-z0-9_.-]*$",
-    re.IGNORECASE,
-)
+SECRET_OPTION = re.compile(rf"^--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}$", re.IGNORECASE)
 #: Well-known token shapes, masked wherever they appear.
 SECRET_VALUE = re.compile(
     r"(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{12,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|"
     r"xox[abpsr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}|"
     r"glpat-[A-Za-z0-9_-]{16,})"
 )
-URL_CREDENTIALS = re.compile(r"(://[^/\s:@]+:)[^@\s/]+@")
+#: ``scheme://user:password@host`` and ``scheme://:password@host`` (the password may hold ``/``).
+URL_CREDENTIALS = re.compile(r"(://[^/\s:@'\"]{0,256}:)[^@\s'\"]{1,512}@")
+#: Text that may hold a named secret (the costlier patterns below run only then).
+_HINT = re.compile(r"token|secret|pass|pwd|auth|key|credential|bearer|basic|digest", re.IGNORECASE)
+#: ``?token=...``, ``&password=...`` in URLs and query strings.
+QUERY_SECRET = re.compile(rf"([?&;][a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}=)[^&\s#'\"]+", re.IGNORECASE)
+#: ``Authorization: Bearer ...`` / ``Basic ...`` / ``Token ...`` headers, and a bearer token anywhere
+#: (a lone "token" or "basic" in prose, as in "per-token latency", is left alone).
+AUTH_HEADER = re.compile(r"(\b(?:proxy-)?authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?"
+                         r"(?:Bearer|Basic|Token|Digest|Negotiate)[ \t]{1,8})[^\s\"',}]+", re.IGNORECASE)
+BEARER = re.compile(r"(\b[Bb]earer[ \t]{1,8})[A-Za-z0-9._~+/=:-]{8,}")
+AUTH_VALUE = re.compile(r"(\b(?:proxy-)?authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?)"
+                        r"(?!(?:Bearer|Basic|Token|Digest|Negotiate)\s)[^\s\"',}]+", re.IGNORECASE)
+_VALUE = r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s\"',;}\]&]+)"
+#: ``"password": "x"``, ``api_key='x'``, ``HF_TOKEN=x``, ``secret: x`` in JSON, YAML, shell and unit text.
+KEY_VALUE = re.compile(rf"({_KW}{_TAIL}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}})(?!(?:Bearer|Basic|Token|Digest)\s)"
+                       + _VALUE, re.IGNORECASE)
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
 
+def _mask_quoted(m: re.Match[str]) -> str:
+    value = m.group(2)
+    if value.startswith(("'", '"')) and len(value) >= 2 and value[-1] == value[0]:
+        return f"{m.group(1)}{value[0]}{MASK}{value[0]}"
+    return m.group(1) + MASK
+
+
 def mask_text(text: str) -> str:
-    """Mask token-shaped values and URL credentials inside free text."""
+    """Mask token shapes, URL credentials, secret query values, auth headers and ``key: value`` secrets."""
+    if not text:
+        return text
     text = SECRET_VALUE.sub(MASK, text)
-    return URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
+    if "://" in text:
+        text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
+    if not _HINT.search(text):
+        return text
+    text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
+    text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
+    text = BEARER.sub(lambda m: m.group(1) + MASK, text)
+    text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
+    text = KEY_VALUE.sub(_mask_quoted, text)
+    return OPTION_VALUE.sub(_mask_quoted, text)
+
+
+#: ``--api-key sk``, ``"--api-key", "sk"`` (YAML/JSON flow lists), ``--api-key=sk`` inside free text.
+OPTION_VALUE = re.compile(
+    rf"((?<![\w-])[\"']?--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}[\"']?(?:[ \t]{{0,8}}[,=][ \t]{{0,8}}|[ \t]{{1,8}}))"
+    r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|(?!-)[^\s\"',\]]+)",
+    re.IGNORECASE,
+)
+
+
+#: Arguments longer than this are masked as text only (shlex is slow on a hostile megabyte)
+SHELL_SPLIT_MAX = 64 * 1024
+
+
+def _mask_shell(arg: str) -> str:
+    """A ``bash -c`` script (or any argument holding words): mask each word as an argv."""
+    text = mask_text(arg)
+    if len(text) > SHELL_SPLIT_MAX:
+        return text
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return text
+    masked = mask_argv(words) if len(words) > 1 else words
+    return text if masked == words else shlex.join(masked)
+
+
+_KW_RE = re.compile(_KW, re.IGNORECASE)
+
+
+def _secret_assignment(name: str) -> bool:
+    """``HF_TOKEN=`` / ``MY_SESSION=`` (environment-style names) or ``db_password=``; not ``bypass=``."""
+    return bool(_KW_RE.search(name) or (name.isupper() and SECRET_NAME.search(name)))
 
 
 def mask_argv(argv: list[str]) -> list[str]:
@@ -58,11 +130,22 @@ def mask_argv(argv: list[str]) -> list[str]:
             hide_next = True
             continue
         assignment = ASSIGNMENT.match(arg)
-        if assignment and SECRET_NAME.search(assignment.group(1)):
+        if assignment and _secret_assignment(assignment.group(1)):
             out.append(f"{assignment.group(1)}={MASK}")
             continue
-        out.append(mask_text(arg))
+        out.append(_mask_shell(arg) if any(ch.isspace() for ch in arg) else mask_text(arg))
     return out
+
+
+def mask_data(obj: Any) -> Any:
+    """Every string inside a JSON-like value masked with :func:`mask_text` (keys too)."""
+    if isinstance(obj, str):
+        return mask_text(obj)
+    if isinstance(obj, (list, tuple)):
+        return [mask_data(v) for v in obj]
+    if isinstance(obj, dict):
+        return {mask_text(k) if isinstance(k, str) else k: mask_data(v) for k, v in obj.items()}
+    return obj
 
 
 def filter_environ(pairs: dict[str, str]) -> dict[str, str]:
@@ -117,22 +200,60 @@ def sanitize_cpuinfo(raw: bytes) -> bytes:
     return (text.split("\n\n", 1)[0] + "\n").encode()
 
 
+_ENV_NAME_LINE = re.compile(r"^\s*(?:-\s*)?name:\s*[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*(?:#.*)?$")
+_ENV_VALUE_LINE = re.compile(r"^(\s*value:\s*)(\S(?:.*\S)?)(\s*)$")
+_ENV_FLOW = re.compile(r"(name:\s*[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*,\s*value:\s*)(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,}]+)")
+_LIST_ITEM = re.compile(r"^(\s*-\s+)(\S(?:.*\S)?)(\s*)$")
+_UNIT_ENV = re.compile(r"^(\s*Environment\s*=\s*)((?:.*\S)?)(\s*)$")
+
+
+def _secret_env_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
+
+
+def _unit_environment(m: re.Match[str]) -> str:
+    """``Environment='A=1' "HF_TOKEN=x y"``: mask secret assignments, whatever the quoting."""
+    try:
+        words = shlex.split(m.group(2))
+    except ValueError:
+        return m.group(1) + mask_text(m.group(2)) + m.group(3)
+    masked = []
+    for word in words:
+        name, sep, _value = word.partition("=")
+        masked.append(f"{name}={MASK}" if sep and _secret_env_name(name) else mask_text(word))
+    return m.group(1) + " ".join(shlex.quote(w) for w in masked) + m.group(3)
+
+
 def sanitize_deploy(raw: bytes) -> bytes:
-    """Unit, compose and manifest files with secret assignments and tokens masked."""
+    """Unit, compose and manifest files with secret assignments, options, env pairs and tokens masked.
+
+    Also handled across lines: a Kubernetes ``- name: HF_TOKEN`` followed by ``value: ...``, and a YAML
+    list item ``- --api-key`` followed by the item holding the key.
+    """
     text = raw.decode("utf-8", "replace")
     lines = []
+    hide_value = hide_item = False
     for line in text.splitlines(keepends=True):
-        line = re.sub(
-            r"(?i)\b([A-Z0-9_]*(TOKEN|API_KEY|SECRET|PASSWORD|ACCESS_KEY)[A-Z0-9_]*)(\s*[=:]\s*)(\"?)([^\s\"']+)",
-            lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)}{MASK}",
-            line,
-        )
-        line = re.sub(
-            r"(?i)(--[a-z0-9-]*(api-key|token|secret|password)[a-z0-9-]*)([ =]+)(\"?)([^\s\"']+)",
-            lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)}{MASK}",
-            line,
-        )
-        lines.append(mask_text(line))
+        body = line.rstrip("\r\n")
+        end = line[len(body):]
+        if hide_value and (m := _ENV_VALUE_LINE.match(body)):
+            body = m.group(1) + MASK + m.group(3)
+            hide_value = False
+        elif hide_item and (m := _LIST_ITEM.match(body)):
+            body = m.group(1) + MASK + m.group(3)
+            hide_item = False
+        else:
+            name = _ENV_NAME_LINE.match(body)
+            if name:
+                hide_value = _secret_env_name(name.group(1))
+            elif body.strip():
+                hide_value = hide_value and body.lstrip().startswith(("valueFrom", "#"))
+            item = _LIST_ITEM.match(body)
+            hide_item = bool(item and SECRET_OPTION.match(item.group(2).strip("\"'")))
+            body = _UNIT_ENV.sub(_unit_environment, body)
+            body = _ENV_FLOW.sub(lambda m: m.group(1) + MASK if _secret_env_name(m.group(2)) else m.group(0), body)
+            body = mask_text(body)
+        lines.append(body + end)
     return "".join(lines).encode()
 
 
@@ -143,7 +264,7 @@ def sanitize_mounts(raw: bytes) -> bytes:
 
 
 def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
-    """Apply the named sanitiser of a spec to the file at ``path``."""
+    """Apply the named sanitiser of a spec to the file at ``path`` (none named: :func:`sanitize_text`)."""
     if sanitizer == "proc":
         if path.endswith("/environ"):
             return sanitize_environ(raw)
@@ -157,4 +278,19 @@ def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
         return sanitize_deploy(raw)
     if sanitizer == "mounts":
         return sanitize_mounts(raw)
-    return raw
+    return sanitize_text(raw)
+
+
+def sanitize_text(raw: bytes) -> bytes:
+    """Any other file or command output: secrets masked when it is UTF-8 text (binary passes unchanged).
+
+    A kernel command line may hold a kickstart URL with credentials, a log line a bearer token.
+    """
+    if b"\0" in raw:
+        return raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    masked = mask_text(text)
+    return raw if masked == text else masked.encode("utf-8")

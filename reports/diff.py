@@ -15,30 +15,32 @@ def _sev_change(before: str | None, after: str | None) -> str:
 
 
 def render_text(d: Diff, out: TextIO, verbose: bool = False) -> None:
+    from doctor.textsafe import clean as c
+
     b, a = d.before, d.after
-    out.write(f"gnd diff  before: {b['path']} ({b['kind']}, host {b.get('hostname') or '?'}, "
-              f"collected {b.get('collected_at') or '?'})\n")
-    out.write(f"          after:  {a['path']} ({a['kind']}, host {a.get('hostname') or '?'}, "
-              f"collected {a.get('collected_at') or '?'})\n")
+    out.write(f"gnd diff  before: {c(b['path'])} ({c(b['kind'])}, host {c(b.get('hostname') or '?')}, "
+              f"collected {c(b.get('collected_at') or '?')})\n")
+    out.write(f"          after:  {c(a['path'])} ({c(a['kind'])}, host {c(a.get('hostname') or '?')}, "
+              f"collected {c(a.get('collected_at') or '?')})\n")
     if d.identity_mismatch:
-        out.write(f"  different hosts (--cross-host): {'; '.join(d.identity_mismatch)}\n")
-    c = d.counts
-    out.write(f"\nFindings: {c['fixed']} fixed, {c['new']} new, {c['worse'] + c['better']} changed severity "
-              f"({c['worse']} worse, {c['better']} better), {c['unchanged']} unchanged\n")
+        out.write(f"  different hosts (--cross-host): {c('; '.join(d.identity_mismatch))}\n")
+    n = d.counts
+    out.write(f"\nFindings: {n['fixed']} fixed, {n['new']} new, {n['worse'] + n['better']} changed severity "
+              f"({n['worse']} worse, {n['better']} better), {n['unchanged']} unchanged\n")
     for f in d.findings:
         if f.change == UNCHANGED and not verbose:
             continue
-        line = f"  {LABEL[f.change]:<7} {_sev_change(f.before, f.after):<17} {f.check}  {f.subject} — {f.title}"
+        line = f"  {LABEL[f.change]:<7} {c(_sev_change(f.before, f.after)):<17} {c(f.check)}  {c(f.subject)} — {c(f.title)}"
         out.write(line + "\n")
         for key in f.related_facts[:4]:
-            out.write(f"{'':27}fact {key}\n")
-    if c["unchanged"] and not verbose:
-        out.write(f"  ({c['unchanged']} unchanged; -v lists them)\n")
+            out.write(f"{'':27}fact {c(key)}\n")
+    if n["unchanged"] and not verbose:
+        out.write(f"  ({n['unchanged']} unchanged; -v lists them)\n")
     out.write(f"\nFacts: {len(d.facts)} changed\n")
     width = min(max((len(x.key) for x in d.facts), default=0), 60)
     for x in d.facts:
-        out.write(f"  {x.key:<{width}}  {x.before if x.before is not None else '(absent)'}  ->  "
-                  f"{x.after if x.after is not None else '(absent)'}\n")
+        out.write(f"  {c(x.key):<{width}}  {c(x.before) if x.before is not None else '(absent)'}  ->  "
+                  f"{c(x.after) if x.after is not None else '(absent)'}\n")
 
 
 def render_html(d: Diff) -> str:

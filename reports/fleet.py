@@ -7,6 +7,7 @@ from typing import TextIO
 
 from doctor.findings import severity_order
 from doctor.fleet.fleet import STATUS_LETTER, FindingGroup, FleetReport
+from doctor.textsafe import clean as c
 
 #: Text output shows at most this many groups as matrix columns, names per list, and lines per section.
 MAX_GROUP_COLUMNS = 12
@@ -17,7 +18,7 @@ MAX_HTML_NODES = 2000
 
 
 def _names(report: FleetReport, nodes: Sequence[int], limit: int = MAX_NAMES) -> str:
-    shown = [report.rows[i].name for i in nodes[:limit]]
+    shown = [c(report.rows[i].name) for i in nodes[:limit]]
     more = len(nodes) - len(shown)
     return ", ".join(shown) + (f" … +{more}" if more > 0 else "")
 
@@ -39,7 +40,7 @@ def _finding_lines(report: FleetReport, items: list[FindingGroup], out: TextIO, 
     for f in items[:MAX_LINES]:
         where = f"  [{len(f.nodes)} node{'s' if len(f.nodes) != 1 else ''}: {_names(report, f.nodes)}]" \
             if with_nodes else ""
-        out.write(f"  {f.severity.upper():<8} {f.check}  {f.subject} — {f.title}{where}\n")
+        out.write(f"  {c(f.severity.upper()):<8} {c(f.check)}  {c(f.subject)} — {c(f.title)}{where}\n")
     if len(items) > MAX_LINES:
         out.write(f"  … {len(items) - MAX_LINES} more (--format json)\n")
 
@@ -55,10 +56,10 @@ def render_text(report: FleetReport, out: TextIO) -> None:
     if report.groups:
         out.write("\nConfiguration groups (nodes with identical facts; hostnames, serials and addresses aside):\n")
         for label, nodes, keys in report.groups[:MAX_LINES]:
-            diff = "" if not keys else "  differs in: " + ", ".join(keys[:4]) + (f" (+{len(keys) - 4})"
+            diff = "" if not keys else "  differs in: " + c(", ".join(keys[:4])) + (f" (+{len(keys) - 4})"
                                                                                if len(keys) > 4 else "")
             tag = "  (majority)" if not keys and len(report.groups) > 1 else ""
-            out.write(f"  {label:<3} {len(nodes):>5} node{'s' if len(nodes) != 1 else ' '}  "
+            out.write(f"  {c(label):<3} {len(nodes):>5} node{'s' if len(nodes) != 1 else ' '}  "
                       f"{_names(report, nodes, 3)}{tag}{diff}\n")
         if len(report.groups) > MAX_LINES:
             out.write(f"  … {len(report.groups) - MAX_LINES} more groups (--format json)\n")
@@ -68,11 +69,11 @@ def render_text(report: FleetReport, out: TextIO) -> None:
         width = max(len(c) for c in report.checks)
         out.write("\nCheck matrix (worst status per group: C critical, H high, M medium, L low, ? unknown, "
                   "i info, . pass, - not applicable):\n")
-        out.write(f"  {'':<{width}}  " + " ".join(f"{label:>3}" for label, _, _ in cols) + "\n")
+        out.write(f"  {'':<{width}}  " + " ".join(f"{c(label):>3}" for label, _, _ in cols) + "\n")
         per_group = [group_statuses(report, nodes) for _, nodes, _ in cols]
         for j, check in enumerate(report.checks):
             cells = " ".join(f"{STATUS_LETTER.get(g[j], ' '):>3}" for g in per_group)
-            out.write(f"  {check:<{width}}  {cells}\n")
+            out.write(f"  {c(check):<{width}}  {cells}\n")
         if len(report.groups) > MAX_GROUP_COLUMNS:
             out.write(f"  ({len(report.groups) - MAX_GROUP_COLUMNS} more groups in --format json/html)\n")
     # outliers
@@ -80,9 +81,9 @@ def render_text(report: FleetReport, out: TextIO) -> None:
     out.write(f"\nOutlier nodes ({len(outliers)}):\n" if outliers else "\nOutlier nodes: none\n")
     for i in outliers[:MAX_LINES]:
         row = report.rows[i]
-        out.write(f"  {row.name}  ({row.path})\n")
+        out.write(f"  {c(row.name)}  ({c(row.path)})\n")
         for line in report.reasons(i)[:8]:
-            out.write(f"      {line}\n")
+            out.write(f"      {c(line)}\n")
     if len(outliers) > MAX_LINES:
         out.write(f"  … {len(outliers) - MAX_LINES} more (--format json)\n")
     if report.common:
@@ -95,7 +96,7 @@ def render_text(report: FleetReport, out: TextIO) -> None:
     if bad:
         out.write(f"\nUnreadable sources ({len(bad)}):\n")
         for r in bad[:MAX_LINES]:
-            out.write(f"  {r.path}: {r.error}\n")
+            out.write(f"  {c(r.path)}: {c(r.error)}\n")
         if len(bad) > MAX_LINES:
             out.write(f"  … {len(bad) - MAX_LINES} more (--format json)\n")
 

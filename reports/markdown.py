@@ -1,7 +1,7 @@
 """Markdown report for pasting into a ticket: summary, then ranked findings with fix commands.
 
-Host data is untrusted: prose is backslash-escaped (so ``<script>`` and link syntax stay text),
-inline code uses a backtick run longer than any inside it, and every command block is fenced
+Host data is untrusted: control characters (terminal escapes, bidi overrides) are neutralised,
+prose is backslash-escaped (so ``<script>`` and link syntax stay text), inline code uses a backtick run longer than any inside it, and every command block is fenced
 with more backticks than the longest run in its content, so a value holding ````` cannot end
 the block early.
 """
@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from doctor.findings import SEVERITIES, Finding
+from doctor.textsafe import clean
 from reports.view import View, build_view, sentence
 
 #: characters that act anywhere on a line (emphasis, code, links, HTML, tables, strikethrough, entities)
@@ -23,14 +24,14 @@ MAX_EVIDENCE = 12
 
 
 def text(value: object) -> str:
-    """Prose: one line, Markdown/HTML punctuation escaped."""
-    flat = _SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    """Prose: one line, control characters neutralised, Markdown/HTML punctuation escaped."""
+    flat = _SPECIAL.sub(r"\\\1", clean(" ".join(str(value).split())))
     return _LEADING_NUMBER.sub(r"\1\\\2", _LEADING.sub(r"\\\1", flat))
 
 
 def code(value: object) -> str:
     """An inline code span that no backtick inside ``value`` can close."""
-    flat = " ".join(str(value).split())
+    flat = clean(" ".join(str(value).split()))
     longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") or not flat else ""
@@ -39,21 +40,22 @@ def code(value: object) -> str:
 
 def fence(lines: list[str] | tuple[str, ...], lang: str = "sh") -> str:
     """A fenced block that its content cannot close."""
-    body = "\n".join(lines)
+    body = "\n".join(clean(line) for line in lines)
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{body}\n{ticks}"
 
 
 def _finding(f: Finding) -> list[str]:
-    out = [f"### {f.rank}. {f.severity.upper()}: {text(f.title)}", "",
+    out = [f"### {f.rank}. {text(f.severity.upper())}: {text(f.title)}", "",
            f"Check {code(f.check)}, subject {code(f.subject)}"
            + (f", confidence {f.confidence * 100:.0f} %" if f.confidence < 1 else ""), ""]
     if f.detail:
         out += [text(f.detail), ""]
     rows = [("Expected", f.expected), ("Observed", f.observed),
             ("Impact", (f"{f.impact.score:g}/100 " if f.impact.score else "") + f.impact.text),
-            ("Related", ", ".join(f.related))]
+            ("Related", ", ".join(f.related[:MAX_EVIDENCE])
+             + (f" … +{len(f.related) - MAX_EVIDENCE} more" if len(f.related) > MAX_EVIDENCE else ""))]
     for label, value in rows:
         if value.strip():
             out.append(f"- **{label}:** {text(value)}")
@@ -105,13 +107,16 @@ def render_markdown_view(view: View) -> str:
         out += [f"Estimated throughput at stake: **up to {view.at_stake:g} %** (impact scores combined; an estimate).",
                 ""]
         for i, f in enumerate(view.top, 1):
-            out.append(f"{i}. **{f.severity.upper()}** {text(sentence(f))}")
+            out.append(f"{i}. **{text(f.severity.upper())}** {text(sentence(f))}")
         out.append("")
     else:
         out += ["No problem found at low severity or above.", ""]
     out += ["## Findings, worst first", ""]
     for f in view.findings:
         out += _finding(f)
+    if view.omitted:
+        out += [f"… {view.omitted} more findings are not shown (a report shows the worst {len(view.findings)}"
+                f"{' and the unevaluated checks' if view.unknowns else ''}); the JSON result holds them all.", ""]
     if view.not_evaluated:
         out += ["## Could not be evaluated", ""]
         out += [f"- {code(c.id)} {text(c.title)}" + (f": {text(c.why)}" if c.why else "") for c in view.not_evaluated]

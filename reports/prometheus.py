@@ -19,13 +19,16 @@ from datetime import datetime
 from typing import Any
 
 from doctor.findings import PASS, SEVERITIES
+from doctor.textsafe import clean
 
 PREFIX = "gnd"
 
 
 def escape_label(value: object) -> str:
-    """A label value escaped per the exposition format (backslash, double quote, line feed)."""
-    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value escaped per the exposition format (backslash, double quote, line feed); other
+    control characters (terminal escapes, bidi overrides) are neutralised."""
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return clean(text)
 
 
 def _labels(**labels: object) -> str:

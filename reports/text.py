@@ -8,7 +8,10 @@ from typing import Any, TextIO
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
 from doctor.runner import Result
+from doctor.textsafe import clean
 
+#: ``related`` ids printed per finding (a finding merged over 2,000 processes relates to all of them)
+MAX_RELATED = 10
 _COLOURS = {CRITICAL: "1;97;41", HIGH: "1;31", MEDIUM: "33", LOW: "36", INFO: "2", UNKNOWN: "35", PASS: "32"}
 
 
@@ -25,27 +28,32 @@ class _Painter:
         return f"\033[{code}m{text}\033[0m" if self.on else text
 
 
-def _clean(text: str) -> str:
-    """Drop control characters so data from a host cannot drive the terminal."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in text)
+def _clean(text: object) -> str:
+    """One line with control characters neutralised, so data from a host cannot drive the terminal."""
+    return clean(text)
+
+
+def _block(text: object, pad: str) -> str:
+    """Multi-line prose, every line indented under its finding (a newline cannot forge a finding line)."""
+    return clean(text, multiline=True).replace("\n", "\n" + pad)
 
 
 def _header(result: Result, paint: _Painter) -> list[str]:
     src = result.source
     inv: dict[str, Any] = result.inventory or {}
     host = (inv.get("host") or {})
-    lines = [paint(f"gpu-node-doctor — {src.get('kind')} {src.get('path')}", "1")
-             + f"  host {src.get('hostname') or '?'}, collected {src.get('collected_at') or '?'}"]
-    gpus = inv.get("gpus") or []
-    names = sorted({g.get("name") or "unknown model" for g in gpus})
+    lines = [paint(f"gpu-node-doctor — {_clean(src.get('kind'))} {_clean(src.get('path'))}", "1")
+             + f"  host {_clean(src.get('hostname') or '?')}, collected {_clean(src.get('collected_at') or '?')}"]
+    gpus = [g for g in inv.get("gpus") or [] if isinstance(g, dict)]
+    names = sorted({_clean(g.get("name") or "unknown model") for g in gpus})
     parts = [f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}" + (f" ({', '.join(names)})" if gpus else "")]
     parts.append(f"{len(inv.get('nics') or [])} NICs")
     parts.append(f"{len(inv.get('numa') or [])} NUMA nodes")
     if host.get("kernel"):
-        parts.append(f"kernel {host['kernel']}")
+        parts.append(f"kernel {_clean(host['kernel'])}")
     driver = (inv.get("driver") or {}).get("nvidia")
     if driver:
-        parts.append(f"driver {driver}")
+        parts.append(f"driver {_clean(driver)}")
     if host.get("virtual_machine"):
         parts.append("virtual machine")
     lines.append("; ".join(parts))
@@ -53,17 +61,19 @@ def _header(result: Result, paint: _Painter) -> list[str]:
 
 
 def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
-    sev = paint(f"{f.severity.upper():8}", _COLOURS.get(f.severity, "0"))
-    lines = [f"{f.rank:>3} {sev} {paint(f.check, '1')}  {_clean(f.subject)} — {_clean(f.title)}"]
+    sev = paint(f"{_clean(f.severity.upper()):8}", _COLOURS.get(f.severity, "0"))
+    lines = [f"{f.rank:>3} {sev} {paint(_clean(f.check), '1')}  {_clean(f.subject)} — {_clean(f.title)}"]
     pad = " " * 13
     if f.severity in (INFO, PASS) and not verbose:
         return lines
     if f.detail:
-        lines.append(pad + _clean(f.detail))
+        lines.append(pad + _block(f.detail, pad))
     if f.expected or f.observed:
         lines.append(pad + f"expected: {_clean(f.expected)}  observed: {_clean(f.observed)}")
     if f.related:
-        lines.append(pad + "related: " + ", ".join(_clean(r) for r in f.related))
+        shown = ", ".join(_clean(r) for r in f.related[:MAX_RELATED])
+        more = len(f.related) - MAX_RELATED
+        lines.append(pad + "related: " + shown + (f" … +{more} more (--format json)" if more > 0 else ""))
     if f.impact.text:
         lines.append(pad + "impact: " + _clean(f.impact.text))
     for ev in f.evidence[: (None if verbose else 4)]:
@@ -74,7 +84,7 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
         for c in cmds:
             lines.append(pad + f"{label + ':':9}" + paint(_clean(c), "32" if label == "fix" else "0"))
     if f.fix.notes:
-        lines.append(pad + "note: " + _clean(f.fix.notes))
+        lines.append(pad + "note: " + _block(f.fix.notes, pad))
     return lines
 
 
@@ -103,16 +113,16 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
     if unknowns:
         lines.append(paint("Could not evaluate:", "1"))
         for f in unknowns:
-            lines.append(f"    {paint(f.check, '35')}  {_clean(f.subject)} — {_clean(f.title)}"
+            lines.append(f"    {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
                          + (f": {_clean(f.detail)}" if f.detail else ""))
         lines.append("")
     counts = {s: sum(1 for f in result.findings if f.severity == s) for s in SEVERITIES}
     passed = [c["id"] for c in result.checks if c.get("status") == PASS]
     na = [c["id"] for c in result.checks if c.get("status") == "not_applicable"]
     if passed:
-        lines.append(paint("Checked, nothing found: ", "1") + paint(", ".join(passed), "32"))
+        lines.append(paint("Checked, nothing found: ", "1") + paint(_clean(", ".join(passed)), "32"))
     if na:
-        lines.append(paint("Did not apply here: ", "1") + ", ".join(na))
+        lines.append(paint("Did not apply here: ", "1") + _clean(", ".join(na)))
     if passed or na:
         lines.append("")
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != PASS)

@@ -10,7 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.errors import DoctorError
-from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.findings import (
+    CRITICAL,
+    HIGH,
+    INFO,
+    LOW,
+    MEDIUM,
+    PASS,
+    SEVERITIES,
+    UNKNOWN,
+    Finding,
+    severity_order,
+)
 from doctor.redact import mask_strings
 from doctor.result_io import validate
 from doctor.runner import Result
@@ -21,6 +32,12 @@ SUPPORTED_MAJORS = ("1", "2")
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
 #: How many findings the summary names
 TOP = 3
+#: What a renderer accepts from a saved result: file size, findings shown (worst first), evidence lines
+#: kept per finding and characters per text field. A real result is a few hundred KiB with tens of
+#: findings; a crafted one must not take PDF rendering to tens of GB.
+MAX_FINDINGS = 500
+MAX_EVIDENCE = 50
+MAX_FIELD = 4000
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,7 @@ class View:
     not_evaluated: list[CheckLine]
     not_applicable: list[CheckLine]
     inventory: dict[str, Any] = field(default_factory=dict)
+    omitted: int = 0  # findings beyond MAX_FINDINGS, not shown
 
     @property
     def findings(self) -> list[Finding]:
@@ -85,9 +103,42 @@ def _check_lines(checks: list[dict[str, Any]], status: str) -> list[CheckLine]:
             if isinstance(c, dict) and c.get("status") == status]
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_FIELD else text[: MAX_FIELD - 1] + "…"
+
+
+def _bounded_finding(raw: dict[str, Any]) -> dict[str, Any]:
+    """A finding dict with long text fields clipped and at most :data:`MAX_EVIDENCE` evidence lines."""
+    out = {k: _clip(v) if isinstance(v, str) else v for k, v in raw.items()}
+    evidence = out.get("evidence")
+    if isinstance(evidence, list):
+        kept = [{k: _clip(v) if isinstance(v, str) else v for k, v in e.items()}
+                for e in evidence[:MAX_EVIDENCE] if isinstance(e, dict)]
+        if len(evidence) > MAX_EVIDENCE:
+            kept.append({"source": "gnd", "value": f"… {len(evidence) - MAX_EVIDENCE} more in the JSON result"})
+        out["evidence"] = kept
+    for key in ("references", "related"):
+        if isinstance(out.get(key), list) and len(out[key]) > MAX_EVIDENCE:
+            out[key] = [*out[key][:MAX_EVIDENCE], f"… {len(out[key]) - MAX_EVIDENCE} more"]
+    return out
+
+
+def _bounded(data: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``data`` with at most :data:`MAX_FINDINGS` findings (worst first) and bounded fields; how many were cut."""
+    raw = [f for f in data.get("findings") or [] if isinstance(f, dict)]
+    if len(raw) > MAX_FINDINGS:
+        raw = sorted(raw, key=lambda f: severity_order(str(f.get("severity"))))
+    kept = [_bounded_finding(f) for f in raw[:MAX_FINDINGS]]
+    return {**data, "findings": kept}, max(0, len(raw) - MAX_FINDINGS)
+
+
 def build_view(data: dict[str, Any]) -> View:
-    """Sections of the report for ``data`` (a validated result dict); secrets are masked again here."""
-    data = mask_strings(validate(data))
+    """Sections of the report for ``data`` (a validated result dict); secrets are masked again here.
+
+    At most :data:`MAX_FINDINGS` findings are shown (``omitted`` counts the rest) and long fields are clipped.
+    """
+    data, omitted = _bounded(validate(data))
+    data = mask_strings(data)
     try:
         result = Result.from_dict(data)
     except (TypeError, ValueError, AttributeError) as exc:
@@ -116,5 +167,5 @@ def build_view(data: dict[str, Any]) -> View:
         tool_version=str(tool.get("version") or "?"), redacted=bool(data.get("redacted")),
         counts=counts, problems=problems, infos=infos, unknowns=unknowns, top=problems[:TOP],
         at_stake=at_stake(problems), passed=passed, not_evaluated=not_evaluated,
-        not_applicable=_check_lines(checks, "not_applicable"), inventory=inv,
+        not_applicable=_check_lines(checks, "not_applicable"), inventory=inv, omitted=omitted,
     )

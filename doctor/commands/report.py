@@ -62,8 +62,9 @@ def render(data: dict[str, object], fmt: str) -> bytes:
     """The report bytes for a (validated) result dict."""
     if fmt == "json":
         from doctor.result_io import validate
+        from doctor.secrets import mask_data
 
-        return (json.dumps(validate(data), indent=2) + "\n").encode()
+        return (json.dumps(mask_data(validate(data)), indent=2) + "\n").encode()
     if fmt == "md":
         from reports.markdown import render_markdown
 

@@ -82,7 +82,7 @@ def write_baseline(facts: Facts, source_label: str) -> str:
     host = facts.host.hostname or "?"
     lines = [
         "# gpu-node-doctor baseline: what a known-good node looks like.",
-        f"# Written by `gnd baseline` from {source_label} (host {host}) at {now}.",
+        f"# Written by `gnd baseline` from {toml_io.comment(source_label)} (host {toml_io.comment(host)}) at {now}.",
         "# `gnd check --baseline THIS_FILE` reports every difference as check baseline.deviation.",
         "# Edit freely: delete a line or a whole [section] to stop checking it; unknown keys are an error.",
         "",
@@ -93,19 +93,19 @@ def write_baseline(facts: Facts, source_label: str) -> str:
         models = sorted({m for m in (_model(d) for d in devs) if m})
         names = sorted({d.name for d in devs if d.name})
         lines += [f"[{kind}]", f"count = {len(devs)}",
-                  f"models = {toml_io.value(models)}  # vendor:device" + (f"; {'; '.join(names)}" if names else ""),
+                  f"models = {toml_io.value(models)}  # vendor:device" + (f"; {toml_io.comment('; '.join(names))}" if names else ""),
                   ""]
     lines.append("# One table per slot (PCI address): gen = PCIe generation the link trains at under load,")
     lines.append("# width = lanes, numa_node = the node sysfs reports, driver = the bound kernel driver.")
     for kind, dev in _devices(facts):
-        lines.append(f"[pci.{toml_io.key(dev.address)}]  # {_name_of(facts, kind, dev)}")
+        lines.append(f"[pci.{toml_io.key(dev.address)}]  # {toml_io.comment(_name_of(facts, kind, dev))}")
         lines.append(f"kind = {toml_io.value(kind)}")
         model = _model(dev)
         if model:
             lines.append(f"model = {toml_io.value(model)}")
         gen, how = expected_gen(facts, dev)
         if gen is not None:
-            lines.append(f"gen = {gen}  # {how}")
+            lines.append(f"gen = {gen}  # {toml_io.comment(how)}")
         if dev.cur_width is not None:
             lines.append(f"width = {dev.cur_width}" + (f"  # of x{dev.max_width}" if dev.max_width else ""))
         if dev.numa_node is not None:

@@ -10,8 +10,11 @@ import re
 from typing import Any
 
 from doctor.errors import DoctorError
+from doctor.textsafe import clean
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+#: Characters JSON leaves raw but a terminal or TOML must not see (DEL, C1 controls, bidi and separators)
+_RAW_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def key(name: str) -> str:
@@ -27,7 +30,12 @@ def value(v: object) -> str:
         return repr(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(value(x) for x in v) + "]"
-    return json.dumps(str(v), ensure_ascii=False)
+    return _RAW_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(str(v), ensure_ascii=False))
+
+
+def comment(text: object) -> str:
+    """Text for a ``#`` comment: one line, control characters neutralised (a name cannot forge a key)."""
+    return clean(text)
 
 
 def loads(text: str, where: str) -> dict[str, Any]:

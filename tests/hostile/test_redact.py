@@ -1,0 +1,156 @@
+"""Identities do not survive ``--redact`` (issue 11 item 4): NUL-separated process files, PCI Device
+Serial Numbers, short hostnames and FQDN domains are redacted, and the map keeps the original case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import struct
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import doctor.redact as redact
+from doctor import cli
+from tests.helpers import SICK, facts, run
+
+redact_result, scrub_config_space = redact.redact_result, redact.scrub_config_space
+
+HOST = "gpu-node-13"  # the fixture's hostname
+IP = "10.77.{}.{}".format(*secrets.SystemRandom().sample(range(1, 250), 2))
+MAC = "02:" + ":".join(f"{b:02x}" for b in secrets.token_bytes(5))
+DEVICE = "0000:1b:00.0"
+
+
+def _dsn_config(base: bytes, serial: bytes) -> bytes:
+    """``base`` config space with AER at 0x100 pointing to a Device Serial Number capability at 0x150."""
+    out = bytearray(base.ljust(4096, b"\0"))
+    out[0x100:0x104] = struct.pack("<I", 0x0001 | (2 << 16) | (0x150 << 20))
+    out[0x150:0x154] = struct.pack("<I", 0x0003 | (1 << 16))
+    out[0x154:0x15C] = serial
+    return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
+    if not SICK.exists():
+        pytest.skip("sick fixture not generated")
+    dest = tmp_path_factory.mktemp("ids") / "node"
+    shutil.copytree(SICK, dest, symlinks=True)
+    proc = dest / "proc/4242"
+    (proc / "cmdline").write_bytes(proc.joinpath("cmdline").read_bytes()
+                                   + f"--host\0{HOST}\0--advertise\0{IP}\0--mac\0{MAC}\0".encode())
+    (proc / "environ").write_bytes(proc.joinpath("environ").read_bytes()
+                                   + f"VLLM_HOST_IP={IP}\0NCCL_COMM_ID={HOST}:29500\0".encode())
+    serial = secrets.token_bytes(8)
+    config = Path(os.path.realpath(dest / f"sys/bus/pci/devices/{DEVICE}/config"))
+    config.write_bytes(_dsn_config(config.read_bytes(), serial))
+    return dest, serial
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path) as tf:
+        out = {}
+        for m in tf.getmembers():
+            if m.isfile():
+                data = tf.extractfile(m)
+                assert data is not None
+                out[m.name] = data.read()
+        return out
+
+
+def test_collect_redact_covers_nul_separated_proc_files(node: tuple[Path, bytes], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    root, _serial = node
+    out = tmp_path / "s.tar.gz"
+    assert cli.main(["collect", "--root", str(root), "-o", str(out), "--redact",
+                     "--redact-map", str(tmp_path / "map.json")]) == 0
+    capsys.readouterr()
+    members = _members(out)
+    for name in ("proc/4242/cmdline", "proc/4242/environ"):
+        data = members[name]
+        text = data.decode()
+        for value in (HOST, IP, MAC):
+            assert value not in text, f"{value} left in {name}"
+        assert "\0" in text and "host-1" in text and "ip-" in text
+    argv = members["proc/4242/cmdline"].decode().split("\0")
+    assert argv[argv.index("--host") + 1] == "host-1" and "--enforce-eager" in argv
+    env = members["proc/4242/environ"].decode()
+    assert "NCCL_COMM_ID=host-1:29500" in env
+    mapping = json.loads((tmp_path / "map.json").read_text())["map"]
+    assert mapping["host-1"] == HOST and MAC in mapping.values()
+
+
+def test_collect_redact_zeroes_pci_device_serial(node: tuple[Path, bytes], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    root, serial = node
+    original = Path(os.path.realpath(root / f"sys/bus/pci/devices/{DEVICE}/config")).read_bytes()
+    plain, redacted = tmp_path / "p.tar.gz", tmp_path / "r.tar.gz"
+    assert cli.main(["collect", "--root", str(root), "-o", str(plain)]) == 0
+    assert cli.main(["collect", "--root", str(root), "-o", str(redacted), "--redact",
+                     "--redact-map", str(tmp_path / "map.json")]) == 0
+    capsys.readouterr()
+    name = next(n for n in _members(redacted) if n.endswith(f"{DEVICE}/config"))
+    assert _members(plain)[name] == original  # without --redact the snapshot is the node's
+    scrubbed = _members(redacted)[name]
+    assert serial not in scrubbed and scrubbed[0x154:0x15C] == bytes(8)
+    assert scrubbed[:0x154] == original[:0x154] and scrubbed[0x15C:] == original[0x15C:]
+    # the redacted snapshot still reads: the link and AER state of the device are intact
+    assert cli.main(["check", str(redacted), "--format", "json", "--only", "pcie"]) in (0, 1)
+    capsys.readouterr()
+
+
+def test_config_space_walk_is_bounded() -> None:
+    looping = bytearray(4096)
+    looping[0x100:0x104] = struct.pack("<I", 0x0001 | (0x100 << 20))  # points at itself
+    assert scrub_config_space(bytes(looping)) == bytes(looping)
+    assert scrub_config_space(b"\x86\x80") == b"\x86\x80"
+    assert scrub_config_space(_dsn_config(b"", b"\xff" * 8)[:0x158])[0x154:] == bytes(4)
+
+
+def _result(hostname: str, detail: str) -> dict[str, Any]:
+    data = run(facts()).to_dict()
+    data["source"]["hostname"] = hostname
+    data["inventory"]["host"]["hostname"] = hostname
+    data["findings"][0]["detail"] = detail
+    return data
+
+
+def test_short_hostname_is_redacted(tmp_path: Path) -> None:
+    red = redact_result(_result("n7", "peer n7 answered; N7 is not the host in this sentence"),
+                        str(tmp_path / "m.json"))
+    text = json.dumps(red)
+    assert not re.search(r"(?<![A-Za-z0-9])n7(?![A-Za-z0-9])", text)
+    assert red["source"]["hostname"] == "host-1" and "peer host-1 answered" in text
+    assert "N7 is not" in text  # short names match in their own case only
+
+
+def test_fqdn_domain_is_redacted_and_the_map_keeps_case(tmp_path: Path) -> None:
+    map_path = tmp_path / "m.json"
+    red = redact_result(_result("Node7.Corp.Example.com", "search corp.example.com; peer node8.corp.example.com"),
+                        str(map_path))
+    text = json.dumps(red)
+    assert "example.com" not in text.lower() and "node7" not in text.lower()
+    assert "peer node8.host-" in text
+    mapping = json.loads(map_path.read_text())["map"]
+    assert "Node7.Corp.Example.com" in mapping.values() and "Corp.Example.com" in mapping.values()
+    assert "node7.corp.example.com" not in mapping.values()
+    again = redact_result(_result("node7.corp.example.com", ""), str(map_path))  # same host, other case
+    assert again["source"]["hostname"] == red["source"]["hostname"]
+
+
+@pytest.mark.parametrize("line", ["a:" * 100_000 + "g", "1." * 100_000, "ab:" * 70_000 + "x", "0" * 200_000])
+def test_redacting_a_hostile_line_takes_linear_time(line: str) -> None:
+    import time
+
+    redactor = redact.Redactor()
+    redactor.learn(HOST, "host")
+    start = time.monotonic()
+    redactor.text(line)
+    assert time.monotonic() - start < 10
