@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 from dataclasses import dataclass
 
@@ -240,6 +239,8 @@ class LiveSource(Source):
 
 def run_command(spec: specs.Spec) -> CommandOutput:
     """Run a command spec with its timeout; a missing or hung program is a normal answer."""
+    import subprocess  # imported when a command actually runs: a snapshot run never does
+
     where = " ".join(spec.argv)
     exe = shutil.which(spec.argv[0])
     if exe is None:

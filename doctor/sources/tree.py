@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tarfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -199,6 +198,8 @@ class TarTree(Tree):
         self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
         self._children: dict[str, set[str]] = {"": set()}
         total = 0
+        import tarfile  # only tarball sources pay for it
+
         try:
             with tarfile.open(path, "r:*") as tf:
                 for member in tf:
@@ -354,6 +355,8 @@ def is_tarball(path: str) -> bool:
     if suffixes.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")):
         return True
     try:
+        import tarfile
+
         return tarfile.is_tarfile(path)
     except OSError:
         return False
