@@ -239,12 +239,12 @@ class LiveSource(Source):
 
 def run_command(spec: specs.Spec) -> CommandOutput:
     """Run a command spec with its timeout; a missing or hung program is a normal answer."""
-    import subprocess  # imported when a command actually runs: a snapshot run never does
-
     where = " ".join(spec.argv)
     exe = shutil.which(spec.argv[0])
     if exe is None:
         return CommandOutput(spec.name, None, where, reason=f"{spec.argv[0]} not found on PATH")
+    import subprocess  # imported when a command actually runs: a snapshot run never does
+
     start = time.monotonic()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"), "LC_ALL": "C"}
     try:
