@@ -231,7 +231,8 @@ def main() -> int:
         git("worktree", "remove", "--force", str(worktree))
         shutil.rmtree(work, ignore_errors=True)
     dirty = " (+ uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
-    print(f"previous = {ref} ({commit}); now = {git('rev-parse', '--short', 'HEAD')}{dirty}; median of "
+    label = ref if ref != git("rev-parse", ref) else "main before this branch"
+    print(f"previous = {label} ({commit}); now = {git('rev-parse', '--short', 'HEAD')}{dirty}; median of "
           f"{args.runs} runs ({args.pdf_runs} for PDF) after a warm-up; {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}")
     print("\n".join(table(figures, ref)))
