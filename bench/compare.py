@@ -33,14 +33,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SICK = "fixtures/hgx-h100-sick"
+LAST_CPU = [0.0]  # user + system seconds of the last child timed()
 
 #: figure -> (target, unit, lower is better); None: no target, tracked for regressions only
 TARGETS: dict[str, tuple[float | None, str]] = {
     "check host wall": (0.15, "s"),
+    "check host CPU": (None, "s"),
     "check host imports": (None, "ms"),
     "check host peak RSS": (None, "MiB"),
     "check sick wall": (None, "s"),
     "pdf sick wall": (1.5, "s"),
+    "pdf sick CPU": (None, "s"),
     "pdf sick peak RSS": (100.0, "MiB"),
     "fleet json per node": (None, "ms"),
     "fleet snapshot per node": (None, "ms"),
@@ -65,13 +68,14 @@ def default_reference() -> str:
 
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS (MiB), exit status and stderr of one child process."""
+    """Wall seconds, peak RSS (MiB), exit status and stderr of one child process (CPU seconds in ``LAST_CPU``)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
                                 env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        LAST_CPU[0] = usage.ru_utime + usage.ru_stime
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         return wall, usage.ru_maxrss / 1024, proc.returncode, err.read().decode(errors="replace")
@@ -124,13 +128,16 @@ def interleaved(trees: list[Tree], runs: int, measure: Callable[[Tree], float | 
 def startup_figures(trees: list[Tree], runs: int) -> dict[str, dict[str, float | None]]:
     figures: dict[str, dict[str, float | None]] = {}
     rss: dict[str, list[float]] = {t.name: [] for t in trees}
+    cpu: dict[str, list[float]] = {t.name: [] for t in trees}
 
     def host(t: Tree) -> float | None:
         wall, peak, rc, _ = t.gnd("check")
         rss[t.name].append(peak)
+        cpu[t.name].append(LAST_CPU[0])
         return wall if rc in (0, 1) else None
 
     figures["check host wall"] = interleaved(trees, runs, host)
+    figures["check host CPU"] = {n: statistics.median(v) if v else None for n, v in cpu.items()}
     figures["check host peak RSS"] = {n: max(v) if v else None for n, v in rss.items()}
 
     def imports(t: Tree) -> float | None:
@@ -149,6 +156,7 @@ def startup_figures(trees: list[Tree], runs: int) -> dict[str, dict[str, float |
 
 def pdf_figures(trees: list[Tree], runs: int, work: Path) -> dict[str, dict[str, float | None]]:
     rss: dict[str, list[float]] = {t.name: [] for t in trees}
+    cpu: dict[str, list[float]] = {t.name: [] for t in trees}
 
     def pdf(t: Tree) -> float | None:
         out = work / f"{t.name}.pdf"
@@ -156,13 +164,16 @@ def pdf_figures(trees: list[Tree], runs: int, work: Path) -> dict[str, dict[str,
         if rc not in (0, 1) or not out.is_file():
             return None  # no WeasyPrint or Pango here
         rss[t.name].append(peak)
+        cpu[t.name].append(LAST_CPU[0])
         return wall
 
     walls = interleaved(trees, runs, pdf)
-    return {"pdf sick wall": walls, "pdf sick peak RSS": {n: max(v) if v else None for n, v in rss.items()}}
+    return {"pdf sick wall": walls, "pdf sick CPU": {n: statistics.median(v) if v else None for n, v in cpu.items()},
+            "pdf sick peak RSS": {n: max(v) if v else None for n, v in rss.items()}}
 
 
-def fleet_figures(trees: list[Tree], counts: dict[str, int], work: Path) -> dict[str, dict[str, float | None]]:
+def fleet_figures(trees: list[Tree], counts: dict[str, int], runs: int,
+                  work: Path) -> dict[str, dict[str, float | None]]:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
     import fleet_bench  # generators of this tree; both trees analyse the same files
@@ -179,7 +190,7 @@ def fleet_figures(trees: list[Tree], counts: dict[str, int], work: Path) -> dict
             wall, _, rc, _ = t.gnd("fleet", str(folder), "--format", "json", "-q")
             return 1000 * wall / count if rc in (0, 1) else None
 
-        figures[f"fleet {'json' if kind == 'json' else 'snapshot'} per node"] = interleaved(trees, 2, fleet)
+        figures[f"fleet {'json' if kind == 'json' else 'snapshot'} per node"] = interleaved(trees, runs, fleet)
         shutil.rmtree(folder)
     return figures
 
@@ -211,6 +222,7 @@ def main() -> int:
     ap.add_argument("--pdf-runs", type=int, default=3, help="measured PDF runs per tree (default 3)")
     ap.add_argument("--fleet-json", type=int, default=300, metavar="N", help="saved results in the fleet (default 300)")
     ap.add_argument("--fleet-snapshots", type=int, default=30, metavar="N", help="snapshot tarballs (default 30)")
+    ap.add_argument("--fleet-runs", type=int, default=3, help="measured fleet runs per tree (default 3)")
     ap.add_argument("--skip", default="", help="comma-separated: pdf, fleet")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = ap.parse_args()
@@ -226,7 +238,8 @@ def main() -> int:
         if "pdf" not in skip:
             figures.update(pdf_figures(trees, args.pdf_runs, work))
         if "fleet" not in skip:
-            figures.update(fleet_figures(trees, {"json": args.fleet_json, "snapshots": args.fleet_snapshots}, work))
+            figures.update(fleet_figures(trees, {"json": args.fleet_json, "snapshots": args.fleet_snapshots},
+                                         args.fleet_runs, work))
     finally:
         git("worktree", "remove", "--force", str(worktree))
         shutil.rmtree(work, ignore_errors=True)
