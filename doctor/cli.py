@@ -54,8 +54,12 @@ def _load_command(name: str) -> ModuleType | None:
         raise
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
-    """The ``gnd`` parser and, by subcommand name, the module that runs it."""
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
+    """The ``gnd`` parser and, by subcommand name, the module that runs it.
+
+    With ``only``, every subcommand is listed but only that one gets its options (``main`` parses
+    one command line; building the other eight option sets would cost start-up time).
+    """
     parser = argparse.ArgumentParser(prog="gnd", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpu-node-doctor {__version__}")
@@ -69,21 +73,20 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
         p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
                            epilog=getattr(module, "EPILOG", None),
                            formatter_class=getattr(module, "FORMATTER", argparse.RawDescriptionHelpFormatter))
-        module.add_arguments(p)
+        if only is None or only == name:
+            module.add_arguments(p)
     return parser, commands
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser, commands = build_parser()
         if not args_list:
-            if "tui" in commands and sys.stdin.isatty() and sys.stdout.isatty():
-                args_list = ["tui"]
-            else:
-                args_list = ["check"]
-        elif args_list[0] not in commands and args_list[0] not in ("-h", "--help", "--version"):
+            tui = sys.stdin.isatty() and sys.stdout.isatty() and _load_command("tui") is not None
+            args_list = ["tui" if tui else "check"]
+        elif args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
             args_list = ["check", *args_list]  # `gnd SOURCE` and `gnd --format json` mean `gnd check ...`
+        parser, commands = build_parser(only=args_list[0])
         args = parser.parse_args(args_list)
         if args.command in commands:
             return int(commands[args.command].run(args))

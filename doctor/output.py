@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from typing import Any
 
 from doctor.errors import DoctorError
@@ -32,6 +31,8 @@ def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
         raise DoctorError(f"{path} is a directory; give a file name")
     if not os.path.isdir(directory):
         raise DoctorError(f"cannot write {path}: {directory} does not exist")
+    import tempfile  # not on the stdout path
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=".gnd-", dir=directory)
         try:

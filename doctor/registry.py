@@ -82,10 +82,9 @@ def _from_object(obj: object, plugin: str, seen: set[str]) -> Iterable[Check]:
 
 
 def _entry_points() -> list[tuple[str, Callable[[], object]]]:
-    from importlib.metadata import entry_points
+    from doctor.entrypoints import entry_points
 
-    eps = entry_points(group=ENTRY_POINT_GROUP)  # the selectable API exists from Python 3.10
-    return [(ep.name if ep.value != "checks" else "builtin", ep.load) for ep in eps]
+    return [(name if value != "checks" else "builtin", load) for name, value, load in entry_points(ENTRY_POINT_GROUP)]
 
 
 def load_checks() -> tuple[list[Check], list[LoadError]]:

@@ -7,6 +7,9 @@ neither reach the network nor read a local file; the report has no assets of its
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from doctor.errors import DoctorError
@@ -36,9 +39,33 @@ def _fetcher_class() -> Any:
     return RefusingFetcher
 
 
+@contextlib.contextmanager
+def _no_library_search() -> Iterator[None]:
+    """On Linux, let WeasyPrint's library loading skip ``ctypes.util.find_library``.
+
+    WeasyPrint tries several names per library (``libpango-1.0-0``, ``pango-1.0``, ...) before the
+    soname (``libpango-1.0.so.0``) that the dynamic loader finds; for each miss cffi calls
+    ``find_library``, which runs ``ldconfig``, ``gcc`` and ``ld`` in subprocesses: about fifty
+    processes and 0.15 s or more per report. Every list ends with the soname, so answering "not
+    found" to the guesses loads the same libraries. Elsewhere (macOS, Windows) nothing changes.
+    """
+    if not sys.platform.startswith("linux") or "weasyprint" in sys.modules:
+        yield
+        return
+    import ctypes.util
+
+    original = ctypes.util.find_library
+    ctypes.util.find_library = lambda name: None
+    try:
+        yield
+    finally:
+        ctypes.util.find_library = original
+
+
 def _import_weasyprint() -> Any:
     try:
-        import weasyprint
+        with _no_library_search():
+            import weasyprint
     except ImportError as exc:
         raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "
                           f"(Debian/Ubuntu: apt install {DEBIAN_PACKAGES}): {exc}") from None

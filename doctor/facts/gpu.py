@@ -8,17 +8,14 @@ available that is recorded in ``runtime_missing``, never papered over with defau
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from doctor.facts.pci import PciDevice, PciTree
 from doctor.facts.util import SPEED_OF_GEN, normalise_bdf
-from doctor.parsers.nvidia_smi import (
-    SmiGpu,
-    SmiProcess,
-    SmiReport,
-    parse_nvidia_smi_text,
-    parse_nvidia_smi_xml,
-)
 from doctor.sources import LIVE, Source
+
+if TYPE_CHECKING:  # the parser is imported when there is nvidia-smi output to read
+    from doctor.parsers.nvidia_smi import SmiGpu, SmiProcess, SmiReport
 
 IDLE_PSTATES = {f"P{i}" for i in range(5, 16)}
 BUSY_UTIL = 10.0
@@ -82,6 +79,8 @@ def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | No
         reasons.append(reason or "NVML unavailable")
     xml = src.command("nvidia_smi_xml")
     if xml.text:
+        from doctor.parsers.nvidia_smi import parse_nvidia_smi_xml
+
         report = parse_nvidia_smi_xml(xml.text)
         if report.gpus:
             return report, xml.where, None
@@ -90,6 +89,8 @@ def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | No
         reasons.append(xml.reason)
     text = src.command("nvidia_smi_q")
     if text.text:
+        from doctor.parsers.nvidia_smi import parse_nvidia_smi_text
+
         report = parse_nvidia_smi_text(text.text)
         if report.gpus:
             return report, text.where, None

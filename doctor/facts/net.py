@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 
 from doctor.facts.util import BDF, parse_int
-from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
 from doctor.sources import Source
 
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
@@ -168,6 +167,8 @@ def build_rdma(src: Source) -> tuple[RdmaPort, ...]:
     out = src.command("ibv_devinfo")
     if not out.text:
         return ()
+    from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
+
     result = []
     for p in parse_ibv_devinfo(out.text):
         gids = tuple(Gid(g.index, g.gid.lower(), g.type, None) for g in p.gids)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
 from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
-from doctor.parsers.lspci import LspciDevice, parse_lspci
 from doctor.sources import Source
+
+if TYPE_CHECKING:
+    from doctor.parsers.lspci import LspciDevice
 
 ROOT_PORT, UPSTREAM, DOWNSTREAM, ENDPOINT = "Root Port", "Upstream Port", "Downstream Port", "Endpoint"
 _PCIE_TYPES = {0: ENDPOINT, 1: "Legacy Endpoint", 4: ROOT_PORT, 5: UPSTREAM, 6: DOWNSTREAM,
@@ -349,7 +352,11 @@ def build_pci(src: Source) -> PciTree:
     """The PCI tree from sysfs, merged with lspci; from lspci alone when sysfs is absent."""
     addresses = [a for a in src.listdir("sys/bus/pci/devices") if BDF.match(a)]
     lspci = src.command("lspci_vvv")
-    parsed = parse_lspci(lspci.text) if lspci.text else {}
+    parsed: dict[str, LspciDevice] = {}
+    if lspci.text:  # the parser is imported only when there is lspci output (sosreports, hosts with pciutils)
+        from doctor.parsers.lspci import parse_lspci
+
+        parsed = parse_lspci(lspci.text)
     denied = any(d.access_denied for d in parsed.values())
     if addresses:
         devices = {a: _sysfs_device(src, a) for a in addresses}

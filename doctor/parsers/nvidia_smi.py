@@ -52,11 +52,14 @@ Both parsers never raise: garbage gives an empty :class:`SmiReport`.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from doctor.parsers.lspci import normalize_pci_address
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 __all__ = [
     "SmiGpu",
@@ -365,6 +368,8 @@ def parse_nvidia_smi_xml(text: str) -> SmiReport:
     if start < 0:
         return EMPTY_REPORT
     body = body[start:]
+    import xml.etree.ElementTree as ET  # only when there is XML to read
+
     try:
         root = ET.fromstring(body.strip())
     except (ET.ParseError, ValueError):

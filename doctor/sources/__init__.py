@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 from dataclasses import dataclass
 
@@ -245,6 +244,8 @@ def run_command(spec: specs.Spec) -> CommandOutput:
     exe = shutil.which(spec.argv[0])
     if exe is None:
         return CommandOutput(spec.name, None, where, reason=f"{spec.argv[0]} not found on PATH")
+    import subprocess  # imported when a command actually runs: a snapshot run never does
+
     start = time.monotonic()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"), "LC_ALL": "C"}
     try:
