@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.consumer import all_consumer, consumer_names
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import EnvSetting, user_env
 from doctor.derived.rdma import parse_list
@@ -71,6 +72,14 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
                 impact=Impact(80, "several times less inter-node bandwidth, higher latency"),
                 fix=_fix(s), references=REFERENCES)
+        elif s.name in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL") and multi_gpu and all_consumer(facts) and \
+                (value == "1" if s.name == "NCCL_P2P_DISABLE" else upper in LOC_VALUES):
+            found = True
+            yield Finding(
+                INFO, _subject(s), f"{s.name}={value} on consumer GPUs: there is no peer-to-peer to lose",
+                detail=(f"{consumer_names(facts)}: GeForce cards have no PCIe peer-to-peer, so NCCL moves data "
+                        "through host memory anyway; the setting only avoids a P2P probe that can hang."),
+                evidence=ev, observed=f"{s.name}={value} ({_places(s)})", references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
