@@ -64,7 +64,7 @@ SPECS: tuple[Spec, ...] = (
                 "sys/module/nvidia_peermem/version", "sys/kernel/mm/memory_peers/*/version")),
     # --- network and RDMA ---------------------------------------------------------------------
     Spec("net.devices", "network interfaces: speed, MTU, state, owning PCI device",
-         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier}",
+         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier,ifindex}",
                 "sys/class/net/*/ecn/roce_np/enable/*", "sys/class/net/*/ecn/roce_rp/enable/*")),
     Spec("rdma.ports", "RDMA devices and ports: link layer, state, rate, GID table",
          paths=("sys/class/infiniband/*/{device,node_type,fw_ver}",
