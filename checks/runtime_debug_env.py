@@ -96,9 +96,9 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
 
 #: server flags with the same effect as a debug variable: (pattern, severity, score, effect)
 FLAGS: tuple[tuple[re.Pattern[str], str, float, str], ...] = (
-    (re.compile(r"--log-verbose(?:[= ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
+    (re.compile(r"--log[-_]verbose(?:\s*[=: ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
      "Triton logs every request and model step at verbose level"),
-    (re.compile(r"--disable-custom-all-reduce(?![\w-])"), MEDIUM, 20,
+    (re.compile(r"--disable[-_]custom[-_]all[-_]reduce(?![\w-])(?!\s*:\s*[\"']?(false|no|0)\b)"), MEDIUM, 20,
      "vLLM hands its small tensor-parallel all-reduces to NCCL instead of its faster custom all-reduce"),
 )
 
@@ -108,6 +108,9 @@ def _flag_hits(facts: Facts) -> list[tuple[int, str, str, str, float, str]]:
     texts = [(f"{s.process.origin}/cmdline", " ".join(s.process.argv)) for s in server_roots(facts)]
     texts += [(df.path, "\n".join(x for x in df.text.splitlines() if not x.lstrip().startswith("#")))
               for df in facts.deploy_files]
+    roots = {s.process.pid for s in server_roots(facts)}
+    texts += [(c.path, "\n".join("--" + x.strip() for x in c.text.splitlines() if not x.lstrip().startswith("#")))
+              for c in facts.serve_configs if c.text is not None and c.pid in roots]
     hits = []
     for where, text in texts:
         for i, (pattern, severity, score, effect) in enumerate(FLAGS):

@@ -25,6 +25,7 @@ from doctor.facts.roce import (
     build_ecn,
     build_routes,
 )
+from doctor.facts.serve_config import ServeConfig, build_serve_configs
 from doctor.facts.system import CpuFreq, NvidiaDriver, Thp, build_cpufreq, build_nvidia_driver, build_thp
 from doctor.sources import Source
 
@@ -116,6 +117,11 @@ class Facts:
     @cached_property
     def deploy_files(self) -> tuple[DeployFile, ...]:
         return build_deploy_files(self.source, self.deploy_paths)
+
+    @cached_property
+    def serve_configs(self) -> tuple[ServeConfig, ...]:
+        """Config files inference servers name with ``--config`` (read when the source holds them)."""
+        return build_serve_configs(self.source, self.processes)
 
     @cached_property
     def roce_ecn(self) -> dict[str, RoceEcn]:

@@ -90,3 +90,18 @@ def test_verbose_and_all_reduce_flags() -> None:
     loud = {unit: "[Service]\nExecStart=/opt/tritonserver/bin/tritonserver --model-repository=/m --log-verbose 1\n"}
     (g,) = [f for f in findings_of(facts(loud, base=healthy()), "runtime.debug_env") if f.severity != "pass"]
     assert (g.subject, g.severity) == (unit, "medium") and g.fix.builder == "service_edit"
+
+
+def test_ray_workers_of_multi_node_vllm_are_user_roots() -> None:
+    status = (healthy() / "proc/4242/status").read_text().replace("\t4242\n", "\t9100\n").replace("PPid:\t1\n", "PPid:\t9000\n")
+    raylet = (healthy() / "proc/4242/status").read_text().replace("\t4242\n", "\t9000\n")
+    worker = {
+        "proc/9000/cmdline": b"/usr/local/lib/python3.12/dist-packages/ray/core/src/ray/raylet/raylet\x00--node_ip=10.0.0.2\x00",
+        "proc/9000/status": raylet.replace("Name:\tpython3", "Name:\traylet"),
+        "proc/9000/environ": b"PATH=/usr/bin\x00",
+        "proc/9100/cmdline": b"ray::RayWorkerWrapper.execute_method\x00",
+        "proc/9100/status": status.replace("Name:\tpython3", "Name:\tray::RayWorkerW"),
+        "proc/9100/environ": b"CUDA_LAUNCH_BLOCKING=1\x00TORCH_DISTRIBUTED_DEBUG=DETAIL\x00",
+    }
+    got = {(f.subject, f.severity) for f in findings_of(facts(worker, base=healthy()), "runtime.debug_env")}
+    assert {("9100", "critical"), ("9100", "medium")} <= got
