@@ -88,11 +88,10 @@ def multirail(facts: Facts) -> Iterator[Finding]:
             wanted["net.ipv4.conf.all.arp_announce"] = "2"
         for iface in bad.get("rp_filter", []):
             wanted[f"net.ipv4.conf.{iface}.rp_filter"] = "2"
-        seen: set[Evidence] = set()
         yield Finding(
             MEDIUM, "node", f"{where} with " + ", ".join(f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
                                                           for n in bad),
-            detail=NOTES, evidence=tuple(e for e in evidence if not (e in seen or seen.add(e))),
+            detail=NOTES, evidence=tuple(dict.fromkeys(evidence)),
             expected="; ".join(f"{n} {WANT[n]}" for n in bad),
             observed="; ".join(f"{n} wrong on {', '.join(v)}" for n, v in bad.items()),
             impact=Impact(40, "RoCE connections fail or traffic of several rails lands on one NIC"),

@@ -184,15 +184,15 @@ def _user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
         if s.root:
             roots[s.process.pid] = (s.process, s.framework)
     by_pid = {p.pid: p for p in facts.processes}
-    for proc in facts.processes:
-        title = " ".join(proc.argv) if proc.argv else (proc.name or "")
-        if RAY_VLLM_WORKER.match(title) and proc.pid not in in_server and not any(
-                a.pid in in_server for a in _ancestors(proc, by_pid)):
-            roots[proc.pid] = (proc, "vllm")
+    for candidate in facts.processes:
+        title = " ".join(candidate.argv) if candidate.argv else (candidate.name or "")
+        if RAY_VLLM_WORKER.match(title) and candidate.pid not in in_server and not any(
+                a.pid in in_server for a in _ancestors(candidate, by_pid)):
+            roots[candidate.pid] = (candidate, "vllm")
     holders = set(gpu_holders(facts))
     for pid in holders:
         proc = by_pid.get(pid)
-        if proc is None or pid in in_server:
+        if proc is None or pid in in_server or pid in roots:
             continue
         if any(a.pid in holders or a.pid in in_server for a in _ancestors(proc, by_pid)):
             continue
