@@ -52,10 +52,10 @@ def drops(facts: Facts) -> Iterator[Finding]:
         yield Finding(
             MEDIUM if loss else LOW, name,
             f"{rp.port.name} ({name}) counted " + ", ".join(f"{c} {v}" for c, v in hits.items()),
-            detail=(("Sequence errors mean RoCE packets were lost and the sender went back and resent the window; "
-                     "on a lossless fabric they should stay at zero. " if loss else
-                     "The receive queue had no buffer posted when packets arrived, so the NIC dropped them. ")
-                    + NOTES),
+            detail=("Sequence errors mean RoCE packets were lost and the sender went back and resent the window; "
+                    "on a lossless fabric they stay at zero. The counters are cumulative since the driver loaded."
+                    if loss else "The receive queue had no buffer posted when packets arrived, so the NIC dropped "
+                    "them. The counter is cumulative since the driver loaded."),
             evidence=tuple(Evidence(f"{counters.origin}/{c}", str(values[c])) for c in present if counters),
             expected="0 for " + ", ".join(present), observed=", ".join(f"{c}={v}" for c, v in hits.items()),
             impact=Impact(25 if loss else 5, "retransmissions stall NCCL collectives and KV transfers"),

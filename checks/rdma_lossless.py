@@ -59,7 +59,7 @@ def lossless(facts: Facts) -> Iterator[Finding]:
             MEDIUM, name, f"DCQCN off on priority {prio} of {name} ({rp.port.name})",
             detail=(f"{tc_text} puts NCCL's RoCE traffic on priority {prio} (DSCP trust, default map). With "
                     f"{' and '.join(off)} disabled there, congestion is met only by PFC pauses (head-of-line "
-                    "blocking across the fabric) or by drops and go-back-N retransmission. " + NOTES),
+                    "blocking across the fabric) or by drops and go-back-N retransmission."),
             evidence=evidence, expected=f"roce_np and roce_rp enable/{prio} = 1",
             observed=", ".join(f"{p}={'0' if v is False else 'missing'}" for p, v in off.items()),
             impact=Impact(20, "throughput collapses under incast (all-to-all, KV transfer fan-in)"),

@@ -58,7 +58,8 @@ def rdma_mtu(facts: Facts) -> Iterator[Finding]:
         name = rp.netdev.name
         yield Finding(
             MEDIUM, rp.port.name, f"{rp.port.name} runs active_mtu {active}; {name} MTU {rp.netdev.mtu} allows {want}",
-            detail=NOTES,
+            detail=(f"The largest IB MTU that fits in {name}'s MTU after the RoCE headers is {want}; the port runs "
+                    f"{active}, so every message is cut into {want // active}x more packets."),
             evidence=(Evidence(table.origin, f"{rp.port.name} active_mtu {active}"),
                       Evidence(f"{rp.netdev.origin}/mtu", str(rp.netdev.mtu))),
             expected=f"active_mtu {want}", observed=f"active_mtu {active}",
