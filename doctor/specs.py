@@ -78,6 +78,8 @@ SPECS: tuple[Spec, ...] = (
     Spec("ibv_devinfo", "ibv_devinfo -v (RDMA ports: active_mtu; sosreports: GID types)",
          argv=("ibv_devinfo", "-v"), timeout=15,
          sos_paths=("sos_commands/infiniband/ibv_devinfo_-v",)),
+    Spec("ethtool_stats", "ethtool -S per interface (sosreports only: one command per interface)",
+         sos_paths=("sos_commands/networking/ethtool_-S_*",)),
     Spec("net.routes", "IPv4 routing table (which interfaces share a subnet)",
          paths=("proc/net/route",)),
     # --- NUMA, CPUs, IRQs ---------------------------------------------------------------------

@@ -17,12 +17,14 @@ from doctor.facts.pci import PciDevice, PciTree, build_pci
 from doctor.facts.procs import Process, build_processes
 from doctor.facts.roce import (
     ActiveMtu,
+    EthtoolStats,
     RdmaCounters,
     RoceEcn,
     Route,
     build_active_mtu,
     build_counters,
     build_ecn,
+    build_ethtool_stats,
     build_routes,
 )
 from doctor.facts.serve_config import ServeConfig, build_serve_configs
@@ -132,6 +134,11 @@ class Facts:
     def rdma_counters(self) -> dict[str, RdmaCounters]:
         """Per-RDMA-port ``hw_counters`` (drops, sequence errors, CNPs)."""
         return build_counters(self.source, self.rdma)
+
+    @cached_property
+    def ethtool_stats(self) -> dict[str, EthtoolStats]:
+        """``ethtool -S`` per interface (sosreports only)."""
+        return build_ethtool_stats(self.source)
 
     @cached_property
     def active_mtu(self) -> ActiveMtu:

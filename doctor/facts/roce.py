@@ -9,14 +9,18 @@ Sources and their real formats:
   sos ``roce`` plugin): one decimal counter per file, cumulative since the driver loaded
   (``out_of_buffer``, ``out_of_sequence``, ``packet_seq_err``, ``np_cnp_sent``, ...).
 - ``ibv_devinfo -v``: ``active_mtu: 4096 (5)`` per port (no sysfs file carries it).
+- ``ethtool -S <if>`` as the sos ``networking`` plugin stores it (``sos_commands/networking/ethtool_-S_<if>``):
+  ``NIC statistics:`` then one ``     rx_discards_phy: 0`` line per counter (mlx5 names).
 - ``/proc/net/route``: ``Iface Destination Gateway Flags RefCnt Use Metric Mask ...`` with
   little-endian hex addresses, e.g. ``enp25s0np0\\t0000640A\\t00000000\\t0001\\t0\\t0\\t0\\t0000FFFF...``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from doctor import specs
 from doctor.facts.net import NetDev, RdmaPort
 from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
 from doctor.sources import Source
@@ -50,6 +54,42 @@ class RdmaCounters:
     port: str  # "mlx5_0/1"
     origin: str
     values: dict[str, int]
+
+
+@dataclass(frozen=True)
+class EthtoolStats:
+    """``ethtool -S`` counters of one interface (from a sosreport)."""
+
+    netdev: str
+    origin: str
+    values: dict[str, int]
+
+
+_STAT = re.compile(r"^\s+([A-Za-z0-9_.\[\]:-]{1,64}):\s+(\d{1,20})\s*$")
+ETHTOOL_PREFIX = "ethtool_-S_"
+
+
+def parse_ethtool_stats(text: str) -> dict[str, int]:
+    """``ethtool -S`` output -> {counter: value}; lines that are not ``name: number`` are skipped."""
+    out: dict[str, int] = {}
+    for line in text.splitlines()[:20000]:
+        m = _STAT.match(line)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def build_ethtool_stats(src: Source) -> dict[str, EthtoolStats]:
+    out = {}
+    for path in src.spec_paths(specs.get("ethtool_stats")):
+        name = path.rsplit("/", 1)[-1]
+        if not name.startswith(ETHTOOL_PREFIX):
+            continue
+        netdev = name[len(ETHTOOL_PREFIX):]
+        text = src.read_text(path, cap=1 << 20)
+        if text is not None:
+            out[netdev] = EthtoolStats(netdev, path, parse_ethtool_stats(text))
+    return out
 
 
 @dataclass(frozen=True)

@@ -39,3 +39,47 @@ def test_missing_counters_are_unknown() -> None:
         for name in ("out_of_sequence", "packet_seq_err", "out_of_buffer"):
             gone.update(counter(f"mlx5_{i}", name, None))
     assert [f.severity for f in findings_of(facts(gone), "net.drops")] == ["unknown"]
+
+
+ETHTOOL_S = """\
+NIC statistics:
+     rx_packets: 81724392
+     rx_bytes: 662874384123
+     tx_packets: 80127311
+     rx_out_of_buffer: {oob}
+     rx_prio3_pause: 1203
+     rx_discards_phy: {discards}
+     tx_discards_phy: 0
+     rx_prio0_bytes: 1024
+"""
+
+
+def _sosreport(tmp_path, discards: int, oob: int = 0):  # type: ignore[no-untyped-def]
+    import shutil
+
+    from doctor.facts import Facts
+    from doctor.sources import SOSREPORT, open_source
+
+    root = tmp_path / "sosreport-gpu-node-07"
+    shutil.copytree(healthy(), root, symlinks=True)
+    (root / "sos_commands/networking").mkdir(parents=True)
+    (root / "sos_commands/networking/ethtool_-S_enp61s0np0").write_text(ETHTOOL_S.format(oob=oob, discards=discards))
+    (root / "sos_commands/networking/ethtool_-S_garbage").write_text("\x00\xff not ethtool\n")
+    src = open_source(str(root))
+    assert src.kind == SOSREPORT
+    return Facts(src)
+
+
+def test_ethtool_discards_from_a_sosreport_are_medium(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = _sosreport(tmp_path, discards=512)
+    assert f.ethtool_stats["enp61s0np0"].values["rx_discards_phy"] == 512
+    assert f.ethtool_stats["garbage"].values == {}
+    found = findings_of(f, "net.drops")
+    assert _alarms(found) == [("enp61s0np0", "medium")]
+    assert found[0].observed == "rx_discards_phy=512"
+    assert "sos_commands/networking/ethtool_-S_enp61s0np0" in [e.source for e in found[0].evidence]
+
+
+def test_ethtool_buffer_drops_alone_are_low_and_zero_is_quiet(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert _alarms(findings_of(_sosreport(tmp_path / "a", discards=0, oob=77), "net.drops")) == [("enp61s0np0", "low")]
+    assert _alarms(findings_of(_sosreport(tmp_path / "b", discards=0), "net.drops")) == []
