@@ -59,5 +59,6 @@ def build_serve_configs(src: Source, processes: tuple[Process, ...]) -> tuple[Se
                 continue
             text = src.read_text(path.lstrip("/"), cap=MAX_CONFIG_BYTES)
             out.append(ServeConfig(proc.pid, flag, path, text,
-                                   None if text is not None else f"{path} is not in this {src.kind}"))
+                                   None if text is not None else
+                                   f"{path} is not in this {src.kind}, or not a regular file under 1 MiB"))
     return tuple(out)
