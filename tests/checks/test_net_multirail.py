@@ -51,3 +51,17 @@ def test_tuned_shared_subnet_passes_and_gateway_routes_do_not_count() -> None:
 def test_missing_or_corrupt_route_table() -> None:
     assert [f.severity for f in findings_of(facts({"proc/net/route": None}), "net.multirail")] == ["unknown"]
     assert findings_of(facts({"proc/net/route": "Iface\nenp25s0np0 ZZZZ\n\x00\n"}), "net.multirail") == []
+
+
+def test_generated_node_with_all_rails_on_one_subnet(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from fixtures.tools.make_node import HEALTHY, build_node
+
+    build_node(tmp_path / "n", replace(HEALTHY, shared_subnet=True))
+    (f,) = findings_of(facts(base=tmp_path / "n"), "net.multirail")
+    assert f.severity == "medium" and len(f.related) == 8
+    tuned = replace(HEALTHY, shared_subnet=True, conf_sysctls={"rp_filter": "2", "arp_ignore": "1",
+                                                               "arp_announce": "2"})
+    build_node(tmp_path / "t", tuned)
+    assert [x.severity for x in findings_of(facts(base=tmp_path / "t"), "net.multirail")] == ["pass"]

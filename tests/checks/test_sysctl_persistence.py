@@ -43,3 +43,15 @@ def test_running_value_unlike_boot_files_is_low() -> None:
     # sysctls no check judges are not reported
     other = {"etc/sysctl.d/50-x.conf": "fs.file-max = 100\n"}
     assert [f.severity for f in findings_of(facts(other), "sysctl.persistence")] == ["pass"]
+
+
+def test_generated_node_with_a_later_cloud_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from fixtures.tools.make_node import HEALTHY, build_node
+
+    spec = replace(HEALTHY, extra_sysctl_files={"90-gnd-net-buffers.conf": "net.core.somaxconn = 4096\n",
+                                                "99-cloudimg.conf": "net.core.somaxconn = 128\n"})
+    build_node(tmp_path / "n", spec)
+    found = [x for x in findings_of(facts(base=tmp_path / "n"), "sysctl.persistence") if x.severity != "pass"]
+    assert [(x.severity, x.subject) for x in found] == [("medium", "net.core.somaxconn")]
