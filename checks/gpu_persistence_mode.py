@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from doctor.derived.consumer import is_consumer
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import LOW, PASS, Evidence, Finding, Impact
@@ -22,6 +23,8 @@ REFERENCES = (
 
 
 def is_datacentre(gpu: Gpu) -> bool:
+    if is_consumer(gpu):
+        return False  # GeForce/TITAN by name, whatever PCI class the board reports
     if gpu.pci is not None and gpu.pci.base_class == DATACENTRE_CLASS:
         return True
     return bool(gpu.name and "GeForce" not in gpu.name and DATACENTRE_NAME.search(gpu.name))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.consumer import all_consumer, consumer_names
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import EnvSetting, user_env
 from doctor.derived.rdma import parse_list
@@ -20,6 +21,14 @@ NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NE
              "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_NET")
 #: Values of NCCL_NET_GDR_LEVEL / NCCL_P2P_LEVEL that switch the feature off.
 LOC_VALUES = frozenset({"LOC", "0"})
+#: What each other NCCL_P2P_LEVEL does (NCCL env docs: the maximum GPU distance at which P2P is used).
+P2P_LEVELS = {
+    "NVL": "peer-to-peer only between GPUs joined by NVLink; other pairs go through host shared memory",
+    "PIX": "peer-to-peer only between GPUs under one PCIe switch; other pairs go through host shared memory",
+    "PXB": "peer-to-peer across PCIe switches but not through the CPU",
+    "PHB": "peer-to-peer up to the CPU's root complex (same NUMA node)",
+    "SYS": "peer-to-peer even across sockets, often slower than shared memory over the socket link",
+}
 
 
 def _places(s: EnvSetting) -> str:
@@ -71,6 +80,14 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
                 impact=Impact(80, "several times less inter-node bandwidth, higher latency"),
                 fix=_fix(s), references=REFERENCES)
+        elif s.name in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL") and multi_gpu and all_consumer(facts) and \
+                (value == "1" if s.name == "NCCL_P2P_DISABLE" else upper in LOC_VALUES):
+            found = True
+            yield Finding(
+                INFO, _subject(s), f"{s.name}={value} on consumer GPUs: there is no peer-to-peer to lose",
+                detail=(f"{consumer_names(facts)}: GeForce cards have no PCIe peer-to-peer, so NCCL moves data "
+                        "through host memory anyway; the setting only avoids a P2P probe that can hang."),
+                evidence=ev, observed=f"{s.name}={value} ({_places(s)})", references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
@@ -88,6 +105,16 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
                 evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
                 impact=Impact(60, f"no {feature}: extra copies through host memory"), fix=_fix(s),
+                references=REFERENCES)
+        elif s.name == "NCCL_P2P_LEVEL" and multi_gpu and upper in P2P_LEVELS:
+            found = True
+            yield Finding(
+                LOW, _subject(s), f"NCCL_P2P_LEVEL={value}: {P2P_LEVELS[upper]}",
+                detail=(f"{P2P_LEVELS[upper][0].upper() + P2P_LEVELS[upper][1:]}. NCCL's documentation: \"If this isn't "
+                        "specified, NCCL will attempt to optimally select a value based on the architecture and "
+                        "environment it's run in.\" Keep it only where NCCL's own choice was shown to be wrong."),
+                evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"NCCL_P2P_LEVEL={value}",
+                impact=Impact(10 if upper in ("NVL", "PIX") else 5, P2P_LEVELS[upper]), fix=_fix(s),
                 references=REFERENCES)
         elif s.name == "NCCL_SHM_DISABLE" and value == "1":
             found = True
@@ -114,6 +141,11 @@ def transport(facts: Facts) -> Iterator[Finding]:
                     evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
                     impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs"),
                     fix=_fix(s, "=" + value.lstrip("=")), references=REFERENCES)
+    if not any(s.name == "NCCL_SOCKET_IFNAME" for s in settings) and carries:
+        finding = _socket_ifname_unset(facts, why)
+        if finding is not None:
+            found = True
+            yield finding
     if not found:
         yield Finding(PASS, "node", "no NCCL variable forces a slower transport",
                       evidence=tuple(e for s in settings for e in _evidence(s)))
@@ -144,3 +176,38 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
         expected=f"the data interface ({best.name})", observed=f"{names} ({top} Mb/s)",
         impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s"),
         fix=_fix(s, f"={best.name}"), references=REFERENCES, related=(best.name,))
+
+
+#: interfaces NCCL skips when NCCL_SOCKET_IFNAME is unset (its default filter is ``^docker,lo``; ``ib`` comes first)
+SKIPPED_PREFIXES = ("docker", "lo")
+
+
+def _socket_ifname_unset(facts: Facts, why: str) -> Finding | None:
+    """NCCL_SOCKET_IFNAME unset while TCP carries data: NCCL takes the first interface the kernel lists
+    (IPoIB ``ib*`` first), which on most servers is the onboard management NIC."""
+    best = fastest(data_nics(facts))
+    up = [n for n in facts.netdevs if (n.operstate or "").lower() == "up" and not n.name.startswith(SKIPPED_PREFIXES)]
+    if best is None or not best.netdev.speed_mbps or len(up) < 2:
+        return None
+    ipoib = [n for n in up if n.name.startswith("ib")]
+    pool = ipoib or up
+    if any(n.ifindex is None for n in pool):
+        return None  # the order NCCL sees is not recorded
+    first = min(pool, key=lambda n: n.ifindex or 0)
+    if first.name == best.name or (first.speed_mbps or 0) >= best.netdev.speed_mbps:
+        return None
+    speed = f"{first.speed_mbps // 1000} Gb/s" if first.speed_mbps else "an unknown speed"
+    return Finding(
+        MEDIUM, "NCCL_SOCKET_IFNAME", f"NCCL_SOCKET_IFNAME unset: NCCL would pick {first.name} ({speed}), not "
+                                      f"{best.name} ({best.netdev.speed_mbps // 1000} Gb/s)",
+        detail=(f"TCP carries data here ({why}). Without NCCL_SOCKET_IFNAME NCCL uses the first interface the kernel "
+                f"lists, skipping docker* and lo and preferring ib*: {first.name} (ifindex {first.ifindex}) on this "
+                "node, usually the management network."),
+        evidence=(Evidence(f"{first.origin}/ifindex", f"{first.name} ifindex {first.ifindex}, {first.speed_mbps} Mb/s"),
+                  Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps} Mb/s")),
+        expected=f"NCCL_SOCKET_IFNAME=={best.name} (the data interfaces)", observed="unset",
+        impact=Impact(60, f"inter-node NCCL traffic over {first.name}"),
+        fix=make("service_edit", units=[], full=False, restart=False,
+                 notes=(f"Set NCCL_SOCKET_IFNAME=={best.name} (or a prefix list of the data interfaces) in the unit, "
+                        "compose file or manifest that starts the server and restart it. To undo, remove it again.")),
+        references=REFERENCES, related=(first.name, best.name))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.net import data_nics, fastest, tcp_carries_data
+from doctor.derived.net import serving_nic, tcp_carries_data
 from doctor.derived.procs import env_value
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
@@ -46,7 +46,7 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
     Autotuning is capped by tcp_rmem[2]/tcp_wmem[2]; rmem_max/wmem_max cap explicit SO_RCVBUF/SO_SNDBUF
     (NCCL_SOCKET_RCVBUF). A single TCP flow cannot exceed buffer / RTT.
     """
-    data = fastest(data_nics(facts))
+    data = serving_nic(facts)
     if data is None:
         return
     nic = data.netdev

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.net import data_nics, fastest, tcp_carries_data
+from doctor.derived.net import serving_nic, tcp_carries_data
 from doctor.derived.procs import server_roots
 from doctor.facts import Facts
 from doctor.findings import LOW, PASS, UNKNOWN, Evidence, Finding, Impact
@@ -31,7 +31,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
     """``tcp_slow_start_after_idle=1`` where TCP moves bursty data on fast NICs, ``netdev_max_backlog`` below
     10000 on 100G+ NICs, ``somaxconn`` below 1024 on an inference API front end: each low.
     """
-    nic = fastest(data_nics(facts))
+    nic = serving_nic(facts)
     servers = server_roots(facts)
     if nic is None and not servers:
         return

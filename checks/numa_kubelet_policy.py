@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.facts import Facts, Kubelet
-from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.registry import check
 
@@ -15,6 +15,9 @@ POLICIES = (
     ("topologyManagerPolicy", "topology-manager-policy", "none", "single-numa-node"),
 )
 SCOPE = ("topologyManagerScope", "topology-manager-scope", "container", "pod")
+MEMORY = ("memoryManagerPolicy", "memory-manager-policy", "None")
+#: topology policies that admit a pod whose GPUs, NICs and CPUs sit on different NUMA nodes
+ADMITS_MISALIGNED = frozenset({"best-effort"})
 STATE_FILES = ("/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_manager_state")
 REFERENCES = (
     "https://kubernetes.io/docs/tasks/administer-cluster/topology-manager/",
@@ -37,10 +40,18 @@ def _fix(kubelet: Kubelet, node: str, wanted: dict[str, str]) -> Fix:
                       "integer CPU requests are aligned." + flags_note))
 
 
+def _memory_note(memory: str | None) -> str:
+    if (memory or MEMORY[2]).strip().lower() == "static":
+        return "memoryManagerPolicy Static also keeps Guaranteed pods' memory on their NUMA node."
+    return ("memoryManagerPolicy is None: pods' memory is not NUMA-aligned; Static needs reservedMemory per NUMA node "
+            "in the kubelet config before it is switched on.")
+
+
 @check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa")
 def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     """``cpuManagerPolicy`` or ``topologyManagerPolicy`` at ``none`` (or unset) on a multi-NUMA GPU node: medium.
-    Recommends ``static`` + ``single-numa-node`` with ``topologyManagerScope: pod``.
+    Recommends ``static`` + ``single-numa-node`` with ``topologyManagerScope: pod``. ``best-effort`` with active
+    RDMA ports: low (misaligned pods are admitted). ``memoryManagerPolicy`` is reported, never changed.
     """
     kubelet = facts.kubelet
     if kubelet is None or not facts.numa.multi_node or not facts.gpus.gpus:
@@ -55,8 +66,26 @@ def kubelet_policy(facts: Facts) -> Iterator[Finding]:
         evidence.append(Evidence(origin or (kubelet.origin or "kubelet config"), f"{key}: {value or 'unset'}"))
         if effective == "none":
             wanted[key] = recommended
+    memory, memory_origin = kubelet.policy(MEMORY[0], MEMORY[1])
+    evidence.append(Evidence(memory_origin or (kubelet.origin or "kubelet config"),
+                             f"{MEMORY[0]}: {memory or 'unset (' + MEMORY[2] + ')'}"))
+    topology = (kubelet.policy(POLICIES[1][0], POLICIES[1][1])[0] or "none").strip().lower()
+    if not wanted and topology in ADMITS_MISALIGNED and any(p.active for p in facts.rdma):
+        node = facts.host.hostname or "<node>"
+        yield Finding(
+            LOW, "node", "kubelet topologyManagerPolicy best-effort admits pods with GPUs and NICs on other nodes",
+            detail=("best-effort only prefers alignment: a pod whose GPUs, RDMA NICs and CPUs cannot share a NUMA node "
+                    "is admitted anyway, and GPUDirect RDMA then crosses the socket link. single-numa-node rejects "
+                    "such pods (use it when each pod fits one node's GPUs); restricted admits a pod only with its "
+                    "preferred alignment, which also fits whole-node pods. " + _memory_note(memory)),
+            evidence=tuple(evidence), expected="topologyManagerPolicy: single-numa-node (or restricted)",
+            observed="topologyManagerPolicy: best-effort",
+            impact=Impact(8, "misaligned pods lose GPUDirect locality silently"),
+            fix=_fix(kubelet, node, {POLICIES[1][0]: POLICIES[1][3]}), references=REFERENCES)
+        return
     if not wanted:
-        yield Finding(PASS, "node", "kubelet aligns CPUs and devices to NUMA nodes", evidence=tuple(evidence))
+        yield Finding(PASS, "node", "kubelet aligns CPUs and devices to NUMA nodes", evidence=tuple(evidence),
+                      detail=_memory_note(memory))
         return
     scope, _ = kubelet.policy(SCOPE[0], SCOPE[1])
     if (scope or SCOPE[2]).lower() != SCOPE[3]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.consumer import all_consumer, consumer_names
 from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION, PEERMEM_FILES
-from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.registry import check
 
@@ -56,6 +57,14 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
         yield Finding(UNKNOWN, "node", "GPUDirect RDMA module state not recorded",
                       detail="Neither the loaded-module list nor the peer-memory version files are in this source.",
                       evidence=(port_ev, Evidence("kernel.modules", "proc/modules not recorded")))
+        return
+    if all_consumer(facts):
+        yield Finding(
+            INFO, "node", "consumer GPUs: no GPUDirect RDMA whatever modules are loaded",
+            detail=(f"{consumer_names(facts)} do not support GPUDirect RDMA; NCCL stages inter-node traffic through "
+                    "host memory, and loading nvidia-peermem would not change that. Data-centre or professional "
+                    "GPUs are needed for a direct NIC-to-GPU path."),
+            evidence=(port_ev, Evidence("proc/modules", "no nvidia_peermem or nv_peer_mem")), references=REFERENCES)
         return
     evidence = [port_ev, Evidence("proc/modules", "no nvidia_peermem or nv_peer_mem"),
                 *(Evidence(f, "missing") for f in PEERMEM_FILES)]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from doctor.derived.procs import server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.registry import check
 
@@ -27,7 +27,7 @@ _I = re.IGNORECASE | re.MULTILINE
 RULES: tuple[GraphRule, ...] = (
     GraphRule("vllm.enforce_eager", re.compile(r"--enforce[-_]eager(?![\w-])(?!\s*[= ]\s*[\"']?(false|0|no)\b)", _I),
               HIGH, "vLLM --enforce-eager (no CUDA graphs, no torch.compile)"),
-    GraphRule("vllm.enforce_eager", re.compile(r"[\"']?enforce_eager[\"']?\s*[:=]\s*[\"']?(true|1|yes)\b", _I),
+    GraphRule("vllm.enforce_eager", re.compile(r"[\"']?enforce[-_]eager[\"']?\s*[:=]\s*[\"']?(true|1|yes)\b", _I),
               HIGH, "vLLM enforce_eager: true (no CUDA graphs, no torch.compile)"),
     GraphRule("vllm.cudagraph_mode", re.compile(r"cudagraph[-_]mode[\"']?\s*[:= ]\s*[\"']?none\b", _I),
               HIGH, "vLLM cudagraph_mode NONE"),
@@ -116,9 +116,13 @@ def _match(text: str, where: str, pid: int | None, path_prefill: bool = False) -
 
 def _collect(facts: Facts) -> list[Hit]:
     hits: list[Hit] = []
+    roots = {s.process.pid for s in server_roots(facts)}
     for s in server_roots(facts):
         text = " ".join(s.process.argv)
         hits += _match(text, f"{s.process.origin}/cmdline", s.process.pid)
+    for cfg in facts.serve_configs:
+        if cfg.text is not None and cfg.pid in roots:
+            hits += _match(_strip_comments(cfg.text), cfg.path, cfg.pid)
     for df in facts.deploy_files:
         path_prefill = bool(PREFILL_PATH.search(df.path.rsplit("/", 1)[-1]))
         for seg in _segments(df):
@@ -190,6 +194,14 @@ def cuda_graphs(facts: Facts) -> Iterator[Finding]:
                           if sev != LOW else "prefill/context phase only"),
             fix=_fix(files, first.snippet), references=REFERENCES,
             related=tuple(gpus) + tuple(f for f in files if f != subject))
+    roots = {s.process.pid for s in server_roots(facts)}
+    for cfg in facts.serve_configs:
+        if cfg.text is None and cfg.pid in roots:
+            yield Finding(
+                UNKNOWN, str(cfg.pid), f"{cfg.flag} {cfg.path} of pid {cfg.pid} not read",
+                detail=(f"The server takes settings from {cfg.path} ({cfg.reason}); flags there that turn CUDA graphs "
+                        "off (enforce_eager, cudagraph_mode, disable_cuda_graph, cuda_graph_config) cannot be checked."),
+                evidence=(Evidence(f"proc/{cfg.pid}/cmdline", f"{cfg.flag} {cfg.path}"),), references=REFERENCES)
     if not hits and (server_roots(facts) or facts.deploy_files):
         yield Finding(PASS, "node", "no flag disables CUDA graphs",
                       evidence=(Evidence("server command lines, deployment files",

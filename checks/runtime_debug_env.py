@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from doctor.derived.consumer import all_consumer
 from doctor.derived.procs import EnvSetting, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
@@ -44,13 +46,86 @@ RULES: tuple[Rule, ...] = (
          "torch.compile is off; vLLM V1 piecewise CUDA graphs need it"),
     Rule("TORCHDYNAMO_DISABLE", _is("1", "true", "yes"), MEDIUM, 30,
          "TorchDynamo is off, so torch.compile (and vLLM's compiled graphs) is skipped"),
-    Rule("NCCL_ALGO", _set, LOW, 5, "overrides NCCL's algorithm choice (NCCL discourages it in production)"),
-    Rule("NCCL_PROTO", _set, LOW, 5, "overrides NCCL's protocol choice (NCCL discourages it in production)"),
+    Rule("NCCL_ALGO", _set, LOW, 5, "overrides NCCL's algorithm choice"),
+    Rule("NCCL_PROTO", _set, LOW, 5, "overrides NCCL's protocol choice"),
+    Rule("VLLM_TRACE_FUNCTION", _is("1", "true", "yes"), HIGH, 60,
+         "vLLM traces every Python function call to a log file (its docs: for debugging hangs only)"),
+    Rule("TORCH_DISTRIBUTED_DEBUG", _is("detail"), MEDIUM, 20,
+         "PyTorch wraps every collective with a consistency check (an extra collective per call)"),
+    Rule("TORCH_DISTRIBUTED_DEBUG", _is("info"), LOW, 3, "PyTorch logs distributed initialisation details"),
     Rule("NCCL_MAX_NCHANNELS", _set, LOW, 5, "caps NCCL channels (discouraged in production)"),
     Rule("TORCH_NCCL_BLOCKING_WAIT", _is("1", "true", "yes"), LOW, 5, "collectives block the host thread"),
     Rule("CUDA_DEVICE_MAX_CONNECTIONS", _is("1"), LOW, 5,
          "serialises the GPU's hardware work queues (a Megatron training setting)", server_only=True),
 )
+#: NCCL's own words on its algorithm and protocol variables (env.html, section "Debugging")
+NCCL_DEBUG_SECTION = ("NCCL's documentation lists this variable under Debugging: such parameters \"should not be used in "
+                      "production nor retained in scripts, or only as workaround, and removed as soon as the issue is "
+                      "resolved. Keeping them set may result in sub-optimal behavior, crashes, or hangs.\"")
+NVSWITCH_DEVICES = frozenset({0x1AF1, 0x22A3})  # A100 and H100 NVSwitch (class 0x0680)
+
+
+def _items(value: str) -> tuple[bool, set[str]]:
+    """``^LL128`` -> (True, {"ll128"}); ``Ring,Tree`` -> (False, {"ring", "tree"})."""
+    text = value.strip()
+    exclude = text.startswith("^")
+    return exclude, {x.strip().lower() for x in text.lstrip("^").split(",") if x.strip()}
+
+
+def _judge_proto(value: str, facts: Facts) -> tuple[str, float, str]:
+    exclude, items = _items(value)
+    if exclude and items == {"ll128"}:
+        return (LOW, 3, "excludes LL128: NCCL's documented workaround for LL128 data corruption on HGX H100 "
+                        "(NCCL 2.18.1 known issue); drop it once NCCL is upgraded")
+    allowed = ({"ll", "ll128", "simple"} - items) if exclude else items
+    if "ll" not in allowed:
+        return (MEDIUM, 25, "forbids the LL protocol, which NCCL uses for small messages: the small all-reduces of "
+                            "every tensor-parallel decode step take the slower Simple path")
+    return LOW, 5, f"restricts NCCL's protocols to {', '.join(sorted(allowed)) or 'none'}"
+
+
+def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
+    exclude, items = _items(value)
+    nvswitch = any(d.vendor == 0x10DE and d.device in NVSWITCH_DEVICES for d in facts.pci.devices.values())
+    nvls = {"nvls", "nvlstree"}
+    if nvswitch and (nvls <= items if exclude else not items & nvls):
+        return (MEDIUM, 20, "keeps NCCL off NVLink SHARP (NVLS), the all-reduce the NVSwitches of this node offload; "
+                            "NCCL otherwise picks it for the tensor-parallel all-reduces")
+    return LOW, 5, f"{'excludes' if exclude else 'restricts NCCL to'} the {', '.join(sorted(items))} algorithm(s)"
+
+
+#: server flags with the same effect as a debug variable: (pattern, severity, score, effect)
+FLAGS: tuple[tuple[re.Pattern[str], str, float, str], ...] = (
+    (re.compile(r"--log[-_]verbose(?:\s*[=: ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
+     "Triton logs every request and model step at verbose level"),
+    (re.compile(r"--disable[-_]custom[-_]all[-_]reduce(?![\w-])(?!\s*:\s*[\"']?(false|no|0)\b)"), MEDIUM, 20,
+     "vLLM hands its small tensor-parallel all-reduces to NCCL instead of its faster custom all-reduce"),
+)
+
+
+def _flag_hits(facts: Facts) -> list[tuple[int, str, str, str, float, str]]:
+    """(pattern index, where, snippet, severity, score, effect) for server command lines and deployment files."""
+    texts = [(f"{s.process.origin}/cmdline", " ".join(s.process.argv)) for s in server_roots(facts)]
+    texts += [(df.path, "\n".join(x for x in df.text.splitlines() if not x.lstrip().startswith("#")))
+              for df in facts.deploy_files]
+    roots = {s.process.pid for s in server_roots(facts)}
+    texts += [(c.path, "\n".join("--" + x.strip() for x in c.text.splitlines() if not x.lstrip().startswith("#")))
+              for c in facts.serve_configs if c.text is not None and c.pid in roots]
+    hits = []
+    for where, text in texts:
+        for i, (pattern, severity, score, effect) in enumerate(FLAGS):
+            m = pattern.search(text)
+            if m is None or (m.lastindex and m.group(1) is not None and int(m.group(1)) == 0):
+                continue
+            if i == 1 and all_consumer(facts):
+                severity, score = LOW, 3
+                effect += " (GeForce GPUs have no peer-to-peer, so vLLM would not use it anyway)"
+            hits.append((i, where, m.group(0).strip(), severity, score, effect))
+    return hits
+
+
+#: variables judged by their value (what the setting does), not only by being set
+JUDGES = {"NCCL_PROTO": _judge_proto, "NCCL_ALGO": _judge_algo}
 REFERENCES = (
     "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
     "https://pytorch.org/docs/stable/torch_nccl_environment_variables.html",
@@ -87,14 +162,37 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
             continue
         found = True
         subject = str(s.pids[0]) if s.pids else s.files[0]
+        severity, score, effect = rule.severity, rule.score, rule.effect
+        judge = JUDGES.get(s.name)
+        if judge is not None:
+            severity, score, effect = judge(s.value, facts)
+        extra = f" {NCCL_DEBUG_SECTION}" if judge is not None else ""
         yield Finding(
-            rule.severity, subject, f"{s.name}={s.value}: {rule.effect}",
+            severity, subject, f"{s.name}={s.value}: {effect}",
             detail=(f"Set by the user in {', '.join([f'pid {p}' for p in s.pids] + list(s.files))}. "
-                    f"{rule.effect[0].upper() + rule.effect[1:]}."),
+                    f"{effect[0].upper() + effect[1:]}.{extra}"),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
             expected=f"{s.name} unset", observed=f"{s.name}={s.value}",
-            impact=Impact(rule.score, rule.effect), fix=_fix(s), references=REFERENCES,
+            impact=Impact(score, effect), fix=_fix(s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
+    by_flag: dict[int, list[tuple[int, str, str, str, float, str]]] = {}
+    for hit in _flag_hits(facts):
+        by_flag.setdefault(hit[0], []).append(hit)
+    for hits in by_flag.values():
+        found = True
+        _, where, snippet, severity, score, effect = hits[0]
+        places = [h[1] for h in hits]
+        files = [p for p in places if not p.endswith("/cmdline")]
+        units = sorted({p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")})
+        yield Finding(
+            severity, where.removesuffix("/cmdline").removeprefix("proc/") if where.endswith("/cmdline") else where,
+            f"{snippet}: {effect}", detail=f"Found in {', '.join(places)}. {effect[0].upper() + effect[1:]}.",
+            evidence=tuple(Evidence(h[1], h[2]) for h in hits), expected="flag absent", observed=snippet,
+            impact=Impact(score, effect),
+            fix=make("service_edit", units=units, full=True, restart=True,
+                     notes=(f"Remove {snippet!r} from the server's command line ({', '.join(places)}) and restart it. "
+                            f"To undo, add {snippet!r} back and restart the server.")),
+            references=REFERENCES)
     if not found and (facts.processes or facts.deploy_files):
         yield Finding(PASS, "node", "no debugging variable in the servers' environment",
                       evidence=(Evidence("proc/*/environ, deployment files",

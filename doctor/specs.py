@@ -64,16 +64,24 @@ SPECS: tuple[Spec, ...] = (
                 "sys/module/nvidia_peermem/version", "sys/kernel/mm/memory_peers/*/version")),
     # --- network and RDMA ---------------------------------------------------------------------
     Spec("net.devices", "network interfaces: speed, MTU, state, owning PCI device",
-         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier}",
+         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier,ifindex}",
                 "sys/class/net/*/ecn/roce_np/enable/*", "sys/class/net/*/ecn/roce_rp/enable/*")),
     Spec("rdma.ports", "RDMA devices and ports: link layer, state, rate, GID table",
          paths=("sys/class/infiniband/*/{device,node_type,fw_ver}",
                 "sys/class/infiniband/*/ports/*/{link_layer,state,phys_state,rate}",
                 "sys/class/infiniband/*/ports/*/gids/*",
                 "sys/class/infiniband/*/ports/*/gid_attrs/types/*",
-                "sys/class/infiniband/*/ports/*/gid_attrs/ndevs/*")),
-    Spec("ibv_devinfo", "ibv_devinfo -v (sosreports: RDMA ports with GID types)",
+                "sys/class/infiniband/*/ports/*/gid_attrs/ndevs/*",
+                # RoCE drop/sequence counters (the sos roce plugin copies the same directories)
+                "sys/class/infiniband/*/ports/*/hw_counters/{out_of_buffer,out_of_sequence,packet_seq_err,"
+                "np_cnp_sent,rp_cnp_handled,np_ecn_marked_roce_packets}")),
+    Spec("ibv_devinfo", "ibv_devinfo -v (RDMA ports: active_mtu; sosreports: GID types)",
+         argv=("ibv_devinfo", "-v"), timeout=15,
          sos_paths=("sos_commands/infiniband/ibv_devinfo_-v",)),
+    Spec("ethtool_stats", "ethtool -S per interface (sosreports only: one command per interface)",
+         sos_paths=("sos_commands/networking/ethtool_-S_*",)),
+    Spec("net.routes", "IPv4 routing table (which interfaces share a subnet)",
+         paths=("proc/net/route",)),
     # --- NUMA, CPUs, IRQs ---------------------------------------------------------------------
     Spec("numa.nodes", "NUMA nodes, their CPUs and distances",
          paths=("sys/devices/system/node/{online,possible,has_cpu,has_memory}",
@@ -102,7 +110,8 @@ SPECS: tuple[Spec, ...] = (
                 "proc/sys/net/ipv4/{tcp_rmem,tcp_wmem,tcp_slow_start_after_idle,tcp_mtu_probing,"
                 "tcp_congestion_control,tcp_timestamps,tcp_sack}",
                 "proc/sys/kernel/{numa_balancing,hostname,osrelease}",
-                "proc/sys/vm/{zone_reclaim_mode,swappiness}")),
+                "proc/sys/vm/{zone_reclaim_mode,swappiness}",
+                "proc/sys/net/ipv4/conf/*/{rp_filter,arp_ignore,arp_announce}")),
     Spec("sysctl_a", "sysctl -a (sosreports)", sos_paths=("sos_commands/kernel/sysctl_-a",)),
     Spec("dmesg", "kernel ring buffer (NVRM Xid events, PCIe bandwidth at probe); refused to non-root "
                   "when kernel.dmesg_restrict=1",

@@ -134,6 +134,12 @@ def test_sick_differs_exactly_in_intended_files() -> None:
     expected |= {k for k in healthy if re.fullmatch(r"sys/kernel/iommu_groups/\d+/type", k)}
     expected |= {f"proc/irq/{irq}/{f}" for irq in range(217, 225)
                  for f in ("smp_affinity_list", "effective_affinity_list")}
+    # NIC7 down: its port state in ibv_devinfo and its route; NIC2 DCQCN off; NIC4 sequence errors
+    expected |= {"commands/ibv_devinfo_-v", "proc/net/route"}
+    nic2 = "sys/devices/pci0000:37/0000:37:01.0/0000:38:00.0/0000:39:01.0/0000:3b:00.0/net/enp59s0np0"
+    expected |= {f"{nic2}/ecn/{p}/enable/{k}" for p in ("roce_np", "roce_rp") for k in range(8)}
+    nic4 = "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/0000:99:01.0/0000:9b:00.0/infiniband/mlx5_4"
+    expected |= {f"{nic4}/ports/1/hw_counters/{c}" for c in ("out_of_sequence", "packet_seq_err")}
     assert sorted(changed - expected) == []
     assert sorted(expected - changed) == []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from doctor.derived import cached
-from doctor.derived.procs import env_value
+from doctor.derived.procs import env_value, server_roots
 from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
 
 #: A NIC at or above this speed carries data even without RDMA (Mb/s).
@@ -108,3 +108,26 @@ def tcp_carries_data(facts: Facts) -> tuple[bool, str]:
     if not facts.rdma:
         return False, "no GPU and no RDMA device"
     return False, "RDMA ports are active and NCCL is not forced onto sockets"
+
+
+#: The slowest NIC a TCP-served inference node is judged on when it has no data NIC (Mb/s).
+SERVING_NIC_MIN_MBPS = 10000
+
+
+def serving_nic(facts: Facts) -> DataNic | None:
+    """The fastest data NIC; on a node without one that runs an inference server, its fastest physical
+    interface at 10 Gb/s or more (TCP-served inference on 10/25 GbE still deserves the TCP checks)."""
+    best = fastest(data_nics(facts))
+    if best is not None:
+        return best
+    if not server_roots(facts):
+        return None
+    out = []
+    for nd in facts.netdevs:
+        if nd.virtual or not nd.pci_address or (nd.speed_mbps or 0) < SERVING_NIC_MIN_MBPS:
+            continue
+        pci = facts.pci.get(nd.pci_address)
+        if pci is not None and (pci.is_vf or pci.vendor in VIRTUAL_VENDORS):
+            continue
+        out.append(DataNic(nd, pci, ()))
+    return fastest(out)

@@ -37,6 +37,11 @@ SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
 #: Titles frameworks give their own worker processes (never a root, even without a parent pid).
 WORKER_TITLE = re.compile(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
 
+#: vLLM's Ray workers (multi-node vLLM): started by the raylet, not by the vLLM process, so on a worker
+#: node they are the only trace of the server; their environment comes from the user (Ray runtime_env,
+#: ``ray start`` environment or variables vLLM copies from the driver).
+RAY_VLLM_WORKER = re.compile(r"^ray::RayWorkerWrapper")
+
 #: Values frameworks set in their own workers (docs/checks.md#cross-cutting-rules); never blamed on the user.
 FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
     "sglang": frozenset({"NCCL_CUMEM_ENABLE", "NCCL_NVLS_ENABLE", "TORCH_NCCL_AVOID_RECORD_STREAMS",
@@ -179,10 +184,15 @@ def _user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
         if s.root:
             roots[s.process.pid] = (s.process, s.framework)
     by_pid = {p.pid: p for p in facts.processes}
+    for candidate in facts.processes:
+        title = " ".join(candidate.argv) if candidate.argv else (candidate.name or "")
+        if RAY_VLLM_WORKER.match(title) and candidate.pid not in in_server and not any(
+                a.pid in in_server for a in _ancestors(candidate, by_pid)):
+            roots[candidate.pid] = (candidate, "vllm")
     holders = set(gpu_holders(facts))
     for pid in holders:
         proc = by_pid.get(pid)
-        if proc is None or pid in in_server:
+        if proc is None or pid in in_server or pid in roots:
             continue
         if any(a.pid in holders or a.pid in in_server for a in _ancestors(proc, by_pid)):
             continue

@@ -17,6 +17,19 @@ from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_num
 from doctor.facts.nvlink import FabricManager, Nvlink, build_fabric_manager, build_nvlink
 from doctor.facts.pci import PciDevice, PciTree, build_pci
 from doctor.facts.procs import Process, build_processes
+from doctor.facts.roce import (
+    ActiveMtu,
+    EthtoolStats,
+    RdmaCounters,
+    RoceEcn,
+    Route,
+    build_active_mtu,
+    build_counters,
+    build_ecn,
+    build_ethtool_stats,
+    build_routes,
+)
+from doctor.facts.serve_config import ServeConfig, build_serve_configs
 from doctor.facts.system import CpuFreq, NvidiaDriver, Thp, build_cpufreq, build_nvidia_driver, build_thp
 from doctor.sources import Source
 
@@ -110,6 +123,34 @@ class Facts:
     @cached_property
     def deploy_files(self) -> tuple[DeployFile, ...]:
         return build_deploy_files(self.source, self.deploy_paths)
+
+    @cached_property
+    def serve_configs(self) -> tuple[ServeConfig, ...]:
+        """Config files inference servers name with ``--config`` (read when the source holds them)."""
+        return build_serve_configs(self.source, self.processes)
+
+    @cached_property
+    def roce_ecn(self) -> dict[str, RoceEcn]:
+        """Per-netdev DCQCN switches (``ecn/roce_np``, ``ecn/roce_rp``)."""
+        return build_ecn(self.source, self.netdevs)
+
+    @cached_property
+    def rdma_counters(self) -> dict[str, RdmaCounters]:
+        """Per-RDMA-port ``hw_counters`` (drops, sequence errors, CNPs)."""
+        return build_counters(self.source, self.rdma)
+
+    @cached_property
+    def ethtool_stats(self) -> dict[str, EthtoolStats]:
+        """``ethtool -S`` per interface (sosreports only)."""
+        return build_ethtool_stats(self.source)
+
+    @cached_property
+    def active_mtu(self) -> ActiveMtu:
+        return build_active_mtu(self.source)
+
+    @cached_property
+    def routes(self) -> tuple[Route, ...] | None:
+        return build_routes(self.source)
 
     @cached_property
     def derived(self) -> dict[object, object]:

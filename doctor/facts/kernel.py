@@ -34,6 +34,8 @@ class Sysctls:
     values: dict[str, str]
     origins: dict[str, str]
     persistent: dict[str, tuple[str, str]]  # key -> (value, file) from /etc/sysctl.d and /etc/sysctl.conf
+    #: every persistent file in the order ``sysctl --system`` applies it (later wins): (path, {key: value})
+    files: tuple[tuple[str, dict[str, str]], ...] = ()
 
     def get(self, key: str) -> str | None:
         return self.values.get(key)
@@ -76,10 +78,18 @@ def build_sysctls(src: Source) -> Sysctls:
                 values[key] = value
                 origins[key] = out.where
     persistent: dict[str, tuple[str, str]] = {}
+    files: list[tuple[str, dict[str, str]]] = []
     for path in src.spec_paths(specs.get("sysctl.files")):
-        for key, value in parse_sysctl_conf(src.read_text(path, cap=1 << 20) or "").items():
+        parsed = parse_sysctl_conf(src.read_text(path, cap=1 << 20) or "")
+        files.append((path, parsed))
+        for key, value in parsed.items():
             persistent[key] = (value, path)
-    return Sysctls(values, origins, persistent)
+    return Sysctls(values, origins, persistent, tuple(sorted(files, key=lambda f: _apply_order(f[0]))))
+
+
+def _apply_order(path: str) -> tuple[int, str]:
+    """``sysctl --system`` (procps) reads sysctl.d files by file name and ``/etc/sysctl.conf`` last."""
+    return (1, "") if path.endswith("etc/sysctl.conf") else (0, path.rsplit("/", 1)[-1])
 
 
 def build_modules(src: Source) -> frozenset[str] | None:

@@ -25,6 +25,8 @@ class NetDev:
     carrier: bool | None
     virtual: bool
     mac: str | None = None
+    #: kernel interface index (``getifaddrs`` lists interfaces in this order; NCCL takes the first)
+    ifindex: int | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ def build_netdevs(src: Source) -> tuple[NetDev, ...]:
             carrier=None if carrier is None else carrier == "1",
             virtual="/virtual/" in f"/{real}/" or pci is None,
             mac=src.read_line(f"{base}/address"),
+            ifindex=parse_int(src.read_line(f"{base}/ifindex")),
         ))
     return tuple(out)
 

@@ -58,10 +58,21 @@ KNOWN_SYSCTLS: dict[str, re.Pattern[str]] = {
     "net.core.optmem_max": INT, "net.ipv4.tcp_rmem": TRIPLE, "net.ipv4.tcp_wmem": TRIPLE,
 }
 CONF = re.compile(r"90-gnd-[a-z0-9-]{1,40}\.conf")
+#: per-interface sysctls (``net.ipv4.conf.<all|default|if>.<name>``), validated by their generic key
+CONF_KEY = re.compile(r"net\.ipv4\.conf\.([A-Za-z0-9_][A-Za-z0-9_-]{0,14})\.(rp_filter|arp_ignore|arp_announce)")
+KNOWN_SYSCTLS.update({"net.ipv4.conf.*.rp_filter": re.compile(r"[012]"),
+                      "net.ipv4.conf.*.arp_ignore": re.compile(r"[0-8]"),
+                      "net.ipv4.conf.*.arp_announce": re.compile(r"[012]")})
+
+
+def generic_key(key: str) -> str:
+    """``net.ipv4.conf.eth0.rp_filter`` -> ``net.ipv4.conf.*.rp_filter``; other keys unchanged."""
+    match = CONF_KEY.fullmatch(key)
+    return f"net.ipv4.conf.*.{match.group(2)}" if match else key
 
 
 def _sysctl_value(key: str, value: object) -> str:
-    pattern = KNOWN_SYSCTLS.get(key)
+    pattern = KNOWN_SYSCTLS.get(generic_key(key)) if "*" not in key else None
     if pattern is None:
         raise FixRejected(f"sysctl {key!r} is not one a check sets")
     text = " ".join(str(value).split()) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
@@ -676,3 +687,47 @@ def hugepages(p: Params) -> list[FixStep]:
     if _flag(p, "sysctl"):
         steps.append(run(P, "sysctl", "--system"))
     return steps + [write(B, path, str(old), key=f"hugepages:{kb}")]
+# --- RoCE: DCQCN, counters, active MTU (rdma.lossless, net.drops, rdma.mtu) ----------------------
+
+ECN_POINTS = ("roce_np", "roce_rp")
+
+
+@builder("roce_ecn")
+def roce_ecn(p: Params) -> list[FixStep]:
+    """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
+    to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step
+    is for a human (a boot-time unit, or the NIC firmware's congestion-control settings)."""
+    nic, prio = p.netdev("netdev"), p.integer("priority", 0, 7)
+    previous = p.mapping("previous", 2)
+    if not previous or not all(k in ECN_POINTS and v in (0, 1) and not isinstance(v, bool)
+                               for k, v in previous.items()):
+        raise FixRejected("previous: not roce_np/roce_rp switches")
+    paths = {k: f"/sys/class/net/{nic}/ecn/{k}/enable/{prio}" for k in ECN_POINTS if k in previous}
+    steps = [write(R, path, "1", unattended=True, key=f"ecn:{nic}:{k}") for k, path in paths.items()]
+    steps.append(manual(P, f"write 1 to {' and '.join(paths.values())} at every boot (a oneshot systemd unit "
+                           "ordered after the driver loads), or enable DCQCN for this priority in the NIC "
+                           "firmware with your vendor's tool", key=f"ecn:{nic}:boot"))
+    steps += [write(B, path, str(previous[k]), unattended=True, key=f"ecn:{nic}:{k}") for k, path in paths.items()]
+    return steps
+
+
+@builder("rdma_counters_show")
+def rdma_counters_show(p: Params) -> list[FixStep]:
+    """``device``, ``port``: an RDMA port; ``netdev``: its interface or null. Read-only: show the
+    counters twice a minute apart to see whether they still grow."""
+    dev = p.text("device", RDMA_DEVICE, "RDMA device name")
+    port = p.integer("port", 0, 255)
+    nic = p.raw("netdev")
+    steps = [run(R, "rdma", "statistic", "show", "link", f"{dev}/{port}", unattended=True,
+                 description="RDMA hw_counters (run again later and compare)")]
+    if nic is not None:
+        steps.append(run(R, "ethtool", "-S", netdev(nic, p.ctx), unattended=True,
+                         description="NIC counters: rx_discards_phy, rx_out_of_buffer, rx_prio*_pause"))
+    return steps
+
+
+@builder("rdma_show")
+def rdma_show(p: Params) -> list[FixStep]:
+    """``device``, ``port``: show the port's attributes (active_mtu, state)."""
+    dev = p.text("device", RDMA_DEVICE, "RDMA device name")
+    return [run(R, "ibv_devinfo", "-v", "-d", dev, "-i", str(p.integer("port", 0, 255)), unattended=True)]

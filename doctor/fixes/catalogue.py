@@ -37,6 +37,11 @@ CHECK_BUILDERS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "runtime.memlock": ("prlimit_memlock",),
     "runtime.shm": ("shm_resize",),
     "kernel.hugepages": ("hugepages",),
+    "rdma.lossless": ("roce_ecn",),
+    "net.drops": ("rdma_counters_show",),
+    "rdma.mtu": ("rdma_show",),
+    "net.multirail": ("sysctl",),
+    "sysctl.persistence": ("sysctl",),
 }.items()}
 
 
@@ -45,7 +50,14 @@ CHECK_SYSCTLS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "net.socket_buffers": ("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"),
     "net.tcp_tuning": ("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn"),
     "numa.kernel_policy": ("kernel.numa_balancing", "vm.zone_reclaim_mode"),
+    "net.multirail": ("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.*.arp_ignore", "net.ipv4.conf.*.arp_announce"),
 }.items()}
+
+
+def _generic(key: str) -> str:
+    from doctor.fixes.builders import generic_key
+
+    return generic_key(key)
 
 
 def allowed(check: str, builder: str) -> bool:
@@ -59,6 +71,8 @@ def refusal(check: str, builder: str, params: object) -> str:
         return f"check {check} does not produce {builder or 'builder-less'} fixes"
     keys = CHECK_SYSCTLS.get(check)
     wanted = params.get("set") if isinstance(params, dict) else None
-    if builder == "sysctl" and keys is not None and isinstance(wanted, dict) and not set(wanted) <= keys:
-        return f"check {check} does not set {sorted(set(wanted) - keys)[0]}"
+    if builder == "sysctl" and keys is not None and isinstance(wanted, dict):
+        extra = sorted(k for k in wanted if str(k) not in keys and _generic(str(k)) not in keys)
+        if extra:
+            return f"check {check} does not set {extra[0]}"
     return ""
