@@ -7,6 +7,8 @@ import sys
 from typing import Any, TextIO
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.i18n import _, ngettext, severity_name
+from doctor.i18n import ljust as _ljust
 from doctor.runner import Result
 
 _COLOURS = {CRITICAL: "1;97;41", HIGH: "1;31", MEDIUM: "33", LOW: "36", INFO: "2", UNKNOWN: "35", PASS: "32"}
@@ -35,25 +37,27 @@ def _header(result: Result, paint: _Painter) -> list[str]:
     inv: dict[str, Any] = result.inventory or {}
     host = (inv.get("host") or {})
     lines = [paint(f"gpu-node-doctor — {src.get('kind')} {src.get('path')}", "1")
-             + f"  host {src.get('hostname') or '?'}, collected {src.get('collected_at') or '?'}"]
+             + "  " + _("host {host}, collected {when}").format(host=src.get("hostname") or "?",
+                                                           when=src.get("collected_at") or "?")]
     gpus = inv.get("gpus") or []
-    names = sorted({g.get("name") or "unknown model" for g in gpus})
-    parts = [f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}" + (f" ({', '.join(names)})" if gpus else "")]
-    parts.append(f"{len(inv.get('nics') or [])} NICs")
-    parts.append(f"{len(inv.get('numa') or [])} NUMA nodes")
+    names = sorted({g.get("name") or _("unknown model") for g in gpus})
+    parts = [ngettext("{n} GPU", "{n} GPUs", len(gpus)).format(n=len(gpus))
+             + (f" ({', '.join(names)})" if gpus else "")]
+    parts.append(_("{n} NICs").format(n=len(inv.get("nics") or [])))
+    parts.append(_("{n} NUMA nodes").format(n=len(inv.get("numa") or [])))
     if host.get("kernel"):
-        parts.append(f"kernel {host['kernel']}")
+        parts.append(_("kernel {version}").format(version=host["kernel"]))
     driver = (inv.get("driver") or {}).get("nvidia")
     if driver:
-        parts.append(f"driver {driver}")
+        parts.append(_("driver {version}").format(version=driver))
     if host.get("virtual_machine"):
-        parts.append("virtual machine")
+        parts.append(_("virtual machine"))
     lines.append("; ".join(parts))
     return lines
 
 
 def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
-    sev = paint(f"{f.severity.upper():8}", _COLOURS.get(f.severity, "0"))
+    sev = paint(_ljust(severity_name(f.severity).upper(), 8), _COLOURS.get(f.severity, "0"))
     lines = [f"{f.rank:>3} {sev} {paint(f.check, '1')}  {_clean(f.subject)} — {_clean(f.title)}"]
     pad = " " * 13
     if f.severity in (INFO, PASS) and not verbose:
@@ -61,20 +65,22 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
     if f.detail:
         lines.append(pad + _clean(f.detail))
     if f.expected or f.observed:
-        lines.append(pad + f"expected: {_clean(f.expected)}  observed: {_clean(f.observed)}")
+        lines.append(pad + _("expected:") + f" {_clean(f.expected)}  " + _("observed:") + f" {_clean(f.observed)}")
     if f.related:
-        lines.append(pad + "related: " + ", ".join(_clean(r) for r in f.related))
+        lines.append(pad + _("related:") + " " + ", ".join(_clean(r) for r in f.related))
     if f.impact.text:
-        lines.append(pad + "impact: " + _clean(f.impact.text))
+        lines.append(pad + _("impact:") + " " + _clean(f.impact.text))
     for ev in f.evidence[: (None if verbose else 4)]:
-        lines.append(pad + paint(f"evidence: {_clean(ev.source)}: {_clean(ev.value)}", "2"))
+        lines.append(pad + paint(_("evidence:") + f" {_clean(ev.source)}: {_clean(ev.value)}", "2"))
     if len(f.evidence) > 4 and not verbose:
-        lines.append(pad + paint(f"evidence: … {len(f.evidence) - 4} more (--verbose or --format json)", "2"))
-    for label, cmds in (("fix", f.fix.runtime), ("persist", f.fix.persistent), ("undo", f.fix.rollback)):
+        lines.append(pad + paint(_("evidence:") + " " + _("… {n} more (--verbose or --format json)").format(
+            n=len(f.evidence) - 4), "2"))
+    for kind, label, cmds in (("fix", _("fix:"), f.fix.runtime), ("persist", _("persist:"), f.fix.persistent),
+                              ("undo", _("undo:"), f.fix.rollback)):
         for c in cmds:
-            lines.append(pad + f"{label + ':':9}" + paint(_clean(c), "32" if label == "fix" else "0"))
+            lines.append(pad + _ljust(label, 9) + paint(_clean(c), "32" if kind == "fix" else "0"))
     if f.fix.notes:
-        lines.append(pad + "note: " + _clean(f.fix.notes))
+        lines.append(pad + _("note:") + " " + _clean(f.fix.notes))
     return lines
 
 
@@ -93,15 +99,15 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
             lines.extend(_finding(f, paint, verbose))
             lines.append("")
     else:
-        lines.append(paint("No problem found at low severity or above.", "32"))
+        lines.append(paint(_("No problem found at low severity or above."), "32"))
         lines.append("")
     if infos:
-        lines.append(paint("Information:", "1"))
+        lines.append(paint(_("Information:"), "1"))
         for f in infos:
             lines.extend(_finding(f, paint, verbose))
         lines.append("")
     if unknowns:
-        lines.append(paint("Could not evaluate:", "1"))
+        lines.append(paint(_("Could not evaluate:"), "1"))
         for f in unknowns:
             lines.append(f"    {paint(f.check, '35')}  {_clean(f.subject)} — {_clean(f.title)}"
                          + (f": {_clean(f.detail)}" if f.detail else ""))
@@ -110,14 +116,14 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
     passed = [c["id"] for c in result.checks if c.get("status") == PASS]
     na = [c["id"] for c in result.checks if c.get("status") == "not_applicable"]
     if passed:
-        lines.append(paint("Checked, nothing found: ", "1") + paint(", ".join(passed), "32"))
+        lines.append(paint(_("Checked, nothing found:") + " ", "1") + paint(", ".join(passed), "32"))
     if na:
-        lines.append(paint("Did not apply here: ", "1") + ", ".join(na))
+        lines.append(paint(_("Did not apply here:") + " ", "1") + ", ".join(na))
     if passed or na:
         lines.append("")
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != PASS)
-    lines.append(paint("Summary: ", "1") + (summary or "nothing to report")
-                 + f"; {len(passed)} checks passed, {len(na)} did not apply"
+    summary = ", ".join(f"{n} {severity_name(s)}" for s, n in counts.items() if n and s != PASS)
+    lines.append(paint(_("Summary:") + " ", "1") + (summary or _("nothing to report"))
+                 + "; " + _("{passed} checks passed, {na} did not apply").format(passed=len(passed), na=len(na))
                  + f" ({result.duration_s:.2f} s)")
     text = "\n".join(lines) + "\n"
     out.write(text)
