@@ -96,6 +96,14 @@ def run(args: argparse.Namespace) -> int:
             raise DoctorError("--redact-map must not be the report file itself")
         data = redact_result(data, map_path)
     start = time.monotonic()
+    if fmt == "pdf":
+        from doctor.i18n import language
+
+        if language() == "zh-CN":
+            from reports.pdf import CJK_HINT, cjk_font_found
+
+            if not cjk_font_found():
+                print(f"gnd: warning: {CJK_HINT}", file=sys.stderr)
     body = render(data, fmt)
     write_atomic(output, body)
     print(f"wrote {output} ({fmt}, {len(body) / 1024:.0f} KiB in {time.monotonic() - start:.1f} s)", file=sys.stderr)
