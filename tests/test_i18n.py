@@ -158,3 +158,31 @@ def test_missing_catalog_falls_back_to_english(monkeypatch: pytest.MonkeyPatch, 
 def test_wide_characters_are_padded_by_columns() -> None:
     assert i18n.width("严重") == 4 and i18n.ljust("严重", 8) == "严重    "
     assert i18n.ljust("HIGH", 8) == "HIGH    "
+
+
+def test_tui_keys_help_and_detail_pane_in_chinese() -> None:
+    """``gnd tui --lang zh-CN`` sets the language before the app module (and its key bindings) is imported."""
+    pytest.importorskip("textual")
+    code = ("from doctor.i18n import set_language; set_language('zh-CN');"
+            "from doctor.tui.app import DoctorApp; from doctor.tui.screens import HELP, HelpScreen;"
+            "from doctor.i18n import _;"
+            "print('|'.join(str(b.description) for b in DoctorApp.BINDINGS)); print(_(HELP).splitlines()[0])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    keys, help_first = done.stdout.splitlines()[:2]
+    assert keys.split("|")[:2] == ["详情", "复制修复命令"] and "退出" in keys
+    assert help_first == "快速上手"
+
+
+def test_tui_detail_pane_labels_in_chinese() -> None:
+    pytest.importorskip("textual")
+    from doctor.findings import Evidence, Finding, Fix, FixStep
+    from doctor.tui.render import Palette, finding_text
+
+    f = Finding(severity="high", subject="0000:18:00.0", title="link at Gen4 x8", check="pcie.link_downgrade",
+                category="pcie", expected="Gen5 x16", observed="Gen4 x8",
+                evidence=(Evidence("sys/bus/pci/devices/0000:18:00.0/current_link_speed", "16.0 GT/s PCIe"),),
+                fix=Fix(steps=(FixStep("runtime", argv=("setpci", "-s", "0000:18:00.0", "CAP_EXP+10.w")),)))
+    with i18n.use("zh-CN"):
+        text = finding_text(f, Palette({})).plain
+    assert "预期" in text and "证据" in text and "立即修复" in text and " 高 " in text
+    assert "pcie.link_downgrade" in text and "setpci -s 0000:18:00.0" in text and "Gen4 x8" in text
