@@ -131,3 +131,50 @@ def test_chinese_pdf_embeds_a_cjk_font(sick_data: dict[str, Any]) -> None:
     assert "摘要" in first and "gpu-node-13" in first
     last = " ".join((reader.pages[-1].extract_text() or "").split())
     assert f"第 {len(reader.pages)} 页，共 {len(reader.pages)} 页" in last
+
+
+def _chrome_texts(page: str) -> list[str]:
+    """Text of the report's own headings, table headers and chips (never host data)."""
+    from html.parser import HTMLParser
+
+    out: list[str] = []
+
+    class P(HTMLParser):
+        depth = 0
+        buf: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            cls = dict(attrs).get("class") or ""
+            if tag in ("h2", "h4", "th") or (tag == "li" and "chip" in cls):
+                self.depth, self.buf = 1, []
+
+        def handle_endtag(self, tag: str) -> None:
+            if self.depth and tag in ("h2", "h4", "th", "li"):
+                out.append(" ".join("".join(self.buf).split()))
+                self.depth = 0
+
+        def handle_data(self, data: str) -> None:
+            if self.depth:
+                self.buf.append(data)
+
+    P().feed(page)
+    return out
+
+
+def test_no_untranslated_heading_or_label_in_the_chinese_html(sick_data: dict[str, Any]) -> None:
+    """Catches a heading or label added to the template without _(): every one must carry Chinese."""
+    with i18n.use("zh-CN"):
+        page = render_html(sick_data)
+    texts = _chrome_texts(page)
+    assert len(texts) > 30
+    allowed = {"#", "NUMA", "RDMA", "CPU", "GPU"}  # terms Chinese writes in Latin letters too
+    english = [t for t in texts if t not in allowed and not HAN.search(t)]
+    assert english == []
+
+
+def test_no_untranslated_heading_or_label_in_the_chinese_markdown(sick_data: dict[str, Any]) -> None:
+    with i18n.use("zh-CN"):
+        md = render_markdown(sick_data)
+    labels = re.findall(r"^(?:#{1,2} .*|\*\*[^*]+\*\*|- \*\*[^*]+:\*\*)", md, re.M)
+    assert len(labels) > 10
+    assert [label for label in labels if not HAN.search(label)] == []
