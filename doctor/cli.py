@@ -21,6 +21,7 @@ from types import ModuleType
 from doctor import __version__
 from doctor.commands.check import EPILOG
 from doctor.errors import DoctorError
+from doctor.i18n import set_language
 from doctor.output import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
 __all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "build_parser", "main"]
@@ -88,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args_list = ["check", *args_list]  # `gnd SOURCE` and `gnd --format json` mean `gnd check ...`
         parser, commands = build_parser(only=args_list[0])
         args = parser.parse_args(args_list)
+        set_language(getattr(args, "lang", None))
         if args.command in commands:
             return int(commands[args.command].run(args))
         parser.print_help()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from doctor.findings import SEVERITIES
+from doctor.i18n import _, language, severity_name, translations
 from reports.topology_svg import render_topology
 from reports.view import View, build_view, sentence
 
@@ -25,11 +26,30 @@ def render_html_view(view: View) -> str:
     from markupsafe import Markup
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, trim_blocks=True,
-                      lstrip_blocks=True)
+                      lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
+    env.install_gettext_translations(translations(), newstyle=True)  # type: ignore[attr-defined]
     svg = render_topology(view.inventory, view.findings + view.unknowns)
     return env.get_template("report.html.j2").render(
         v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
-        max_evidence=MAX_EVIDENCE)
+        max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name,
+        page_css=Markup(page_margin_css()))
+
+
+def _css_string(text: str) -> str:
+    """``text`` as a CSS string literal (quotes, backslashes and line breaks escaped)."""
+    return '"' + "".join(f"\\{ord(ch):x} " if ch in '"\\\n\r<>' else ch for ch in text) + '"'
+
+
+def page_margin_css() -> str:
+    """Print page margin boxes (``generated …``, ``page N of M``) in the current language."""
+    before, _sep, rest = _("page {page} of {pages}").partition("{page}")
+    middle, _sep, after = rest.partition("{pages}")
+    page = " ".join(part for part in (_css_string(before) if before else "", "counter(page)",
+                                      _css_string(middle) if middle else "", "counter(pages)",
+                                      _css_string(after) if after else "") if part)
+    generated = _css_string(_("generated") + " ")
+    return ("@media print { @page { @top-right { content: " + generated + " string(generated); }"
+            " @bottom-right { content: " + page + "; } } }")
 
 
 def render_html(data: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from doctor.findings import SEVERITIES, Finding
+from doctor.i18n import _, ngettext, severity_name
 from doctor.textsafe import clean
 from reports.view import View, build_view, sentence
 
@@ -47,14 +48,15 @@ def fence(lines: list[str] | tuple[str, ...], lang: str = "sh") -> str:
 
 
 def _finding(f: Finding) -> list[str]:
-    out = [f"### {f.rank}. {text(f.severity.upper())}: {text(f.title)}", "",
-           f"Check {code(f.check)}, subject {code(f.subject)}"
-           + (f", confidence {f.confidence * 100:.0f} %" if f.confidence < 1 else ""), ""]
+    out = [f"### {f.rank}. {severity_name(f.severity).upper()}: {text(f.title)}", "",
+           _("Check {check}, subject {subject}").format(check=code(f.check), subject=code(f.subject))
+           + (_(", confidence {percent} %").format(percent=f"{f.confidence * 100:.0f}") if f.confidence < 1 else ""),
+           ""]
     if f.detail:
         out += [text(f.detail), ""]
-    rows = [("Expected", f.expected), ("Observed", f.observed),
-            ("Impact", (f"{f.impact.score:g}/100 " if f.impact.score else "") + f.impact.text),
-            ("Related", ", ".join(f.related[:MAX_EVIDENCE])
+    rows = [(_("Expected"), f.expected), (_("Observed"), f.observed),
+            (_("Impact"), (f"{f.impact.score:g}/100 " if f.impact.score else "") + f.impact.text),
+            (_("Related"), ", ".join(f.related[:MAX_EVIDENCE])
              + (f" … +{len(f.related) - MAX_EVIDENCE} more" if len(f.related) > MAX_EVIDENCE else ""))]
     for label, value in rows:
         if value.strip():
@@ -62,21 +64,21 @@ def _finding(f: Finding) -> list[str]:
     if any(v.strip() for _l, v in rows):
         out.append("")
     if f.evidence:
-        out.append("**Evidence**")
+        out.append(f"**{_('Evidence')}**")
         out.append("")
         for e in f.evidence[:MAX_EVIDENCE]:
             out.append(f"- {code(e.source)}: {code(e.value)}")
         if len(f.evidence) > MAX_EVIDENCE:
-            out.append(f"- … {len(f.evidence) - MAX_EVIDENCE} more in the JSON result")
+            out.append("- " + _("… {n} more in the JSON result").format(n=len(f.evidence) - MAX_EVIDENCE))
         out.append("")
-    for label, cmds in (("Fix now (runtime)", f.fix.runtime), ("Make it persistent", f.fix.persistent),
-                        ("Roll back", f.fix.rollback)):
+    for label, cmds in ((_("Fix now (runtime)"), f.fix.runtime), (_("Make it persistent"), f.fix.persistent),
+                        (_("Roll back"), f.fix.rollback)):
         if cmds:
             out += [f"**{label}**", "", fence(cmds), ""]
     if f.fix.notes:
-        out += [f"Note: {text(f.fix.notes)}", ""]
+        out += [_("Note:") + f" {text(f.fix.notes)}", ""]
     if f.references:
-        out += ["References: " + " · ".join(f"<{r}>" if _safe_url(r) else text(r) for r in f.references), ""]
+        out += [_("References:") + " " + " · ".join(f"<{r}>" if _safe_url(r) else text(r) for r in f.references), ""]
     return out
 
 
@@ -86,44 +88,50 @@ def _safe_url(url: str) -> bool:
 
 def render_markdown_view(view: View) -> str:
     """The Markdown report for a built view."""
-    out = [f"# GPU node report: {text(view.host)}" + (" (redacted)" if view.redacted else ""), "",
-           f"Source {text(view.source_kind)} {code(view.source_path)}, collected {text(view.collected_at or '(time not recorded)')}, "
-           f"generated {text(view.generated_at or '?')}, gpu-node-doctor {code(view.tool_version)}.", ""]
+    out = ["# " + _("GPU node report: {host}").format(host=text(view.host))
+           + (" " + _("(redacted)") if view.redacted else ""), "",
+           _("Source {kind} {path}, collected {collected}, generated {generated}, gpu-node-doctor {version}.").format(
+               kind=text(view.source_kind), path=code(view.source_path),
+               collected=text(view.collected_at or _("(time not recorded)")), generated=text(view.generated_at or "?"),
+               version=code(view.tool_version)), ""]
     inv: dict[str, Any] = view.inventory
     gpus = inv.get("gpus") or []
     host = inv.get("host") or {}
-    facts = [f"{len(gpus)} GPUs", f"{len(inv.get('nics') or [])} NICs", f"{len(inv.get('numa') or [])} NUMA nodes"]
+    facts = [ngettext("{n} GPU", "{n} GPUs", len(gpus)).format(n=len(gpus)),
+             _("{n} NICs").format(n=len(inv.get("nics") or [])),
+             _("{n} NUMA nodes").format(n=len(inv.get("numa") or []))]
     if isinstance(host, dict) and host.get("kernel"):
-        facts.append(f"kernel {host['kernel']}")
+        facts.append(_("kernel {version}").format(version=host["kernel"]))
     driver = (inv.get("driver") or {}).get("nvidia") if isinstance(inv.get("driver"), dict) else None
     if driver:
-        facts.append(f"driver {driver}")
-    out += [text("; ".join(facts)), "", "## Summary", ""]
-    counts = ", ".join(f"{n} {s}" for s, n in view.counts.items() if n and s in SEVERITIES and s != "pass")
-    out.append(f"{counts or 'no findings'}; {len(view.passed)} checks passed, "
-               f"{len(view.not_evaluated)} could not be evaluated.")
+        facts.append(_("driver {version}").format(version=driver))
+    out += [text("; ".join(facts)), "", "## " + _("Summary"), ""]
+    counts = ", ".join(f"{n} {severity_name(s)}" for s, n in view.counts.items()
+                       if n and s in SEVERITIES and s != "pass")
+    out.append((counts or _("no findings")) + "; " + _("{passed} checks passed, {unknown} could not be evaluated.").format(
+        passed=len(view.passed), unknown=len(view.not_evaluated)))
     out.append("")
     if view.problems:
-        out += [f"Estimated throughput at stake: **up to {view.at_stake:g} %** (impact scores combined; an estimate).",
-                ""]
+        out += [_("Estimated throughput at stake: **up to {percent} %** (impact scores combined; an estimate).").format(
+            percent=f"{view.at_stake:g}"), ""]
         for i, f in enumerate(view.top, 1):
-            out.append(f"{i}. **{text(f.severity.upper())}** {text(sentence(f))}")
+            out.append(f"{i}. **{text(severity_name(f.severity).upper())}** {text(sentence(f))}")
         out.append("")
     else:
-        out += ["No problem found at low severity or above.", ""]
-    out += ["## Findings, worst first", ""]
+        out += [_("No problem found at low severity or above."), ""]
+    out += ["## " + _("Findings, worst first"), ""]
     for f in view.findings:
         out += _finding(f)
     if view.omitted:
         out += [f"… {view.omitted} more findings are not shown (a report shows the worst {len(view.findings)}"
                 f"{' and the unevaluated checks' if view.unknowns else ''}); the JSON result holds them all.", ""]
     if view.not_evaluated:
-        out += ["## Could not be evaluated", ""]
+        out += ["## " + _("Could not be evaluated"), ""]
         out += [f"- {code(c.id)} {text(c.title)}" + (f": {text(c.why)}" if c.why else "") for c in view.not_evaluated]
         out.append("")
     if view.passed:
-        out += ["## Passed", ""]
-        out += [f"- {code(c.id)} {text(c.title)}" for c in view.passed]
+        out += ["## " + _("Passed"), ""]
+        out += [f"- {code(c.id)} {text(_(c.title))}" for c in view.passed]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

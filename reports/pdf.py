@@ -18,6 +18,28 @@ from doctor.errors import DoctorError
 DEBIAN_PACKAGES = "libpango-1.0-0 libpangoft2-1.0-0"
 
 
+#: What the Chinese PDF needs for its glyphs (listed first in the stylesheet's font stack)
+CJK_FONT = "Noto Sans CJK SC"
+CJK_HINT = ("no CJK font found (fontconfig has no font for zh); the zh-CN PDF will show boxes for Chinese text. "
+            "Debian/Ubuntu: apt-get install fonts-noto-cjk")
+
+
+def cjk_font_found() -> bool:
+    """Whether fontconfig (``fc-list :lang=zh``) knows a font with Chinese glyphs."""
+    import shutil
+    import subprocess
+
+    fc_list = shutil.which("fc-list")
+    if not fc_list:
+        return False
+    try:
+        out = subprocess.run([fc_list, ":lang=zh", "family"], capture_output=True, text=True, timeout=10,
+                             check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return bool(out.strip())
+
+
 class FetchRefused(ValueError):
     """Raised for every URL the PDF renderer is asked to fetch."""
 

@@ -7,6 +7,8 @@ import sys
 from typing import Any, TextIO
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.i18n import _, ngettext, severity_name
+from doctor.i18n import ljust as _ljust
 from doctor.runner import Result
 from doctor.textsafe import clean
 
@@ -43,25 +45,27 @@ def _header(result: Result, paint: _Painter) -> list[str]:
     inv: dict[str, Any] = result.inventory or {}
     host = (inv.get("host") or {})
     lines = [paint(f"gpu-node-doctor — {_clean(src.get('kind'))} {_clean(src.get('path'))}", "1")
-             + f"  host {_clean(src.get('hostname') or '?')}, collected {_clean(src.get('collected_at') or '?')}"]
+             + "  " + _("host {host}, collected {when}").format(host=_clean(src.get("hostname") or "?"),
+                                                           when=_clean(src.get("collected_at") or "?"))]
     gpus = [g for g in inv.get("gpus") or [] if isinstance(g, dict)]
-    names = sorted({_clean(g.get("name") or "unknown model") for g in gpus})
-    parts = [f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}" + (f" ({', '.join(names)})" if gpus else "")]
-    parts.append(f"{len(inv.get('nics') or [])} NICs")
-    parts.append(f"{len(inv.get('numa') or [])} NUMA nodes")
+    names = sorted({_clean(g.get("name") or _("unknown model")) for g in gpus})
+    parts = [ngettext("{n} GPU", "{n} GPUs", len(gpus)).format(n=len(gpus))
+             + (f" ({', '.join(names)})" if gpus else "")]
+    parts.append(_("{n} NICs").format(n=len(inv.get("nics") or [])))
+    parts.append(_("{n} NUMA nodes").format(n=len(inv.get("numa") or [])))
     if host.get("kernel"):
-        parts.append(f"kernel {_clean(host['kernel'])}")
+        parts.append(_("kernel {version}").format(version=_clean(host["kernel"])))
     driver = (inv.get("driver") or {}).get("nvidia")
     if driver:
-        parts.append(f"driver {_clean(driver)}")
+        parts.append(_("driver {version}").format(version=_clean(driver)))
     if host.get("virtual_machine"):
-        parts.append("virtual machine")
+        parts.append(_("virtual machine"))
     lines.append("; ".join(parts))
     return lines
 
 
 def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
-    sev = paint(f"{_clean(f.severity.upper()):8}", _COLOURS.get(f.severity, "0"))
+    sev = paint(_ljust(severity_name(f.severity).upper(), 8), _COLOURS.get(f.severity, "0"))
     lines = [f"{f.rank:>3} {sev} {paint(_clean(f.check), '1')}  {_clean(f.subject)} — {_clean(f.title)}"]
     pad = " " * 13
     if f.severity in (INFO, PASS) and not verbose:
@@ -69,22 +73,24 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
     if f.detail:
         lines.append(pad + _block(f.detail, pad))
     if f.expected or f.observed:
-        lines.append(pad + f"expected: {_clean(f.expected)}  observed: {_clean(f.observed)}")
+        lines.append(pad + _("expected:") + f" {_clean(f.expected)}  " + _("observed:") + f" {_clean(f.observed)}")
     if f.related:
         shown = ", ".join(_clean(r) for r in f.related[:MAX_RELATED])
         more = len(f.related) - MAX_RELATED
-        lines.append(pad + "related: " + shown + (f" … +{more} more (--format json)" if more > 0 else ""))
+        lines.append(pad + _("related:") + " " + shown + (f" … +{more} more (--format json)" if more > 0 else ""))
     if f.impact.text:
-        lines.append(pad + "impact: " + _clean(f.impact.text))
+        lines.append(pad + _("impact:") + " " + _clean(f.impact.text))
     for ev in f.evidence[: (None if verbose else 4)]:
-        lines.append(pad + paint(f"evidence: {_clean(ev.source)}: {_clean(ev.value)}", "2"))
+        lines.append(pad + paint(_("evidence:") + f" {_clean(ev.source)}: {_clean(ev.value)}", "2"))
     if len(f.evidence) > 4 and not verbose:
-        lines.append(pad + paint(f"evidence: … {len(f.evidence) - 4} more (--verbose or --format json)", "2"))
-    for label, cmds in (("fix", f.fix.runtime), ("persist", f.fix.persistent), ("undo", f.fix.rollback)):
+        lines.append(pad + paint(_("evidence:") + " " + _("… {n} more (--verbose or --format json)").format(
+            n=len(f.evidence) - 4), "2"))
+    for kind, label, cmds in (("fix", _("fix:"), f.fix.runtime), ("persist", _("persist:"), f.fix.persistent),
+                              ("undo", _("undo:"), f.fix.rollback)):
         for c in cmds:
-            lines.append(pad + f"{label + ':':9}" + paint(_clean(c), "32" if label == "fix" else "0"))
+            lines.append(pad + _ljust(label, 9) + paint(_clean(c), "32" if kind == "fix" else "0"))
     if f.fix.notes:
-        lines.append(pad + "note: " + _block(f.fix.notes, pad))
+        lines.append(pad + _("note:") + " " + _block(f.fix.notes, pad))
     return lines
 
 
@@ -103,15 +109,15 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
             lines.extend(_finding(f, paint, verbose))
             lines.append("")
     else:
-        lines.append(paint("No problem found at low severity or above.", "32"))
+        lines.append(paint(_("No problem found at low severity or above."), "32"))
         lines.append("")
     if infos:
-        lines.append(paint("Information:", "1"))
+        lines.append(paint(_("Information:"), "1"))
         for f in infos:
             lines.extend(_finding(f, paint, verbose))
         lines.append("")
     if unknowns:
-        lines.append(paint("Could not evaluate:", "1"))
+        lines.append(paint(_("Could not evaluate:"), "1"))
         for f in unknowns:
             lines.append(f"    {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
                          + (f": {_clean(f.detail)}" if f.detail else ""))
@@ -120,14 +126,14 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
     passed = [c["id"] for c in result.checks if c.get("status") == PASS]
     na = [c["id"] for c in result.checks if c.get("status") == "not_applicable"]
     if passed:
-        lines.append(paint("Checked, nothing found: ", "1") + paint(_clean(", ".join(passed)), "32"))
+        lines.append(paint(_("Checked, nothing found:") + " ", "1") + paint(_clean(", ".join(passed)), "32"))
     if na:
-        lines.append(paint("Did not apply here: ", "1") + _clean(", ".join(na)))
+        lines.append(paint(_("Did not apply here:") + " ", "1") + _clean(", ".join(na)))
     if passed or na:
         lines.append("")
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != PASS)
-    lines.append(paint("Summary: ", "1") + (summary or "nothing to report")
-                 + f"; {len(passed)} checks passed, {len(na)} did not apply"
+    summary = ", ".join(f"{n} {severity_name(s)}" for s, n in counts.items() if n and s != PASS)
+    lines.append(paint(_("Summary:") + " ", "1") + (summary or _("nothing to report"))
+                 + "; " + _("{passed} checks passed, {na} did not apply").format(passed=len(passed), na=len(na))
                  + f" ({result.duration_s:.2f} s)")
     text = "\n".join(lines) + "\n"
     out.write(text)

@@ -3,7 +3,8 @@
 
     .venv/bin/python docs/examples/make_examples.py
 
-Writes hgx-h100-{healthy,sick}.{html,pdf,md} and prints render times. The fixtures are
+Writes hgx-h100-{healthy,sick}.{html,pdf,md}, the Chinese edition hgx-h100-sick.zh-CN.{html,pdf,md},
+and prints render times. The fixtures are
 synthetic, so the examples are not redacted (``gnd report --redact`` shows the redacted form).
 """
 
@@ -38,6 +39,13 @@ def main() -> int:
         (OUT / f"{name}.pdf").write_bytes(render_pdf(data))
         t3 = time.monotonic()
         print(f"{name}: html {t1 - t0:.2f} s, md {t2 - t1:.2f} s, pdf {t3 - t2:.2f} s")
+        if name == "hgx-h100-sick":
+            from doctor.i18n import use
+
+            with use("zh-CN"):
+                (OUT / f"{name}.zh-CN.html").write_text(render_html(data), encoding="utf-8")
+                (OUT / f"{name}.zh-CN.md").write_text(render_markdown(data), encoding="utf-8")
+                (OUT / f"{name}.zh-CN.pdf").write_bytes(render_pdf(data))
     return 0
 
 

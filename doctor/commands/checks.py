@@ -14,7 +14,10 @@ FORMATTER = argparse.HelpFormatter
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from doctor.commands.common import add_lang_argument
+
     p.add_argument("--format", choices=("text", "json"), default="text")
+    add_lang_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,9 +28,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([{"id": c.id, "title": c.title, "category": c.category, "plugin": c.plugin,
                            "description": c.description} for c in checks], indent=2))
     else:
+        from doctor.i18n import _
+
         width = max((len(c.id) for c in checks), default=10)
         for c in checks:
-            print(f"{c.id:<{width}}  {c.category:<8}  {c.title}")
+            print(f"{c.id:<{width}}  {c.category:<8}  {_(c.title)}")
         for e in errors:
             print(f"plugin {e.plugin} failed to load: {e.error}", file=sys.stderr)
     return EXIT_OK

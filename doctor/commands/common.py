@@ -30,15 +30,26 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
                         "an id that matches no check is an error")
     p.add_argument("--deploy", action="append", default=[], metavar="PATH",
                    help="extra deployment file (systemd unit, compose file, manifest) to inspect; repeatable")
+    add_lang_argument(p)
 
 
-def add_input_arguments(p: argparse.ArgumentParser) -> None:
-    """SOURCE/--only/--deploy (as ``gnd check``), ``--from-json`` and ``--fail-on``."""
+def add_lang_argument(p: argparse.ArgumentParser) -> None:
+    """``--lang``: the language of headings and labels (check ids, commands, evidence, JSON stay as they are)."""
+    from doctor.i18n import LANGUAGES, lang_argument
+
+    p.add_argument("--lang", type=lang_argument, metavar="LANG",
+                   help=f"output language: {' or '.join(LANGUAGES)} (default: from LANGUAGE, LC_ALL, "
+                        "LC_MESSAGES, LANG; else en)")
+
+
+def add_input_arguments(p: argparse.ArgumentParser, fail_on: str | None = "high") -> None:
+    """SOURCE/--only/--deploy (as ``gnd check``), ``--from-json`` and ``--fail-on`` (default ``fail_on``)."""
     add_check_arguments(p)
     p.add_argument("--from-json", metavar="RESULT", help="render a saved `gnd check --format json` result "
                    "instead of running the checks (no host needed)")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; default high)")
+    p.add_argument("--fail-on", choices=FAIL_LEVELS, default=fail_on, metavar="LEVEL",
+                   help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; "
+                        + (f"default {fail_on})" if fail_on else "default: exit 0 once the output is written)"))
 
 
 def result_data(args: argparse.Namespace) -> dict[str, Any]:

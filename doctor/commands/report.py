@@ -20,7 +20,11 @@ examples:
   gnd report -o node7.html
   gnd report snapshot.tar.gz -o node7.pdf --redact
   gnd check --format json -o result.json && gnd report --from-json result.json -o node7.pdf
-  gnd report --from-json result.json -o ticket.md"""
+  gnd report --from-json result.json -o ticket.md
+  gnd report --lang zh-CN -o node7-zh.pdf
+
+exit status: 0 once the report is written (with --fail-on LEVEL: 1 when a finding is at or above
+LEVEL); 2 the doctor could not run or write it."""
 
 FORMATS = ("html", "pdf", "md", "json")
 SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".markdown": "md", ".json": "json"}
@@ -29,7 +33,7 @@ SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".markd
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from doctor.commands.common import add_input_arguments
 
-    add_input_arguments(p)
+    add_input_arguments(p, fail_on=None)
     p.add_argument("-o", "--output", metavar="FILE", help="report file (default gnd-report-HOST.FORMAT)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: from the -o suffix, else html)")
     p.add_argument("--redact", action="store_true",
@@ -80,7 +84,7 @@ def render(data: dict[str, object], fmt: str) -> bytes:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.commands.common import result_data
-    from doctor.output import exit_code, write_atomic
+    from doctor.output import EXIT_OK, exit_code, write_atomic
     from doctor.safe_open import check_output
 
     fmt = output_format(args.output, args.format)
@@ -95,7 +99,15 @@ def run(args: argparse.Namespace) -> int:
             raise DoctorError("--redact-map must not be the report file itself")
         data = redact_result(data, map_path)
     start = time.monotonic()
+    if fmt == "pdf":
+        from doctor.i18n import language
+
+        if language() == "zh-CN":
+            from reports.pdf import CJK_HINT, cjk_font_found
+
+            if not cjk_font_found():
+                print(f"gnd: warning: {CJK_HINT}", file=sys.stderr)
     body = render(data, fmt)
     write_atomic(output, body)
     print(f"wrote {output} ({fmt}, {len(body) / 1024:.0f} KiB in {time.monotonic() - start:.1f} s)", file=sys.stderr)
-    return exit_code(data, args.fail_on)
+    return exit_code(data, args.fail_on) if args.fail_on else EXIT_OK

@@ -15,6 +15,7 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from doctor.findings import Finding, severity_order
+from doctor.i18n import _
 from doctor.runner import Result
 from doctor.tui.clipboard import copy_local
 from doctor.tui.loader import Loader
@@ -97,16 +98,16 @@ class DoctorApp(App[int]):
     CSS = CSS
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Details", key_display="⏎"),
-        Binding("c", "copy", "Copy fix"),
-        Binding("s", "severity", "Severity", show=False),
-        Binding("f", "category", "Area", show=False),
-        Binding("t", "topology", "Topology"),
-        Binding("r", "rerun", "Re-run"),
-        Binding("d", "diff", "Diff", show=False),
-        Binding("e", "export", "Export"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
+        Binding("enter", "open", _("Details"), key_display="⏎"),
+        Binding("c", "copy", _("Copy fix")),
+        Binding("s", "severity", _("Severity"), show=False),
+        Binding("f", "category", _("Area"), show=False),
+        Binding("t", "topology", _("Topology")),
+        Binding("r", "rerun", _("Re-run")),
+        Binding("d", "diff", _("Diff"), show=False),
+        Binding("e", "export", _("Export")),
+        Binding("question_mark", "help", _("Help"), key_display="?"),
+        Binding("q", "quit", _("Quit")),
     ]
 
     def __init__(self, loader: Loader, live: bool = False, exporter: Any = None) -> None:
@@ -180,7 +181,7 @@ class DoctorApp(App[int]):
     # --- running the checks --------------------------------------------------------------------
     def start_run(self) -> None:
         if self.running:
-            self.notify("The checks are already running.", severity="warning")
+            self.notify(_("The checks are already running."), severity="warning")
             return
         self.running = True
         what = "running the checks on this host" if self.live else "reading the snapshot and running the checks"
@@ -202,7 +203,7 @@ class DoctorApp(App[int]):
         self.running = False
         self.screen_stack[0].query_one("#views").loading = False
         self.status = "run failed"
-        self.notify(clean(message), title="Run failed", severity="error", markup=False, timeout=10)
+        self.notify(clean(message), title=_("Run failed"), severity="error", markup=False, timeout=10)
         self.redraw()
 
     def _run_done(self, result: Result) -> None:
@@ -249,11 +250,11 @@ class DoctorApp(App[int]):
         title_w = max(10, width - fixed - subject_w)
         table.clear(columns=True)
         table.add_column("#", width=3, key="rank")
-        table.add_column("Severity", width=8, key="severity")
+        table.add_column(_("Severity"), width=8, key="severity")
         if not narrow:
-            table.add_column("Area", width=7, key="category")
-        table.add_column("Subject", width=subject_w, key="subject")
-        table.add_column("Problem", width=title_w, key="title")
+            table.add_column(_("Area"), width=7, key="category")
+        table.add_column(_("Subject"), width=subject_w, key="subject")
+        table.add_column(_("Problem"), width=title_w, key="title")
         for i, f in enumerate(self.shown):
             subject = Text(clean(f.subject).replace("\n", " "))
             subject.truncate(subject_w, overflow="ellipsis")
@@ -282,7 +283,7 @@ class DoctorApp(App[int]):
     def show_detail(self) -> None:
         f = self.current
         if f is None:
-            msg = "No finding matches these filters: press s or f to change them." if self.result else ""
+            msg = _("No finding matches these filters: press s or f to change them.") if self.result else ""
             self._static("detail").update(Text(msg, style="dim"))
             return
         self._static("detail").update(finding_text(f, self.palette))
@@ -318,7 +319,7 @@ class DoctorApp(App[int]):
             add(tree.root, top)
         if not self.result.inventory.get("topology"):
             tree.root.add_leaf(Text("no PCI topology in this source (no sysfs or lspci data)", style="dim"))
-        self._static("device").update(Text("Select a device to see its link and findings.", style="dim"))
+        self._static("device").update(Text(_("Select a device to see its link and findings."), style="dim"))
 
     def device_findings(self, node: TopoNode) -> list[Finding]:
         if self.result is None or not node.names:
@@ -336,7 +337,7 @@ class DoctorApp(App[int]):
         node = event.node.data
         mine = self.device_findings(node) if node is not None else []
         if not mine:
-            self.notify("No finding is about this device.", markup=False)
+            self.notify(_("No finding is about this device."), markup=False)
             return
         self.severity_filter = self.category_filter = 0
         self.screen_stack[0].query_one("#views", ContentSwitcher).current = FINDINGS
@@ -361,7 +362,7 @@ class DoctorApp(App[int]):
     def copy_fix(self, f: Finding | None) -> None:
         """Copy ``f``'s fix commands (OSC 52, and a desktop tool when present) and say so."""
         if f is None:
-            self.notify("No finding selected.", severity="warning")
+            self.notify(_("No finding selected."), severity="warning")
             return
         text = fix_script(f)
         if not text:
@@ -414,7 +415,7 @@ class DoctorApp(App[int]):
 
     def action_export(self) -> None:
         if self.result is None:
-            self.notify("Nothing to export yet.", severity="warning")
+            self.notify(_("Nothing to export yet."), severity="warning")
             return
         exporter = self.exporter
         available = exporter.available() if exporter is not None else {}
@@ -436,7 +437,7 @@ class DoctorApp(App[int]):
         try:
             written = self.exporter.export(data, fmt, path)
         except RuntimeError as exc:
-            self.call_from_thread(self.notify, clean(exc), title="Export failed", severity="error", markup=False)
+            self.call_from_thread(self.notify, clean(exc), title=_("Export failed"), severity="error", markup=False)
         else:
             self.exported.append(written)
             self.call_from_thread(self.notify, f"Wrote {clean(os.path.abspath(written))}", title="Exported",

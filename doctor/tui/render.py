@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.i18n import _, ljust, severity_name
 from doctor.tui.model import CATEGORY_FILTERS, SEVERITY_FILTERS, RunDiff, category_label, clean
 from doctor.tui.topology import BAD, IDLE, TopoNode, walk
 
@@ -84,11 +85,11 @@ def filter_text(severity: int, category: int, shown: int, total: int, pal: Palet
     sev = SEVERITY_FILTERS[severity % len(SEVERITY_FILTERS)][0]
     cat = CATEGORY_FILTERS[category % len(CATEGORY_FILTERS)][0]
     t = Text()
-    t.append(f"{shown} of {total} shown", style="bold")
-    t.append("  severity: ", style=pal.muted)
+    t.append(_("{shown} of {total} shown").format(shown=shown, total=total), style="bold")
+    t.append("  " + _("severity:") + " ", style=pal.muted)
     t.append(sev, style="bold" if severity else "")
     t.append(" (s)", style=pal.muted)
-    t.append("  area: ", style=pal.muted)
+    t.append("  " + _("area:") + " ", style=pal.muted)
     t.append(cat, style="bold" if category else "")
     t.append(" (f)", style=pal.muted)
     return t
@@ -111,7 +112,7 @@ def _commands(t: Text, cmds: Sequence[str], pal: Palette) -> None:
 def finding_text(f: Finding, pal: Palette, full: bool = False) -> Text:
     """Everything about one finding, worst-first reading order: what, why, proof, cost, fix."""
     t = Text()
-    t.append(f" {f.severity.upper()} ", style=pal.severity(f.severity) + (" reverse" if f.severity != CRITICAL else ""))
+    t.append(f" {severity_name(f.severity).upper()} ", style=pal.severity(f.severity) + (" reverse" if f.severity != CRITICAL else ""))
     t.append(f"  #{f.rank}  ", style="bold")
     t.append(clean(f.check), style=pal.muted)
     t.append(f"  {category_label(f.category)}\n", style=pal.muted)
@@ -123,42 +124,42 @@ def finding_text(f: Finding, pal: Palette, full: bool = False) -> Text:
         t.append("\n" + clean(f.detail) + "\n")
     if f.expected or f.observed:
         t.append("\n")
-        t.append("Expected  ", style=pal.heading)
+        t.append(ljust(_("Expected"), 10), style=pal.heading)
         t.append(clean(f.expected or "—") + "\n")
-        t.append("Observed  ", style=pal.heading)
+        t.append(ljust(_("Observed"), 10), style=pal.heading)
         t.append(clean(f.observed or "—") + "\n")
     if f.impact.text or f.impact.score:
-        t.append("Impact    ", style=pal.heading)
+        t.append(ljust(_("Impact"), 10), style=pal.heading)
         t.append(f"{f.impact.score:g}/100", style="bold")
         if f.impact.text:
             t.append("  " + clean(f.impact.text))
         t.append("\n")
     if f.evidence:
-        _section(t, "Evidence", pal)
+        _section(t, _("Evidence"), pal)
         for ev in f.evidence:
             t.append("  " + clean(ev.source) + ": ", style=pal.muted)
             t.append(clean(ev.value) + "\n")
     if f.fix.runtime:
-        _section(t, "Fix now  (press c to copy)", pal)
+        _section(t, _("Fix now") + "  " + _("(press c to copy)"), pal)
         _commands(t, f.fix.runtime, pal)
     if f.fix.persistent:
-        _section(t, "Make it persistent" + ("" if f.fix.runtime else "  (press c to copy)"), pal)
+        _section(t, _("Make it persistent") + ("" if f.fix.runtime else "  " + _("(press c to copy)")), pal)
         _commands(t, f.fix.persistent, pal)
     if f.fix.rollback:
-        _section(t, "Undo", pal)
+        _section(t, _("Undo"), pal)
         _commands(t, f.fix.rollback, pal)
     if f.fix.notes:
-        _section(t, "Note", pal)
+        _section(t, _("Note"), pal)
         t.append("  " + clean(f.fix.notes) + "\n")
     if f.related:
-        _section(t, "Related", pal)
+        _section(t, _("Related"), pal)
         t.append("  " + ", ".join(clean(r) for r in f.related) + "\n")
     if f.references:
-        _section(t, "References", pal)
+        _section(t, _("References"), pal)
         for r in f.references:
             t.append("  " + clean(r) + "\n")
     if f.confidence < 1.0:
-        t.append(f"\nConfidence {f.confidence:.0%}\n", style=pal.muted)
+        t.append("\n" + _("Confidence {percent}").format(percent=f"{f.confidence:.0%}") + "\n", style=pal.muted)
     return t
 
 
@@ -213,15 +214,16 @@ def device_text(node: TopoNode, findings: Sequence[Finding], pal: Palette) -> Te
 
 def diff_text(diff: RunDiff, pal: Palette) -> Text:
     t = Text()
-    t.append("Compared with the previous run: " + diff.summary + "\n", style="bold")
+    t.append(_("Compared with the previous run:") + " " + diff.summary + "\n", style="bold")
     groups: list[tuple[str, str, Sequence[Finding]]] = [
-        ("Fixed", "success", diff.fixed), ("New", "error", diff.new),
-        ("Changed severity", "warning", [a for _, a in diff.changed]), ("Unchanged", "foreground", diff.unchanged)]
-    before = {(b.check, b.subject): b.severity for b, _ in diff.changed}
+        (_("Fixed"), "success", diff.fixed), (_("New"), "error", diff.new),
+        (_("Changed severity"), "warning", [a for _b, a in diff.changed]),
+        (_("Unchanged"), "foreground", diff.unchanged)]
+    before = {(b.check, b.subject): b.severity for b, _a in diff.changed}
     for title, var, items in groups:
         _section(t, f"{title} ({len(items)})", pal)
         if not items:
-            t.append("  none\n", style=pal.muted)
+            t.append("  " + _("none") + "\n", style=pal.muted)
         for f in items:
             t.append("  ")
             if (f.check, f.subject) in before:

@@ -12,11 +12,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Static
 
 from doctor.findings import Finding
+from doctor.i18n import N_, _
 
 if TYPE_CHECKING:
     from doctor.tui.app import DoctorApp
 
-HELP = """\
+HELP = N_("""\
 Quick start
   1. The first row is the worst problem (ranked by severity, then impact).
   2. Its explanation, evidence and fix are in the pane below (Enter: full screen).
@@ -46,13 +47,13 @@ Everywhere
   Ctrl+P  command palette (e.g. change theme for a light or dark terminal)
 
 Severities: CRITICAL > HIGH > MEDIUM > LOW > UNKNOWN (could not check) > INFO > PASS.
-"""
+""")
 
 
 class _Closable(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
-        Binding("q", "close", "Close", show=False),
+        Binding("escape", "close", _("Close")),
+        Binding("q", "close", _("Close"), show=False),
     ]
     def action_close(self) -> None:
         self.dismiss(None)
@@ -62,9 +63,9 @@ class FindingScreen(_Closable):
     """One finding, full screen and scrollable; ``c`` copies its fix."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "copy", "Copy fix"),
-        Binding("escape", "close", "Back"),
-        Binding("q", "close", "Back", show=False),
+        Binding("c", "copy", _("Copy fix")),
+        Binding("escape", "close", _("Back")),
+        Binding("q", "close", _("Back"), show=False),
     ]
 
     def __init__(self, finding: Finding, text: Text) -> None:
@@ -98,19 +99,19 @@ class DiffScreen(_Closable):
 class HelpScreen(_Closable):
     BINDINGS: ClassVar[list[BindingType]] = [
         *_Closable.BINDINGS,
-        Binding("question_mark", "close", "Close", show=False),
+        Binding("question_mark", "close", _("Close"), show=False),
     ]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="modal-body", id="help"):
-            yield Static(Text(HELP), markup=False)
+            yield Static(Text(_(HELP)), markup=False)
         yield Footer(show_command_palette=False)
 
 
 class ExportScreen(ModalScreen[tuple[str, str] | None]):
     """Pick a format and a file name; returns (format, path) or None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", _("Cancel"))]
     def __init__(self, base: str, available: dict[str, bool], extensions: dict[str, str]) -> None:
         super().__init__()
         self.base = base
@@ -119,7 +120,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-box"):
-            yield Label("Export the report. File name (the extension is added):")
+            yield Label(_("Export the report. File name (the extension is added):"))
             yield Input(self.base, id="export-path")
             with Horizontal():
                 for fmt in self.extensions:
@@ -128,8 +129,8 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
                                  disabled=not ok, variant="primary" if ok else "default")
             missing = [f for f, ok in self.available.items() if not ok]
             if missing:
-                yield Label(Text(f"not available here: {', '.join(missing)} (renderer not installed)", style="dim"))
-            yield Label(Text("Tab: move   Enter: export   Esc: cancel", style="dim"))
+                yield Label(Text(_("not available here: {formats} (renderer not installed)").format(formats=", ".join(missing)), style="dim"))
+            yield Label(Text(_("Tab: move   Enter: export   Esc: cancel"), style="dim"))
 
     def on_mount(self) -> None:
         first = next((f for f in self.extensions if self.available.get(f)), None)
