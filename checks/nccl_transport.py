@@ -9,7 +9,7 @@ from doctor.derived.procs import EnvSetting, user_env
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
-from doctor.fixes import make
+from doctor.fixes.startup import env_fix
 from doctor.registry import check
 
 REFERENCES = (
@@ -34,13 +34,11 @@ def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
     return tuple(Evidence(src, val) for src, val in s.evidence)
 
 
-def _fix(s: EnvSetting, replacement: str | None = None) -> Fix:
-    units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith((".service", ".conf"))]
+def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
     what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
-    return make("service_edit", units=[u for u in units if u.endswith(".service")], full=False, restart=False,
-                notes=f"{what} in the unit (systemctl edit), compose file or manifest that starts the server "
-                     f"({_places(s)}) and restart it; NCCL reads its environment only at start-up. To undo, put "
-                     f"{s.name}={s.value} back where it was and restart the server.")
+    return env_fix(facts, s, replacement=replacement,
+                   notes=f"{what} where the server is started ({_places(s)}); NCCL reads its environment only "
+                         f"at start-up, so the server must restart. The rollback restores {s.name}={s.value}.")
 
 
 @check("nccl.transport", "NCCL transport and interface selection", "network")
@@ -70,14 +68,14 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
                 expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
                 impact=Impact(80, "several times less inter-node bandwidth, higher latency"),
-                fix=_fix(s), references=REFERENCES)
+                fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
                 HIGH, _subject(s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
                 detail="Intra-node collectives fall back to staging through host memory (SHM).",
                 evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
-                impact=Impact(70, "tensor-parallel all-reduce several times slower"), fix=_fix(s),
+                impact=Impact(70, "tensor-parallel all-reduce several times slower"), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name in ("NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL") and upper in LOC_VALUES and \
                 (multi_gpu if s.name == "NCCL_P2P_LEVEL" else bool(active_rdma)):
@@ -87,7 +85,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 HIGH, _subject(s), f"{s.name}={value} switches {feature} off",
                 detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
                 evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
-                impact=Impact(60, f"no {feature}: extra copies through host memory"), fix=_fix(s),
+                impact=Impact(60, f"no {feature}: extra copies through host memory"), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_SHM_DISABLE" and value == "1":
             found = True
@@ -95,7 +93,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 MEDIUM, _subject(s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
                 detail="Where P2P is unavailable NCCL falls back to the network transport within the node.",
                 evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
-                impact=Impact(20, "intra-node traffic may loop through the NIC"), fix=_fix(s), references=REFERENCES)
+                impact=Impact(20, "intra-node traffic may loop through the NIC"), fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_SOCKET_IFNAME":
             finding = _socket_ifname(facts, s, carries, why)
             if finding is not None:
@@ -113,7 +111,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                             "exactly the devices named."),
                     evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
                     impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs"),
-                    fix=_fix(s, "=" + value.lstrip("=")), references=REFERENCES)
+                    fix=_fix(facts, s, "=" + value.lstrip("=")), references=REFERENCES)
     if not found:
         yield Finding(PASS, "node", "no NCCL variable forces a slower transport",
                       evidence=tuple(e for s in settings for e in _evidence(s)))
@@ -143,4 +141,4 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
         + (Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps}"),),
         expected=f"the data interface ({best.name})", observed=f"{names} ({top} Mb/s)",
         impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s"),
-        fix=_fix(s, f"={best.name}"), references=REFERENCES, related=(best.name,))
+        fix=_fix(facts, s, f"={best.name}"), references=REFERENCES, related=(best.name,))

@@ -20,6 +20,7 @@ from doctor.derived.rdma import (
 from doctor.facts import Facts, RdmaPort
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
+from doctor.fixes.startup import env_fix
 from doctor.registry import check
 
 GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
@@ -29,8 +30,8 @@ REFERENCES = (
     "https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib/connect.cc",
     "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-class-infiniband",
 )
-UNSET_FIX_NOTES = ("Remove NCCL_IB_GID_INDEX from the unit (systemctl edit <unit>), compose file or manifest and "
-                   "restart the server; NCCL >= 2.21 then picks the RoCE v2 IPv4 entry on each port itself.")
+UNSET_FIX_NOTES = ("Remove NCCL_IB_GID_INDEX where the server is started and restart the server; NCCL >= 2.21 "
+                   "then picks the RoCE v2 IPv4 entry on each port itself.")
 
 
 def _where(setting: EnvSetting | None) -> str:
@@ -63,12 +64,8 @@ def _table_evidence(port: RdmaPort) -> Evidence:
     return Evidence(f"{port.origin}/gids, gid_attrs/types, gid_attrs/ndevs", "; ".join(rows) or "no configured GID")
 
 
-def _unset_fix(setting: EnvSetting) -> Fix:
-    files = setting.files
-    units = [p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")]
-    return make("service_edit", units=units, full=False, restart=False, undo=False,
-                notes=UNSET_FIX_NOTES + f" To undo, put {setting.name}={setting.value} back in the same place "
-                                       "and restart the server.")
+def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
+    return env_fix(facts, setting, notes=UNSET_FIX_NOTES + f" The rollback restores {setting.name}={setting.value}.")
 
 
 @check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma")
@@ -153,10 +150,10 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             references=REFERENCES, related=tuple(sorted(own)))
     forced = settings["NCCL_IB_GID_INDEX"]
     if forced is not None:
-        yield from _forced_findings(forced, forced_hits, env_ev)
+        yield from _forced_findings(facts, forced, forced_hits, env_ev)
 
 
-def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]],
+def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]],
                      env_ev: list[Evidence]) -> Iterator[Finding]:
     """One finding per kind of problem a forced NCCL_IB_GID_INDEX causes, listing every port it hits."""
     for problem, rows in sorted(hits.items()):
@@ -174,7 +171,7 @@ def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, st
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
                 observed=f"forced via {_where(forced)}",
                 impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail"),
-                fix=_unset_fix(forced), references=REFERENCES, related=related)
+                fix=_unset_fix(facts, forced), references=REFERENCES, related=related)
         else:
             yield Finding(
                 LOW, subject, f"{forced.name}={forced.value} is set (a usable entry on {where})",
@@ -183,4 +180,4 @@ def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, st
                         f"{per_port}."),
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset", observed=_where(forced),
                 impact=Impact(5, "fragile across nodes whose GID tables differ"),
-                fix=_unset_fix(forced), references=REFERENCES, related=related)
+                fix=_unset_fix(facts, forced), references=REFERENCES, related=related)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from doctor.derived.procs import server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
-from doctor.fixes import make
+from doctor.fixes.startup import flag_fix
 from doctor.registry import check
 
 
@@ -132,15 +132,14 @@ def _severity(hit: Hit, has_gpu: bool) -> str:
     return hit.rule.severity
 
 
-def _fix(files: list[str], snippet: str) -> Fix:
-    units = sorted({p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")})
-    return make("service_edit", units=units, full=True, restart=True,
-                notes=(f"Remove {snippet!r} from the unit, compose file, manifest or config YAML"
-                      f"{' (' + ', '.join(files) + ')' if files else ''} and restart the server: graphs are "
-                      "captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; "
-                      "lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents "
-                      f"eager mode as required, keep it and record why. To undo, add {snippet!r} back and "
-                      "restart the server."))
+def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
+    return flag_fix(facts, files, pid, snippet,
+                    notes=(f"Remove {snippet!r} where the server is started"
+                           f"{' (' + ', '.join(files) + ')' if files else ''} and restart the server: graphs are "
+                           "captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per "
+                           "rank; lower --gpu-memory-utilization slightly if memory is tight. If a model lane "
+                           "documents eager mode as required, keep it and record why. The rollback puts "
+                           f"{snippet!r} back."))
 
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime")
@@ -188,7 +187,7 @@ def cuda_graphs(facts: Facts) -> Iterator[Finding]:
             impact=Impact(95 if sev == HIGH else 40 if sev == MEDIUM else 5,
                           "2-3x higher per-token latency at small batch and with tensor parallelism"
                           if sev != LOW else "prefill/context phase only"),
-            fix=_fix(files, first.snippet), references=REFERENCES,
+            fix=_fix(facts, files, int(pid) if pid else None, first.snippet), references=REFERENCES,
             related=tuple(gpus) + tuple(f for f in files if f != subject))
     if not hits and (server_roots(facts) or facts.deploy_files):
         yield Finding(PASS, "node", "no flag disables CUDA graphs",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from doctor.derived.procs import EnvSetting, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
-from doctor.fixes import make
+from doctor.fixes.startup import env_fix
 from doctor.registry import check
 
 
@@ -59,13 +59,11 @@ REFERENCES = (
 )
 
 
-def _fix(s: EnvSetting) -> Fix:
-    units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith(".service")]
+def _fix(facts: Facts, s: EnvSetting) -> Fix:
     places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
-    return make("service_edit", units=units, full=True, restart=True,
-                notes=(f"Remove {s.name}={s.value} from the unit, compose file or manifest that starts the server "
-                      f"({places}) and restart it; the variable is read at start-up only. To undo, add "
-                      f"{s.name}={s.value} back where it was and restart the server."))
+    return env_fix(facts, s, notes=(f"{s.name}={s.value} is set where the server is started ({places}); the "
+                                    "variable is read at start-up only, so the server must restart. The rollback "
+                                    "puts it back exactly as it was."))
 
 
 @check("runtime.debug_env", "Debug variables in the server environment", "runtime")
@@ -93,7 +91,7 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
                     f"{rule.effect[0].upper() + rule.effect[1:]}."),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
             expected=f"{s.name} unset", observed=f"{s.name}={s.value}",
-            impact=Impact(rule.score, rule.effect), fix=_fix(s), references=REFERENCES,
+            impact=Impact(rule.score, rule.effect), fix=_fix(facts, s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
     if not found and (facts.processes or facts.deploy_files):
         yield Finding(PASS, "node", "no debugging variable in the servers' environment",
