@@ -14,7 +14,7 @@ from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_ord
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 
 @dataclass

@@ -52,7 +52,7 @@ def _finding(f: Finding) -> list[str]:
     if f.detail:
         out += [text(f.detail), ""]
     rows = [("Expected", f.expected), ("Observed", f.observed),
-            ("Impact", (f"{f.impact.score:g}/100 " if f.impact.score else "") + f.impact.text),
+            ("Impact", f.impact.line),
             ("Related", ", ".join(f.related))]
     for label, value in rows:
         if value.strip():
@@ -102,8 +102,6 @@ def render_markdown_view(view: View) -> str:
                f"{len(view.not_evaluated)} could not be evaluated.")
     out.append("")
     if view.problems:
-        out += [f"Estimated throughput at stake: **up to {view.at_stake:g} %** (impact scores combined; an estimate).",
-                ""]
         for i, f in enumerate(view.top, 1):
             out.append(f"{i}. **{f.severity.upper()}** {text(sentence(f))}")
         out.append("")

@@ -64,8 +64,8 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
         lines.append(pad + f"expected: {_clean(f.expected)}  observed: {_clean(f.observed)}")
     if f.related:
         lines.append(pad + "related: " + ", ".join(_clean(r) for r in f.related))
-    if f.impact.text:
-        lines.append(pad + "impact: " + _clean(f.impact.text))
+    if f.impact.line:
+        lines.append(pad + "impact: " + _clean(f.impact.line))
     for ev in f.evidence[: (None if verbose else 4)]:
         lines.append(pad + paint(f"evidence: {_clean(ev.source)}: {_clean(ev.value)}", "2"))
     if len(f.evidence) > 4 and not verbose:
