@@ -67,7 +67,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                         "traffic goes over TCP (the log shows 'NCCL INFO Using network Socket')."),
                 evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
                 expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
-                impact=Impact(80, "several times less inter-node bandwidth, higher latency"),
+                impact=Impact(80, "several times less inter-node bandwidth, higher latency", basis="NCCL documentation of NCCL_IB_DISABLE: the socket transport replaces RDMA, with CPU copies and TCP on the same links; applies to inter-node collectives and KV transfer"),
                 fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
@@ -75,7 +75,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 HIGH, _subject(s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
                 detail="Intra-node collectives fall back to staging through host memory (SHM).",
                 evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
-                impact=Impact(70, "tensor-parallel all-reduce several times slower"), fix=_fix(facts, s),
+                impact=Impact(70, "tensor-parallel all-reduce several times slower", basis="NCCL documentation of NCCL_P2P_DISABLE: intra-node traffic is staged through host shared memory instead of NVLink/PCIe peer copies; applies to tensor-parallel collectives"), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name in ("NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL") and upper in LOC_VALUES and \
                 (multi_gpu if s.name == "NCCL_P2P_LEVEL" else bool(active_rdma)):
@@ -85,7 +85,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 HIGH, _subject(s), f"{s.name}={value} switches {feature} off",
                 detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
                 evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
-                impact=Impact(60, f"no {feature}: extra copies through host memory"), fix=_fix(facts, s),
+                impact=Impact(60, f"no {feature}: extra copies through host memory", basis="NCCL documentation: level LOC never uses the feature, so data is copied through host memory"), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_SHM_DISABLE" and value == "1":
             found = True
@@ -93,7 +93,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 MEDIUM, _subject(s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
                 detail="Where P2P is unavailable NCCL falls back to the network transport within the node.",
                 evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
-                impact=Impact(20, "intra-node traffic may loop through the NIC"), fix=_fix(facts, s), references=REFERENCES)
+                impact=Impact(20, "intra-node traffic may loop through the NIC", basis="NCCL documentation of NCCL_SHM_DISABLE: where P2P is unavailable, intra-node traffic uses the network transport"), fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_SOCKET_IFNAME":
             finding = _socket_ifname(facts, s, carries, why)
             if finding is not None:
@@ -110,7 +110,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                     detail=(f"Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select "
                             "exactly the devices named."),
                     evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
-                    impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs"),
+                    impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs", basis="NCCL documentation of NCCL_IB_HCA: entries without a leading = are prefixes; the extra devices are in the detail"),
                     fix=_fix(facts, s, "=" + value.lstrip("=")), references=REFERENCES)
     if not found:
         yield Finding(PASS, "node", "no NCCL variable forces a slower transport",
@@ -140,5 +140,5 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
         evidence=_evidence(s) + tuple(Evidence(f"{n.origin}/speed", f"{n.name} {n.speed_mbps}") for n in chosen)
         + (Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps}"),),
         expected=f"the data interface ({best.name})", observed=f"{names} ({top} Mb/s)",
-        impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s"),
+        impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s", basis=f"the socket transport cannot exceed the selected interface's link speed ({top // 1000} Gb/s against {best.netdev.speed_mbps // 1000} Gb/s, from sysfs speed)"),
         fix=_fix(facts, s, f"={best.name}"), references=REFERENCES, related=(best.name,))

@@ -97,7 +97,7 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
             observed="; ".join(f"{p.address}: " + " ".join(f"{b}+" for b in REDIRECT_BITS if (p.acs or {}).get(b))
                                for p in members),
             impact=Impact(55, "GPU-NIC and P2P bandwidth roughly halves (NCCL all-reduce at ~56% of line rate "
-                              "until ACS was disabled, NVIDIA/nccl#949)"),
+                              "until ACS was disabled, NVIDIA/nccl#949)", basis="NVIDIA/nccl#949: NCCL all-reduce ran at about 56% of line rate until ACS was disabled; with ACS redirect, peer requests go up to the root port"),
             fix=_fix(members, facts), references=REFERENCES,
             related=tuple(p.address for p in members) + tuple(peers))
     if src_only:

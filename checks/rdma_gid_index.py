@@ -128,7 +128,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
                 detail=(f"No RoCE v{env.roce_version} entry in the wanted family exists, so NCCL uses "
                         f"{choice.describe}. RoCE v1 is not routable across L3 subnets."),
                 evidence=evidence, expected=f"a RoCE v{env.roce_version} entry", observed=choice.describe,
-                impact=Impact(5, "works inside one L2 segment only"), references=REFERENCES,
+                impact=Impact(5, "works inside one L2 segment only", basis="RoCE v1 frames are layer-2 only and are not routed across subnets"), references=REFERENCES,
                 related=tuple(sorted(own)))
             continue
         has_v4 = any(family(g) != AF_INET6 and valid(g) for g in port.gids)
@@ -145,7 +145,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
                     f"or time out (Mooncake#1617 shows such a table).{v6_hint}"),
             evidence=evidence, expected="a valid RoCE v2 ::ffff:a.b.c.d entry (give the netdev an IPv4 address)",
             observed=f"auto pick {choice.describe}",
-            impact=Impact(85, "multi-node NCCL/KV transfer over this port fails or falls back"),
+            impact=Impact(85, "multi-node NCCL/KV transfer over this port fails or falls back", basis="a link-local or RoCE v1 GID is not routable across subnets, so connections fail (NCCL troubleshooting guide; Mooncake#1617)"),
             fix=make("show_addresses", netdev=netdev, notes=AUTO_NOTES) if netdev else Fix(notes=AUTO_NOTES),
             references=REFERENCES, related=tuple(sorted(own)))
     forced = settings["NCCL_IB_GID_INDEX"]
@@ -170,7 +170,7 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
                         "GID index is forced)."),
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
                 observed=f"forced via {_where(forced)}",
-                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail"),
+                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail", basis="NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp"),
                 fix=_unset_fix(facts, forced), references=REFERENCES, related=related)
         else:
             yield Finding(
@@ -179,5 +179,5 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
                         "not be set; a fixed index breaks when tables differ across nodes (pods, VLANs, SLAAC). "
                         f"{per_port}."),
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset", observed=_where(forced),
-                impact=Impact(5, "fragile across nodes whose GID tables differ"),
+                impact=Impact(5, "fragile across nodes whose GID tables differ", basis="NCCL >= 2.21 documentation: NCCL_IB_GID_INDEX should not be set; a fixed index breaks where tables differ"),
                 fix=_unset_fix(facts, forced), references=REFERENCES, related=related)

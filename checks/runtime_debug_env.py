@@ -20,6 +20,7 @@ class Rule:
     score: float
     effect: str
     server_only: bool = False
+    basis: str = "the variable's documented effect (see the references)"
 
 
 def _is(*values: str) -> Callable[[str], bool]:
@@ -34,10 +35,15 @@ def _set(v: str) -> bool:
 #: docs/checks.md#runtime-debug-env (the transport variables live in nccl.transport).
 RULES: tuple[Rule, ...] = (
     Rule("CUDA_LAUNCH_BLOCKING", _is("1", "true", "yes"), CRITICAL, 95,
-         "every CUDA kernel launch becomes synchronous"),
+         "every CUDA kernel launch becomes synchronous",
+         basis="CUDA programming guide: each launch waits for the kernel to finish, so the CPU and GPU no longer "
+               "overlap; applies to every request"),
     Rule("PYTORCH_NO_CUDA_MEMORY_CACHING", _is("1", "true", "yes"), HIGH, 60,
-         "PyTorch's caching allocator is off: every allocation calls cudaMalloc/cudaFree"),
-    Rule("NCCL_DEBUG", _is("trace"), MEDIUM, 15, "NCCL logs every operation"),
+         "PyTorch's caching allocator is off: every allocation calls cudaMalloc/cudaFree",
+         basis="PyTorch CUDA semantics documentation: the variable disables caching; cudaMalloc/cudaFree synchronise "
+               "the device"),
+    Rule("NCCL_DEBUG", _is("trace"), MEDIUM, 15, "NCCL logs every operation",
+         basis="NCCL documentation: TRACE logs every call, writing to the log on every collective"),
     Rule("NCCL_DEBUG", _is("info"), LOW, 3, "NCCL logs at INFO (init and topology; cheap once running)"),
     Rule("NCCL_DEBUG_SUBSYS", _is("all"), LOW, 3, "NCCL logs every subsystem"),
     Rule("TORCH_COMPILE_DISABLE", _is("1", "true", "yes"), MEDIUM, 30,
@@ -91,7 +97,7 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
                     f"{rule.effect[0].upper() + rule.effect[1:]}."),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
             expected=f"{s.name} unset", observed=f"{s.name}={s.value}",
-            impact=Impact(rule.score, rule.effect), fix=_fix(facts, s), references=REFERENCES,
+            impact=Impact(rule.score, rule.effect, basis=rule.basis), fix=_fix(facts, s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
     if not found and (facts.processes or facts.deploy_files):
         yield Finding(PASS, "node", "no debugging variable in the servers' environment",

@@ -135,3 +135,27 @@ def test_irq_writes_read_as_one_line_but_stay_separate_steps() -> None:
                                 "/proc/irq/$irq/smp_affinity_list; done")
     assert f.fix.rollback[0] == "echo 56 > /proc/irq/217/smp_affinity_list"  # differing values stay apart
     assert "systemctl enable --now irqbalance" in f.fix.rollback  # shown for a human, keyed to the persistent step
+
+
+def test_every_sick_problem_says_where_its_impact_comes_from() -> None:
+    """Issue 14: a number without a basis is not a finding a vendor can check."""
+    from doctor.findings import LOW, Severity, severity_order
+    from tests.helpers import facts, run, sick
+
+    problems = [f for f in run(facts(base=sick())).findings
+                if severity_order(f.severity) <= severity_order(LOW) and f.severity != Severity.UNKNOWN]
+    assert problems
+    for f in problems:
+        assert f.impact.basis, (f.check, f.title)
+        assert f.impact.basis in f.impact.line and f.impact.text.rstrip(".") in f.impact.line
+
+
+def test_impact_basis_round_trips_and_is_optional() -> None:
+    from doctor.findings import Finding, Impact
+
+    f = Finding("high", "eth0", "t", impact=Impact(40, "one rail fewer", "a port that is down carries nothing"))
+    assert Finding.from_dict(f.to_dict()).impact == f.impact
+    old = f.to_dict()
+    del old["impact"]["basis"]
+    assert Finding.from_dict(old).impact == Impact(40, "one rail fewer")
+    assert Impact(1, "t").line == "t" and Impact(1, "t.", "b").line == "t (basis: b)."
