@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
-from doctor.derived.procs import EnvSetting, user_env
+from doctor.derived.procs import EnvSetting, setting_label, user_env
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
@@ -26,8 +26,8 @@ def _places(s: EnvSetting) -> str:
     return ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
 
 
-def _subject(s: EnvSetting) -> str:
-    return s.name
+def _subject(facts: Facts, s: EnvSetting) -> str:
+    return setting_label(facts, s)
 
 
 def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
@@ -61,7 +61,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
         if s.name == "NCCL_IB_DISABLE" and value == "1" and active_rdma:
             found = True
             yield Finding(
-                HIGH, _subject(s), "NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active",
+                HIGH, _subject(facts, s), "NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active",
                 detail=(f"{len(active_rdma)} RDMA port(s) are ACTIVE ({', '.join(p.name for p in active_rdma[:4])}"
                         f"{', ...' if len(active_rdma) > 4 else ''}), but NCCL is told not to use them: inter-node "
                         "traffic goes over TCP (the log shows 'NCCL INFO Using network Socket')."),
@@ -72,7 +72,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
-                HIGH, _subject(s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
+                HIGH, _subject(facts, s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
                 detail="Intra-node collectives fall back to staging through host memory (SHM).",
                 evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
                 impact=Impact(70, "tensor-parallel all-reduce several times slower", basis="NCCL documentation of NCCL_P2P_DISABLE: intra-node traffic is staged through host shared memory instead of NVLink/PCIe peer copies; applies to tensor-parallel collectives"), fix=_fix(facts, s),
@@ -82,7 +82,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
             found = True
             feature = "GPUDirect RDMA" if s.name == "NCCL_NET_GDR_LEVEL" else "GPU peer-to-peer"
             yield Finding(
-                HIGH, _subject(s), f"{s.name}={value} switches {feature} off",
+                HIGH, _subject(facts, s), f"{s.name}={value} switches {feature} off",
                 detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
                 evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
                 impact=Impact(60, f"no {feature}: extra copies through host memory", basis="NCCL documentation: level LOC never uses the feature, so data is copied through host memory"), fix=_fix(facts, s),
@@ -90,7 +90,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
         elif s.name == "NCCL_SHM_DISABLE" and value == "1":
             found = True
             yield Finding(
-                MEDIUM, _subject(s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
+                MEDIUM, _subject(facts, s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
                 detail="Where P2P is unavailable NCCL falls back to the network transport within the node.",
                 evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
                 impact=Impact(20, "intra-node traffic may loop through the NIC", basis="NCCL documentation of NCCL_SHM_DISABLE: where P2P is unavailable, intra-node traffic uses the network transport"), fix=_fix(facts, s), references=REFERENCES)
@@ -106,7 +106,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 found = True
                 listed = "; ".join(f"{k} also matches {', '.join(v)}" for k, v in extra.items())
                 yield Finding(
-                    LOW, _subject(s), f"NCCL_IB_HCA={value} matches more devices than listed",
+                    LOW, _subject(facts, s), f"NCCL_IB_HCA={value} matches more devices than listed",
                     detail=(f"Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select "
                             "exactly the devices named."),
                     evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
@@ -131,7 +131,7 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
     sev = HIGH if carries else INFO
     names = ", ".join(n.name for n in chosen)
     return Finding(
-        sev, s.name, f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "
+        sev, setting_label(facts, s), f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "
                      f"{best.name} runs {best.netdev.speed_mbps // 1000} Gb/s",
         detail=(f"NCCL's socket traffic uses {names}. TCP carries data here ({why}), so inter-node bandwidth is "
                 "capped by that interface." if carries else

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.procs import EnvSetting, env_value
+from doctor.derived.procs import EnvSetting, env_value, setting_label
 from doctor.derived.rdma import (
     AF_INET6,
     NcclGidEnv,
@@ -158,7 +158,7 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
     """One finding per kind of problem a forced NCCL_IB_GID_INDEX causes, listing every port it hits."""
     for problem, rows in sorted(hits.items()):
         names = [port.name for port, _, _, _ in rows]
-        subject = names[0] if len(names) == 1 else "NCCL_IB_GID_INDEX"
+        subject = names[0] if len(names) == 1 else setting_label(facts, forced)
         where = names[0] if len(names) == 1 else f"{len(names)} ports ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
         evidence = tuple(_table_evidence(port) for port, _, _, _ in rows[:4]) + tuple(env_ev)
         per_port = "; ".join(f"{port.name}: uses {used}, auto would pick {auto}" for port, used, auto, _ in rows)

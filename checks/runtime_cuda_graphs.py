@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from doctor.derived.procs import server_gpus, server_roots
+from doctor.derived.procs import process_label, server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import flag_fix
@@ -168,7 +168,7 @@ def cuda_graphs(facts: Facts) -> Iterator[Finding]:
     for (_rule, sev, pid), group in sorted(groups.items()):
         first = group[0]
         files = sorted({h.where for h in group if h.pid is None})
-        subject = pid or files[0]
+        subject = process_label(facts, int(pid)) if pid else files[0]
         gpus = server_gpus(facts, int(pid)) if pid else []
         why_low = ("a disaggregated prefill/context-only worker, which may run without graphs" if first.prefill
                    else "a non-CUDA backend" if first.non_cuda else "no NVIDIA GPU on this node"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from doctor.derived.procs import EnvSetting, server_roots, user_env
+from doctor.derived.procs import EnvSetting, process_label, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix
@@ -90,7 +90,7 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         if rule is None or (rule.server_only and not has_server):
             continue
         found = True
-        subject = str(s.pids[0]) if s.pids else s.files[0]
+        subject = process_label(facts, s.pids[0]) if s.pids else s.files[0]
         yield Finding(
             rule.severity, subject, f"{s.name}={s.value}: {rule.effect}",
             detail=(f"Set by the user in {', '.join([f'pid {p}' for p in s.pids] + list(s.files))}. "

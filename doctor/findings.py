@@ -304,14 +304,23 @@ class Finding:
 
 
 _PCI_IN_LABEL = re.compile(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
+_PID_IN_LABEL = re.compile(r"\(pid (\d+)\)$")
+_ENV_IN_LABEL = re.compile(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
 
 
 def subject_id_of(subject: str) -> str:
     """The stable id of a display subject: the address of ``GPU 5 (0000:9c:00.0)``, ``pid:N`` for
-    a bare process id, else the subject itself (an address, interface, RDMA port, sysctl, node)."""
+    ``vllm serve (pid 4242)`` or a bare process id, ``NCCL_IB_DISABLE`` for ``NCCL_IB_DISABLE in
+    vllm serve (pid 4242)``, else the subject itself (an address, interface, RDMA port, sysctl, node)."""
     m = _PCI_IN_LABEL.search(subject)
     if m:
         return m.group(1)
+    env = _ENV_IN_LABEL.fullmatch(subject)
+    if env:
+        return env.group(1)
+    pid = _PID_IN_LABEL.search(subject)
+    if pid:
+        return f"pid:{pid.group(1)}"
     if subject.isdigit():
         return f"pid:{subject}"
     return subject

@@ -277,6 +277,18 @@ def program_of(proc: Process) -> str:
 
 
 def process_label(facts: Facts, pid: int) -> str:
-    """``vllm serve (pid 4242)``; ``pid 4242`` when the process was not recorded."""
+    """``vllm serve (pid 4242)``; ``process (pid 4242)`` when the process was not recorded."""
     proc = next((p for p in facts.processes if p.pid == pid), None)
-    return f"{program_of(proc)} (pid {pid})" if proc is not None else f"pid {pid}"
+    return f"{program_of(proc) if proc is not None else 'process'} (pid {pid})"
+
+
+def setting_owner(facts: Facts, s: EnvSetting) -> str:
+    """Who a user setting is about: the first process holding it, else the file setting it."""
+    if s.pids:
+        return process_label(facts, s.pids[0])
+    return s.files[0].rsplit("/", 1)[-1] if s.files else "the environment"
+
+
+def setting_label(facts: Facts, s: EnvSetting) -> str:
+    """``NCCL_IB_DISABLE in vllm serve (pid 4242)`` (the finding's ``subject_id`` stays the name)."""
+    return f"{s.name} in {setting_owner(facts, s)}"

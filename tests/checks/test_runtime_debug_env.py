@@ -7,12 +7,13 @@ from tests.helpers import facts, findings_of
 
 
 def _pairs(found: list) -> list[tuple[str, str]]:
-    return [(f.subject, f.severity) for f in found if f.severity != "pass"]
+    return [(f.subject_id, f.severity) for f in found if f.severity != "pass"]
 
 
 def test_debug_env_severities_on_sick() -> None:
     found = findings_of(facts(base=sick()), "runtime.debug_env")
-    assert _pairs(found) == [("4242", "critical")] and "CUDA_LAUNCH_BLOCKING" in found[0].title
+    assert _pairs(found) == [("pid:4242", "critical")] and "CUDA_LAUNCH_BLOCKING" in found[0].title
+    assert found[0].subject == "vllm.entrypoints.openai.api_server (pid 4242)"
     assert [f.severity for f in findings_of(facts(base=healthy()), "runtime.debug_env")] == ["pass"]
 
 
@@ -22,7 +23,7 @@ def test_debug_env_table() -> None:
     assert got == {"PYTORCH_NO_CUDA_MEMORY_CACHING=1": "high", "NCCL_DEBUG=TRACE": "medium",
                    "TORCH_COMPILE_DISABLE=1": "medium", "NCCL_ALGO=Ring": "low"}
     info = findings_of(facts(environ(NCCL_DEBUG="INFO"), base=healthy()), "runtime.debug_env")
-    assert _pairs(info) == [("4242", "low")]
+    assert _pairs(info) == [("pid:4242", "low")]
 
 
 def test_framework_values_in_workers_are_not_blamed() -> None:
