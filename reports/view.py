@@ -63,7 +63,7 @@ class View:
 def sentence(f: Finding) -> str:
     """A finding in one sentence for the summary."""
     text = f"{f.title} ({f.subject})" if f.subject and f.subject not in f.title else f.title
-    if f.impact.text:
+    if f.impact.text and f.impact.text.rstrip(".") not in f.title:
         text += f": {f.impact.text}"
     return text.rstrip(".") + "."
 

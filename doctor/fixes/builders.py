@@ -364,7 +364,8 @@ def pcie_retrain(p: Params) -> list[FixStep]:
     port, dev = p.pci("port"), p.pci("device")
     return [run(R, "setpci", "-s", port, RETRAIN),
             run(R, "cat", f"/sys/bus/pci/devices/{dev}/current_link_speed",
-                f"/sys/bus/pci/devices/{dev}/current_link_width")]
+                f"/sys/bus/pci/devices/{dev}/current_link_width"),
+            manual(B, "Nothing to undo: a retrain changes no setting (the link trains again by itself).")]
 
 
 ACS_CTL = "ECAP_ACS+0x6.w"
