@@ -93,7 +93,7 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         subject = process_label(facts, s.pids[0]) if s.pids else s.files[0]
         yield Finding(
             rule.severity, subject, f"{s.name}={s.value}: {rule.effect}",
-            detail=(f"Set by the user in {', '.join([f'pid {p}' for p in s.pids] + list(s.files))}. "
+            detail=(f"Set by the user in {', '.join([process_label(facts, p) for p in s.pids] + list(s.files))}. "
                     f"{rule.effect[0].upper() + rule.effect[1:]}."),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
             expected=f"{s.name} unset", observed=f"{s.name}={s.value}",

@@ -266,7 +266,11 @@ def program_of(proc: Process) -> str:
     rest = words[1:] + argv[1:]
     if _PYTHON.match(base) and rest:
         if rest[0] == "-m" and len(rest) > 1:
-            base, rest = rest[1], rest[2:]
+            parts = rest[1].split(".")  # vllm.entrypoints.openai.api_server -> vllm api_server
+            base, rest = (f"{parts[0]} {parts[-1]}" if len(parts) > 2 else rest[1]), rest[2:]
+            if not all(_WORD.fullmatch(w) for w in base.split(" ")):
+                return proc.name if proc.name and _WORD.fullmatch(proc.name) else "process"
+            return base
         elif not rest[0].startswith("-"):
             base, rest = rest[0].rsplit("/", 1)[-1], rest[1:]
     if not _WORD.fullmatch(base):

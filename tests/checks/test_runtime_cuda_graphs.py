@@ -16,7 +16,7 @@ def _pairs(found: list) -> list[tuple[str, str]]:
 def test_sick_enforce_eager_high_merged_with_unit() -> None:
     found = findings_of(facts(base=sick()), "runtime.cuda_graphs")
     assert _pairs(found) == [("pid:4242", "high")]
-    assert found[0].subject == "vllm.entrypoints.openai.api_server (pid 4242)"  # a reader can place it
+    assert found[0].subject == "vllm api_server (pid 4242)"  # a reader can place it
     assert {e.source for e in found[0].evidence} == {"proc/4242/cmdline", UNIT}
     assert "0000:3a:00.0" in found[0].related
 

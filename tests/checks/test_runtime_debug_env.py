@@ -13,7 +13,7 @@ def _pairs(found: list) -> list[tuple[str, str]]:
 def test_debug_env_severities_on_sick() -> None:
     found = findings_of(facts(base=sick()), "runtime.debug_env")
     assert _pairs(found) == [("pid:4242", "critical")] and "CUDA_LAUNCH_BLOCKING" in found[0].title
-    assert found[0].subject == "vllm.entrypoints.openai.api_server (pid 4242)"
+    assert found[0].subject == "vllm api_server (pid 4242)"
     assert [f.severity for f in findings_of(facts(base=healthy()), "runtime.debug_env")] == ["pass"]
 
 

@@ -80,13 +80,13 @@ def test_processes_are_labelled_by_program_and_pid() -> None:
         return program_of(Process(pid=1, ppid=None, name=name, argv=argv))
 
     assert label("/usr/local/bin/vllm", "serve", "meta-llama/Llama-3.1-8B", "--port", "8000") == "vllm serve"
-    assert label("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m") == \
-        "vllm.entrypoints.openai.api_server"
+    assert label("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m") == "vllm api_server"
+    assert label("python3", "-m", "sglang.launch_server", "--model-path", "m") == "sglang.launch_server"
     assert label("python3", "/opt/app/serve.py", "--tp", "8") == "serve.py"
     assert label("/opt/tritonserver/bin/tritonserver", "--model-repository=/m") == "tritonserver"
     assert label("VLLM::Worker_TP2") == "VLLM::Worker_TP2"
     assert label(name="irqbalance") == "irqbalance"
     assert label("/tmp/$(reboot)", name="x;y") == "process"  # nothing usable: no hostile text in a subject
     f = facts(cmdline("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server"), base=healthy())
-    assert process_label(f, 4242) == "vllm.entrypoints.openai.api_server (pid 4242)"
+    assert process_label(f, 4242) == "vllm api_server (pid 4242)"
     assert process_label(f, 999999) == "process (pid 999999)"

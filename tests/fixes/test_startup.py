@@ -182,4 +182,4 @@ def test_bare_process_gets_manual_steps_naming_it() -> None:
     fix = flag_fix(f, [], 4242, "--enforce-eager", notes="n")
     assert fix.builder == "process_restart"
     assert [s.kind for s in fix.steps] == ["manual", "manual"]
-    assert "vllm.entrypoints.openai.api_server (pid 4242) without --enforce-eager" in fix.steps[0].manual
+    assert "vllm api_server (pid 4242) without --enforce-eager" in fix.steps[0].manual
