@@ -3,6 +3,7 @@ rollback restores exactly what was there (applied for real to copies of the file
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -183,3 +184,27 @@ def test_bare_process_gets_manual_steps_naming_it() -> None:
     assert fix.builder == "process_restart"
     assert [s.kind for s in fix.steps] == ["manual", "manual"]
     assert "vllm api_server (pid 4242) without --enforce-eager" in fix.steps[0].manual
+
+
+@pytest.mark.parametrize("path,text", [
+    ("etc/systemd/system/vllm$(reboot).service", "[Service]\nEnvironment=NCCL_IB_DISABLE=1\n"),
+    ("etc/systemd/system/a b;rm -rf x.service.d/10-env.conf", "[Service]\nEnvironment=NCCL_IB_DISABLE=1\n"),
+    ("etc/compose/x;reboot.yaml", "services:\n  s:\n    environment:\n      - NCCL_IB_DISABLE=1\n"),
+])
+def test_hostile_file_and_unit_names_give_advice_not_commands(path: str, text: str) -> None:
+    f = _facts(path, text)
+    fix = env_fix(f, _setting(f, "NCCL_IB_DISABLE", path), notes="Remove it.")
+    assert not fix.steps and fix.notes.startswith("Remove it.")
+
+
+def test_hostile_values_in_a_patched_line_stay_literal() -> None:
+    """A patch carries the file's own line; the fix script writes it as one shell-quoted word."""
+    from reports.fixscript import line_for
+
+    text = "services:\n  s:\n    environment:\n      - NCCL_IB_DISABLE=1$(reboot)`id`'\n"
+    f = _facts(COMPOSE, text)
+    fix = env_fix(f, _setting(f, "NCCL_IB_DISABLE", COMPOSE), notes="n")
+    write = next(s for s in fix.steps if s.heredoc)
+    words = shlex.split(line_for(write))
+    assert words[0] == "put" and words[2:] == [write.heredoc[0], write.heredoc[1]]
+    assert "-      - NCCL_IB_DISABLE=1$(reboot)`id`'\n" in write.heredoc[1]
