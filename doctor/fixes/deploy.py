@@ -182,11 +182,29 @@ def unified_diff(path: str, start: int, before: list[str], old: list[str], new: 
     return f"--- {path}\n+++ {path}\n{head}{body}"
 
 
+def _set_lines(old: list[str], name: str, value: str) -> list[str]:
+    """``old`` with ``name``'s value replaced: ``NAME=v``, ``NAME: v`` or a manifest's ``name:`` / ``value:`` pair."""
+    new: list[str] = []
+    after_name = False
+    for line in old:
+        changed = re.sub(rf"(?<![A-Za-z0-9_]){name}=[^\s\"'#]*", f"{name}={value}", line, count=1)
+        if changed == line:
+            changed = re.sub(rf"^(\s+{name}:\s*).*$", rf'\g<1>"{value}"', line)
+        if changed == line and after_name:
+            changed = re.sub(r"^(\s*value:\s*).*$", rf'\g<1>"{value}"', line)
+        after_name = re.match(rf"""^\s*-?\s*name:\s*["']?{name}["']?\s*$""", line) is not None
+        new.append(changed)
+    if new == old:
+        raise FixRejected(f"old: no setting of {name} to change")
+    return new
+
+
 @builder("file_patch")
 def file_patch(p: Params) -> list[FixStep]:
     """``path``; ``kind``: compose, manifest or other; ``start``: line number of the first ``before``
     line; ``before`` / ``after``: context; ``old``: the lines to change; ``drop``: the flag to remove
-    from the one ``old`` line ("" deletes the ``old`` lines)."""
+    from the one ``old`` line ("" deletes the ``old`` lines); or ``set``: {name: value} to give the
+    variable set in ``old`` a new value."""
     path = p.text("path", PATCH_PATH, "deployment file path (YAML, JSON, TOML or env)")
     if "/../" in path or "/./" in path:
         raise FixRejected("path: not a plain path")
@@ -194,9 +212,13 @@ def file_patch(p: Params) -> list[FixStep]:
     start = p.integer("start", 1, 10**6) or 1
     before, old, after = _lines(p, "before", 3), _lines(p, "old", 4), _lines(p, "after", 3)
     drop = p.raw("drop", "")
+    wanted = p.mapping("set", 1)
     if not old:
         raise FixRejected("old: no line to change")
-    if drop:
+    if wanted:
+        (name, value), = wanted.items()
+        new = _set_lines(old, _env_name(name), _env_value(value))
+    elif drop:
         if not isinstance(drop, str) or not FLAG.fullmatch(drop) or len(old) != 1:
             raise FixRejected("drop: not a flag of one line")
         new = [_drop_word(old[0], drop)]

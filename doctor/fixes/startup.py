@@ -57,14 +57,16 @@ def _context(lines: list[str], first: int, last: int) -> tuple[int, list[str], l
     return first - len(before) + 1, before, after
 
 
-def _patch(df: DeployFile, first: int, count: int, drop: str, notes: str) -> Fix | None:
+def _patch(df: DeployFile, first: int, count: int, drop: str, notes: str,
+           wanted: dict[str, str] | None = None) -> Fix | None:
     lines = df.text.splitlines()
     old = lines[first:first + count]
     if any(MASK in line for line in old):
         return None
     start, before, after = _context(lines, first, first + count)
+    extra = {"set": wanted} if wanted else {}
     return make("file_patch", notes, path=_abs(df.path), kind=_kind(df.text), start=start, before=before,
-                old=old, after=after, drop=drop)
+                old=old, after=after, drop=drop, **extra)
 
 
 def _env_lines(text: str, name: str) -> tuple[int, int] | None:
@@ -97,9 +99,10 @@ def env_fix(facts: Facts, s: EnvSetting, notes: str, replacement: str | None = N
         return make("unit_env", notes, unit=units[0], what=slug, unset=unset, set=wanted)
     for path in s.files:
         df = _deploy_file(facts, path)
-        found = _env_lines(df.text, s.name) if df is not None and replacement is None else None
+        found = _env_lines(df.text, s.name) if df is not None else None
         if df is not None and found is not None:
-            fix = _patch(df, found[0], found[1], "", notes)
+            fix = _patch(df, found[0], found[1], "", notes,
+                         {s.name: replacement} if replacement is not None else None)
             if fix is not None:
                 return fix
     if s.pids and not s.files:

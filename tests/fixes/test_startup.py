@@ -208,3 +208,26 @@ def test_hostile_values_in_a_patched_line_stay_literal() -> None:
     words = shlex.split(line_for(write))
     assert words[0] == "put" and words[2:] == [write.heredoc[0], write.heredoc[1]]
     assert "-      - NCCL_IB_DISABLE=1$(reboot)`id`'\n" in write.heredoc[1]
+
+
+@needs_patch
+@pytest.mark.parametrize("path,text,name,line_after", [
+    (COMPOSE, COMPOSE_TEXT, "NCCL_IB_DISABLE", "      - NCCL_IB_DISABLE=0"),
+    (COMPOSE, COMPOSE_TEXT.replace("- NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE: 1").replace("- HF_HOME=/data/hf",
+                                   "HF_HOME: /data/hf").replace("- OMP_NUM_THREADS=1", "OMP_NUM_THREADS: 1"),
+     "NCCL_IB_DISABLE", '      NCCL_IB_DISABLE: "0"'),
+    (MANIFEST, MANIFEST_TEXT, "NCCL_P2P_DISABLE", '              value: "0"'),
+])
+def test_deployment_file_value_changed_and_restored(tmp_path: Path, path: str, text: str, name: str,
+                                                    line_after: str) -> None:
+    f = _facts(path, text)
+    fix = env_fix(f, _setting(f, name, path), notes="n", replacement="0")
+    assert fix.builder == "file_patch", fix.notes
+    target = tmp_path / "llm.yaml"
+    target.write_text(text)
+    _apply(fix, "runtime", {"/" + path: target})
+    after = target.read_text().splitlines()
+    assert line_after in after and len(after) == len(text.splitlines())
+    assert [a for a, b in zip(after, text.splitlines()) if a != b] == [line_after]  # nothing else changes
+    _apply(fix, "rollback", {"/" + path: target})
+    assert target.read_text() == text
