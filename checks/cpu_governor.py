@@ -55,7 +55,7 @@ def cpu_governor(facts: Facts) -> Iterator[Finding]:
                "run on these CPUs; slow clocks show up as lower GPU utilisation and higher time to first token.",
         evidence=evidence, expected="governor performance (or intel_pstate/amd-pstate-epp powersave with EPP "
                                     "performance/balance_performance)",
-        observed=observed, impact=Impact(10, "host-side latency per step; GPUs wait on the CPU"),
+        observed=observed, impact=Impact(10, "host-side latency per step; GPUs wait on the CPU", basis="CPU frequency ramp-up and deep C-states add latency to the host work between GPU steps (scheduling, sampling, kernel launches); a general cost, not measured on this node"),
         fix=make("cpu_governor", governor=(cf.governor or "powersave") if slow_governor else None,
                  epp=cf.epp if slow_epp else None,
                  notes="tuned's latency-performance (or throughput-performance) profile sets governor and EPP "

@@ -32,7 +32,8 @@ def gpu_bar1(facts: Facts) -> Iterator[Finding]:
             evidence=(smi_evidence(facts, gpu, f"bar1_memory_usage total {rt.bar1_total_mib} MiB, "
                                                f"fb_memory_usage total {rt.fb_total_mib} MiB"),),
             expected=f"BAR1 >= {rt.fb_total_mib} MiB", observed=f"{rt.bar1_total_mib} MiB",
-            impact=Impact(25, "GPUDirect RDMA / P2P registrations fail or fall back to host staging"),
+            impact=Impact(25, "GPUDirect RDMA / P2P registrations fail or fall back to host staging",
+                          basis='NVIDIA GPUDirect RDMA documentation: peer memory is mapped through the BAR1 aperture, so registrations beyond its size fail'),
             fix=Fix(notes="BIOS: enable Above 4G Decoding and Resizable BAR (or the vendor's 'MMIO High Size' / "
                           "'PCI 64-bit resource allocation'), then cold boot. On a VM, give the guest a large 64-bit "
                           "MMIO window (e.g. QEMU -fw_cfg opt/ovmf/X-PciMmio64Mb=262144). Rollback: the same BIOS "

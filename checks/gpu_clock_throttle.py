@@ -64,7 +64,7 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
                    "Someone or something (nvidia-smi -pl, a power-capping agent, DCGM policy) set it.",
             evidence=(Evidence(where, f"{label}: power limit {limit:g} W, default power limit {default:g} W"),),
             expected=f"{default:g} W (default)", observed=f"{limit:g} W",
-            impact=Impact(20.0, "lower sustained clocks under load, roughly in proportion to the power cut"),
+            impact=Impact(20.0, "lower sustained clocks under load, roughly in proportion to the power cut", basis="clocks of power-limited work scale roughly with the power the limit allows; the limit set and the default are in the evidence"),
             fix=make("gpu_power_limit", "Restores the default limit until reboot (needs root). If a power-capping "
                      "agent or a site policy set the limit on purpose, change it there instead.",
                      gpu=gpu.address, watts=default, previous=limit),
@@ -80,7 +80,7 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
                    "its compute work at these lower clocks.",
             evidence=(Evidence(where, f"{label}: applications clocks {text}"),),
             expected="default application clocks", observed=text,
-            impact=Impact(20.0, "compute runs at the lower clock: throughput drops in proportion"),
+            impact=Impact(20.0, "compute runs at the lower clock: throughput drops in proportion", basis="compute-bound kernels run in proportion to the SM clock; the locked and default clocks are in the evidence"),
             fix=make("gpu_app_clocks", "Resets application clocks to the defaults (needs root); the rollback "
                      "re-applies the locked values.", gpu=gpu.address,
                      memory=rt.app_clock_mem_mhz or rt.default_app_clock_mem_mhz or 0,
@@ -136,7 +136,7 @@ def gpu_clock_throttle(facts: Facts) -> Iterator[Finding]:
                    f"clock event reasons {', '.join(active)}: {MEANING[level]}",
             evidence=(Evidence(where, f"{label}: " + ", ".join(f"{r} Active" for r in active)),),
             expected="no slowdown reason active (gpu_idle is fine)", observed=", ".join(active),
-            impact=Impact(IMPACT[level], "lower SM clocks: proportionally lower throughput while it lasts"),
+            impact=Impact(IMPACT[level], "lower SM clocks: proportionally lower throughput while it lasts", basis="the driver's clock event (throttle) reasons in the evidence; compute throughput follows the SM clock while they are active"),
             fix=Fix(notes=" ".join(NOTES[r] for r in shown if r in NOTES) + " Watch it with `"
                     + cmd("nvidia-smi", "-i", gpu.address, "-q", "-d", "PERFORMANCE,TEMPERATURE,POWER") + "`."),
             references=REFERENCES, confidence=0.9 if gpu.activity == "busy" else 0.7)

@@ -52,7 +52,8 @@ def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
             evidence=(smi_evidence(facts, gpu, f"compute_mode {rt.compute_mode}"
                                    + (f"; processes {', '.join(map(str, sorted(pids)))}" if pids else "")),),
             expected="Default", observed=rt.compute_mode or "",
-            impact=Impact(score, "processes that share the GPU fail to start"),
+            impact=Impact(score, "processes that share the GPU fail to start",
+                          basis='nvidia-smi documentation of compute modes: Exclusive_Process admits one CUDA context, Prohibited none'),
             fix=make("compute_mode",
                      "Persistent: remove the `nvidia-smi -c` call (a systemd unit, a boot script or a scheduler "
                           "prolog) that sets it; Default is what the driver loads with.",

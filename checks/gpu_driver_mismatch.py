@@ -51,7 +51,7 @@ def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
                    "nvidia-smi, the Kubernetes device plugin and DCGM fail; new CUDA processes may fail too.",
             evidence=tuple(evidence), expected="kernel module and libnvidia-ml of the same version",
             observed=refused, impact=Impact(100, "GPU management and new workloads fail until the module is "
-                                                 "reloaded or the node rebooted"),
+                                                 "reloaded or the node rebooted", basis="NVML and CUDA refuse to run when the loaded kernel module and the user-space library versions differ"),
             fix=_fix(), references=REFERENCES)
         return
     if kernel is None or user is None:
@@ -66,5 +66,5 @@ def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
         detail="The loaded kernel module and the user-space libraries come from different driver releases, "
                "usually an upgrade without a reboot. NVML and CUDA refuse to run across such a mismatch.",
         evidence=versions, expected=f"kernel module {user}", observed=f"kernel module {kernel}",
-        impact=Impact(100, "GPU management and new CUDA contexts fail until the module is reloaded"),
+        impact=Impact(100, "GPU management and new CUDA contexts fail until the module is reloaded", basis="NVML and CUDA refuse to run when the loaded kernel module and the user-space library versions differ"),
         fix=_fix(), references=REFERENCES)

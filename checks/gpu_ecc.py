@@ -39,7 +39,8 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
                        "(and usable memory) at an unplanned moment.",
                 evidence=ev, expected="pending ECC mode equal to current", observed=f"current {_word(rt.ecc_mode)}, "
                                                                                     f"pending {_word(rt.ecc_mode_pending)}",
-                impact=Impact(5, "the GPU changes ECC mode at the next reset; a reset is needed to settle it"),
+                impact=Impact(5, "the GPU changes ECC mode at the next reset; a reset is needed to settle it",
+                          basis='nvidia-smi: a pending ECC mode applies at the next GPU reset or reboot; no throughput is lost until then'),
                 fix=make("ecc_mode", RESET_NOTE + " Rollback cancels the pending change instead (run it before the "
                          "reset).", index=gpu.index, enable=bool(rt.ecc_mode_pending), previous=bool(rt.ecc_mode),
                          pending=True),
@@ -51,7 +52,8 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
                 detail="Without ECC, memory bit flips go undetected: wrong tokens or NaNs instead of an Xid 48/94 "
                        "and a clean failure; row remapping also stops protecting the GPU.",
                 evidence=ev, expected="ECC Enabled", observed="ECC Disabled",
-                impact=Impact(5, "silent data corruption risk; no throughput at stake"),
+                impact=Impact(5, "silent data corruption risk; no throughput at stake",
+                          basis='ECC off trades a few percent of memory bandwidth for undetected bit errors; the score reflects risk, not speed'),
                 fix=make("ecc_mode", RESET_NOTE, index=gpu.index, enable=True, previous=False, pending=False),
                 references=REFERENCES, related=(gpu.address,))
     if not found:

@@ -41,7 +41,8 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
                    "error 802 (system not yet initialized) or NCCL cannot use NVLink.",
             evidence=(smi_evidence(facts, gpu, f"fabric state {state}, status {status}"),),
             expected="state Completed, status Success", observed=f"state {state}, status {status}",
-            impact=Impact(100, "CUDA fails on this GPU or collectives drop from NVLink to PCIe"),
+            impact=Impact(100, "CUDA fails on this GPU or collectives drop from NVLink to PCIe",
+                          basis='NVIDIA Fabric Manager user guide: until the fabric state is Completed/Success, CUDA initialisation fails (error 802)'),
             fix=make("fabric_manager",
                      "Read `journalctl -u nvidia-fabricmanager` first. If the state stays, stop every GPU process "
                           "and reset all GPUs together (`nvidia-smi -r`), then restart the Fabric Manager.",
@@ -65,7 +66,8 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
                        "cannot join the NVLink fabric: new CUDA contexts fail (error 802) or NCCL falls back to PCIe.",
                 evidence=(sw_ev, Evidence("proc/*/cmdline", f"no {FM_PROCESS} among {len(facts.processes)} processes")),
                 expected=f"{FM_PROCESS} running", observed="not running",
-                impact=Impact(100, "no NVLink between GPUs; CUDA may fail to initialise"),
+                impact=Impact(100, "no NVLink between GPUs; CUDA may fail to initialise",
+                          basis='NVIDIA Fabric Manager user guide: without the service NVSwitch systems cannot set up NVLink, and CUDA reports error 802'),
                 fix=make("fabric_manager", "Install the nvidia-fabricmanager package of the driver's exact version if the unit "
                               "does not exist.", action="start", enable=True),
                 references=REFERENCES)
@@ -80,7 +82,8 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
                 evidence=(Evidence(fm.origin, f"Fabric Manager version is : {fm.version}"),
                           Evidence(facts.gpus.runtime_origin or "proc/driver/nvidia/version", f"driver {driver}")),
                 expected=driver, observed=fm.version,
-                impact=Impact(100, "NVLink fabric not (re)initialised after the next restart or reboot"),
+                impact=Impact(100, "NVLink fabric not (re)initialised after the next restart or reboot",
+                          basis="NVIDIA Fabric Manager user guide: on NVSwitch systems the service must run at the driver's version to train the fabric"),
                 fix=make("fabric_manager",
                          f"First install the matching package (Ubuntu: nvidia-fabricmanager-{branch}={driver}-*; "
                               f"RHEL: nvidia-fabric-manager-{driver}) and hold it with the driver, then restart. "

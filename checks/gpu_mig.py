@@ -54,7 +54,8 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                        "reboot and every process on the GPU must be stopped for that.",
                 evidence=(ev,), expected="pending MIG mode equal to current",
                 observed=f"current {_word(rt.mig_mode)}, pending {_word(rt.mig_mode_pending)}",
-                impact=Impact(10, "the GPU's shape changes at an unplanned reset"),
+                impact=Impact(10, "the GPU's shape changes at an unplanned reset",
+                          basis='nvidia-smi: a pending MIG mode applies at the next GPU reset; nothing changes until then'),
                 fix=make("mig_mode",
                          "Stop every process on the GPU before the reset. Rollback cancels the pending change "
                               "(run it instead of the reset). MIG mode survives reboots.",
@@ -73,7 +74,8 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                                          + s.process.env.get("CUDA_VISIBLE_DEVICES", "(unset)"))
                                 for s in whole][:2]),
                 expected="MIG Disabled on GPUs served whole", observed="MIG Enabled",
-                impact=Impact(60, "the GPU serves nothing, or a fraction of its memory and SMs"),
+                impact=Impact(60, "the GPU serves nothing, or a fraction of its memory and SMs",
+                          basis='NVIDIA MIG user guide: with MIG on, a process that names the whole GPU sees no CUDA device, and each instance holds a fraction of the SMs and memory'),
                 fix=make("mig_mode",
                          "Stop the processes on the GPU first. MIG mode is stored on the GPU and survives "
                               "reboots; also remove any MIG partitioning service (nvidia-mig-manager, mig-parted) "

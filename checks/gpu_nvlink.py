@@ -71,7 +71,8 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                 evidence=(Evidence(where, f"GPU {g.index}: {links} <inactive>"),),
                 expected=f"{expected_links} links at {top:g} GB/s", observed=f"{expected_links - n} active",
                 impact=Impact(60 if n == expected_links else 100 * n / (expected_links * 2),
-                              "tensor-parallel all-reduce slows to the weakest GPU's NVLink bandwidth"),
+                              "tensor-parallel all-reduce slows to the weakest GPU's NVLink bandwidth",
+                          basis="ring and tree all-reduce run at the pace of the slowest link: the share of this GPU's links that are inactive"),
                 fix=make("gpu_query",
                          "Re-read after stopping all GPU work and resetting every GPU together (`nvidia-smi -r`) "
                               "with the Fabric Manager restarted; links that stay inactive are hardware (baseboard, "
@@ -86,7 +87,8 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                 evidence=(Evidence(where, f"GPU {g.index}: " + ", ".join(
                     f"link {k} {g.speeds[k]:g} GB/s" for k in slow[:6])),),
                 expected=f"{top:g} GB/s per link", observed=f"{min(g.speeds[k] or 0 for k in slow):g} GB/s",
-                impact=Impact(15, "less NVLink bandwidth for this GPU's collectives"),
+                impact=Impact(15, "less NVLink bandwidth for this GPU's collectives",
+                          basis="per-link speed from nvidia-smi nvlink -s against the node's other links"),
                 fix=make("gpu_query", "Reset the GPUs together and re-read; persistent slow links are hardware.",
                          index=g.index, query="nvlink_status"),
                 references=REFERENCES, related=related)
@@ -112,7 +114,8 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                                    f"GPU {g.index} links {', '.join(map(str, bad[:8]))}: "
                                    + ", ".join(f"{k} {v}" for k, v in totals.items())),),
                 expected="0 (or not growing)", observed=f"{errors + totals['recovery']} events",
-                impact=Impact(score, "retransmissions and link retraining cut NVLink bandwidth"),
+                impact=Impact(score, "retransmissions and link retraining cut NVLink bandwidth",
+                          basis="each replay or recovery resends data or retrains the link; graded by the counter's size, since one sample cannot show its rate"),
                 fix=make("gpu_query",
                          "Re-read under load; growing counters on one link point at the baseboard or NVSwitch "
                               "tray: drain the node and open a support case. Nothing to roll back.",

@@ -66,7 +66,7 @@ def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
                "pays seconds of initialisation and application clocks and other settings are reset."
                + (f" {DAEMON} is not running." if daemon is False else ""),
         evidence=tuple(evidence), expected="Persistence Mode: Enabled (nvidia-persistenced running)",
-        observed="Disabled", impact=Impact(3, "slow first CUDA init after idle; settings lost between jobs"),
+        observed="Disabled", impact=Impact(3, "slow first CUDA init after idle; settings lost between jobs", basis="without persistence the driver tears the GPU state down when its last client exits; the next CUDA start pays the re-initialisation"),
         fix=make("persistence_mode",
                 notes="nvidia-persistenced is the supported way; `nvidia-smi -pm 1` is legacy and does not "
                       "survive a reboot."),

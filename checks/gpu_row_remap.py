@@ -79,7 +79,7 @@ def gpu_row_remap(facts: Facts) -> Iterator[Finding]:
             evidence=tuple(Evidence(where, f"{label}: {p[1]}") for p in problems),
             expected="Pending: No, Remapping Failure Occurred: No, 0 volatile uncorrectable ECC errors",
             observed=observed,
-            impact=Impact(IMPACT[level], "uncorrectable memory errors kill jobs and can corrupt results"),
+            impact=Impact(IMPACT[level], "uncorrectable memory errors kill jobs and can corrupt results", basis="NVIDIA's row-remapping documentation: pending or failed remaps need a GPU reset or service; uncorrectable errors end the process using that memory"),
             fix=_fix(level, gpu, level == CRITICAL), references=REFERENCES)
     if not flagged:
         yield Finding(PASS, "node", f"no pending or failed row remap, no uncorrectable ECC error on {len(gpus)} GPUs",

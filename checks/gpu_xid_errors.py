@@ -125,7 +125,7 @@ def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
                      "already have cleared the fault.",
             evidence=tuple(evidence), expected="no Xid errors", observed=observed,
             impact=Impact(IMPACT[level], "the GPU is lost or its results are suspect until reset or replaced"
-                          if level in (CRITICAL, HIGH) else "a failed job; the GPU itself is usually fine"),
+                          if level in (CRITICAL, HIGH) else "a failed job; the GPU itself is usually fine", basis="NVIDIA's Xid catalogue for the codes in the evidence (which ones need a reset or the GPU replaced)"),
             fix=_fix(level, str(gpu.index) if gpu is not None else address, codes),
             references=REFERENCES, confidence=0.9)
     if not log.xids:

@@ -63,7 +63,7 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
                                ", ".join(m.address for m in group_members(facts, group))),),
             expected="a group per GPU (its own functions and bridges only)",
             observed=", ".join(m.address for m in group_members(facts, group)),
-            impact=Impact(10, "VMs fail to start or must take extra devices"),
+            impact=Impact(10, "VMs fail to start or must take extra devices", basis="VFIO assigns whole IOMMU groups: every device of the group must go to the same VM"),
             fix=Fix(notes="Groups follow ACS isolation in the hardware: enable ACS in the BIOS, or move the GPU to a "
                           "slot/root port of its own. The pcie_acs_override kernel patch is unsafe and not upstream."),
             references=REFERENCES, related=tuple(g.address for g in in_group) + tuple(foreign))

@@ -115,7 +115,8 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
         evidence=mode.evidence, expected="IOMMU groups of type identity (iommu=pt)",
         observed=mode.why, impact=Impact(50 if p2p else 5,
                                          "P2P and GPUDirect RDMA slow down, fail or hang; DMA mapping overhead "
-                                         "on every transfer" if p2p else "IOTLB overhead on host-device DMA"),
+                                         "on every transfer" if p2p else "IOTLB overhead on host-device DMA", basis=("NVIDIA GPUDirect RDMA and NCCL troubleshooting guides: with DMA translation on, peer-to-peer traffic goes up to the "
+                                               "root complex to be translated; they recommend iommu=pt" if p2p else "each host-device DMA is mapped through the IOMMU; the cost is small for large transfers")),
         fix=make("kernel_args", add=[PT], remove=list(remove), os_family=os_family(facts.host.os_release),
                 notes="Needs a reboot. Keep intel_iommu=on if VFIO or SR-IOV is used: iommu=pt leaves the IOMMU on "
                       "for those and passes host DMA through. " + grub_note(facts.host.os_release)),

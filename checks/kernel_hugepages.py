@@ -76,7 +76,8 @@ def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
             evidence=(Evidence(where.split(": ", 1)[0], where.split(": ", 1)[-1]),
                       Evidence(hp.origins.get(kb, path.lstrip("/")), f"{have} allocated")),
             expected=f"{n} pages", observed=f"{have} pages",
-            impact=Impact(10, "programs that need hugepages fail or run with small pages"),
+            impact=Impact(10, "programs that need hugepages fail or run with small pages",
+                          basis='kernel hugetlbpage documentation: the pool holds only what could be allocated; the shortfall is in the evidence'),
             fix=make("hugepages",
                      "Reserve 1 GiB pages on the boot line (hugepagesz=1G hugepages=N): they can rarely be "
                           "allocated later. If the runtime write leaves fewer pages, drop caches or reboot.",

@@ -32,7 +32,7 @@ def kernel_thp(facts: Facts) -> Iterator[Finding]:
                "memory synchronously; large host allocations (model loading, pinned KV offload buffers) see "
                "latency spikes.",
         evidence=evidence, expected=f"{GOOD_DEFRAG} (or defer+madvise)", observed=thp.defrag,
-        impact=Impact(2, "occasional multi-millisecond allocation stalls"),
+        impact=Impact(2, "occasional multi-millisecond allocation stalls", basis="kernel transparent_hugepage/defrag documentation: with always, the allocating thread compacts memory synchronously"),
         fix=make("thp_defrag", path=path, value=GOOD_DEFRAG, previous=BAD_DEFRAG,
                 notes="The tmpfiles.d line re-applies the setting at boot (there is no kernel parameter for "
                       "defrag)."),

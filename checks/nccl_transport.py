@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 from doctor.derived.consumer import all_consumer, consumer_names
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
-from doctor.derived.procs import EnvSetting, user_env
+from doctor.derived.procs import EnvSetting, setting_label, user_env
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
-from doctor.fixes import make
+from doctor.fixes.startup import env_fix
 from doctor.registry import check
 
 REFERENCES = (
@@ -35,21 +35,19 @@ def _places(s: EnvSetting) -> str:
     return ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
 
 
-def _subject(s: EnvSetting) -> str:
-    return s.name
+def _subject(facts: Facts, s: EnvSetting) -> str:
+    return setting_label(facts, s)
 
 
 def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
     return tuple(Evidence(src, val) for src, val in s.evidence)
 
 
-def _fix(s: EnvSetting, replacement: str | None = None) -> Fix:
-    units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith((".service", ".conf"))]
+def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
     what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
-    return make("service_edit", units=[u for u in units if u.endswith(".service")], full=False, restart=False,
-                notes=f"{what} in the unit (systemctl edit), compose file or manifest that starts the server "
-                     f"({_places(s)}) and restart it; NCCL reads its environment only at start-up. To undo, put "
-                     f"{s.name}={s.value} back where it was and restart the server.")
+    return env_fix(facts, s, replacement=replacement,
+                   notes=f"{what} where the server is started ({_places(s)}); NCCL reads its environment only "
+                         f"at start-up, so the server must restart. The rollback restores {s.name}={s.value}.")
 
 
 @check("nccl.transport", "NCCL transport and interface selection", "network")
@@ -72,57 +70,59 @@ def transport(facts: Facts) -> Iterator[Finding]:
         if s.name == "NCCL_IB_DISABLE" and value == "1" and active_rdma:
             found = True
             yield Finding(
-                HIGH, _subject(s), "NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active",
+                HIGH, _subject(facts, s), "NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active",
                 detail=(f"{len(active_rdma)} RDMA port(s) are ACTIVE ({', '.join(p.name for p in active_rdma[:4])}"
                         f"{', ...' if len(active_rdma) > 4 else ''}), but NCCL is told not to use them: inter-node "
                         "traffic goes over TCP (the log shows 'NCCL INFO Using network Socket')."),
                 evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
                 expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
-                impact=Impact(80, "several times less inter-node bandwidth, higher latency"),
-                fix=_fix(s), references=REFERENCES)
+                impact=Impact(80, "several times less inter-node bandwidth, higher latency", basis="NCCL documentation of NCCL_IB_DISABLE: the socket transport replaces RDMA, with CPU copies and TCP on the same links; applies to inter-node collectives and KV transfer"),
+                fix=_fix(facts, s), references=REFERENCES)
         elif s.name in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL") and multi_gpu and all_consumer(facts) and \
                 (value == "1" if s.name == "NCCL_P2P_DISABLE" else upper in LOC_VALUES):
             found = True
             yield Finding(
-                INFO, _subject(s), f"{s.name}={value} on consumer GPUs: there is no peer-to-peer to lose",
+                INFO, _subject(facts, s), f"{s.name}={value} on consumer GPUs: there is no peer-to-peer to lose",
                 detail=(f"{consumer_names(facts)}: GeForce cards have no PCIe peer-to-peer, so NCCL moves data "
                         "through host memory anyway; the setting only avoids a P2P probe that can hang."),
                 evidence=ev, observed=f"{s.name}={value} ({_places(s)})", references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
-                HIGH, _subject(s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
+                HIGH, _subject(facts, s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
                 detail="Intra-node collectives fall back to staging through host memory (SHM).",
                 evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
-                impact=Impact(70, "tensor-parallel all-reduce several times slower"), fix=_fix(s),
+                impact=Impact(70, "tensor-parallel all-reduce several times slower", basis="NCCL documentation of NCCL_P2P_DISABLE: intra-node traffic is staged through host shared memory instead of NVLink/PCIe peer copies; applies to tensor-parallel collectives"), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name in ("NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL") and upper in LOC_VALUES and \
                 (multi_gpu if s.name == "NCCL_P2P_LEVEL" else bool(active_rdma)):
             found = True
             feature = "GPUDirect RDMA" if s.name == "NCCL_NET_GDR_LEVEL" else "GPU peer-to-peer"
             yield Finding(
-                HIGH, _subject(s), f"{s.name}={value} switches {feature} off",
+                HIGH, _subject(facts, s), f"{s.name}={value} switches {feature} off",
                 detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
                 evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
-                impact=Impact(60, f"no {feature}: extra copies through host memory"), fix=_fix(s),
+                impact=Impact(60, f"no {feature}: extra copies through host memory", basis="NCCL documentation: level LOC never uses the feature, so data is copied through host memory"), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_P2P_LEVEL" and multi_gpu and upper in P2P_LEVELS:
             found = True
             yield Finding(
-                LOW, _subject(s), f"NCCL_P2P_LEVEL={value}: {P2P_LEVELS[upper]}",
+                LOW, _subject(facts, s), f"NCCL_P2P_LEVEL={value}: {P2P_LEVELS[upper]}",
                 detail=(f"{P2P_LEVELS[upper][0].upper() + P2P_LEVELS[upper][1:]}. NCCL's documentation: \"If this isn't "
                         "specified, NCCL will attempt to optimally select a value based on the architecture and "
                         "environment it's run in.\" Keep it only where NCCL's own choice was shown to be wrong."),
                 evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"NCCL_P2P_LEVEL={value}",
-                impact=Impact(10 if upper in ("NVL", "PIX") else 5, P2P_LEVELS[upper]), fix=_fix(s),
+                impact=Impact(10 if upper in ("NVL", "PIX") else 5, P2P_LEVELS[upper],
+                              basis="NCCL documentation of NCCL_P2P_LEVEL: the level caps which paths may use P2P"),
+                fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_SHM_DISABLE" and value == "1":
             found = True
             yield Finding(
-                MEDIUM, _subject(s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
+                MEDIUM, _subject(facts, s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
                 detail="Where P2P is unavailable NCCL falls back to the network transport within the node.",
                 evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
-                impact=Impact(20, "intra-node traffic may loop through the NIC"), fix=_fix(s), references=REFERENCES)
+                impact=Impact(20, "intra-node traffic may loop through the NIC", basis="NCCL documentation of NCCL_SHM_DISABLE: where P2P is unavailable, intra-node traffic uses the network transport"), fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_SOCKET_IFNAME":
             finding = _socket_ifname(facts, s, carries, why)
             if finding is not None:
@@ -135,12 +135,12 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 found = True
                 listed = "; ".join(f"{k} also matches {', '.join(v)}" for k, v in extra.items())
                 yield Finding(
-                    LOW, _subject(s), f"NCCL_IB_HCA={value} matches more devices than listed",
+                    LOW, _subject(facts, s), f"NCCL_IB_HCA={value} matches more devices than listed",
                     detail=(f"Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select "
                             "exactly the devices named."),
                     evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
-                    impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs"),
-                    fix=_fix(s, "=" + value.lstrip("=")), references=REFERENCES)
+                    impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs", basis="NCCL documentation of NCCL_IB_HCA: entries without a leading = are prefixes; the extra devices are in the detail"),
+                    fix=_fix(facts, s, "=" + value.lstrip("=")), references=REFERENCES)
     if not any(s.name == "NCCL_SOCKET_IFNAME" for s in settings) and carries:
         finding = _socket_ifname_unset(facts, why)
         if finding is not None:
@@ -165,7 +165,7 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
     sev = HIGH if carries else INFO
     names = ", ".join(n.name for n in chosen)
     return Finding(
-        sev, s.name, f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "
+        sev, setting_label(facts, s), f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "
                      f"{best.name} runs {best.netdev.speed_mbps // 1000} Gb/s",
         detail=(f"NCCL's socket traffic uses {names}. TCP carries data here ({why}), so inter-node bandwidth is "
                 "capped by that interface." if carries else
@@ -174,8 +174,8 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
         evidence=_evidence(s) + tuple(Evidence(f"{n.origin}/speed", f"{n.name} {n.speed_mbps}") for n in chosen)
         + (Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps}"),),
         expected=f"the data interface ({best.name})", observed=f"{names} ({top} Mb/s)",
-        impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s"),
-        fix=_fix(s, f"={best.name}"), references=REFERENCES, related=(best.name,))
+        impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s", basis=f"the socket transport cannot exceed the selected interface's link speed ({top // 1000} Gb/s against {best.netdev.speed_mbps // 1000} Gb/s, from sysfs speed)"),
+        fix=_fix(facts, s, f"={best.name}"), references=REFERENCES, related=(best.name,))
 
 
 #: interfaces NCCL skips when NCCL_SOCKET_IFNAME is unset (its default filter is ``^docker,lo``; ``ib`` comes first)
@@ -206,8 +206,8 @@ def _socket_ifname_unset(facts: Facts, why: str) -> Finding | None:
         evidence=(Evidence(f"{first.origin}/ifindex", f"{first.name} ifindex {first.ifindex}, {first.speed_mbps} Mb/s"),
                   Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps} Mb/s")),
         expected=f"NCCL_SOCKET_IFNAME=={best.name} (the data interfaces)", observed="unset",
-        impact=Impact(60, f"inter-node NCCL traffic over {first.name}"),
-        fix=make("service_edit", units=[], full=False, restart=False,
-                 notes=(f"Set NCCL_SOCKET_IFNAME=={best.name} (or a prefix list of the data interfaces) in the unit, "
-                        "compose file or manifest that starts the server and restart it. To undo, remove it again.")),
+        impact=Impact(60, f"inter-node NCCL traffic over {first.name}",
+                      basis=f"the socket transport cannot exceed {first.name}'s link speed ({speed}, from sysfs)"),
+        fix=Fix(notes=(f"Set NCCL_SOCKET_IFNAME=={best.name} (or a prefix list of the data interfaces) in the unit, "
+                       "compose file or manifest that starts the server and restart it. To undo, remove it again.")),
         references=REFERENCES, related=(first.name, best.name))

@@ -70,7 +70,8 @@ def drops(facts: Facts) -> Iterator[Finding]:
                     "The counter is cumulative since the driver loaded."),
             evidence=tuple(Evidence(where, f"{c} {v}") for c, (v, where) in seen.items()),
             expected="0 for " + ", ".join(seen), observed=", ".join(f"{c}={v}" for c, v in hits.items()),
-            impact=Impact(25 if loss else 5, "retransmissions stall NCCL collectives and KV transfers"),
+            impact=Impact(25 if loss else 5, "retransmissions stall NCCL collectives and KV transfers",
+                          basis="RoCE go-back-N: a sequence error resends the whole window; the counters' values are in the evidence"),
             fix=make("rdma_counters_show", NOTES, device=rp.port.device, port=rp.port.port, netdev=name),
             references=REFERENCES, related=(rp.port.name,))
     if unrecorded and not clean:

@@ -88,7 +88,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                     detail=(f"{nd.name} ({nd.pci_address}) has no link: {why}. Its rail carries nothing; "
                             "the GPUs next to it go through a farther NIC."),
                     evidence=tuple(evidence), expected="operstate up, carrier 1", observed=f"operstate {nd.operstate}",
-                    impact=Impact(40, "one rail fewer of inter-node bandwidth"),
+                    impact=Impact(40, "one rail fewer of inter-node bandwidth", basis="a rail that is down carries nothing; NCCL spreads the traffic over the remaining rails"),
                     fix=make("link_up", netdev=nd.name,
                             notes="Check cable, transceiver and switch port (mlxlink -d <pci> shows the "
                                   "physical state)."),
@@ -109,7 +109,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 evidence=tuple(evidence + [Evidence(f"{p.netdev.origin}/speed", str(p.netdev.speed_mbps))
                                            for p in faster[:3]]),
                 expected=f"{top} Mb/s", observed=f"{speed} Mb/s",
-                impact=Impact(min(90.0, 100 * (1 - speed / top)), f"{100 * (1 - speed / top):.0f}% of this rail lost"),
+                impact=Impact(min(90.0, 100 * (1 - speed / top)), f"{100 * (1 - speed / top):.0f}% of this rail lost", basis=f"sysfs speed {speed} Mb/s against {top} Mb/s on identical NICs of this node; applies to traffic on this rail"),
                 fix=make("link_autoneg", netdev=nd.name,
                         rollback=(),
                         notes="If autonegotiation is already on, check the cable/transceiver and switch port "
@@ -127,7 +127,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 MEDIUM, nd.name, f"{nd.name} MTU {nd.mtu} differs from its identical peers ({common})",
                 detail="Rails of one fabric must share an MTU; RoCE active_mtu follows the netdev MTU.",
                 evidence=tuple(evidence), expected=f"MTU {common}", observed=f"MTU {nd.mtu}",
-                impact=Impact(15, "smaller RoCE MTU or fragmentation on this rail"),
+                impact=Impact(15, "smaller RoCE MTU or fragmentation on this rail", basis="RoCE uses the largest IB MTU that fits the netdev MTU (4096 needs at least 4200); every peer and switch port must match"),
                 fix=make("link_mtu", netdev=nd.name, mtu=common, previous=nd.mtu,
                         notes="Persist in netplan/NetworkManager; the switch ports must match."),
                 references=REFERENCES)
@@ -138,7 +138,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 detail=("With a 1500-byte netdev MTU RoCE uses active_mtu 1024 instead of 4096, and TCP needs 6x "
                         "the packets; jumbo frames need the switch ports configured to match."),
                 evidence=tuple(evidence), expected=f"MTU {JUMBO_MTU} (fabric permitting)", observed=f"MTU {nd.mtu}",
-                impact=Impact(5, "more per-packet overhead"),
+                impact=Impact(5, "more per-packet overhead", basis="a 1500-byte MTU carries about 1448 bytes of TCP payload per packet against about 8948 at 9000: more packets and interrupts per byte"),
                 fix=make("link_mtu", netdev=nd.name, mtu=JUMBO_MTU, previous=nd.mtu,
                         notes="Persist in netplan/NetworkManager only after the switches allow 9000."),
                 references=REFERENCES)

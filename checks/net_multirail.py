@@ -94,6 +94,7 @@ def multirail(facts: Facts) -> Iterator[Finding]:
             detail=NOTES, evidence=tuple(dict.fromkeys(evidence)),
             expected="; ".join(f"{n} {WANT[n]}" for n in bad),
             observed="; ".join(f"{n} wrong on {', '.join(v)}" for n, v in bad.items()),
-            impact=Impact(40, "RoCE connections fail or traffic of several rails lands on one NIC"),
+            impact=Impact(40, "RoCE connections fail or traffic of several rails lands on one NIC",
+                          basis='kernel ip-sysctl documentation: with several NICs in one subnet, rp_filter=1 and arp_ignore=0 let one NIC answer for all'),
             fix=sysctl_fix(wanted, sysctls, "90-gnd-multirail.conf", notes=NOTES),
             references=REFERENCES, related=tuple(ifaces))

@@ -97,7 +97,7 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
         observed=observed,
         impact=Impact(30 if carries else 5,
                       f"one TCP flow is capped near {ceiling_gbps:.0f} Gb/s at {RTT_IN_RACK_S * 1000:g} ms RTT "
-                      f"on a {gbit} Gb/s link"),
+                      f"on a {gbit} Gb/s link", basis=f"one TCP flow moves at most window / RTT (the bandwidth-delay product); window = the buffer maximum in the evidence, RTT assumed {RTT_IN_RACK_S * 1000:g} ms in a rack; applies to TCP traffic only"),
         fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
                        notes="Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms."),
         references=REFERENCES,

@@ -58,7 +58,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
                     if carries else "Long-lived bursty connections fall back to a small congestion window after "
                     "each pause; this matters when TCP carries KV-cache or NCCL traffic."),
             evidence=(ev("net.ipv4.tcp_slow_start_after_idle"),), expected="0", observed="1",
-            impact=Impact(5, "first round trips of each burst run far below line rate"),
+            impact=Impact(5, "first round trips of each burst run far below line rate", basis="Linux tcp_slow_start_after_idle (RFC 5681 section 4.1): after an idle period the congestion window restarts from the initial window"),
             fix=sysctl_fix({"net.ipv4.tcp_slow_start_after_idle": "0"}, sysctls, "90-gnd-tcp-slow-start.conf"), references=REFERENCES)
     backlog = sysctls.get_int("net.core.netdev_max_backlog")
     if backlog is not None and backlog < MIN_BACKLOG and speed >= FAST_NIC_MBPS and nic is not None:
@@ -69,7 +69,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
             detail="Packets beyond the per-CPU input queue are dropped (column 2 of /proc/net/softnet_stat grows).",
             evidence=(ev("net.core.netdev_max_backlog"), Evidence(f"{nic.netdev.origin}/speed", str(speed))),
             expected=f">= {MIN_BACKLOG} (tuning guides use {RECOMMENDED_BACKLOG})", observed=str(backlog),
-            impact=Impact(3, "drops and retransmits under TCP bursts"),
+            impact=Impact(3, "drops and retransmits under TCP bursts", basis="kernel networking sysctl documentation: packets beyond netdev_max_backlog per CPU are dropped"),
             fix=sysctl_fix({"net.core.netdev_max_backlog": str(RECOMMENDED_BACKLOG)}, sysctls,
                            "90-gnd-tcp-backlog.conf"),
             references=REFERENCES)
@@ -80,7 +80,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
             LOW, "net.core.somaxconn", f"somaxconn {somax} limits the API server's accept queue",
             detail=f"{len(servers)} inference server(s) accept client connections; bursts beyond the queue are refused.",
             evidence=(ev("net.core.somaxconn"),), expected=f">= {MIN_SOMAXCONN}", observed=str(somax),
-            impact=Impact(2, "connection resets under load spikes"),
+            impact=Impact(2, "connection resets under load spikes", basis="connections beyond the listen backlog (capped by somaxconn) are dropped or reset"),
             fix=sysctl_fix({"net.core.somaxconn": str(RECOMMENDED_SOMAXCONN)}, sysctls, "90-gnd-tcp-somaxconn.conf"), references=REFERENCES)
     if not found:
         yield Finding(PASS, "node", "TCP slow start, backlog and accept queue suit this node",

@@ -61,7 +61,7 @@ def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
                            "used.")),
                 evidence=evidence, expected="an RDMA NIC under the same PCIe switch or root port (PIX/PXB)",
                 observed=f"nearest NIC at {word}",
-                impact=Impact(40 if active else 5, "no GPUDirect RDMA for this GPU: lower bandwidth, more latency"),
+                impact=Impact(40 if active else 5, "no GPUDirect RDMA for this GPU: lower bandwidth, more latency", basis="NCCL uses GPUDirect RDMA only when the GPU-NIC path is within NCCL_NET_GDR_LEVEL (default PHB or closer); across sockets it copies through host memory"),
                 fix=Fix(notes="Move the NIC (or GPU) to a slot on the same socket, ideally the same PCIe switch; "
                               "check `nvidia-smi topo -m`. NCCL_NET_GDR_LEVEL=SYS forces GDR across sockets but is "
                               "usually slower than staging."),
@@ -76,7 +76,7 @@ def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
                         "staged through host memory on the same socket; only a PCIe switch shared by GPU and NIC "
                         "changes that."),
                 evidence=evidence, expected="PIX/PXB for GPUDirect RDMA", observed="NODE",
-                impact=Impact(2, "GPUDirect RDMA off by default at NODE; no socket crossing"), references=REFERENCES,
+                impact=Impact(2, "GPUDirect RDMA off by default at NODE; no socket crossing", basis="NCCL's default GDR level excludes NODE paths; no socket is crossed"), references=REFERENCES,
                 related=(nic.address, *ports)))
     if len(same_node) > 1:
         first = same_node[0]

@@ -95,7 +95,7 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
                Evidence("processes", balancer_text)),
             expected=f"IRQ affinity within node {node.id} CPUs ({local})",
             observed=f"{len(off)}/{len(placed)} vectors off-node",
-            impact=Impact(12 if carries else 3, "cross-socket interrupt and softirq processing"),
+            impact=Impact(12 if carries else 3, "cross-socket interrupt and softirq processing", basis="interrupts handled on the remote socket touch packet buffers across the inter-socket link; a general NUMA cost, not measured on this node"),
             fix=make("irq_affinity", netdev=nic.name, node=node.id, cpus=local, irqs=previous,
                      irqbalance=bool(balancer),
                      notes=("Use either command (set_irq_affinity_bynode.sh ships with mlnx-tools). "

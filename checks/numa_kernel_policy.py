@@ -41,7 +41,7 @@ def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:
                    "processes already pinned to their GPU's node and adds page-fault overhead.",
             evidence=(Evidence(sysctls.origins.get("kernel.numa_balancing", "sysctl"), str(balancing)),),
             expected="0 on hosts whose GPU processes are pinned", observed=str(balancing),
-            impact=Impact(3, f"page migration and hinting faults; {pinned} processes are pinned to one node"),
+            impact=Impact(3, f"page migration and hinting faults; {pinned} processes are pinned to one node", basis="kernel sysctl documentation: NUMA balancing unmaps pages to sample accesses (hinting faults); processes pinned to one node gain nothing from it"),
             fix=sysctl_fix({"kernel.numa_balancing": "0"}, sysctls, "90-gnd-numa-balancing.conf"),
             references=REFERENCES)
     if reclaim is not None and reclaim != 0:
@@ -51,7 +51,7 @@ def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:
                    "instead of allocating from the other node; model loading and pinned host buffers stall.",
             evidence=(Evidence(sysctls.origins.get("vm.zone_reclaim_mode", "sysctl"), str(reclaim)),),
             expected="0", observed=str(reclaim),
-            impact=Impact(8, "allocation stalls and page-cache thrashing during model load and KV offload"),
+            impact=Impact(8, "allocation stalls and page-cache thrashing during model load and KV offload", basis="kernel vm sysctl documentation: zone_reclaim_mode reclaims local page cache before allocating on another node"),
             fix=sysctl_fix({"vm.zone_reclaim_mode": "0"}, sysctls, "90-gnd-zone-reclaim.conf"),
             references=REFERENCES)
     if balancing == 0 and reclaim in (0, None) or reclaim == 0 and balancing in (0, None):

@@ -65,7 +65,7 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
                                                      if vm else "")),
             evidence=tuple(Evidence(d.attr("numa_node"), "-1") for d in minus_one[:8]),
             expected="numa_node >= 0 on every GPU and NIC", observed=f"-1 on {len(minus_one)} device(s)",
-            impact=Impact(10, "placement of processes, memory and IRQs next to the devices is guesswork"),
+            impact=Impact(10, "placement of processes, memory and IRQs next to the devices is guesswork", basis="sysfs numa_node is -1: the firmware does not say which socket each device is on"),
             fix=Fix(notes="Enable the BIOS/firmware option that exports PCI proximity (ACPI SRAT/_PXM, often "
                           "'NUMA' or 'Sub-NUMA'/'NPS' settings) and update the BIOS; until then, pin by the "
                           "socket the slot is wired to (see the board manual) or use `nvidia-smi topo -m`."),

@@ -86,8 +86,9 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
     for switch, members in sorted(by_switch.items()):
         peers = sorted(set().union(*(crossing[p.address] for p in members)))
         names = [gpu_label(facts, a) if facts.gpus.by_address(a) else a for a in peers]
+        below = [f"GPU {g.index}" for a in peers if (g := facts.gpus.by_address(a)) is not None]
         yield Finding(
-            HIGH, switch, f"ACS redirect on {len(members)} port{'s' if len(members) != 1 else ''} "
+            HIGH, f"PCIe switch {switch}" + (f" above {', '.join(below)}" if below else ""), f"ACS redirect on {len(members)} port{'s' if len(members) != 1 else ''} "
                           f"between GPU/NIC peers: peer traffic detours through the root complex",
             detail=f"Ports {', '.join(p.address for p in members)} redirect peer requests or completions upstream, "
                    f"so GPUDirect RDMA and P2P between {', '.join(names)} go through the CPU's root complex: "
@@ -97,9 +98,9 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
             observed="; ".join(f"{p.address}: " + " ".join(f"{b}+" for b in REDIRECT_BITS if (p.acs or {}).get(b))
                                for p in members),
             impact=Impact(55, "GPU-NIC and P2P bandwidth roughly halves (NCCL all-reduce at ~56% of line rate "
-                              "until ACS was disabled, NVIDIA/nccl#949)"),
+                              "until ACS was disabled, NVIDIA/nccl#949)", basis="NVIDIA/nccl#949: NCCL all-reduce ran at about 56% of line rate until ACS was disabled; with ACS redirect, peer requests go up to the root port"),
             fix=_fix(members, facts), references=REFERENCES,
-            related=tuple(p.address for p in members) + tuple(peers))
+            related=tuple(p.address for p in members) + tuple(peers), subject_id=switch)
     if src_only:
         yield Finding(
             INFO, "node", f"ACS source validation only (SrcValid+) on {len(src_only)} peer-path port(s)",

@@ -92,7 +92,7 @@ def pcie_aer(facts: Facts) -> Iterator[Finding]:
                    + FIRMWARE_FIRST,
             evidence=tuple(evidence), expected="0 AER errors", observed=what,
             impact=Impact(IMPACT[level], "replays and retraining cut PCIe bandwidth; uncorrectable errors "
-                                         "can take the device off the bus"),
+                                         "can take the device off the bus", basis="the AER counters in the evidence: each replay retransmits a packet; uncorrectable errors can make the driver drop the device"),
             fix=Fix(notes="Reseat or replace the riser/cable, check the slot and retimer firmware, update BIOS "
                           "and device firmware; compare with `" + cmd("lspci", "-vvv", "-s", dev.address)
                           + "` (CESta/UESta) and watch whether the counters grow under load."),

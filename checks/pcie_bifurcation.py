@@ -97,7 +97,7 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
             HIGH if important else MEDIUM, label, title, detail=detail, evidence=tuple(evidence),
             expected=f"x{FULL_WIDTH} port for an x{dev.max_width} card", observed=f"x{port.max_width} port",
             impact=Impact(round(60 * loss if important else 10 * loss, 1),
-                          f"at most {gbps(got)} per direction instead of {gbps(full)} ({loss:.0%} less)"),
+                          f"at most {gbps(got)} per direction instead of {gbps(full)} ({loss:.0%} less)", basis="PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's"),
             fix=Fix(notes=NOTES_ROOT if port.port_type == ROOT_PORT else NOTES_SWITCH),
             references=REFERENCES, related=(port.address, *(s.address for s in siblings)))
     if looked and not found:

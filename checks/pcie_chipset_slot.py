@@ -61,7 +61,7 @@ def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Fin
         detail=f"All traffic of {label} crosses the chipset uplink, {CHIPSET_UPLINK}, shared with SATA, USB and "
                "on-board NICs; PCIe peer-to-peer with GPUs on CPU root ports is not possible.",
         evidence=evidence, expected="a CPU-attached root port", observed=what,
-        impact=Impact(45, f"capped by the chipset uplink ({CHIPSET_UPLINK}), shared; no P2P or GPUDirect"),
+        impact=Impact(45, f"capped by the chipset uplink ({CHIPSET_UPLINK}), shared; no P2P or GPUDirect", basis=f"every device behind the chipset shares its uplink ({CHIPSET_UPLINK}); peer-to-peer and GPUDirect need a CPU-attached slot"),
         fix=Fix(notes="Move the card to a slot wired to the CPU (see the board manual's block diagram); "
                       "no OS setting changes this."),
         references=REFERENCES, related=related)

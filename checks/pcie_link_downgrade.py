@@ -170,7 +170,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         observed=f"{link_label(neck.cur_speed, neck.cur_width)} ({gbps(neck.current_bw)} per direction)",
         impact=Impact(round(weight * loss, 1),
                       f"path to the CPU carries {gbps(path.current_bw)} per direction instead of "
-                      f"{gbps(path.expected_bw)} ({loss:.0%} lost); " + _USES[subject.kind]),
+                      f"{gbps(path.expected_bw)} ({loss:.0%} lost); " + _USES[subject.kind], basis="PCIe bandwidth = transfer rate x lanes (less encoding overhead); the slowest link on the path to the CPU sets the limit. Applies to host-device copies, not to NVLink traffic"),
         fix=_fix(neck), references=REFERENCES, related=related,
         confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
 
@@ -201,7 +201,7 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
             _runtime_evidence(facts, subject.dev.address) if subject.is_gpu else ()),
         expected=link_label(cap.capable, width), observed=link_label(cap.allowed, width),
         impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
-                      f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind]),
+                      f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind], basis="PCIe bandwidth = transfer rate x lanes (less encoding overhead): the link's current speed and width against its capability"),
         fix=make("inspect_pci", BIOS_LINK_SPEED, address=port, flags="-vvv"),
         references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
 
@@ -245,7 +245,7 @@ def _slot_limited(subject: _Subject, lk: Link) -> Finding:
                "capability is unused. lspci calls this '(downgraded)' but it is not a fault of the link.",
         evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
         observed=link_label(lk.cur_speed, lk.cur_width),
-        impact=Impact(0, f"{gbps(unused)} per direction unused ({gbps(lk.expected_bw)} of {gbps(dev_bw)})"),
+        impact=Impact(0, f"{gbps(unused)} per direction unused ({gbps(lk.expected_bw)} of {gbps(dev_bw)})", basis="PCIe bandwidth = transfer rate x lanes: what the slot allows against what the device supports"),
         fix=Fix(notes="Only a faster slot (or a faster platform) recovers this; nothing to change on the OS."),
         references=REFERENCES, related=_addresses((p.address,)))
 
@@ -307,7 +307,7 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
             return replace(found, severity=INFO, title=found.title + " (host traffic uses NVLink-C2C)",
                            detail=found.detail + " This GPU reaches CPU memory over NVLink-C2C; its PCIe link "
                                   "carries only configuration and peer traffic, so this does not slow inference.",
-                           impact=Impact(0, "none for host-device copies (NVLink-C2C)"), confidence=0.7)
+                           impact=Impact(0, "none for host-device copies (NVLink-C2C)", basis="Grace Hopper GPUs reach host memory over NVLink-C2C, not over this PCIe link"), confidence=0.7)
         return found
     slow = [lk for lk in links if lk.speed_short]
     if slow:

@@ -38,7 +38,8 @@ def pcie_replay(facts: Facts) -> Iterator[Finding]:
                    "whether it still grows; compare two readings a few minutes apart under load.",
             evidence=(smi_evidence(facts, gpu, f"pci/replay_counter {n}"),),
             expected="0 (or not growing)", observed=str(n),
-            impact=Impact(score, "retransmissions eat PCIe bandwidth and can end in AER errors or Xid 79"),
+            impact=Impact(score, "retransmissions eat PCIe bandwidth and can end in AER errors or Xid 79",
+                          basis="each replay resends a transaction layer packet; graded by the counter's size, since one sample cannot show its rate"),
             fix=make("gpu_query",
                      "The command re-reads the counter: run it again under load; if it grows, reseat the GPU or "
                           "its riser/cable, check retimer firmware, or cap the slot at Gen4 in the BIOS to confirm. "

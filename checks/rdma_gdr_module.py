@@ -78,7 +78,7 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
         evidence=tuple(evidence), expected="nvidia_peermem loaded (or the open kernel module with DMA-BUF)",
         observed="no GPUDirect RDMA path",
         impact=Impact(35, "multi-node all-reduce/all-gather bandwidth drops and latency rises; host memory "
-                          "bandwidth and CPU are spent on copies"),
+                          "bandwidth and CPU are spent on copies", basis="GPUDirect RDMA documentation: without nvidia-peermem the NIC cannot reach GPU memory, so NCCL stages network traffic through host memory"),
         fix=make("module_load", module="nvidia-peermem",
                 notes="nvidia-peermem ships with the driver (>= 465) and needs MLNX_OFED/DOCA or inbox "
                       "ib_core with peer-memory support. Alternatively switch to the open kernel module, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.procs import EnvSetting, env_value
+from doctor.derived.procs import EnvSetting, env_value, setting_label
 from doctor.derived.rdma import (
     AF_INET6,
     NcclGidEnv,
@@ -20,6 +20,7 @@ from doctor.derived.rdma import (
 from doctor.facts import Facts, RdmaPort
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
+from doctor.fixes.startup import env_fix
 from doctor.registry import check
 
 GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
@@ -29,8 +30,8 @@ REFERENCES = (
     "https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib/connect.cc",
     "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-class-infiniband",
 )
-UNSET_FIX_NOTES = ("Remove NCCL_IB_GID_INDEX from the unit (systemctl edit <unit>), compose file or manifest and "
-                   "restart the server; NCCL >= 2.21 then picks the RoCE v2 IPv4 entry on each port itself.")
+UNSET_FIX_NOTES = ("Remove NCCL_IB_GID_INDEX where the server is started and restart the server; NCCL >= 2.21 "
+                   "then picks the RoCE v2 IPv4 entry on each port itself.")
 
 
 def _where(setting: EnvSetting | None) -> str:
@@ -63,12 +64,8 @@ def _table_evidence(port: RdmaPort) -> Evidence:
     return Evidence(f"{port.origin}/gids, gid_attrs/types, gid_attrs/ndevs", "; ".join(rows) or "no configured GID")
 
 
-def _unset_fix(setting: EnvSetting) -> Fix:
-    files = setting.files
-    units = [p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")]
-    return make("service_edit", units=units, full=False, restart=False, undo=False,
-                notes=UNSET_FIX_NOTES + f" To undo, put {setting.name}={setting.value} back in the same place "
-                                       "and restart the server.")
+def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
+    return env_fix(facts, setting, notes=UNSET_FIX_NOTES + f" The rollback restores {setting.name}={setting.value}.")
 
 
 @check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma")
@@ -131,7 +128,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
                 detail=(f"No RoCE v{env.roce_version} entry in the wanted family exists, so NCCL uses "
                         f"{choice.describe}. RoCE v1 is not routable across L3 subnets."),
                 evidence=evidence, expected=f"a RoCE v{env.roce_version} entry", observed=choice.describe,
-                impact=Impact(5, "works inside one L2 segment only"), references=REFERENCES,
+                impact=Impact(5, "works inside one L2 segment only", basis="RoCE v1 frames are layer-2 only and are not routed across subnets"), references=REFERENCES,
                 related=tuple(sorted(own)))
             continue
         has_v4 = any(family(g) != AF_INET6 and valid(g) for g in port.gids)
@@ -148,20 +145,20 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
                     f"or time out (Mooncake#1617 shows such a table).{v6_hint}"),
             evidence=evidence, expected="a valid RoCE v2 ::ffff:a.b.c.d entry (give the netdev an IPv4 address)",
             observed=f"auto pick {choice.describe}",
-            impact=Impact(85, "multi-node NCCL/KV transfer over this port fails or falls back"),
+            impact=Impact(85, "multi-node NCCL/KV transfer over this port fails or falls back", basis="a link-local or RoCE v1 GID is not routable across subnets, so connections fail (NCCL troubleshooting guide; Mooncake#1617)"),
             fix=make("show_addresses", netdev=netdev, notes=AUTO_NOTES) if netdev else Fix(notes=AUTO_NOTES),
             references=REFERENCES, related=tuple(sorted(own)))
     forced = settings["NCCL_IB_GID_INDEX"]
     if forced is not None:
-        yield from _forced_findings(forced, forced_hits, env_ev)
+        yield from _forced_findings(facts, forced, forced_hits, env_ev)
 
 
-def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]],
+def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]],
                      env_ev: list[Evidence]) -> Iterator[Finding]:
     """One finding per kind of problem a forced NCCL_IB_GID_INDEX causes, listing every port it hits."""
     for problem, rows in sorted(hits.items()):
         names = [port.name for port, _, _, _ in rows]
-        subject = names[0] if len(names) == 1 else "NCCL_IB_GID_INDEX"
+        subject = names[0] if len(names) == 1 else setting_label(facts, forced)
         where = names[0] if len(names) == 1 else f"{len(names)} ports ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
         evidence = tuple(_table_evidence(port) for port, _, _, _ in rows[:4]) + tuple(env_ev)
         per_port = "; ".join(f"{port.name}: uses {used}, auto would pick {auto}" for port, used, auto, _ in rows)
@@ -173,8 +170,8 @@ def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, st
                         "GID index is forced)."),
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
                 observed=f"forced via {_where(forced)}",
-                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail"),
-                fix=_unset_fix(forced), references=REFERENCES, related=related)
+                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail", basis="NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp"),
+                fix=_unset_fix(facts, forced), references=REFERENCES, related=related)
         else:
             yield Finding(
                 LOW, subject, f"{forced.name}={forced.value} is set (a usable entry on {where})",
@@ -182,5 +179,5 @@ def _forced_findings(forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, st
                         "not be set; a fixed index breaks when tables differ across nodes (pods, VLANs, SLAAC). "
                         f"{per_port}."),
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset", observed=_where(forced),
-                impact=Impact(5, "fragile across nodes whose GID tables differ"),
-                fix=_unset_fix(forced), references=REFERENCES, related=related)
+                impact=Impact(5, "fragile across nodes whose GID tables differ", basis="NCCL >= 2.21 documentation: NCCL_IB_GID_INDEX should not be set; a fixed index breaks where tables differ"),
+                fix=_unset_fix(facts, forced), references=REFERENCES, related=related)

@@ -62,7 +62,8 @@ def lossless(facts: Facts) -> Iterator[Finding]:
                     "blocking across the fabric) or by drops and go-back-N retransmission."),
             evidence=evidence, expected=f"roce_np and roce_rp enable/{prio} = 1",
             observed=", ".join(f"{p}={'0' if v is False else 'missing'}" for p, v in off.items()),
-            impact=Impact(20, "throughput collapses under incast (all-to-all, KV transfer fan-in)"),
+            impact=Impact(20, "throughput collapses under incast (all-to-all, KV transfer fan-in)",
+                          basis='NVIDIA RoCE congestion control (DCQCN) documentation: without ECN reaction, incast fills switch buffers and drops packets'),
             fix=make("roce_ecn", NOTES, netdev=name, priority=prio,
                      previous={p: 0 for p, v in off.items() if v is False}),
             references=REFERENCES, related=(rp.port.name,))

@@ -63,7 +63,8 @@ def rdma_mtu(facts: Facts) -> Iterator[Finding]:
             evidence=(Evidence(table.origin, f"{rp.port.name} active_mtu {active}"),
                       Evidence(f"{rp.netdev.origin}/mtu", str(rp.netdev.mtu))),
             expected=f"active_mtu {want}", observed=f"active_mtu {active}",
-            impact=Impact(10 if want // active <= 2 else 20, f"{want // active}x more packets per message"),
+            impact=Impact(10 if want // active <= 2 else 20, f"{want // active}x more packets per message",
+                          basis='packets per message scale with 1/active_mtu (kernel iboe_get_mtu: the netdev MTU allows a larger one)'),
             fix=make("rdma_show", NOTES, device=rp.port.device, port=rp.port.port),
             references=REFERENCES, related=(name,))
     if good:

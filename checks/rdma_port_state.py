@@ -54,7 +54,7 @@ def port_state(facts: Facts) -> Iterator[Finding]:
                     f"{port.state or 'not ACTIVE'}, physical state {port.phys_state or '?'}. NCCL skips ports "
                     "that are not active, so the GPUs nearest to it send through a farther NIC or not at all."),
             evidence=tuple(evidence), expected="ACTIVE / LinkUp", observed=f"{port.state} / {port.phys_state}",
-            impact=Impact(40, "one rail fewer: less inter-node bandwidth, cross-switch traffic for its GPUs"),
+            impact=Impact(40, "one rail fewer: less inter-node bandwidth, cross-switch traffic for its GPUs", basis="a port that is down carries nothing; NCCL uses the remaining rails"),
             fix=_fix(facts, port), references=REFERENCES,
             related=tuple(n.name for n in facts.netdevs_of(port.pci_address)) if port.pci_address else ())
     if not bad:

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from doctor.derived.consumer import all_consumer
-from doctor.derived.procs import EnvSetting, server_roots, user_env
+from doctor.derived.procs import EnvSetting, process_label, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
-from doctor.fixes import make
+from doctor.fixes.startup import env_fix, flag_fix
 from doctor.registry import check
 
 
@@ -22,6 +22,7 @@ class Rule:
     score: float
     effect: str
     server_only: bool = False
+    basis: str = "the variable's documented effect (see the references)"
 
 
 def _is(*values: str) -> Callable[[str], bool]:
@@ -36,10 +37,15 @@ def _set(v: str) -> bool:
 #: docs/checks.md#runtime-debug-env (the transport variables live in nccl.transport).
 RULES: tuple[Rule, ...] = (
     Rule("CUDA_LAUNCH_BLOCKING", _is("1", "true", "yes"), CRITICAL, 95,
-         "every CUDA kernel launch becomes synchronous"),
+         "every CUDA kernel launch becomes synchronous",
+         basis="CUDA programming guide: each launch waits for the kernel to finish, so the CPU and GPU no longer "
+               "overlap; applies to every request"),
     Rule("PYTORCH_NO_CUDA_MEMORY_CACHING", _is("1", "true", "yes"), HIGH, 60,
-         "PyTorch's caching allocator is off: every allocation calls cudaMalloc/cudaFree"),
-    Rule("NCCL_DEBUG", _is("trace"), MEDIUM, 15, "NCCL logs every operation"),
+         "PyTorch's caching allocator is off: every allocation calls cudaMalloc/cudaFree",
+         basis="PyTorch CUDA semantics documentation: the variable disables caching; cudaMalloc/cudaFree synchronise "
+               "the device"),
+    Rule("NCCL_DEBUG", _is("trace"), MEDIUM, 15, "NCCL logs every operation",
+         basis="NCCL documentation: TRACE logs every call, writing to the log on every collective"),
     Rule("NCCL_DEBUG", _is("info"), LOW, 3, "NCCL logs at INFO (init and topology; cheap once running)"),
     Rule("NCCL_DEBUG_SUBSYS", _is("all"), LOW, 3, "NCCL logs every subsystem"),
     Rule("TORCH_COMPILE_DISABLE", _is("1", "true", "yes"), MEDIUM, 30,
@@ -134,13 +140,26 @@ REFERENCES = (
 )
 
 
-def _fix(s: EnvSetting) -> Fix:
-    units = [p.rsplit("/", 1)[-1] for p in s.files if p.endswith(".service")]
+def _pid_of(where: str) -> int | None:
+    """The pid of a ``proc/<pid>/cmdline`` location, else None."""
+    parts = where.split("/")
+    return int(parts[1]) if len(parts) == 3 and parts[0] == "proc" and parts[1].isdigit() else None
+
+
+def _flag_fix(facts: Facts, files: list[str], pid: int | None, snippet: str, places: list[str]) -> Fix:
+    """Remove a one-word flag where the server is started; a flag with a separate value is for a human."""
+    notes = (f"Remove {snippet!r} from the server's command line ({', '.join(places)}) and restart it. "
+             f"To undo, add {snippet!r} back and restart the server.")
+    if len(snippet.split()) != 1:
+        return Fix(notes=notes)
+    return flag_fix(facts, files, pid, snippet, notes=notes)
+
+
+def _fix(facts: Facts, s: EnvSetting) -> Fix:
     places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
-    return make("service_edit", units=units, full=True, restart=True,
-                notes=(f"Remove {s.name}={s.value} from the unit, compose file or manifest that starts the server "
-                      f"({places}) and restart it; the variable is read at start-up only. To undo, add "
-                      f"{s.name}={s.value} back where it was and restart the server."))
+    return env_fix(facts, s, notes=(f"{s.name}={s.value} is set where the server is started ({places}); the "
+                                    "variable is read at start-up only, so the server must restart. The rollback "
+                                    "puts it back exactly as it was."))
 
 
 @check("runtime.debug_env", "Debug variables in the server environment", "runtime")
@@ -161,19 +180,20 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         if rule is None or (rule.server_only and not has_server):
             continue
         found = True
-        subject = str(s.pids[0]) if s.pids else s.files[0]
-        severity, score, effect = rule.severity, rule.score, rule.effect
+        subject = process_label(facts, s.pids[0]) if s.pids else s.files[0]
+        severity, score, effect, basis = rule.severity, rule.score, rule.effect, rule.basis
         judge = JUDGES.get(s.name)
         if judge is not None:
             severity, score, effect = judge(s.value, facts)
+            basis = NCCL_DEBUG_SECTION
         extra = f" {NCCL_DEBUG_SECTION}" if judge is not None else ""
         yield Finding(
             severity, subject, f"{s.name}={s.value}: {effect}",
-            detail=(f"Set by the user in {', '.join([f'pid {p}' for p in s.pids] + list(s.files))}. "
+            detail=(f"Set by the user in {', '.join([process_label(facts, p) for p in s.pids] + list(s.files))}. "
                     f"{effect[0].upper() + effect[1:]}.{extra}"),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
             expected=f"{s.name} unset", observed=f"{s.name}={s.value}",
-            impact=Impact(score, effect), fix=_fix(s), references=REFERENCES,
+            impact=Impact(score, effect, basis=basis), fix=_fix(facts, s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
     by_flag: dict[int, list[tuple[int, str, str, str, float, str]]] = {}
     for hit in _flag_hits(facts):
@@ -183,15 +203,13 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         _, where, snippet, severity, score, effect = hits[0]
         places = [h[1] for h in hits]
         files = [p for p in places if not p.endswith("/cmdline")]
-        units = sorted({p.rsplit("/", 1)[-1] for p in files if p.endswith(".service")})
+        pid = _pid_of(where)
         yield Finding(
-            severity, where.removesuffix("/cmdline").removeprefix("proc/") if where.endswith("/cmdline") else where,
+            severity, process_label(facts, pid) if pid is not None else where,
             f"{snippet}: {effect}", detail=f"Found in {', '.join(places)}. {effect[0].upper() + effect[1:]}.",
             evidence=tuple(Evidence(h[1], h[2]) for h in hits), expected="flag absent", observed=snippet,
-            impact=Impact(score, effect),
-            fix=make("service_edit", units=units, full=True, restart=True,
-                     notes=(f"Remove {snippet!r} from the server's command line ({', '.join(places)}) and restart it. "
-                            f"To undo, add {snippet!r} back and restart the server.")),
+            impact=Impact(score, effect, basis="the flag's documented effect (see the references)"),
+            fix=_flag_fix(facts, files, pid, snippet, places),
             references=REFERENCES)
     if not found and (facts.processes or facts.deploy_files):
         yield Finding(PASS, "node", "no debugging variable in the servers' environment",

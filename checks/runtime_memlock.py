@@ -70,7 +70,8 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
             evidence=tuple(Evidence(lim.origin, f"Max locked memory {_word(lim.soft)} {_word(lim.hard)} bytes")
                            for _, lim in low[:4]),
             expected="unlimited", observed=f"{_word(low[0][1].soft)} bytes",
-            impact=Impact(40, "inter-node collectives fail or fall back off GPUDirect RDMA"),
+            impact=Impact(40, "inter-node collectives fail or fall back off GPUDirect RDMA",
+                          basis='NCCL troubleshooting guide: ibv_reg_mr fails when the locked-memory limit is too low'),
             fix=make("prlimit_memlock",
                      "Persistent: systemd unit `LimitMEMLOCK=infinity` under [Service]; Docker "
                           "`--ulimit memlock=-1:-1`; Kubernetes: LimitMEMLOCK=infinity in containerd's unit; "

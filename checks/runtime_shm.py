@@ -61,7 +61,8 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
                "segment', or run out during CUDA graph capture.",
         evidence=tuple(Evidence(m.origin, f"/dev/shm {m.fstype} {m.options}") for _, m in small[:3]),
         expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=f"{size_mib} MiB",
-        impact=Impact(60, "collectives crash or the server fails during start-up"),
+        impact=Impact(60, "collectives crash or the server fails during start-up",
+                          basis="NCCL troubleshooting guide: Docker's 64 MB /dev/shm is too small for NCCL's shared-memory transport"),
         fix=make("shm_resize",
                  f"Persistent: start the container with --shm-size={ADVISED} (or --ipc=host); Kubernetes: mount an "
                       "emptyDir with medium: Memory at /dev/shm; docker compose: shm_size.",

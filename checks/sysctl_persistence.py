@@ -53,7 +53,8 @@ def persistence(facts: Facts) -> Iterator[Finding]:
                         f"after the next reboot {key} is {theirs} again."),
                 evidence=(Evidence(path, f"{key} = {ours}"), Evidence(where, f"{key} = {theirs}")),
                 expected=f"{key} = {ours} at boot", observed=f"{key} = {theirs} from {where}",
-                impact=Impact(10, "the fix is lost at the next reboot"),
+                impact=Impact(10, "the fix is lost at the next reboot",
+                          basis="sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot"),
                 fix=Fix(notes=f"Remove {key} from /{where} (or set it to {ours} there), then run sysctl --system."),
                 references=REFERENCES)
     effective: dict[str, tuple[str, str]] = {}
@@ -79,6 +80,7 @@ def persistence(facts: Facts) -> Iterator[Finding]:
             evidence=(Evidence(sysctls.origins.get(key, "sysctl"), f"{key} = {_norm(now)}"),
                       Evidence(path, f"{key} = {_norm(boot)}")),
             expected=f"running value = boot value ({_norm(boot)})", observed=_norm(now),
-            impact=Impact(5, "the running tuning changes at the next reboot"), fix=fix, references=REFERENCES)
+            impact=Impact(5, "the running tuning changes at the next reboot",
+                          basis="sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot"), fix=fix, references=REFERENCES)
     if not flagged and not drift:
         yield Finding(PASS, "node", f"{len(files)} sysctl file(s) agree with the running values")

@@ -88,7 +88,7 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                 detail=f"This host runs inference ({why}), but {gpu.address} is held by vfio-pci"
                        + (" because of boot-time configuration." if boot_ev else "."),
                 evidence=evidence, expected="driver nvidia", observed=f"driver {gpu.driver}",
-                impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start"),
+                impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start", basis="a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host"),
                 fix=make("vfio_release", address=gpu.address, boot_remove=remove, modprobe=lines,
                          os_family=os_family(facts.host.os_release),
                          notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
@@ -114,7 +114,7 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                     evidence=tuple(Evidence(b.attr("driver"), b.driver or "") for b in blockers),
                     expected="group members on vfio-pci, pci-stub, pcieport (bridges) or unbound",
                     observed=", ".join(f"{b.address}: {b.driver}" for b in blockers),
-                    impact=Impact(10, "the VM that should get this GPU fails to start"),
+                    impact=Impact(10, "the VM that should get this GPU fails to start", basis="VFIO needs every device of the IOMMU group bound to vfio-pci (or to no driver) before the group can be assigned"),
                     fix=make("vfio_group", devices={b.address: b.driver or "" for b in blockers},
                              notes="Or pass the whole group (for example the GPU's .1 audio function) to the VM."),
                     references=REFERENCES, related=tuple(b.address for b in blockers))
@@ -129,7 +129,7 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                        "(driver update, GPU reset, nvidia module reload).",
                 evidence=(Evidence(gpu.attr("driver_override"), override), Evidence(gpu.attr("driver"), gpu.driver)),
                 expected="(null)", observed=override,
-                impact=Impact(20, "the GPU disappears from CUDA after the next driver reload"),
+                impact=Impact(20, "the GPU disappears from CUDA after the next driver reload", basis="driver_override makes the next probe bind that driver instead of nvidia"),
                 fix=make("driver_override_clear", address=gpu.address, previous=override),
                 references=REFERENCES, related=(gpu.address,))
     if not found:

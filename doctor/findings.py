@@ -87,10 +87,20 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Impact:
-    """How much this costs: ``score`` 0-100 (share of throughput at stake) and a sentence."""
+    """What this costs: ``text`` (a sentence saying what it applies to), ``basis`` (where the estimate
+    comes from: a bandwidth ratio, a published measurement) and ``score``, a 0-100 ranking weight
+    that is never shown as a measurement."""
 
     score: float = 0.0
     text: str = ""
+    basis: str = ""
+
+    @property
+    def line(self) -> str:
+        """The impact for people: the sentence and its basis."""
+        if self.text and self.basis:
+            return f"{self.text.rstrip('.')} (basis: {self.basis.rstrip('.')})."
+        return self.text or (f"basis: {self.basis}" if self.basis else "")
 
 
 PHASES = ("runtime", "persistent", "rollback")
@@ -283,7 +293,8 @@ class Finding:
             evidence=tuple(Evidence(str(e.get("source", "")), str(e.get("value", "")))
                            for e in data.get("evidence") or [] if isinstance(e, dict)),
             expected=str(data.get("expected", "")), observed=str(data.get("observed", "")),
-            impact=Impact(float(impact.get("score", 0) or 0), str(impact.get("text", ""))),
+            impact=Impact(float(impact.get("score", 0) or 0), str(impact.get("text", "")),
+                          str(impact.get("basis", "") or "")),
             fix=Fix.from_dict(fix),
             references=tuple(map(str, data.get("references") or ())),
             related=tuple(map(str, data.get("related") or ())),
@@ -293,14 +304,23 @@ class Finding:
 
 
 _PCI_IN_LABEL = re.compile(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
+_PID_IN_LABEL = re.compile(r"\(pid (\d+)\)$")
+_ENV_IN_LABEL = re.compile(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
 
 
 def subject_id_of(subject: str) -> str:
     """The stable id of a display subject: the address of ``GPU 5 (0000:9c:00.0)``, ``pid:N`` for
-    a bare process id, else the subject itself (an address, interface, RDMA port, sysctl, node)."""
+    ``vllm serve (pid 4242)`` or a bare process id, ``NCCL_IB_DISABLE`` for ``NCCL_IB_DISABLE in
+    vllm serve (pid 4242)``, else the subject itself (an address, interface, RDMA port, sysctl, node)."""
     m = _PCI_IN_LABEL.search(subject)
     if m:
         return m.group(1)
+    env = _ENV_IN_LABEL.fullmatch(subject)
+    if env:
+        return env.group(1)
+    pid = _PID_IN_LABEL.search(subject)
+    if pid:
+        return f"pid:{pid.group(1)}"
     if subject.isdigit():
         return f"pid:{subject}"
     return subject

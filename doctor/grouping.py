@@ -26,12 +26,16 @@ _PCI = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 
 def _key(f: Finding) -> tuple[str, str, str, str]:
-    fix = f.to_dict().get("fix")  # to_dict: whatever shape Fix has, equal fixes serialise equally
+    """Same check, severity, title and kind of fix (one builder; per-subject parameters such as a pid may differ)."""
+    if f.fix.builder:
+        return f.check, str(f.severity), f.title, "builder:" + f.fix.builder
+    fix = f.to_dict().get("fix")  # a fix without a builder: the same text
     return f.check, str(f.severity), f.title, json.dumps(fix, sort_keys=True, default=str)
 
 
 def _noun(subjects: list[str]) -> str:
-    if all(s.isdigit() for s in subjects):
+    """What the subjects are, from their ids (``pid:N``, PCI addresses) or bare pids."""
+    if all(s.isdigit() or s.startswith("pid:") for s in subjects):
         return "processes"
     if all(_PCI.match(s) for s in subjects):
         return "devices"
@@ -44,11 +48,11 @@ def _label(subject: str, names: Mapping[int, str]) -> str:
     return subject
 
 
-def subject_text(subjects: list[str], names: Mapping[int, str] | None = None) -> str:
+def subject_text(subjects: list[str], names: Mapping[int, str] | None = None, ids: list[str] | None = None) -> str:
     """``"2000 processes: vllm serve (pid 4242), ... +1995 more"``, at most :data:`MAX_SUBJECT_CHARS` long."""
     shown = [_label(s, names or {}) for s in subjects[:SHOWN_SUBJECTS]]
     more = len(subjects) - len(shown)
-    text = f"{len(subjects)} {_noun(subjects)}: " + ", ".join(shown)
+    text = f"{len(subjects)} {_noun(ids or subjects)}: " + ", ".join(shown)
     if len(text) > MAX_SUBJECT_CHARS:
         text = text[: MAX_SUBJECT_CHARS - 1] + "…"
     return text + (f" … +{more} more" if more > 0 else "")
@@ -57,7 +61,7 @@ def subject_text(subjects: list[str], names: Mapping[int, str] | None = None) ->
 def _merge(group: list[Finding], names: Mapping[int, str]) -> Finding:
     first = group[0]
     subjects = list(dict.fromkeys(f.subject for f in group))
-    related = tuple(dict.fromkeys(r for f in group for r in (*f.related, f.subject)))
+    related = tuple(dict.fromkeys(r for f in group for r in (*f.related, f.subject_id or f.subject)))
     firsts = [f.evidence[0] for f in group if f.evidence]
     rest = [e for f in group for e in f.evidence[1:]]
     evidence = list(dict.fromkeys([*firsts, *rest]))
@@ -69,8 +73,14 @@ def _merge(group: list[Finding], names: Mapping[int, str]) -> Finding:
     if any(f.detail != first.detail for f in group):
         detail += f" (details differ between the {len(subjects)} {_noun(subjects)}; the first is shown)"
     best = max(group, key=lambda f: f.impact.score)
-    return replace(first, subject=subject_text(subjects, names), detail=detail, evidence=tuple(evidence),
-                   related=related, impact=best.impact, confidence=max(f.confidence for f in group))
+    fix = first.fix
+    if any(f.fix != first.fix for f in group):
+        note = (f"The steps below are for {first.subject}; each of the {len(subjects)} subjects needs "
+                "the same change (`--format json` lists them).")
+        fix = replace(fix, notes=f"{note} {fix.notes}".strip())
+    ids = [f.subject_id or f.subject for f in group]
+    return replace(first, subject=subject_text(subjects, names, ids), detail=detail, evidence=tuple(evidence),
+                   related=related, impact=best.impact, fix=fix, confidence=max(f.confidence for f in group))
 
 
 def group_findings(findings: Iterable[Finding], facts: object = None) -> list[Finding]:

@@ -15,7 +15,7 @@ from doctor.grouping import group_findings
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 
 @dataclass

@@ -55,7 +55,7 @@ def _finding(f: Finding) -> list[str]:
     if f.detail:
         out += [text(f.detail), ""]
     rows = [(_("Expected"), f.expected), (_("Observed"), f.observed),
-            (_("Impact"), (f"{f.impact.score:g}/100 " if f.impact.score else "") + f.impact.text),
+            (_("Impact"), f.impact.line),
             (_("Related"), ", ".join(f.related[:MAX_EVIDENCE])
              + (f" … +{len(f.related) - MAX_EVIDENCE} more" if len(f.related) > MAX_EVIDENCE else ""))]
     for label, value in rows:
@@ -112,8 +112,6 @@ def render_markdown_view(view: View) -> str:
         passed=len(view.passed), unknown=len(view.not_evaluated)))
     out.append("")
     if view.problems:
-        out += [_("Estimated throughput at stake: **up to {percent} %** (impact scores combined; an estimate).").format(
-            percent=f"{view.at_stake:g}"), ""]
         for i, f in enumerate(view.top, 1):
             out.append(f"{i}. **{text(severity_name(f.severity).upper())}** {text(sentence(f))}")
         out.append("")

@@ -78,8 +78,8 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
         shown = ", ".join(_clean(r) for r in f.related[:MAX_RELATED])
         more = len(f.related) - MAX_RELATED
         lines.append(pad + _("related:") + " " + shown + (f" … +{more} more (--format json)" if more > 0 else ""))
-    if f.impact.text:
-        lines.append(pad + _("impact:") + " " + _clean(f.impact.text))
+    if f.impact.line:
+        lines.append(pad + _("impact:") + " " + _clean(f.impact.line))
     for ev in f.evidence[: (None if verbose else 4)]:
         lines.append(pad + paint(_("evidence:") + f" {_clean(ev.source)}: {_clean(ev.value)}", "2"))
     if len(f.evidence) > 4 and not verbose:

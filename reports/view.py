@@ -66,7 +66,6 @@ class View:
     infos: list[Finding]
     unknowns: list[Finding]
     top: list[Finding]
-    at_stake: float
     passed: list[CheckLine]
     not_evaluated: list[CheckLine]
     not_applicable: list[CheckLine]
@@ -79,21 +78,10 @@ class View:
         return [*self.problems, *self.infos]
 
 
-def at_stake(findings: list[Finding]) -> float:
-    """Share of throughput at stake, 0-100: impact scores combined as independent losses."""
-    kept = 1.0
-    for f in findings:
-        if f.severity in PROBLEMS:
-            share = max(0.0, min(100.0, f.impact.score)) / 100 * max(0.0, min(1.0, f.confidence))
-            kept *= 1 - share
-    share = round((1 - kept) * 100, 1)
-    return min(share, 99.0) if kept > 0 else 100.0  # "up to 100 %" only when one finding says so
-
-
 def sentence(f: Finding) -> str:
     """A finding in one sentence for the summary."""
     text = f"{f.title} ({f.subject})" if f.subject and f.subject not in f.title else f.title
-    if f.impact.text:
+    if f.impact.text and f.impact.text.rstrip(".") not in f.title:
         text += f": {f.impact.text}"
     return text.rstrip(".") + "."
 
@@ -166,6 +154,6 @@ def build_view(data: dict[str, Any]) -> View:
         collected_at=str(src.get("collected_at") or ""), generated_at=result.generated_at,
         tool_version=str(tool.get("version") or "?"), redacted=bool(data.get("redacted")),
         counts=counts, problems=problems, infos=infos, unknowns=unknowns, top=problems[:TOP],
-        at_stake=at_stake(problems), passed=passed, not_evaluated=not_evaluated,
+        passed=passed, not_evaluated=not_evaluated,
         not_applicable=_check_lines(checks, "not_applicable"), inventory=inv, omitted=omitted,
     )

@@ -50,14 +50,17 @@ def test_display_subject_keeps_its_text_and_id_is_the_address() -> None:
     by_check = {(f.check, f.subject): f for f in run(SICK).findings}
     gpu = by_check[("pcie.link_downgrade", "GPU 5 (0000:9c:00.0)")]
     assert gpu.subject_id == "0000:9c:00.0"
-    assert by_check[("numa.process_affinity", "4336")].subject_id == "pid:4336"
+    assert by_check[("numa.process_affinity", "VLLM::Worker_TP2 (pid 4336)")].subject_id == "pid:4336"
+    env = by_check[("nccl.transport", "NCCL_IB_DISABLE in vllm api_server (pid 4242)")]
+    assert env.subject_id == "NCCL_IB_DISABLE"
+    assert by_check[("pcie.acs_redirect", "PCIe switch 0000:98:00.0 above GPU 4, GPU 5")].subject_id == "0000:98:00.0"
     assert by_check[("net.link", "enp189s0np0")].subject_id == "enp189s0np0"
     assert by_check[("rdma.port_state", "mlx5_7/1")].subject_id == "mlx5_7/1"
 
 
 def test_fixes_round_trip_through_json_and_rebuild_identically() -> None:
     data = json.loads(json.dumps(run(SICK).to_dict()))
-    assert data["schema_version"] == "2.0"
+    assert data["schema_version"] == "2.1"
     back = Result.from_dict(data)
     ctx = Context.from_inventory(data["inventory"])
     rebuilt = 0
@@ -135,3 +138,27 @@ def test_irq_writes_read_as_one_line_but_stay_separate_steps() -> None:
                                 "/proc/irq/$irq/smp_affinity_list; done")
     assert f.fix.rollback[0] == "echo 56 > /proc/irq/217/smp_affinity_list"  # differing values stay apart
     assert "systemctl enable --now irqbalance" in f.fix.rollback  # shown for a human, keyed to the persistent step
+
+
+def test_every_sick_problem_says_where_its_impact_comes_from() -> None:
+    """Issue 14: a number without a basis is not a finding a vendor can check."""
+    from doctor.findings import LOW, Severity, severity_order
+    from tests.helpers import facts, run, sick
+
+    problems = [f for f in run(facts(base=sick())).findings
+                if severity_order(f.severity) <= severity_order(LOW) and f.severity != Severity.UNKNOWN]
+    assert problems
+    for f in problems:
+        assert f.impact.basis, (f.check, f.title)
+        assert f.impact.basis in f.impact.line and f.impact.text.rstrip(".") in f.impact.line
+
+
+def test_impact_basis_round_trips_and_is_optional() -> None:
+    from doctor.findings import Finding, Impact
+
+    f = Finding("high", "eth0", "t", impact=Impact(40, "one rail fewer", "a port that is down carries nothing"))
+    assert Finding.from_dict(f.to_dict()).impact == f.impact
+    old = f.to_dict()
+    del old["impact"]["basis"]
+    assert Finding.from_dict(old).impact == Impact(40, "one rail fewer")
+    assert Impact(1, "t").line == "t" and Impact(1, "t.", "b").line == "t (basis: b)."

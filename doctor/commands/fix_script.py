@@ -11,11 +11,12 @@ HELP = "write a bash script of the safe runtime fixes (dry run by default) and i
 DESCRIPTION = """\
 Run the checks on SOURCE (or load a saved result with --from-json) and write a bash script of the
 runtime fixes that are safe to apply unattended (sysctls, IRQ affinity, module loads, link
-settings), grouped by finding, with a backup step first. Each fix is rebuilt from its check's own
+settings, systemd drop-ins and deployment-file patches that take a variable or flag out of a
+server's start-up), grouped by finding, with a backup step first. Each fix is rebuilt from its check's own
 fix builder and validated parameters, never from command text in the input; a fix that fails
 validation becomes a comment saying why. The script only prints its commands unless run with
 --apply, which it refuses on any host but the one the result came from (hostname and machine-id);
-firmware, BIOS, boot-loader, service and persistent steps appear as comments. A rollback script
+firmware, BIOS, boot-loader, service-restart and persistent steps appear as comments. A rollback script
 (FILE.rollback.sh) that undoes exactly what the fix script runs is written next to it.
 
 examples:

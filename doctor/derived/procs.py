@@ -259,3 +259,50 @@ def server_gpus(facts: Facts, root_pid: int) -> list[str]:
         if proc.pid == root_pid or any(a.pid == root_pid for a in _ancestors(proc, by_pid)):
             out.update(g.address for g in gpus_of(facts, proc)[0])
     return sorted(out)
+
+
+_PYTHON = re.compile(r"python[0-9.]*$")
+_WORD = re.compile(r"[A-Za-z0-9_.+:-]{1,64}")
+
+
+def program_of(proc: Process) -> str:
+    """What a reader recognises a process by: ``vllm serve``, ``vllm.entrypoints.openai.api_server``
+    (``python -m``), ``tritonserver``; the process name when argv says nothing usable."""
+    argv = [a for a in proc.argv if a]
+    if not argv:
+        return proc.name if proc.name and _WORD.fullmatch(proc.name) else "process"
+    words = argv[0].split()  # a title set by the program (VLLM::Worker_TP0) may hold spaces
+    base = words[0].rsplit("/", 1)[-1]
+    rest = words[1:] + argv[1:]
+    if _PYTHON.match(base) and rest:
+        if rest[0] == "-m" and len(rest) > 1:
+            parts = rest[1].split(".")  # vllm.entrypoints.openai.api_server -> vllm api_server
+            base, rest = (f"{parts[0]} {parts[-1]}" if len(parts) > 2 else rest[1]), rest[2:]
+            if not all(_WORD.fullmatch(w) for w in base.split(" ")):
+                return proc.name if proc.name and _WORD.fullmatch(proc.name) else "process"
+            return base
+        elif not rest[0].startswith("-"):
+            base, rest = rest[0].rsplit("/", 1)[-1], rest[1:]
+    if not _WORD.fullmatch(base):
+        return proc.name if proc.name and _WORD.fullmatch(proc.name) else "process"
+    if rest and re.fullmatch(r"[a-z][a-z-]{1,20}", rest[0]) and framework_of(proc) in ("vllm", "sglang"):
+        return f"{base} {rest[0]}"
+    return base
+
+
+def process_label(facts: Facts, pid: int) -> str:
+    """``vllm serve (pid 4242)``; ``process (pid 4242)`` when the process was not recorded."""
+    proc = next((p for p in facts.processes if p.pid == pid), None)
+    return f"{program_of(proc) if proc is not None else 'process'} (pid {pid})"
+
+
+def setting_owner(facts: Facts, s: EnvSetting) -> str:
+    """Who a user setting is about: the first process holding it, else the file setting it."""
+    if s.pids:
+        return process_label(facts, s.pids[0])
+    return s.files[0].rsplit("/", 1)[-1] if s.files else "the environment"
+
+
+def setting_label(facts: Facts, s: EnvSetting) -> str:
+    """``NCCL_IB_DISABLE in vllm serve (pid 4242)`` (the finding's ``subject_id`` stays the name)."""
+    return f"{s.name} in {setting_owner(facts, s)}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from doctor.facts import Sysctls
 from doctor.findings import Fix
 from doctor.fixes import builders as _builders  # noqa: F401  (registers the builders)
+from doctor.fixes import deploy as _deploy  # noqa: F401  (registers the start-up builders)
 from doctor.fixes.base import BUILDERS, Context, FixRejected, make, rebuild
 
 __all__ = ["BUILDERS", "Context", "FixRejected", "make", "rebuild", "sysctl_fix"]

@@ -19,7 +19,6 @@ from doctor.fixes.base import (
     cpulist,
     netdev,
     pci_address,
-    unit,
 )
 
 R, P, B = "runtime", "persistent", "rollback"
@@ -376,7 +375,8 @@ def pcie_retrain(p: Params) -> list[FixStep]:
     port, dev = p.pci("port"), p.pci("device")
     return [run(R, "setpci", "-s", port, RETRAIN),
             run(R, "cat", f"/sys/bus/pci/devices/{dev}/current_link_speed",
-                f"/sys/bus/pci/devices/{dev}/current_link_width")]
+                f"/sys/bus/pci/devices/{dev}/current_link_width"),
+            manual(B, "Nothing to undo: a retrain changes no setting (the link trains again by itself).")]
 
 
 ACS_CTL = "ECAP_ACS+0x6.w"
@@ -479,20 +479,6 @@ def taskset(p: Params) -> list[FixStep]:
     cpus, old = cpulist(p.raw("cpus")), cpulist(p.raw("previous"))
     return [run(R, "taskset", "-a", "-p", "-c", cpus, pid, key=f"pid:{pid}"),
             run(B, "taskset", "-a", "-p", "-c", old, pid, key=f"pid:{pid}")]
-
-
-@builder("service_edit")
-def service_edit(p: Params) -> list[FixStep]:
-    """``units``: services to edit by hand; ``full``: ``systemctl edit --full``; ``restart``;
-    ``undo``: list the same edits as the rollback."""
-    units = p.items("units", unit, 32)
-    full, restart, undo = p.raw("full"), p.raw("restart"), p.raw("undo", True)
-    if not all(isinstance(v, bool) for v in (full, restart, undo)):
-        raise FixRejected("full / restart / undo: not booleans")
-    flags = ("--full",) if full else ()
-    steps = [run(R, "systemctl", "edit", *flags, u) for u in units]
-    steps += [run(R, "systemctl", "restart", u) for u in units] if restart else []
-    return steps + ([FixStep(B, s.argv) for s in steps] if undo else [])
 
 
 KUBELET_CONFIG = re.compile(r"/(var/lib/kubelet|etc/kubernetes)/[A-Za-z0-9_.-]{1,64}\.yaml")

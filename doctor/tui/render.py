@@ -128,12 +128,9 @@ def finding_text(f: Finding, pal: Palette, full: bool = False) -> Text:
         t.append(clean(f.expected or "—") + "\n")
         t.append(ljust(_("Observed"), 10), style=pal.heading)
         t.append(clean(f.observed or "—") + "\n")
-    if f.impact.text or f.impact.score:
+    if f.impact.line:
         t.append(ljust(_("Impact"), 10), style=pal.heading)
-        t.append(f"{f.impact.score:g}/100", style="bold")
-        if f.impact.text:
-            t.append("  " + clean(f.impact.text))
-        t.append("\n")
+        t.append(clean(f.impact.line) + "\n")
     if f.evidence:
         _section(t, _("Evidence"), pal)
         for ev in f.evidence:

@@ -35,10 +35,10 @@ def test_gdr_module_on_geforce_is_info_without_a_fix() -> None:
 
 def test_p2p_disable_on_geforce_is_info() -> None:
     env = environ(NCCL_P2P_DISABLE="1", NCCL_P2P_LEVEL="LOC")
-    got = {(f.subject, f.severity) for f in findings_of(facts({**env, **geforce()}), "nccl.transport")}
+    got = {(f.subject_id, f.severity) for f in findings_of(facts({**env, **geforce()}), "nccl.transport")}
     assert ("NCCL_P2P_DISABLE", "info") in got and ("NCCL_P2P_LEVEL", "info") in got
     assert not {s for s in got if s[1] in ("critical", "high", "medium")}
-    dc = {(f.subject, f.severity) for f in findings_of(facts(env), "nccl.transport")}
+    dc = {(f.subject_id, f.severity) for f in findings_of(facts(env), "nccl.transport")}
     assert ("NCCL_P2P_DISABLE", "high") in dc and ("NCCL_P2P_LEVEL", "high") in dc
 
 

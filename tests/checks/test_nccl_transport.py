@@ -7,20 +7,21 @@ from tests.helpers import facts, findings_of
 
 
 def _sev(found: list, subject: str | None = None) -> list[str]:
-    return [f.severity for f in found if subject is None or f.subject == subject]
+    return [f.severity for f in found if subject is None or f.subject_id == subject]
 
 
 def test_transport_ib_disabled_with_active_rdma_is_high() -> None:
     found = findings_of(facts(base=sick()), "nccl.transport")
-    assert ("NCCL_IB_DISABLE", "high") in [(f.subject, f.severity) for f in found]
-    assert ("NCCL_SOCKET_IFNAME", "high") in [(f.subject, f.severity) for f in found]
+    assert ("NCCL_IB_DISABLE", "high") in [(f.subject_id, f.severity) for f in found]
+    assert "NCCL_IB_DISABLE in vllm api_server (pid 4242)" in [f.subject for f in found]
+    assert ("NCCL_SOCKET_IFNAME", "high") in [(f.subject_id, f.severity) for f in found]
 
 
 def test_transport_healthy_only_low_and_other_forcings() -> None:
     assert set(_sev(findings_of(facts(base=healthy()), "nccl.transport"))) <= {"info", "pass"}
     f = facts(environ(NCCL_P2P_DISABLE="1", NCCL_NET_GDR_LEVEL="LOC", NCCL_SHM_DISABLE="1",
                       NCCL_IB_HCA="mlx5_1"), base=healthy())
-    got = {(x.subject, x.severity) for x in findings_of(f, "nccl.transport")}
+    got = {(x.subject_id, x.severity) for x in findings_of(f, "nccl.transport")}
     assert {("NCCL_P2P_DISABLE", "high"), ("NCCL_NET_GDR_LEVEL", "high"), ("NCCL_SHM_DISABLE", "medium")} <= got
 
 
@@ -29,7 +30,7 @@ def test_ib_hca_prefix_matching_extra_devices_is_low() -> None:
     extra: dict[str, bytes | str | None] = {"sys/class/infiniband/mlx5_10/ports/1/state": "4: ACTIVE\n",
              "sys/class/infiniband/mlx5_10/ports/1/link_layer": "Ethernet\n"}
     found = findings_of(facts({**extra, **environ(NCCL_IB_HCA="mlx5_1")}, base=base), "nccl.transport")
-    assert ("NCCL_IB_HCA", "low") in [(f.subject, f.severity) for f in found]
+    assert ("NCCL_IB_HCA", "low") in [(f.subject_id, f.severity) for f in found]
 
 
 def test_socket_ifname_unset_picks_management_nic_when_tcp_carries_data() -> None:
@@ -51,9 +52,9 @@ def test_socket_ifname_unset_picks_management_nic_when_tcp_carries_data() -> Non
 def test_p2p_level_values_are_judged_by_what_they_do() -> None:
     for value in ("NVL", "PIX", "SYS"):
         found = [f for f in findings_of(facts(environ(NCCL_P2P_LEVEL=value), base=healthy()), "nccl.transport")
-                 if f.subject == "NCCL_P2P_LEVEL"]
+                 if f.subject_id == "NCCL_P2P_LEVEL"]
         assert [f.severity for f in found] == ["low"], value
         assert "optimally select" in found[0].detail
     loc = [f for f in findings_of(facts(environ(NCCL_P2P_LEVEL="LOC"), base=healthy()), "nccl.transport")
-           if f.subject == "NCCL_P2P_LEVEL"]
+           if f.subject_id == "NCCL_P2P_LEVEL"]
     assert [f.severity for f in loc] == ["high"]

@@ -12,7 +12,8 @@ SWITCH_99 = ("0000:99:00.0", "0000:99:01.0", "0000:99:02.0", "0000:99:03.0")
 def test_sick_fixture_flags_the_switch_with_redirect() -> None:
     found = findings_of(node(base=sick()), CHECK)
     high = [f for f in found if f.severity == "high"]
-    assert len(high) == 1 and high[0].subject == "0000:98:00.0"
+    assert len(high) == 1 and high[0].subject_id == "0000:98:00.0"
+    assert high[0].subject == "PCIe switch 0000:98:00.0 above GPU 4, GPU 5"
     assert set(SWITCH_99) <= set(high[0].related)
     runtime = "\n".join(high[0].fix.runtime)
     assert all(f"setpci -s {p} ECAP_ACS+0x6.w=0000" in runtime for p in SWITCH_99)
@@ -27,7 +28,7 @@ def test_healthy_passes() -> None:
 def test_one_port_with_request_redirect_is_high() -> None:
     found = findings_of(node(acs_config("0000:17:01.0", 0x0005)), CHECK)
     high = [f for f in found if f.severity == "high"]
-    assert len(high) == 1 and high[0].subject == "0000:16:00.0" and "0000:17:01.0" in high[0].related
+    assert len(high) == 1 and high[0].subject_id == "0000:16:00.0" and "0000:17:01.0" in high[0].related
     assert "ReqRedir+" in high[0].observed
 
 

@@ -54,7 +54,7 @@ def test_healthy_reports_pick_3_as_pass() -> None:
 def test_forced_link_local_index_is_high() -> None:
     found = findings_of(facts(environ(NCCL_IB_GID_INDEX="0"), base=healthy()), CHECK)
     high = [f for f in found if f.severity == "high"]
-    assert len(high) == 1 and high[0].subject == "NCCL_IB_GID_INDEX"
+    assert len(high) == 1 and high[0].subject_id == "NCCL_IB_GID_INDEX"
     assert "link-local" in high[0].title and "mlx5_7/1" in high[0].related
 
 

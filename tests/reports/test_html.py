@@ -77,7 +77,8 @@ def test_header_and_summary(sick_data: dict[str, Any]) -> None:
     page = render_html(sick_data)
     assert "gpu-node-13" in page  # host
     assert "snapshot" in page and sick_data["tool"]["version"] in page
-    assert "Estimated throughput at stake" in page
+    assert "at stake" not in page  # no combined figure without a basis ...
+    assert "Basis: PCIe bandwidth = transfer rate x lanes" in page  # ... each impact says where it comes from
     assert re.search(r"\d+ critical|\d+ high", page)
 
 

@@ -1,0 +1,161 @@
+"""For checks: the fix that removes (or changes) a setting where the server is started.
+
+The owner decides the builder: a systemd unit gets a drop-in (``unit_env``, ``unit_exec``) or, when
+its command line holds a masked secret, a ``sed`` edit with a backup (``unit_flag``); a compose file,
+manifest or config file gets a patch (``file_patch``); a process nothing on the host starts gets
+manual steps (``process_restart``). What cannot be edited exactly keeps the advice in ``notes``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from doctor.derived.procs import EnvSetting, program_of
+from doctor.facts import DeployFile, Facts
+from doctor.findings import Fix
+from doctor.fixes.base import UNIT, make
+from doctor.fixes.deploy import FLAG
+from doctor.secrets import MASK
+
+CONTEXT = 3
+UNIT_FILE = re.compile(r"(?:^|/)([^/]+\.service)(?:\.d/[^/]+\.conf)?$")
+
+
+def _unit_of(path: str) -> str | None:
+    m = UNIT_FILE.search(path)
+    return m.group(1) if m and UNIT.fullmatch(m.group(1)) else None
+
+
+def _abs(path: str) -> str:
+    return path if path.startswith("/") else "/" + path
+
+
+def _deploy_file(facts: Facts, path: str) -> DeployFile | None:
+    return next((df for df in facts.deploy_files if df.path == path), None)
+
+
+def _kind(text: str) -> str:
+    if re.search(r"^apiVersion:", text, re.MULTILINE) and re.search(r"^kind:", text, re.MULTILINE):
+        return "manifest"
+    if re.search(r"^services:", text, re.MULTILINE):
+        return "compose"
+    return "other"
+
+
+def _context(lines: list[str], first: int, last: int) -> tuple[int, list[str], list[str]]:
+    """(1-based start line, context before, context after) around ``lines[first:last]``, masked lines left out."""
+    before: list[str] = []
+    i = first - 1
+    while i >= 0 and len(before) < CONTEXT and MASK not in lines[i]:
+        before.insert(0, lines[i])
+        i -= 1
+    after: list[str] = []
+    j = last
+    while j < len(lines) and len(after) < CONTEXT and MASK not in lines[j]:
+        after.append(lines[j])
+        j += 1
+    return first - len(before) + 1, before, after
+
+
+def _patch(df: DeployFile, first: int, count: int, drop: str, notes: str,
+           wanted: dict[str, str] | None = None) -> Fix | None:
+    lines = df.text.splitlines()
+    old = lines[first:first + count]
+    if any(MASK in line for line in old):
+        return None
+    start, before, after = _context(lines, first, first + count)
+    extra = {"set": wanted} if wanted else {}
+    return make("file_patch", notes, path=_abs(df.path), kind=_kind(df.text), start=start, before=before,
+                old=old, after=after, drop=drop, **extra)
+
+
+def _env_lines(text: str, name: str) -> tuple[int, int] | None:
+    """(index, count) of the lines setting ``name`` in a compose file or manifest."""
+    lines = text.splitlines()
+    n = re.escape(name)
+    for i, line in enumerate(lines):
+        if re.match(rf"""^\s*-\s*["']?{n}=""", line) or re.match(rf"^\s+{n}:\s", line):
+            return i, 1
+        if re.match(rf"""^\s*-?\s*name:\s*["']?{n}["']?\s*$""", line) and i + 1 < len(lines) \
+                and re.match(r"^\s*value:", lines[i + 1]):
+            return i, 2
+    return None
+
+
+def _process(facts: Facts, pids: tuple[int, ...], change: str, notes: str) -> Fix:
+    proc = next((p for p in facts.processes if pids and p.pid == pids[0]), None)
+    if proc is None:
+        return Fix(notes=notes)
+    return make("process_restart", notes, pid=proc.pid, program=program_of(proc), change=change)
+
+
+def env_fix(facts: Facts, s: EnvSetting, notes: str, replacement: str | None = None) -> Fix:
+    """Unset ``s`` (or set it to ``replacement``) where the server is started."""
+    units = [u for f in s.files if (u := _unit_of(f))]
+    if units:
+        slug = re.sub(r"[^a-z0-9]+", "-", s.name.lower()).strip("-")[:40]
+        unset = [] if replacement is not None else [s.name]
+        wanted = {s.name: replacement} if replacement is not None else {}
+        return make("unit_env", notes, unit=units[0], what=slug, unset=unset, set=wanted)
+    for path in s.files:
+        df = _deploy_file(facts, path)
+        found = _env_lines(df.text, s.name) if df is not None else None
+        if df is not None and found is not None:
+            fix = _patch(df, found[0], found[1], "", notes,
+                         {s.name: replacement} if replacement is not None else None)
+            if fix is not None:
+                return fix
+    if s.pids and not s.files:
+        return _process(facts, s.pids, f"{s.name}={s.value}" if replacement is None else s.name, notes)
+    return Fix(notes=notes)
+
+
+def _exec_start(text: str) -> list[tuple[int, str]]:
+    """(line index, value) of the ExecStart= lines of a unit, continuation lines joined."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^\s*ExecStart\s*=\s*(.*)$", line)
+        if m:
+            value = m.group(1)
+            j = i
+            while value.endswith("\\") and j + 1 < len(lines):
+                j += 1
+                value = value[:-1] + " " + lines[j].strip()
+            out.append((i, value))
+    return out
+
+
+def _has_word(line: str, flag: str) -> bool:
+    return re.search(rf"""(^|[\s"'\[,]){re.escape(flag)}(?=$|[\s"',\]])""", line) is not None
+
+
+def flag_fix(facts: Facts, files: list[str], pid: int | None, flag: str, notes: str) -> Fix:
+    """Remove the command-line word ``flag`` where the server is started."""
+    if not FLAG.fullmatch(flag):
+        return Fix(notes=notes)
+    for path in files:
+        df = _deploy_file(facts, path)
+        if df is None:
+            continue
+        name = _unit_of(path)
+        if name is not None:
+            for i, value in _exec_start(df.text):
+                if not _has_word(value, flag):
+                    continue
+                if MASK not in value:
+                    return make("unit_exec", notes, unit=name, exec_start=value, flag=flag)
+                if not df.text.splitlines()[i].endswith("\\"):
+                    return make("unit_flag", notes, unit=name, path=_abs(path), flag=flag)
+            continue
+        lines = df.text.splitlines()
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith("#") or not _has_word(line, flag):
+                continue
+            alone = re.fullmatch(rf"""\s*-\s*["']?{re.escape(flag)}["']?\s*""", line)
+            fix = _patch(df, i, 1, "" if alone else flag, notes)
+            if fix is not None:
+                return fix
+    if pid is not None and not files:
+        return _process(facts, (pid,), flag, notes)
+    return Fix(notes=notes)
