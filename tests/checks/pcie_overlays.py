@@ -7,7 +7,7 @@ from pathlib import Path
 
 from doctor.facts import Facts
 from doctor.findings import Finding
-from tests.helpers import Link, healthy, sick  # noqa: F401  (re-exported for the PCIe tests)
+from tests.helpers import Link, findings_of, healthy, sick  # noqa: F401  (re-exported for the PCIe tests)
 from tests.helpers import facts as helper_facts
 
 SMI_XML = "commands/nvidia-smi_-q_-x"
@@ -93,3 +93,28 @@ def node(changes: Changes | None = None, base: Path | None = None) -> Facts:
 
 def severities(found: list[Finding], subject: str | None = None) -> set[str]:
     return {f.severity for f in found if subject is None or subject in f.subject}
+
+
+def run_check(changes: dict, check_id: str) -> list[Finding]:
+    """Findings of ``check_id`` on the healthy fixture with ``changes`` overlaid."""
+    return findings_of(helper_facts(changes, base=healthy()), check_id)
+
+
+def pairs(found: list[Finding]) -> list[tuple[str, str]]:
+    return [(f.subject, f.severity) for f in found]
+
+
+def smi_text() -> str:
+    """The healthy fixture's nvidia-smi XML."""
+    return (healthy() / SMI_XML).read_text()
+
+
+def gpu_xml(address: str, old: str, new: str, changes: dict | None = None) -> dict:
+    """Replace ``old`` by ``new`` inside one GPU's block of the nvidia-smi XML (after ``changes``)."""
+    text = str((changes or {}).get(SMI_XML) or smi_text())
+    head, *blocks = text.split("<gpu id=")
+    for i, block in enumerate(blocks):
+        if block.split('"', 2)[1].lower().endswith(address[5:]):
+            assert old in block, old
+            blocks[i] = block.replace(old, new)
+    return {**(changes or {}), SMI_XML: "<gpu id=".join([head, *blocks])}
