@@ -140,7 +140,12 @@ class FixStep:
             body = content[:-1] if content.endswith("\n") else content
             if "\n" not in body and not body.startswith("-"):
                 return f"echo {q(body)} > {q(path)}"
-            return f"printf %s {q(content)} > {q(path)}"
+            lines = body.split("\n")  # one argument per line: the command itself stays on one line
+            words = " ".join(q(line) for line in lines)
+            if content.endswith("\n"):
+                return f"printf '%s\\n' {words} > {q(path)}"
+            head = " ".join(q(line) for line in lines[:-1])
+            return f"{{ printf '%s\\n' {head}; printf %s {q(lines[-1])}; }} > {q(path)}"
         return self.manual
 
     def to_dict(self) -> dict[str, Any]:

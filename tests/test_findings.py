@@ -98,7 +98,7 @@ def test_builders_refuse_what_no_check_produces() -> None:
 
 def test_write_steps_render_quoted() -> None:
     step = FixStep("runtime", heredoc=("/etc/x y", "a = 1\nb = 2\n"))
-    assert step.text == "printf %s 'a = 1\nb = 2\n' > '/etc/x y'" and step.kind == "write"
+    assert step.text == "printf '%s\\n' 'a = 1' 'b = 2' > '/etc/x y'" and step.kind == "write"
     assert FixStep("runtime", heredoc=("/proc/irq/5/smp_affinity_list", "0-3")).text == \
         "echo 0-3 > /proc/irq/5/smp_affinity_list"
 
@@ -162,3 +162,19 @@ def test_impact_basis_round_trips_and_is_optional() -> None:
     del old["impact"]["basis"]
     assert Finding.from_dict(old).impact == Impact(40, "one rail fewer")
     assert Impact(1, "t").line == "t" and Impact(1, "t.", "b").line == "t (basis: b)."
+
+
+def test_a_file_write_reads_as_one_line_that_writes_exactly_the_content(tmp_path: Path) -> None:
+    """A here-document step shown as text stays on one line (no newline for a terminal to neutralise) and,
+    pasted into bash, writes exactly the builder's content."""
+    import subprocess
+
+    from doctor.findings import FixStep
+
+    for i, content in enumerate(["# gnd\n[Service]\nUnsetEnvironment=NCCL_DEBUG\n", "a\nb", "x'y\n$(touch z)\n", "one\n"]):
+        path = tmp_path / f"f{i}"
+        text = FixStep("runtime", heredoc=(str(path), content)).text
+        assert "\n" not in text
+        subprocess.run(["bash", "-c", text], check=True, cwd=tmp_path)
+        assert path.read_text() == content
+    assert not (tmp_path / "z").exists()

