@@ -7,6 +7,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -225,3 +226,19 @@ def test_lspci_text_matches_real_lspci_decoding(trees: dict[str, pathlib.Path]) 
             return [ln.strip() for ln in text.splitlines() if any(k in ln for k in keys)]
 
         assert pick(proc.stdout) == pick((root / "commands/lspci_-vvv").read_text())
+
+
+def test_cli_script_runs_from_any_directory(tmp_path: pathlib.Path) -> None:
+    """``python fixtures/tools/make_node.py`` (as fixtures/README.md documents) writes the tree, refuses a foreign one."""
+    script = REPO / "fixtures/tools/make_node.py"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, str(script), "--healthy", str(tmp_path / "n")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert snapshot(tmp_path / "n") == rendered(HEALTHY)
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign/keep.txt").write_text("precious")
+    run = subprocess.run([sys.executable, str(script), "--sick", str(tmp_path / "foreign")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert run.returncode == 2 and run.stderr.startswith("make_node: refusing to replace"), run.stderr
+    assert (tmp_path / "foreign/keep.txt").read_text() == "precious"

@@ -1,6 +1,8 @@
 """Node shapes the committed HGX fixtures do not cover, built as overlays on an empty tree.
 
-Values follow what Linux and NVIDIA print on such machines (public recordings):
+Values follow what Linux and NVIDIA print on such machines (public recordings). Formats the HGX
+generator (``fixtures/tools/node/``) already writes come from it: link speed strings, RoCE GID tables,
+``/proc/<pid>/status`` and the kubelet config.
 
 * DGX A100: 2x AMD EPYC 7742 (Rome, root ports 1022:1483 "Starship/Matisse GPP Bridge"), PLX/Broadcom
   PEX88096 Gen4 switches (1000:c010) with 2 A100-SXM4 (10de:20b0, class 0x0302) and 2 ConnectX-6
@@ -22,6 +24,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from doctor.facts import Facts
+from fixtures.tools.node.net import roce_gid_table
+from fixtures.tools.node.procs import proc_status
+from fixtures.tools.node.system import KUBELET_TEMPLATE
+from fixtures.tools.node.topology import GEN_SPEED
 from tests.helpers import Link
 from tests.helpers import facts as helper_facts
 
@@ -164,17 +170,13 @@ class Node:
     def process(self, pid: int, argv: list[str], name: str, cpus: str, ppid: int = 1,
                 env: dict[str, str] | None = None) -> Node:
         self.put(f"proc/{pid}/cmdline", b"".join(a.encode() + b"\0" for a in argv))
-        self.put(f"proc/{pid}/status", f"Name:\t{name}\nState:\tS (sleeping)\nTgid:\t{pid}\nPid:\t{pid}\n"
-                                       f"PPid:\t{ppid}\nThreads:\t8\nCpus_allowed_list:\t{cpus}\n"
-                                       "Mems_allowed_list:\t0-1\n")
+        self.put(f"proc/{pid}/status", proc_status(name, pid, ppid, cpus, "0-1", threads=8, rss_kb=1_048_576))
         self.put(f"proc/{pid}/environ", b"".join(f"{k}={v}".encode() + b"\0" for k, v in (env or {}).items()))
         return self
 
     def kubelet(self, cpu: str, topology: str, scope: str = "pod") -> Node:
         return self.put("var/lib/kubelet/config.yaml",
-                        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-                        f"cpuManagerPolicy: {cpu}\ntopologyManagerPolicy: {topology}\n"
-                        f"topologyManagerScope: {scope}\nreservedSystemCPUs: 0,1\n")
+                        KUBELET_TEMPLATE.format(cpu=cpu, topo=topology, scope=scope, reserved="0,1"))
 
     def smi(self, gpus: list[SmiGpu], driver: str = "550.127.05", cuda: str = "12.4") -> Node:
         body = "".join(g.xml() for g in gpus)
@@ -239,16 +241,13 @@ class SmiGpu:
                 f"<processes>{procs}</processes>\n</gpu>\n")
 
 
-GEN = {1: "2.5 GT/s PCIe", 3: "8.0 GT/s PCIe", 4: "16.0 GT/s PCIe", 5: "32.0 GT/s PCIe"}
-ROCE_TYPES = ("IB/RoCE v1", "RoCE v2", "IB/RoCE v1", "RoCE v2")
+GEN = GEN_SPEED
 
 
 def roce_gids(mac_tail: str, ipv4: str, ndev: str) -> list[tuple[str, str | None, str | None]]:
     """The kernel's GID table for a RoCE netdev with one IPv4 address: fe80 v1/v2, ::ffff:a.b.c.d v1/v2."""
     a, b, c, d = (int(x) for x in ipv4.split("."))
-    mapped = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
-    local = f"fe80:0000:0000:0000:{mac_tail}"
-    return [(g, t, ndev) for g, t in zip((local, local, mapped, mapped), ROCE_TYPES)]
+    return [(g, t, ndev) for g, t in roce_gid_table(f"fe80:0000:0000:0000:{mac_tail}", (a, b, c, d))]
 
 
 # --- shape 1: DGX A100 -----------------------------------------------------------------------------
