@@ -131,6 +131,34 @@ def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transfo
         raise
 
 
+def _collect_per_netdev(src: Source, snap: _Snapshot, spec: specs.Spec) -> dict[str, Any]:
+    """Run a per-interface command for each RoCE interface; the entry records each one's status."""
+    per: dict[str, dict[str, Any]] = {}
+    for netdev in src.roce_netdevs():
+        output = src.netdev_command(spec.name, netdev)
+        path = spec.snapshot_path_for(netdev)
+        one: dict[str, Any] = {"path": path}
+        if output.text is not None:
+            snap.files[path] = sanitize(path, output.text.encode(), spec.sanitizer)
+            one["status"] = "ok"
+        else:
+            one["status"] = "timeout" if output.timed_out else "missing"
+            one["detail"] = output.reason or ""
+        if output.returncode is not None:
+            one["returncode"] = output.returncode
+        per[netdev] = one
+    entry: dict[str, Any] = {"kind": "command", "per_netdev": True, "argv": list(spec.argv),
+                             "path": spec.snapshot_path, "netdevs": per}
+    failed = [e for e in per.values() if e["status"] != "ok"]
+    if not per:
+        entry.update(status="skipped", detail="no RoCE interface")
+    elif len(failed) < len(per):
+        entry["status"] = "ok"
+    else:
+        entry.update(status=failed[0]["status"], detail=failed[0]["detail"])
+    return entry
+
+
 def default_output(hostname: str | None) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in (hostname or "host"))
@@ -149,7 +177,9 @@ def collect(src: Source, out_path: str, transform: Transform | None = None) -> d
     statuses: dict[str, dict[str, Any]] = {}
     for spec in specs.SPECS:
         t0 = time.monotonic()
-        if spec.is_command:
+        if spec.per_netdev:
+            entry = _collect_per_netdev(src, snap, spec)
+        elif spec.is_command:
             output = src.command(spec.name)
             entry: dict[str, Any] = {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path}
             if output.text is not None:

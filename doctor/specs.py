@@ -2,12 +2,14 @@
 
 A spec names a set of files (globs relative to ``/``, the same in a live host and a snapshot) or
 one command (run live with a timeout, stored in a snapshot under ``commands/<argv joined by _>``),
-plus the paths a sosreport keeps it under. ``gnd collect`` walks this registry and nothing else,
+plus the paths a sosreport keeps it under. A per-interface command (``per_netdev``) has ``{netdev}`` in its
+argv and sos paths and runs once for each RoCE interface (:data:`NETDEV`; names are validated first). ``gnd collect`` walks this registry and nothing else,
 so a live run and a run on the snapshot collected from that host read the same data.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 PCI_ATTRS = (
@@ -15,6 +17,17 @@ PCI_ATTRS = (
     "current_link_speed,current_link_width,max_link_speed,max_link_width,driver,driver_override,"
     "iommu_group,physfn,config,power_state,aer_dev_correctable,aer_dev_fatal,aer_dev_nonfatal"
 )
+
+#: the placeholder of a per-interface spec's argv and sos paths
+NETDEV = "{netdev}"
+#: interface names a per-interface command may be run for: what Linux allows in /sys/class/net
+#: (at most 15 bytes), narrowed to safe characters; no leading ``-`` so a name is never an option
+_NETDEV_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}")
+
+
+def valid_netdev(name: str) -> bool:
+    """Whether ``name`` may be substituted into a per-interface argv or snapshot path."""
+    return bool(_NETDEV_NAME.fullmatch(name)) and name not in (".", "..")
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,8 @@ class Spec:
     sanitizer: str | None = None
     #: collect only with this many entries at most (guards against huge process tables)
     limit: int | None = None
+    #: run once per RoCE interface, ``{netdev}`` in ``argv``/``sos_paths`` standing for its name
+    per_netdev: bool = False
 
     @property
     def is_command(self) -> bool:
@@ -38,8 +53,23 @@ class Spec:
 
     @property
     def snapshot_path(self) -> str:
-        """Where a snapshot stores this command's output."""
-        return "commands/" + "_".join(a.replace("/", "-") for a in self.argv)
+        """Where a snapshot stores this command's output (a glob with ``*`` for a per-interface spec)."""
+        return "commands/" + "_".join(a.replace("/", "-") for a in self.argv).replace(NETDEV, "*")
+
+    def argv_for(self, netdev: str) -> tuple[str, ...]:
+        """The argv run for one interface (``netdev`` must pass :func:`valid_netdev`)."""
+        if not valid_netdev(netdev):
+            raise ValueError(f"unsafe interface name {netdev!r}")
+        return tuple(a.replace(NETDEV, netdev) for a in self.argv)
+
+    def snapshot_path_for(self, netdev: str) -> str:
+        """Where a snapshot stores the output for one interface, e.g. ``commands/mlnx_qos_-i_eth4``."""
+        return "commands/" + "_".join(a.replace("/", "-") for a in self.argv_for(netdev))
+
+    def sos_paths_for(self, netdev: str) -> tuple[str, ...]:
+        if not valid_netdev(netdev):
+            raise ValueError(f"unsafe interface name {netdev!r}")
+        return tuple(p.replace(NETDEV, netdev) for p in self.sos_paths)
 
 
 SPECS: tuple[Spec, ...] = (
@@ -78,8 +108,11 @@ SPECS: tuple[Spec, ...] = (
     Spec("ibv_devinfo", "ibv_devinfo -v (RDMA ports: active_mtu; sosreports: GID types)",
          argv=("ibv_devinfo", "-v"), timeout=15,
          sos_paths=("sos_commands/infiniband/ibv_devinfo_-v",)),
-    Spec("ethtool_stats", "ethtool -S per interface (sosreports only: one command per interface)",
-         sos_paths=("sos_commands/networking/ethtool_-S_*",)),
+    Spec("ethtool_stats", "ethtool -S per RoCE interface (drop counters: rx_discards_phy, rx_out_of_buffer)",
+         argv=("ethtool", "-S", NETDEV), timeout=10, per_netdev=True,
+         sos_paths=(f"sos_commands/networking/ethtool_-S_{NETDEV}",)),
+    Spec("mlnx_qos", "mlnx_qos -i per RoCE interface (trust state, PFC per priority, DSCP-to-priority map)",
+         argv=("mlnx_qos", "-i", NETDEV), timeout=10, per_netdev=True),
     Spec("net.routes", "IPv4 routing table (which interfaces share a subnet)",
          paths=("proc/net/route",)),
     # --- NUMA, CPUs, IRQs ---------------------------------------------------------------------

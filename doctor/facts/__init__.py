@@ -22,11 +22,13 @@ from doctor.facts.roce import (
     EthtoolStats,
     RdmaCounters,
     RoceEcn,
+    RoceQos,
     Route,
     build_active_mtu,
     build_counters,
     build_ecn,
     build_ethtool_stats,
+    build_qos,
     build_routes,
 )
 from doctor.facts.serve_config import ServeConfig, build_serve_configs
@@ -140,9 +142,19 @@ class Facts:
         return build_counters(self.source, self.rdma)
 
     @cached_property
+    def roce_netdevs(self) -> list[str]:
+        """Interfaces of RDMA devices with an Ethernet port: the ones per-interface commands run for."""
+        return self.source.roce_netdevs()
+
+    @cached_property
     def ethtool_stats(self) -> dict[str, EthtoolStats]:
-        """``ethtool -S`` per interface (sosreports only)."""
-        return build_ethtool_stats(self.source)
+        """``ethtool -S`` per RoCE interface (run live only when a check asks; every interface of a sosreport)."""
+        return build_ethtool_stats(self.source, self.roce_netdevs)
+
+    @cached_property
+    def roce_qos(self) -> dict[str, RoceQos]:
+        """``mlnx_qos -i`` per RoCE interface: trust state, PFC per priority, DSCP map."""
+        return build_qos(self.source, self.roce_netdevs)
 
     @cached_property
     def active_mtu(self) -> ActiveMtu:

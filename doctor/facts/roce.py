@@ -11,6 +11,10 @@ Sources and their real formats:
 - ``ibv_devinfo -v``: ``active_mtu: 4096 (5)`` per port (no sysfs file carries it).
 - ``ethtool -S <if>`` as the sos ``networking`` plugin stores it (``sos_commands/networking/ethtool_-S_<if>``):
   ``NIC statistics:`` then one ``     rx_discards_phy: 0`` line per counter (mlx5 names).
+- ``mlnx_qos -i <if>`` (MLNX_OFED/DOCA mlnx-tools; run per RoCE interface, stored as
+  ``commands/mlnx_qos_-i_<if>``): trust state, PFC per priority, DSCP-to-priority map
+  (format and provenance in :mod:`doctor.parsers.mlnx_qos`).
+- ``ethtool -S <if>`` live or in a snapshot (``commands/ethtool_-S_<if>``), the same format.
 - ``/proc/net/route``: ``Iface Destination Gateway Flags RefCnt Use Metric Mask ...`` with
   little-endian hex addresses, e.g. ``enp25s0np0\\t0000640A\\t00000000\\t0001\\t0\\t0\\t0\\t0000FFFF...``.
 """
@@ -23,7 +27,8 @@ from dataclasses import dataclass
 from doctor import specs
 from doctor.facts.net import NetDev, RdmaPort
 from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
-from doctor.sources import Source
+from doctor.parsers.mlnx_qos import parse_mlnx_qos
+from doctor.sources import SOSREPORT, Source
 
 PRIORITIES = range(8)
 #: counters net.drops reads, in the order it reports them
@@ -79,16 +84,54 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     return out
 
 
-def build_ethtool_stats(src: Source) -> dict[str, EthtoolStats]:
+def build_ethtool_stats(src: Source, netdevs: list[str]) -> dict[str, EthtoolStats]:
+    """``ethtool -S`` of each of ``netdevs`` (run live, read from a snapshot); a sosreport's every interface."""
+    names = list(netdevs)
+    if src.kind == SOSREPORT:
+        for path in src.spec_paths(specs.get("ethtool_stats")):
+            name = path.rsplit("/", 1)[-1]
+            if name.startswith(ETHTOOL_PREFIX) and specs.valid_netdev(name[len(ETHTOOL_PREFIX):]):
+                names.append(name[len(ETHTOOL_PREFIX):])
     out = {}
-    for path in src.spec_paths(specs.get("ethtool_stats")):
-        name = path.rsplit("/", 1)[-1]
-        if not name.startswith(ETHTOOL_PREFIX):
+    for netdev in dict.fromkeys(names):
+        cmd = src.netdev_command("ethtool_stats", netdev)
+        if cmd.text is not None:
+            out[netdev] = EthtoolStats(netdev, cmd.where, parse_ethtool_stats(cmd.text[:1 << 20]))
+    return out
+
+
+@dataclass(frozen=True)
+class RoceQos:
+    """``mlnx_qos -i`` of one interface: trust state, PFC per priority, DSCP map; ``missing`` says why
+    it is not known (not installed, not recorded) and then the rest is empty."""
+
+    netdev: str
+    origin: str
+    trust: str | None  # "dscp" or "pcp"
+    pfc: dict[int, bool]
+    dscp2prio: dict[int, int]
+    missing: str | None = None
+
+    def priority_of_dscp(self, dscp: int) -> int:
+        """The priority DSCP-trusted packets with ``dscp`` land in (the default map, DSCP >> 3, when unprinted)."""
+        return self.dscp2prio.get(dscp, dscp >> 3)
+
+    @property
+    def pfc_vector(self) -> tuple[int, ...] | None:
+        """PFC enable bits for priorities 0-7, as ``mlnx_qos --pfc`` takes them; None unless all are known."""
+        return tuple(int(self.pfc[p]) for p in PRIORITIES) if all(p in self.pfc for p in PRIORITIES) else None
+
+
+def build_qos(src: Source, netdevs: list[str]) -> dict[str, RoceQos]:
+    out = {}
+    for netdev in netdevs:
+        cmd = src.netdev_command("mlnx_qos", netdev)
+        if cmd.text is None:
+            out[netdev] = RoceQos(netdev, cmd.where, None, {}, {}, cmd.reason or f"{cmd.where} not recorded")
             continue
-        netdev = name[len(ETHTOOL_PREFIX):]
-        text = src.read_text(path, cap=1 << 20)
-        if text is not None:
-            out[netdev] = EthtoolStats(netdev, path, parse_ethtool_stats(text))
+        rep = parse_mlnx_qos(cmd.text)
+        missing = None if rep.trust or rep.pfc else f"{cmd.where} shows no trust state or PFC table"
+        out[netdev] = RoceQos(netdev, cmd.where, rep.trust, rep.pfc, rep.dscp2prio, missing)
     return out
 
 

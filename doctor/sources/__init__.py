@@ -143,14 +143,62 @@ class Source:
         return paths
 
     def spec_paths(self, spec: specs.Spec) -> list[str]:
-        """Files of a file spec present in this source (sosreport paths included)."""
-        patterns = spec.paths + (spec.sos_paths if self.kind == SOSREPORT else ())
+        """Files of a file spec present in this source (sosreport paths included; ``{netdev}`` matches any name)."""
+        patterns = spec.paths + (tuple(p.replace(specs.NETDEV, "*") for p in spec.sos_paths)
+                                 if self.kind == SOSREPORT else ())
         out: list[str] = []
         for pattern in patterns:
             out.extend(self.glob(pattern))
         return sorted(dict.fromkeys(out))
 
+    def roce_netdevs(self) -> list[str]:
+        """Interfaces under ``sys/class/net`` on the PCI function of an RDMA device with an Ethernet port
+        (RoCE): the ones per-interface commands run for. Names that fail :func:`specs.valid_netdev` are left out."""
+        present = [n for n in self.listdir("sys/class/net")[:4096] if specs.valid_netdev(n)]
+        if not present:
+            return []
+        by_pci: dict[str, list[str]] = {}
+        for name in present:
+            real = self.realpath(f"sys/class/net/{name}/device")
+            if real:
+                by_pci.setdefault(real, []).append(name)
+        out: set[str] = set()
+        for dev in self.listdir("sys/class/infiniband")[:1024]:
+            base = f"sys/class/infiniband/{dev}"
+            layers = [self.read_line(f"{base}/ports/{p}/link_layer") for p in self.listdir(f"{base}/ports")[:64]]
+            if not any((layer or "").lower() == "ethernet" for layer in layers):
+                continue
+            real = self.realpath(f"{base}/device")
+            if real:
+                out.update(by_pci.get(real, ()))
+        return sorted(out)
+
     # --- commands ----------------------------------------------------------------------------
+    def netdev_command(self, name: str, netdev: str) -> CommandOutput:
+        """Output of the per-interface command spec ``name`` for ``netdev`` (cached); an unsafe name is refused."""
+        key = f"{name}\0{netdev}"
+        if key not in self._commands:
+            spec = specs.get(name)
+            if not specs.valid_netdev(netdev):
+                shown = ascii(netdev)[:40]
+                self._commands[key] = CommandOutput(spec.name, None, f"{spec.argv[0]} for interface {shown}",
+                                                    reason=f"refused interface name {shown} (not a safe netdev name)")
+            else:
+                self._commands[key] = self._netdev_command(spec, netdev)
+        return self._commands[key]
+
+    def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
+        path = spec.snapshot_path_for(netdev)
+        text = self.read_text(path)
+        if text is not None:
+            return CommandOutput(spec.name, text, path)
+        for sos_path in spec.sos_paths_for(netdev):
+            text = self.read_text(sos_path)
+            if text is not None:
+                return CommandOutput(spec.name, text, sos_path)
+        reason = self.manifest_reason(spec.name) or f"{path} not in this {self.kind}"
+        return CommandOutput(spec.name, None, path, reason=reason)
+
     def command(self, name: str) -> CommandOutput:
         """Output of the command spec ``name`` (cached)."""
         if name not in self._commands:
@@ -237,19 +285,29 @@ class LiveSource(Source):
             return CommandOutput(spec.name, None, spec.name, reason=f"{spec.name} exists only in sosreports")
         return run_command(spec)
 
+    def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
+        if not self.run_commands:
+            return super()._netdev_command(spec, netdev)
+        argv = spec.argv_for(netdev)
+        if netdev not in self.listdir("sys/class/net"):
+            return CommandOutput(spec.name, None, " ".join(argv), reason=f"no interface {netdev} under /sys/class/net")
+        return run_command(spec, argv)
 
-def run_command(spec: specs.Spec) -> CommandOutput:
-    """Run a command spec with its timeout; a missing or hung program is a normal answer."""
-    where = " ".join(spec.argv)
-    exe = shutil.which(spec.argv[0])
+
+def run_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> CommandOutput:
+    """Run a command spec (or ``argv``, one interface's instance of it) with its timeout; a missing or
+    hung program is a normal answer."""
+    argv = argv or spec.argv
+    where = " ".join(argv)
+    exe = shutil.which(argv[0])
     if exe is None:
-        return CommandOutput(spec.name, None, where, reason=f"{spec.argv[0]} not found on PATH")
+        return CommandOutput(spec.name, None, where, reason=f"{argv[0]} not found on PATH")
     import subprocess  # imported when a command actually runs: a snapshot run never does
 
     start = time.monotonic()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"), "LC_ALL": "C"}
     try:
-        proc = subprocess.Popen([exe, *spec.argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        proc = subprocess.Popen([exe, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         return CommandOutput(spec.name, None, where, reason=f"{where} could not run: {exc.strerror}")
