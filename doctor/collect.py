@@ -177,11 +177,12 @@ def collect(src: Source, out_path: str, transform: Transform | None = None) -> d
     statuses: dict[str, dict[str, Any]] = {}
     for spec in specs.SPECS:
         t0 = time.monotonic()
+        entry: dict[str, Any]
         if spec.per_netdev:
             entry = _collect_per_netdev(src, snap, spec)
         elif spec.is_command:
             output = src.command(spec.name)
-            entry: dict[str, Any] = {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path}
+            entry = {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path}
             if output.text is not None:
                 snap.files[spec.snapshot_path] = sanitize(spec.snapshot_path, output.text.encode(), spec.sanitizer)
                 entry["status"] = "ok"
