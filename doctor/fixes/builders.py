@@ -717,3 +717,39 @@ def rdma_show(p: Params) -> list[FixStep]:
     """``device``, ``port``: show the port's attributes (active_mtu, state)."""
     dev = p.text("device", RDMA_DEVICE, "RDMA device name")
     return [run(R, "ibv_devinfo", "-v", "-d", dev, "-i", str(p.integer("port", 0, 255)), unattended=True)]
+
+
+# --- RoCE QoS (mlnx_qos) -------------------------------------------------------------------------
+
+TRUST_STATES = ("pcp", "dscp")
+
+
+def _pfc_vector(p: Params, key: str) -> str:
+    value = p.raw(key)
+    if not isinstance(value, list) or len(value) != 8 or any(v not in (0, 1) or isinstance(v, bool) for v in value):
+        raise FixRejected(f"{key}: not eight 0/1 PFC bits")
+    return ",".join(str(v) for v in value)
+
+
+@builder("roce_qos")
+def roce_qos(p: Params) -> list[FixStep]:
+    """``netdev``; ``trust``/``previous_trust``: "dscp"/"pcp" (both or neither); ``pfc``/``previous_pfc``:
+    eight 0/1 bits for priorities 0-7 (both or neither). Not unattended: PFC and trust must match the
+    switch port, so a human changes both ends; the rollback restores the recorded state exactly."""
+    nic = p.netdev("netdev")
+    steps = [run(R, "mlnx_qos", "-i", nic, unattended=True, description="show trust, PFC and the DSCP map")]
+    undo = []
+    if p.raw("trust") is not None or p.raw("previous_trust") is not None:
+        trust, old = p.choice("trust", TRUST_STATES), p.choice("previous_trust", TRUST_STATES)
+        steps.append(run(R, "mlnx_qos", "-i", nic, "--trust", trust, key=f"qos:{nic}:trust"))
+        undo.append(run(B, "mlnx_qos", "-i", nic, "--trust", old, key=f"qos:{nic}:trust"))
+    if p.raw("pfc") is not None or p.raw("previous_pfc") is not None:
+        pfc, old_pfc = _pfc_vector(p, "pfc"), _pfc_vector(p, "previous_pfc")
+        steps.append(run(R, "mlnx_qos", "-i", nic, "--pfc", pfc, key=f"qos:{nic}:pfc"))
+        undo.append(run(B, "mlnx_qos", "-i", nic, "--pfc", old_pfc, key=f"qos:{nic}:pfc"))
+    if len(steps) == 1:
+        raise FixRejected("neither trust nor pfc to change")
+    steps.append(manual(P, f"apply the same mlnx_qos settings to {nic} at every boot (a oneshot systemd unit "
+                           "ordered after the driver loads), and make the switch port's trust and lossless "
+                           "priority match", key=f"qos:{nic}:boot"))
+    return steps + undo

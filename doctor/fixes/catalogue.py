@@ -37,7 +37,7 @@ CHECK_BUILDERS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "runtime.memlock": ("prlimit_memlock",),
     "runtime.shm": ("shm_resize",),
     "kernel.hugepages": ("hugepages",),
-    "rdma.lossless": ("roce_ecn",),
+    "rdma.lossless": ("roce_ecn", "roce_qos"),
     "net.drops": ("rdma_counters_show",),
     "rdma.mtu": ("rdma_show",),
     "net.multirail": ("sysctl",),

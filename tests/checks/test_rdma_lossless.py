@@ -48,3 +48,68 @@ def test_ports_nccl_does_not_use_do_not_apply() -> None:
     assert _alarms(findings_of(facts(ib), "rdma.lossless")) == []
     down = {f"{port}/state": "1: DOWN\n", **ecn("enp59s0np0", 0, np="0", rp="0")}
     assert _alarms(findings_of(facts(down), "rdma.lossless")) == []
+
+
+# --- PFC and DSCP trust from mlnx_qos -i (issue 13 item 3) ------------------------------------------
+
+def _qos(netdev: str, trust: str = "dscp", pfc: str = "0   0   0   1   0   0   0   0") -> dict:
+    """A ``commands/mlnx_qos_-i_<if>`` overlay: the committed (real-format) output with trust/PFC changed."""
+    text = (healthy() / f"commands/mlnx_qos_-i_{netdev}").read_text()
+    text = text.replace("Priority trust state: dscp", f"Priority trust state: {trust}")
+    if trust == "pcp":  # mlnx_qos prints no DSCP map under pcp trust
+        text = text.split("dscp2prio mapping:\n")[0] + "Cable len: 7\n" + text.split("Cable len: 7\n")[1]
+    text = text.replace("enabled     0   0   0   1   0   0   0   0", f"enabled     {pfc}")
+    return {f"commands/mlnx_qos_-i_{netdev}": text}
+
+
+TC106 = environ(NCCL_IB_TC="106")
+
+
+def test_healthy_pfc_on_priority_3_with_trust_dscp_is_quiet() -> None:
+    found = findings_of(facts(TC106), "rdma.lossless")
+    assert [f.severity for f in found] == ["pass"]
+    assert not any("mlnx_qos" in e.source for e in found[0].evidence)  # recorded and fine: nothing to note
+
+
+def test_pfc_off_on_nccls_priority_is_medium_with_an_exact_rollback() -> None:
+    found = findings_of(facts({**TC106, **_qos("enp61s0np0", pfc="0   0   0   0   1   0   0   0")}), "rdma.lossless")
+    assert _alarms(found) == [("enp61s0np0", "medium")]
+    f = found[0]
+    assert "PFC off on priority 3" in f.title and "trust pcp" not in f.title
+    assert f.evidence[0].source == "commands/mlnx_qos_-i_enp61s0np0"
+    assert f.fix.builder == "roce_qos" and f.fix.params["previous_pfc"] == [0, 0, 0, 0, 1, 0, 0, 0]
+    assert "mlnx_qos -i enp61s0np0 --pfc 0,0,0,1,1,0,0,0" in f.fix.runtime
+    assert "mlnx_qos -i enp61s0np0 --pfc 0,0,0,0,1,0,0,0" in f.fix.rollback
+    assert not any(s.unattended for s in f.fix.steps if s.argv and "--pfc" in s.argv)
+
+
+def test_pfc_follows_the_recorded_dscp_map_not_the_default() -> None:
+    # trap: DSCP 26 remapped to priority 4, where PFC is on: lossless although priority 3 has no PFC
+    q = _qos("enp25s0np0", pfc="0   0   0   0   1   0   0   0")
+    text = q["commands/mlnx_qos_-i_enp25s0np0"]
+    text = text.replace("prio:3 dscp:31,30,29,28,27,26,25,24,", "prio:3 dscp:31,30,29,28,27,25,24,")
+    text = text.replace("prio:4 dscp:39,", "prio:4 dscp:26,39,")
+    assert _alarms(findings_of(facts({**TC106, "commands/mlnx_qos_-i_enp25s0np0": text}), "rdma.lossless")) == []
+
+
+def test_trust_pcp_while_nccl_marks_dscp_is_medium() -> None:
+    found = findings_of(facts({**TC106, **_qos("enp27s0np0", trust="pcp")}), "rdma.lossless")
+    assert _alarms(found) == [("enp27s0np0", "medium")]
+    assert "trust pcp" in found[0].title and "PFC off" not in found[0].title
+    assert found[0].fix.params == {"netdev": "enp27s0np0", "trust": "dscp", "previous_trust": "pcp"}
+    assert "mlnx_qos -i enp27s0np0 --trust pcp" in found[0].fix.rollback
+
+
+def test_pfc_is_not_judged_without_nccl_ib_tc() -> None:
+    # trap: NCCL_IB_TC unset -> the device's default ToS decides the DSCP, which mlnx_qos does not show
+    assert _alarms(findings_of(facts(_qos("enp25s0np0", trust="pcp", pfc="0 0 0 0 0 0 0 0")), "rdma.lossless")) == []
+
+
+def test_mlnx_qos_not_recorded_is_noted_not_a_finding() -> None:
+    found = findings_of(facts({**TC106, "commands/mlnx_qos_-i_enp25s0np0": None}), "rdma.lossless")
+    assert [f.severity for f in found] == ["pass"]
+    notes = [e for e in found[0].evidence if "not judged" in e.value]
+    assert [e.source for e in notes] == ["commands/mlnx_qos_-i_enp25s0np0"]
+    garbage = findings_of(facts({**TC106, "commands/mlnx_qos_-i_enp25s0np0": "\x00\xffnot mlnx_qos\n"}),
+                          "rdma.lossless")
+    assert [f.severity for f in garbage] == ["pass"] and any("no trust state" in e.value for e in garbage[0].evidence)
