@@ -34,7 +34,8 @@ NOTES = ("The counters are cumulative since the driver loaded: read them twice u
 
 @check("net.drops", "RoCE drop and sequence-error counters", "network")
 def drops(facts: Facts) -> Iterator[Finding]:
-    """``out_of_sequence``/``packet_seq_err`` (hw_counters) or ``rx_discards_phy`` (ethtool -S, sosreports) above
+    """``out_of_sequence``/``packet_seq_err`` (hw_counters) or ``rx_discards_phy`` (``ethtool -S``: run per RoCE
+    interface live, ``commands/ethtool_-S_<if>`` in snapshots, sosreports) above
     zero on an active RoCE port (medium), ``out_of_buffer``/``rx_out_of_buffer`` alone (low); unknown when
     neither source is recorded."""
     ports = roce_ports(facts)

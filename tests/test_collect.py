@@ -123,3 +123,41 @@ def test_root_with_run_commands_runs_them_here(tmp_path: Path) -> None:
     assert LiveSource(str(tmp_path)).command("lspci_vvv").text == "recorded\n"
     ran = LiveSource(str(tmp_path), run_commands=True).command("lspci_vvv")
     assert ran.text != "recorded\n"  # either real lspci output or "lspci not found"
+
+
+def test_per_interface_commands_are_collected_for_each_roce_netdev(tmp_path: Path) -> None:
+    out = tmp_path / "snap.tar.gz"
+    assert main(["collect", "--root", str(HEALTHY), "-o", str(out)]) == 0
+    with tarfile.open(out) as tf:
+        names = set(tf.getnames())
+        manifest = json.loads(tf.extractfile(MANIFEST).read())  # type: ignore[union-attr]
+    qos = manifest["specs"]["mlnx_qos"]
+    roce = LiveSource(str(HEALTHY)).roce_netdevs()
+    assert len(roce) == 8 and "enp39s0f0np0" not in roce  # the X710 has no RDMA device
+    assert qos["status"] == "ok" and sorted(qos["netdevs"]) == roce
+    assert {f"commands/mlnx_qos_-i_{nd}" for nd in roce} <= names
+    assert manifest["specs"]["ethtool_stats"]["status"] == "missing"  # not recorded in the fixture
+    snap = Facts(open_source(str(out)))
+    assert snap.roce_qos["enp25s0np0"].pfc[3] is True and snap.roce_qos["enp25s0np0"].trust == "dscp"
+
+
+@pytest.mark.parametrize("name", ["-rf", "../etc", "a b", "x" * 16, "eth0;id", "", "..", "eth\n0", "é0"])
+def test_hostile_interface_names_are_refused_before_anything_runs(name: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "ran"
+    fake = tmp_path / "bin/mlnx_qos"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    src = LiveSource(str(HEALTHY), run_commands=True)
+    out = src.netdev_command("mlnx_qos", name)
+    assert out.text is None and "refused interface name" in (out.reason or "")
+    snapshot = LiveSource(str(HEALTHY)).netdev_command("mlnx_qos", name)
+    assert snapshot.text is None and "refused" in (snapshot.reason or "")
+    # a safe name that is not an interface of this host is not run either
+    absent = src.netdev_command("mlnx_qos", "eth9")
+    assert absent.text is None and "no interface eth9" in (absent.reason or "")
+    assert not log.exists()
+    with pytest.raises(ValueError):
+        specs.get("mlnx_qos").argv_for(name)

@@ -83,3 +83,28 @@ def test_ethtool_discards_from_a_sosreport_are_medium(tmp_path) -> None:  # type
 def test_ethtool_buffer_drops_alone_are_low_and_zero_is_quiet(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert _alarms(findings_of(_sosreport(tmp_path / "a", discards=0, oob=77), "net.drops")) == [("enp61s0np0", "low")]
     assert _alarms(findings_of(_sosreport(tmp_path / "b", discards=0), "net.drops")) == []
+
+
+def test_ethtool_discards_from_a_snapshot_command_are_medium() -> None:
+    # gnd collect stores ethtool -S per RoCE interface as commands/ethtool_-S_<if>
+    f = facts({"commands/ethtool_-S_enp61s0np0": ETHTOOL_S.format(oob=0, discards=77)})
+    found = findings_of(f, "net.drops")
+    assert _alarms(found) == [("enp61s0np0", "medium")]
+    assert "commands/ethtool_-S_enp61s0np0" in [e.source for e in found[0].evidence]
+
+
+def test_live_ethtool_runs_per_roce_interface_only(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from doctor.facts import Facts
+    from doctor.sources import LiveSource
+
+    log = tmp_path / "ran"
+    fake = tmp_path / "bin/ethtool"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n"
+                    f"printf '%s' '{ETHTOOL_S.format(oob=0, discards=5)}'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    f = Facts(LiveSource(str(healthy()), run_commands=True))
+    assert _alarms(findings_of(f, "net.drops")) == [(nd, "medium") for nd in sorted(f.roce_netdevs)]
+    ran = sorted(log.read_text().split("\n")[:-1])
+    assert ran == sorted(f"-S {nd}" for nd in f.roce_netdevs) and "-S enp39s0f0np0" not in ran  # not the X710
