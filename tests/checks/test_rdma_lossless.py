@@ -113,3 +113,19 @@ def test_mlnx_qos_not_recorded_is_noted_not_a_finding() -> None:
     garbage = findings_of(facts({**TC106, "commands/mlnx_qos_-i_enp25s0np0": "\x00\xffnot mlnx_qos\n"}),
                           "rdma.lossless")
     assert [f.severity for f in garbage] == ["pass"] and any("no trust state" in e.value for e in garbage[0].evidence)
+
+
+def test_roce_qos_builder_refuses_what_no_check_produces() -> None:
+    from doctor.fixes import make
+
+    ok = make("roce_qos", netdev="eth4", pfc=[0, 0, 0, 1, 0, 0, 0, 0], previous_pfc=[0] * 8)
+    assert [s.text for s in ok.steps if s.argv] == ["mlnx_qos -i eth4", "mlnx_qos -i eth4 --pfc 0,0,0,1,0,0,0,0",
+                                                    "mlnx_qos -i eth4 --pfc 0,0,0,0,0,0,0,0"]
+    for bad in ({"netdev": "eth4;reboot", "pfc": [1] * 8, "previous_pfc": [0] * 8},
+                {"netdev": "eth4", "pfc": [1] * 7, "previous_pfc": [0] * 8},
+                {"netdev": "eth4", "pfc": [True] * 8, "previous_pfc": [0] * 8},
+                {"netdev": "eth4", "pfc": [1] * 8},  # no recorded state to roll back to
+                {"netdev": "eth4", "trust": "dscp"},
+                {"netdev": "eth4", "trust": "dscp; id", "previous_trust": "pcp"},
+                {"netdev": "eth4"}):
+        assert make("roce_qos", **bad).steps == (), bad

@@ -58,3 +58,22 @@ def test_real_mlx5_hw_counters(tmp_path: Path) -> None:
     values = f.rdma_counters["mlx5_0/1"].values
     # prometheus/procfs's recording of a ConnectX port: one sequence error of each kind, no buffer drop
     assert (values["out_of_sequence"], values["packet_seq_err"], values["out_of_buffer"]) == (1, 1, 0)
+
+
+def test_qos_facts_and_roce_netdevs() -> None:
+    f = facts()
+    assert len(f.roce_netdevs) == 8 and "enp39s0f0np0" not in f.roce_netdevs  # the X710 has no RDMA device
+    qos = f.roce_qos["enp189s0np0"]
+    assert qos.trust == "dscp" and qos.pfc_vector == (0, 0, 0, 1, 0, 0, 0, 0) and qos.priority_of_dscp(26) == 3
+    assert qos.origin == "commands/mlnx_qos_-i_enp189s0np0" and qos.missing is None
+    gone = facts({"commands/mlnx_qos_-i_enp189s0np0": None}).roce_qos["enp189s0np0"]
+    assert gone.missing and gone.pfc == {} and gone.pfc_vector is None
+
+
+def test_a_hostile_interface_name_in_sysfs_is_never_a_target() -> None:
+    from tests.helpers import Link
+
+    target = "../../" + real("sys/class/net/enp25s0np0", healthy()).removeprefix("sys/")
+    f = facts({"sys/class/net/-rf": Link(target), "sys/class/net/a;id": Link(target)})
+    assert "-rf" not in f.roce_netdevs and "a;id" not in f.roce_netdevs and "enp25s0np0" in f.roce_netdevs
+    assert set(f.roce_qos) == set(f.roce_netdevs)
