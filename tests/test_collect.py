@@ -161,3 +161,19 @@ def test_hostile_interface_names_are_refused_before_anything_runs(name: str, tmp
     assert not log.exists()
     with pytest.raises(ValueError):
         specs.get("mlnx_qos").argv_for(name)
+
+
+def test_a_hung_per_interface_command_is_waited_on_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    log = tmp_path / "ran"
+    fake = tmp_path / "bin/mlnx_qos"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nsleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    monkeypatch.setitem(specs.BY_NAME, "mlnx_qos", replace(specs.get("mlnx_qos"), timeout=0.5))
+    src = LiveSource(str(HEALTHY), run_commands=True)
+    outs = [src.netdev_command("mlnx_qos", nd) for nd in src.roce_netdevs()]
+    assert all(o.text is None and o.timed_out for o in outs) and len(outs) == 8
+    assert len(log.read_text().splitlines()) == 1 and "not run: " in (outs[1].reason or "")

@@ -291,6 +291,9 @@ class LiveSource(Source):
         argv = spec.argv_for(netdev)
         if netdev not in self.listdir("sys/class/net"):
             return CommandOutput(spec.name, None, " ".join(argv), reason=f"no interface {netdev} under /sys/class/net")
+        hung = next((o for k, o in self._commands.items() if k.startswith(f"{spec.name}\0") and o.timed_out), None)
+        if hung is not None:  # one hung run per spec: the next interfaces would hang the same way
+            return CommandOutput(spec.name, None, " ".join(argv), reason=f"not run: {hung.reason}", timed_out=True)
         return run_command(spec, argv)
 
 
