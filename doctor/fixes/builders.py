@@ -752,4 +752,4 @@ def roce_qos(p: Params) -> list[FixStep]:
     steps.append(manual(P, f"apply the same mlnx_qos settings to {nic} at every boot (a oneshot systemd unit "
                            "ordered after the driver loads), and make the switch port's trust and lossless "
                            "priority match", key=f"qos:{nic}:boot"))
-    return steps + undo
+    return steps + undo[::-1]  # undone in the reverse order
