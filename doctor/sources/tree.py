@@ -186,6 +186,7 @@ class _Entry:
     data: bytes | None = None
     target: str | None = None
     too_large: bool = False
+    view: memoryview | None = None  # the fast path's file data, copied to bytes only when read
 
 
 def _safe_member_name(name: str) -> str:
@@ -250,7 +251,10 @@ class TarTree(Tree):
         self._children: dict[str, set[str]] = {"": set()}
         fh = open_regular(path, "tarball")
         try:
-            self._load(fh)
+            if not self._load_fast(fh):
+                self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
+                fh.seek(0)
+                self._load(fh)
         except DoctorError:
             raise
         except _CORRUPT as exc:
@@ -259,6 +263,54 @@ class TarTree(Tree):
         finally:
             fh.close()
         self._strip_single_top()
+
+    def _load_fast(self, fh: BinaryIO) -> bool:
+        """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`).
+
+        ``False`` (nothing kept) when the archive needs the slow path, which then decides any refusal.
+        """
+        from doctor.sources import fasttar
+
+        try:
+            raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
+            tar = fasttar.decompress(raw)
+            del raw
+            blob = memoryview(tar)
+            counts = [0, 0, 0]  # members, bytes streamed, bytes held
+
+            def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
+                counts[0] += 1
+                counts[1] += size
+                if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
+                    raise fasttar.Fallback
+                try:
+                    name = _safe_member_name(name)
+                except DoctorError:
+                    raise fasttar.Fallback from None
+                if not name:
+                    return
+                if kind == "symlink":
+                    if len(linkname) > MAX_NAME_CHARS:
+                        raise fasttar.Fallback
+                    self._add(name, _Entry(LINK, target=linkname))
+                elif kind == "hardlink":
+                    src = self._entries.get("/".join(split_path(linkname)))
+                    if src is not None and src.kind == FILE:
+                        self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
+                elif kind == "dir":
+                    self._add(name, _Entry(DIR))
+                elif size > MAX_FILE_BYTES:
+                    self._add(name, _Entry(FILE, None, too_large=True))
+                else:
+                    counts[2] += size
+                    if counts[2] > MAX_TAR_BYTES:
+                        raise fasttar.Fallback
+                    self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
+
+            fasttar.members(tar, MAX_NAME_CHARS * 16, member)
+        except (fasttar.Fallback, OSError, MemoryError):
+            return False
+        return True
 
     def _load(self, fh: BinaryIO) -> None:
         path = self.path
@@ -369,7 +421,12 @@ class TarTree(Tree):
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         entry = self._entries.get(path)
-        if entry is None or entry.kind != FILE or entry.too_large or entry.data is None:
+        if entry is None or entry.kind != FILE or entry.too_large:
+            return None
+        if entry.data is None and entry.view is not None:
+            entry.data = bytes(entry.view)
+            entry.view = None
+        if entry.data is None:
             return None
         return entry.data if len(entry.data) <= cap else None
 
