@@ -275,6 +275,8 @@ class TarTree(Tree):
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
             tar = fasttar.decompress(raw)
             del raw
+            if len(tar) > MAX_STREAM_BYTES:
+                return False  # the slow path counts what it streams, and refuses
             blob = memoryview(tar)
             counts = [0, 0, 0]  # members, bytes streamed, bytes held
 
