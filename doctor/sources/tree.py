@@ -42,6 +42,8 @@ FILE, DIR, LINK = "file", "dir", "link"
 
 def split_path(path: str) -> list[str]:
     """Split a relative or absolute POSIX path into components, dropping ``.`` and empties."""
+    if path and "//" not in path and "/." not in path and path[0] not in "/." and path[-1] != "/":
+        return path.split("/")  # already normal: no empty or "." component (the common case)
     return [p for p in path.split("/") if p and p != "."]
 
 
@@ -82,7 +84,8 @@ class Tree(ABC):
         parent = self._resolve_dir("/".join(parts[:-1])) if len(parts) > 1 else ""
         if parent is None:
             return None
-        return self._walk(split_path(parent) + [parts[-1]], follow_last, trusted=len(split_path(parent)))
+        known = parent.split("/") if parent else []  # a resolved path is already normal
+        return self._walk([*known, parts[-1]], follow_last, trusted=len(known))
 
     def _walk(self, parts: list[str], follow_last: bool, trusted: int = 0) -> str | None:
         resolved: list[str] = parts[:trusted]
