@@ -162,3 +162,20 @@ def test_impact_basis_round_trips_and_is_optional() -> None:
     del old["impact"]["basis"]
     assert Finding.from_dict(old).impact == Impact(40, "one rail fewer")
     assert Impact(1, "t").line == "t" and Impact(1, "t.", "b").line == "t (basis: b)."
+
+
+def test_to_dict_is_the_field_by_field_json_form() -> None:
+    """to_dict (hand-rolled for speed) gives exactly what dataclasses.asdict gave, key order included."""
+    from dataclasses import asdict
+
+    from doctor.findings import Evidence, Finding, Fix, Impact
+
+    f = Finding(severity=CRITICAL, subject="GPU 3 (0000:3c:00.0)", title="t", detail="d",
+                evidence=(Evidence("lspci", "LnkSta: 8GT/s x8"), Evidence("sysfs", "x")), expected="x16",
+                observed="x8", impact=Impact(40, "one rail fewer", "measured"), fix=Fix.from_text("reseat"),
+                references=("https://example.com",), related=("0000:39:02.0",), confidence=0.5,
+                check="pcie.link", category="pcie", rank=2)
+    old = {k: v for k, v in asdict(f).items() if k != "fix"}
+    old |= {"severity": Severity.parse(CRITICAL).value, "evidence": [asdict(e) for e in f.evidence], "references": ["https://example.com"],
+            "related": ["0000:39:02.0"], "fix": f.fix.to_dict()}
+    assert f.to_dict() == old and list(f.to_dict()) == list(old)
