@@ -148,11 +148,15 @@ def members(blob: bytes, meta_max: int, on_member: Member) -> None:
             kind = b"5"
         if kind == b"5":
             name = name.rstrip("/")
-        prefix = _text(buf[345:500])
-        if prefix:
-            name = prefix + "/" + name
-        name = pending.get("name", name)
-        linkname = pending.get("linkname", _text(buf[157:257]))
+        if buf[345]:  # a ustar prefix (tarfile reads the field whatever the format)
+            prefix = _text(buf[345:500])
+            if prefix:
+                name = prefix + "/" + name
+        if pending:
+            name = pending.get("name", name)
+            linkname = pending["linkname"] if "linkname" in pending else _text(buf[157:257])
+        else:
+            linkname = _text(buf[157:257]) if buf[157] else ""
         pending = {}
         if kind in (b"0", b"\0"):
             if data + size > end:
