@@ -429,6 +429,8 @@ class TarTree(Tree):
         if entry is None or entry.kind != FILE or entry.too_large:
             return None
         if entry.data is None and entry.view is not None:
+            if len(entry.view) > cap:
+                return None
             entry.data = bytes(entry.view)
             entry.view = None
         if entry.data is None:
