@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fleet benchmark: seconds and peak memory of `gnd fleet` over N generated nodes.
 
-Two paths: saved JSON results (``gnd check --format json`` output; what a DaemonSet or Slurm job
-would ship) and snapshot tarballs (checks run on every node). Each measurement runs in a fresh
+Wall and CPU seconds (parent and workers, imports excluded) per node. Two paths: saved JSON
+results (``gnd check --format json`` output; what a DaemonSet or Slurm job would ship) and snapshot tarballs (checks run on every node). Each measurement runs in a fresh
 process; peak memory is the aggregating parent's max RSS and the largest worker's
 (``resource.getrusage(RUSAGE_CHILDREN)``). Three nodes are planted outliers; the run checks that
 exactly they are reported.
@@ -75,10 +75,15 @@ def measure(folder: str, jobs: int) -> dict[str, float]:
     """Run one fleet analysis in this (fresh) process and report time, memory and outliers."""
     from doctor.fleet.fleet import analyse_fleet, expand_paths
 
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = usage.ru_utime + usage.ru_stime  # imports; workers are forked after this
     start = time.monotonic()
     report = analyse_fleet(expand_paths([folder]), jobs)
     seconds = time.monotonic() - start
-    return {"seconds": round(seconds, 2), "nodes": len(report.ok), "outliers": len(report.outlier_nodes),
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime - cpu0
+    return {"seconds": round(seconds, 2), "cpu_s": round(cpu, 2),
+            "nodes": len(report.ok), "outliers": len(report.outlier_nodes),
             "groups": len(report.groups),
             "parent_peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "worker_peak_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
@@ -96,6 +101,7 @@ def run(kind: str, count: int, jobs: int, work: Path) -> dict[str, object]:
     shutil.rmtree(folder)
     row = {"path": kind, "count": count, "jobs": jobs, "generate_s": round(generated, 1), **result}
     row["ms_per_node"] = round(1000 * float(result["seconds"]) / max(1, count), 2)
+    row["cpu_ms_per_node"] = round(1000 * float(result["cpu_s"]) / max(1, count), 2)
     print(json.dumps(row), flush=True)
     return row
 
@@ -116,11 +122,11 @@ def main() -> int:
         rows += [run("snapshot", n, args.jobs, work) for n in args.snapshots]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{'path':<9} {'nodes':>6} {'jobs':>4} {'seconds':>8} {'ms/node':>8} {'parent MiB':>10} "
-          f"{'worker MiB':>10} {'outliers':>8}")
+    print(f"\n{'path':<9} {'nodes':>6} {'jobs':>4} {'seconds':>8} {'ms/node':>8} {'CPU ms/node':>11} "
+          f"{'parent MiB':>10} {'worker MiB':>10} {'outliers':>8}")
     for r in rows:
         print(f"{r['path']:<9} {r['count']:>6} {r['jobs']:>4} {r['seconds']:>8} {r['ms_per_node']:>8} "
-              f"{r['parent_peak_mib']:>10} {r['worker_peak_mib']:>10} {r['outliers']:>8}")
+              f"{r['cpu_ms_per_node']:>11} {r['parent_peak_mib']:>10} {r['worker_peak_mib']:>10} {r['outliers']:>8}")
     print(f"(machine: {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at the end)")
     return 0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Final
 
@@ -277,11 +277,19 @@ class Finding:
             object.__setattr__(self, "subject_id", subject_id_of(self.subject))
 
     def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k != "fix"}
-        data["severity"] = Severity.parse(self.severity).value
-        data["evidence"] = [asdict(e) for e in self.evidence]
-        for key in ("references", "related"):
-            data[key] = list(data[key])
+        # field by field: dataclasses.asdict deep-copies every value and was a third of a fleet node's time
+        data: dict[str, Any] = {}
+        for f in _FINDING_FIELDS:
+            value = getattr(self, f)
+            if f == "severity":
+                value = Severity.parse(value).value
+            elif f == "evidence":
+                value = [_scalars(e) for e in value]
+            elif f == "impact":
+                value = _scalars(value)
+            elif f in ("references", "related"):
+                value = list(value)
+            data[f] = value
         data["fix"] = self.fix.to_dict()
         return data
 
@@ -344,3 +352,12 @@ def summary(findings: list[Finding]) -> dict[str, int]:
         key = Severity.parse(f.severity).value
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+#: Finding's fields in order, the fix last (the JSON contract's key order)
+_FINDING_FIELDS: Final = tuple(f.name for f in fields(Finding) if f.name != "fix")
+
+
+def _scalars(obj: Evidence | Impact) -> dict[str, Any]:
+    """A dataclass whose fields are all scalars, as a dict (what ``asdict`` gives, without its copying)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}

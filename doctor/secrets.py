@@ -6,6 +6,7 @@ are built from any source (so a live run or an old snapshot cannot leak one eith
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from typing import Any
@@ -137,14 +138,23 @@ def mask_argv(argv: list[str]) -> list[str]:
     return out
 
 
+#: :func:`mask_text` of short strings, remembered (results repeat the same keys and titles; fleet
+#: workers mask thousands of results); bounded in entries and in each entry's size.
+_mask_short = functools.lru_cache(maxsize=1 << 14)(mask_text)
+
+
+def _mask(text: str) -> str:
+    return _mask_short(text) if len(text) <= 256 else mask_text(text)
+
+
 def mask_data(obj: Any) -> Any:
     """Every string inside a JSON-like value masked with :func:`mask_text` (keys too)."""
     if isinstance(obj, str):
-        return mask_text(obj)
+        return _mask(obj)
     if isinstance(obj, (list, tuple)):
         return [mask_data(v) for v in obj]
     if isinstance(obj, dict):
-        return {mask_text(k) if isinstance(k, str) else k: mask_data(v) for k, v in obj.items()}
+        return {_mask(k) if isinstance(k, str) else k: mask_data(v) for k, v in obj.items()}
     return obj
 
 

@@ -178,3 +178,20 @@ def test_a_file_write_reads_as_one_line_that_writes_exactly_the_content(tmp_path
         subprocess.run(["bash", "-c", text], check=True, cwd=tmp_path)
         assert path.read_text() == content
     assert not (tmp_path / "z").exists()
+
+
+def test_to_dict_is_the_field_by_field_json_form() -> None:
+    """to_dict (hand-rolled for speed) gives exactly what dataclasses.asdict gave, key order included."""
+    from dataclasses import asdict
+
+    from doctor.findings import Evidence, Finding, Fix, Impact
+
+    f = Finding(severity=CRITICAL, subject="GPU 3 (0000:3c:00.0)", title="t", detail="d",
+                evidence=(Evidence("lspci", "LnkSta: 8GT/s x8"), Evidence("sysfs", "x")), expected="x16",
+                observed="x8", impact=Impact(40, "one rail fewer", "measured"), fix=Fix.from_text("reseat"),
+                references=("https://example.com",), related=("0000:39:02.0",), confidence=0.5,
+                check="pcie.link", category="pcie", rank=2)
+    old = {k: v for k, v in asdict(f).items() if k != "fix"}
+    old |= {"severity": Severity.parse(CRITICAL).value, "evidence": [asdict(e) for e in f.evidence], "references": ["https://example.com"],
+            "related": ["0000:39:02.0"], "fix": f.fix.to_dict()}
+    assert f.to_dict() == old and list(f.to_dict()) == list(old)

@@ -42,6 +42,8 @@ FILE, DIR, LINK = "file", "dir", "link"
 
 def split_path(path: str) -> list[str]:
     """Split a relative or absolute POSIX path into components, dropping ``.`` and empties."""
+    if path and "//" not in path and "/." not in path and path[0] not in "/." and path[-1] != "/":
+        return path.split("/")  # already normal: no empty or "." component (the common case)
     return [p for p in path.split("/") if p and p != "."]
 
 
@@ -82,7 +84,8 @@ class Tree(ABC):
         parent = self._resolve_dir("/".join(parts[:-1])) if len(parts) > 1 else ""
         if parent is None:
             return None
-        return self._walk(split_path(parent) + [parts[-1]], follow_last, trusted=len(split_path(parent)))
+        known = parent.split("/") if parent else []  # a resolved path is already normal
+        return self._walk([*known, parts[-1]], follow_last, trusted=len(known))
 
     def _walk(self, parts: list[str], follow_last: bool, trusted: int = 0) -> str | None:
         resolved: list[str] = parts[:trusted]
@@ -186,6 +189,7 @@ class _Entry:
     data: bytes | None = None
     target: str | None = None
     too_large: bool = False
+    view: memoryview | None = None  # the fast path's file data, copied to bytes only when read
 
 
 def _safe_member_name(name: str) -> str:
@@ -250,7 +254,10 @@ class TarTree(Tree):
         self._children: dict[str, set[str]] = {"": set()}
         fh = open_regular(path, "tarball")
         try:
-            self._load(fh)
+            if not self._load_fast(fh):
+                self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
+                fh.seek(0)
+                self._load(fh)
         except DoctorError:
             raise
         except _CORRUPT as exc:
@@ -259,6 +266,56 @@ class TarTree(Tree):
         finally:
             fh.close()
         self._strip_single_top()
+
+    def _load_fast(self, fh: BinaryIO) -> bool:
+        """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`).
+
+        ``False`` (nothing kept) when the archive needs the slow path, which then decides any refusal.
+        """
+        from doctor.sources import fasttar
+
+        try:
+            raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
+            tar = fasttar.decompress(raw)
+            del raw
+            if len(tar) > MAX_STREAM_BYTES:
+                return False  # the slow path counts what it streams, and refuses
+            blob = memoryview(tar)
+            counts = [0, 0, 0]  # members, bytes streamed, bytes held
+
+            def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
+                counts[0] += 1
+                counts[1] += size
+                if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
+                    raise fasttar.Fallback
+                try:
+                    name = _safe_member_name(name)
+                except DoctorError:
+                    raise fasttar.Fallback from None
+                if not name:
+                    return
+                if kind == "symlink":
+                    if len(linkname) > MAX_NAME_CHARS:
+                        raise fasttar.Fallback
+                    self._add(name, _Entry(LINK, target=linkname))
+                elif kind == "hardlink":
+                    src = self._entries.get("/".join(split_path(linkname)))
+                    if src is not None and src.kind == FILE:
+                        self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
+                elif kind == "dir":
+                    self._add(name, _Entry(DIR))
+                elif size > MAX_FILE_BYTES:
+                    self._add(name, _Entry(FILE, None, too_large=True))
+                else:
+                    counts[2] += size
+                    if counts[2] > MAX_TAR_BYTES:
+                        raise fasttar.Fallback
+                    self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
+
+            fasttar.members(tar, MAX_NAME_CHARS * 16, member)
+        except (fasttar.Fallback, OSError, MemoryError):
+            return False
+        return True
 
     def _load(self, fh: BinaryIO) -> None:
         path = self.path
@@ -369,7 +426,14 @@ class TarTree(Tree):
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         entry = self._entries.get(path)
-        if entry is None or entry.kind != FILE or entry.too_large or entry.data is None:
+        if entry is None or entry.kind != FILE or entry.too_large:
+            return None
+        if entry.data is None and entry.view is not None:
+            if len(entry.view) > cap:
+                return None
+            entry.data = bytes(entry.view)
+            entry.view = None
+        if entry.data is None:
             return None
         return entry.data if len(entry.data) <= cap else None
 

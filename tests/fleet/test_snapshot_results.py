@@ -1,0 +1,93 @@
+"""Fleet re-analysis of snapshots gives exactly what a plain `gnd check` of each snapshot gives.
+
+The fleet worker reads tarballs through the fast in-memory reader and reuses what it loaded for
+earlier nodes; the reference here is `gnd check --format json` of each snapshot, one at a time,
+with the fast reader switched off (the hardened tarfile path). Results must match to the byte,
+timings aside, on a generated fleet with planted outliers and a snapshot made by `gnd collect`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doctor.cli import main
+from doctor.collect import collect
+from doctor.fleet import fleet
+from doctor.fleet.fleet import analyse_fleet
+from doctor.fleet.load import load_node
+from doctor.sources import open_source
+from doctor.sources.tree import TarTree
+from fixtures.tools.make_node import HEALTHY
+from tests.fleet.conftest import BEFORE_FIX
+from tests.fleet.fleetgen import FleetWriter, spec_tarball
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PLANTED = {1: replace(HEALTHY, gpu_links={3: (2.5, 8)}),
+           3: replace(HEALTHY, sysctl_overrides=dict(BEFORE_FIX.sysctl_overrides)),
+           5: replace(HEALTHY, extra_cmdline=("pcie_aspm=force",))}
+VOLATILE = {"generated_at", "duration_s", "duration_ms"}
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    d = tmp_path_factory.mktemp("snapfleet")
+    writers = [FleetWriter(replace(HEALTHY, node_id=900 + b)) for b in range(2)]
+    paths = []
+    for i in range(8):
+        path = d / f"gpu-node-{i:02d}.tar.gz"
+        if i in PLANTED:
+            spec_tarball(path, replace(PLANTED[i], hostname=path.name[:-7], node_id=1000 + i))
+        else:
+            writers[i % 2].write(path, path.name[:-7], 1000 + i)
+        paths.append(path)
+    sick = d / "sick.tar.gz"
+    collect(open_source(str(FIXTURES / "hgx-h100-sick")), str(sick))
+    return [*paths, sick]
+
+
+@pytest.fixture(scope="module")
+def plain(snapshots: list[Path], tmp_path_factory: pytest.TempPathFactory) -> dict[Path, dict[str, Any]]:
+    """`gnd check --format json` of each snapshot, read the slow way."""
+    out = tmp_path_factory.mktemp("plain")
+    results = {}
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(TarTree, "_load_fast", lambda self, fh: False)
+        for path in snapshots:
+            dest = out / f"{path.name}.json"
+            assert main(["check", str(path), "--format", "json", "-o", str(dest)]) in (0, 1)
+            results[path] = json.loads(dest.read_text())
+    return results
+
+
+def test_each_node_result_equals_plain_check(snapshots: list[Path], plain: dict[Path, dict[str, Any]]) -> None:
+    fleet._init_worker()
+    for path in snapshots:  # in one process, in turn, as a worker meets them
+        got = load_node(str(path), fleet._CHECKS).result.to_dict()
+        assert _stable(got) == _stable(plain[path]), path.name
+
+
+def test_worker_summaries_equal_plain_check(snapshots: list[Path], plain: dict[Path, dict[str, Any]]) -> None:
+    for path in snapshots:
+        summary = fleet.analyse(str(path))
+        ref = plain[path]
+        expected = fleet._summary_from_dict(str(path), ref["source"]["kind"], ref, ref["inventory"]["digest"])
+        summary.pop("duration_s")
+        assert summary == expected, path.name
+
+
+def test_fleet_finds_the_planted_outliers(snapshots: list[Path]) -> None:
+    report = analyse_fleet([str(p) for p in snapshots[:8]], jobs=2)
+    assert {report.rows[i].name for i in report.outlier_nodes} == {f"gpu-node-{i:02d}" for i in PLANTED}

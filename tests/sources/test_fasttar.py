@@ -1,0 +1,149 @@
+"""The fast tarball reader: the same tree as the hardened tarfile path, or it steps aside.
+
+Each archive is read twice, once as ``TarTree`` reads it (fast path first) and once with the fast
+path switched off; the trees must be equal member for member. Archives the fast path must not
+decide (corrupt, bzip2, devices, odd pax records) must come back through the slow path unchanged.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import io
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doctor.collect import collect
+from doctor.errors import DoctorError
+from doctor.sources import open_source
+from doctor.sources import tree as tree_mod
+from doctor.sources.fasttar import Fallback, decompress, members
+from doctor.sources.tree import TarTree
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+LONG = "sys/devices/pci0000:00/0000:00:01.0/" + "/".join(f"0000:{i:02x}:00.0" for i in range(1, 12)) + "/vendor"
+
+
+def _archive(fmt: int, extra: list[tarfile.TarInfo] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as tf:
+        def add(name: str, data: bytes | None = None, kind: bytes = tarfile.REGTYPE, link: str = "") -> None:
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname, info.mtime = kind, link, 1_700_000_000
+            info.size = len(data or b"")
+            tf.addfile(info, io.BytesIO(data) if data else None)
+
+        add("snap", kind=tarfile.DIRTYPE)
+        add("snap/proc/cmdline", b"BOOT_IMAGE=/vmlinuz ro\n")
+        add("snap/proc/sys/kernel/hostname", b"node\n")
+        add("snap/" + LONG, b"0x10de\n")  # over 100 characters: GNU long name or pax path
+        # non-ASCII name: a pax header in PAX format (ustar cannot hold it)
+        add("snap/etc/hello" if fmt == tarfile.USTAR_FORMAT else "snap/etc/h\u00e9llo", b"accented\n")
+        add("snap/etc/empty", b"")
+        add("snap/etc/hard", kind=tarfile.LNKTYPE, link="snap/proc/cmdline")
+        target = "/" + LONG.rsplit("/", 1)[0]  # over 100 characters: GNU long link or pax linkpath
+        add("snap/sys/bus/pci/devices/x", kind=tarfile.SYMTYPE,
+            link=target[:40] if fmt == tarfile.USTAR_FORMAT else target)
+        add("snap/etc/trailing/", kind=tarfile.DIRTYPE)
+        for info in extra or []:
+            tf.addfile(info)
+    return buf.getvalue()
+
+
+def _dump(t: TarTree) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    entries = {k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()}
+    return entries, {k: sorted(v) for k, v in t._children.items()}
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    fast = _dump(TarTree(str(path)))
+    with monkeypatch.context() as m:
+        m.setattr(TarTree, "_load_fast", lambda self, fh: False)
+        slow = _dump(TarTree(str(path)))
+    return fast, slow
+
+
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT, tarfile.USTAR_FORMAT])
+@pytest.mark.parametrize("gz", [True, False])
+def test_fast_tree_equals_the_tarfile_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: int,
+                                           gz: bool) -> None:
+    data = _archive(fmt)  # the long name: GNU long-name member, pax path, or ustar prefix
+    path = tmp_path / ("s.tar.gz" if gz else "s.tar")
+    # two gzip members, as fleets and appending collectors write them
+    path.write_bytes(gzip.compress(data[:1024]) + gzip.compress(data[1024:]) if gz else data)
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+    assert fast[0][LONG][1] == b"0x10de\n" and fast[0]["etc/hard"][1] == b"BOOT_IMAGE=/vmlinuz ro\n"
+
+
+def test_a_collected_snapshot_reads_the_same_and_takes_the_fast_path(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "snap.tar.gz"
+    collect(open_source(str(FIXTURES / "hgx-h100-sick")), str(out))
+    fast, slow = _both(out, monkeypatch)
+    assert fast == slow and len(fast[0]) > 100
+    monkeypatch.setattr(TarTree, "_load", lambda self, fh: pytest.fail("slow path used"))
+    TarTree(str(out))
+
+
+def _slow_only(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path declines ``path``: the tarfile path reads it (and decides any refusal)."""
+    calls: list[str] = []
+    slow = TarTree._load
+
+    def spy(self: TarTree, fh: Any) -> None:
+        calls.append(path.name)
+        slow(self, fh)
+
+    with monkeypatch.context() as m:
+        m.setattr(TarTree, "_load", spy)
+        with contextlib.suppress(DoctorError):
+            TarTree(str(path))
+    assert calls == [path.name]
+
+
+def test_what_the_fast_path_declines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tarfile.TarInfo("snap/dev/fifo")
+    fifo.type = tarfile.FIFOTYPE
+    cases = {
+        "bz.tar.bz2": bz2.compress(_archive(tarfile.GNU_FORMAT)),
+        "fifo.tar": _archive(tarfile.GNU_FORMAT, [fifo]),
+        "padded.tar.gz": gzip.compress(_archive(tarfile.GNU_FORMAT)) + b"\0" * 512,
+        "cut.tar.gz": gzip.compress(_archive(tarfile.GNU_FORMAT))[:-9],
+        "noend.tar": _archive(tarfile.GNU_FORMAT).rstrip(b"\0"),
+    }
+    flipped = bytearray(_archive(tarfile.GNU_FORMAT))
+    flipped[600] ^= 1  # a header byte: bad checksum
+    cases["flipped.tar"] = bytes(flipped)
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        _slow_only(path, monkeypatch)
+    # and the slow path still gives the same verdicts as before: read, or one-line refusal
+    assert TarTree(str(tmp_path / "bz.tar.bz2")).read("proc/cmdline") == b"BOOT_IMAGE=/vmlinuz ro\n"
+    assert TarTree(str(tmp_path / "padded.tar.gz")).read("proc/cmdline") == b"BOOT_IMAGE=/vmlinuz ro\n"
+    for name in ("cut.tar.gz", "noend.tar", "flipped.tar"):
+        with pytest.raises(DoctorError, match="truncated or corrupt"):
+            TarTree(str(tmp_path / name))
+
+
+def test_limits_send_archives_to_the_slow_path_which_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.tar.gz"
+    path.write_bytes(gzip.compress(_archive(tarfile.GNU_FORMAT)))
+    monkeypatch.setattr(tree_mod, "MAX_MEMBERS", 3)
+    with pytest.raises(DoctorError, match="more than 3 members"):
+        TarTree(str(path))
+    monkeypatch.setattr(tree_mod, "MAX_MEMBERS", 200_000)
+    monkeypatch.setattr(tree_mod, "MAX_PATH_DEPTH", 4)
+    with pytest.raises(DoctorError, match="deeper than 4"):
+        TarTree(str(path))
+
+
+def test_decompress_and_members_decline_garbage() -> None:
+    for raw in (b"", b"\x1f\x8b garbage", b"PK\x03\x04 zip", bytes(1024)):
+        with pytest.raises(Fallback):
+            members(decompress(raw), 65536, lambda *a: None)
