@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import sysctl_fix
-from doctor.fixes.builders import KNOWN_SYSCTLS, generic_key
+from doctor.fixes.sysctl_keys import KNOWN_SYSCTLS, generic_key
 from doctor.registry import check
 
 GND_PREFIX = "90-gnd-"

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from doctor.facts import Sysctls
 from doctor.findings import Fix
-from doctor.fixes import builders as _builders  # noqa: F401  (registers the builders)
-from doctor.fixes import deploy as _deploy  # noqa: F401  (registers the start-up builders)
-from doctor.fixes.base import BUILDERS, Context, FixRejected, make, rebuild
+from doctor.fixes.base import BUILDERS, Context, FixRejected, load_builders, make, rebuild
 
-__all__ = ["BUILDERS", "Context", "FixRejected", "make", "rebuild", "sysctl_fix"]
+__all__ = ["BUILDERS", "Context", "FixRejected", "load_builders", "make", "rebuild", "sysctl_fix"]
 
 
 def sysctl_fix(wanted: dict[str, str], current: Sysctls, conf_name: str, notes: str = "") -> Fix:

@@ -144,9 +144,17 @@ def builder(name: str) -> Callable[[Builder], Builder]:
     return register
 
 
+def load_builders() -> dict[str, Builder]:
+    """Every registered builder; the builder modules are imported on first use (a healthy node needs none)."""
+    import doctor.fixes.builders  # noqa: F401  (registers the builders)
+    import doctor.fixes.deploy  # noqa: F401  (registers the start-up builders)
+
+    return BUILDERS
+
+
 def build(name: str, params: dict[str, Any], notes: str = "", ctx: Context | None = None) -> Fix:
     """The fix ``name`` builds from ``params``; ``FixRejected`` when it does not accept them."""
-    fn = BUILDERS.get(name)
+    fn = load_builders().get(name)
     if fn is None:
         raise FixRejected(f"no fix builder named {name!r}" if name else "no fix builder recorded (a 1.x result?)")
     p = Params(params, ctx or Context())

@@ -20,6 +20,7 @@ from doctor.fixes.base import (
     netdev,
     pci_address,
 )
+from doctor.fixes.sysctl_keys import INT, KNOWN_SYSCTLS, generic_key
 
 R, P, B = "runtime", "persistent", "rollback"
 
@@ -39,35 +40,7 @@ def manual(phase: str, text: str, key: str = "") -> FixStep:
 
 # --- sysctl ------------------------------------------------------------------------------------
 
-INT = re.compile(r"\d{1,10}")
-TRIPLE = re.compile(r"\d{1,10} \d{1,10} \d{1,10}")
-#: sysctls a fix may set, with the values each accepts
-KNOWN_SYSCTLS: dict[str, re.Pattern[str]] = {
-    "kernel.numa_balancing": re.compile(r"[01]"),
-    "vm.zone_reclaim_mode": re.compile(r"[0-7]"),
-    "vm.swappiness": re.compile(r"\d{1,3}"),
-    "net.ipv4.tcp_slow_start_after_idle": re.compile(r"[01]"),
-    "net.ipv4.tcp_timestamps": re.compile(r"[012]"),
-    "net.ipv4.tcp_sack": re.compile(r"[01]"),
-    "net.ipv4.tcp_window_scaling": re.compile(r"[01]"),
-    "net.ipv4.tcp_mtu_probing": re.compile(r"[012]"),
-    "net.ipv4.tcp_congestion_control": re.compile(r"[a-z0-9_]{1,16}"),
-    "net.core.netdev_max_backlog": INT, "net.core.somaxconn": INT, "net.core.rmem_max": INT,
-    "net.core.wmem_max": INT, "net.core.rmem_default": INT, "net.core.wmem_default": INT,
-    "net.core.optmem_max": INT, "net.ipv4.tcp_rmem": TRIPLE, "net.ipv4.tcp_wmem": TRIPLE,
-}
 CONF = re.compile(r"90-gnd-[a-z0-9-]{1,40}\.conf")
-#: per-interface sysctls (``net.ipv4.conf.<all|default|if>.<name>``), validated by their generic key
-CONF_KEY = re.compile(r"net\.ipv4\.conf\.([A-Za-z0-9_][A-Za-z0-9_-]{0,14})\.(rp_filter|arp_ignore|arp_announce)")
-KNOWN_SYSCTLS.update({"net.ipv4.conf.*.rp_filter": re.compile(r"[012]"),
-                      "net.ipv4.conf.*.arp_ignore": re.compile(r"[0-8]"),
-                      "net.ipv4.conf.*.arp_announce": re.compile(r"[012]")})
-
-
-def generic_key(key: str) -> str:
-    """``net.ipv4.conf.eth0.rp_filter`` -> ``net.ipv4.conf.*.rp_filter``; other keys unchanged."""
-    match = CONF_KEY.fullmatch(key)
-    return f"net.ipv4.conf.*.{match.group(2)}" if match else key
 
 
 def _sysctl_value(key: str, value: object) -> str:

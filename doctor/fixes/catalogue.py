@@ -55,7 +55,7 @@ CHECK_SYSCTLS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
 
 
 def _generic(key: str) -> str:
-    from doctor.fixes.builders import generic_key
+    from doctor.fixes.sysctl_keys import generic_key
 
     return generic_key(key)
 
