@@ -46,7 +46,8 @@ TARGETS: dict[str, tuple[float | None, str]] = {
     "pdf sick CPU": (None, "s"),
     "pdf sick peak RSS": (100.0, "MiB"),
     "fleet json per node": (None, "ms"),
-    "fleet snapshot per node": (None, "ms"),
+    "fleet snapshot per node": (6.0, "ms"),
+    "fleet snapshot CPU/node": (6.0, "ms"),
 }
 
 
@@ -186,11 +187,18 @@ def fleet_figures(trees: list[Tree], counts: dict[str, int], runs: int,
         folder.mkdir()
         (fleet_bench.make_json_fleet if kind == "json" else fleet_bench.make_snapshot_fleet)(folder, count)
 
-        def fleet(t: Tree, folder: Path = folder, count: int = count) -> float | None:
-            wall, _, rc, _ = t.gnd("fleet", str(folder), "--format", "json", "-q")
+        label = "json" if kind == "json" else "snapshot"
+        cpu: dict[str, list[float]] = {t.name: [] for t in trees}
+
+        def fleet(t: Tree, folder: Path = folder, count: int = count,
+                  cpu: dict[str, list[float]] = cpu) -> float | None:
+            wall, _, rc, _ = t.gnd("fleet", str(folder), "--format", "json", "-q", "--jobs", "2")
+            cpu[t.name].append(1000 * LAST_CPU[0] / count)  # the process and its workers
             return 1000 * wall / count if rc in (0, 1) else None
 
-        figures[f"fleet {'json' if kind == 'json' else 'snapshot'} per node"] = interleaved(trees, runs, fleet)
+        figures[f"fleet {label} per node"] = interleaved(trees, runs, fleet)
+        if kind != "json":
+            figures[f"fleet {label} CPU/node"] = {n: statistics.median(v) if v else None for n, v in cpu.items()}
         shutil.rmtree(folder)
     return figures
 
