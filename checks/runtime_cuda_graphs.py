@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from doctor.derived.procs import process_label, server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import flag_fix
+from doctor.record import record
 from doctor.registry import check
 
 
-@dataclass(frozen=True)
+@record
 class GraphRule:
     key: str
     pattern: re.Pattern[str]
@@ -64,7 +64,7 @@ REFERENCES = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Hit:
     rule: GraphRule
     where: str  # "proc/<pid>/cmdline" or a file path

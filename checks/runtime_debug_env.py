@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from doctor.derived.consumer import all_consumer
 from doctor.derived.procs import EnvSetting, process_label, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix, flag_fix
+from doctor.record import record
 from doctor.registry import check
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     name: str
     matches: Callable[[str], bool]

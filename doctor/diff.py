@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import PASS, at_least, severity_order
+from doctor.record import record
 
 if TYPE_CHECKING:
     from doctor.findings import Finding
@@ -25,7 +26,7 @@ ORDER = (NEW, WORSE, FIXED, BETTER, UNCHANGED)
 LABEL = {NEW: "NEW", WORSE: "WORSE", FIXED: "FIXED", BETTER: "BETTER", UNCHANGED: "same"}
 
 
-@dataclass(frozen=True)
+@record
 class FindingChange:
     """One (check, subject) seen before and/or after; a missing side has severity ``None``."""
 
@@ -38,14 +39,14 @@ class FindingChange:
     related_facts: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class FactChange:
     key: str
     before: str | None
     after: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Diff:
     before: dict[str, Any]
     after: dict[str, Any]

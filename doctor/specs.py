@@ -10,7 +10,8 @@ so a live run and a run on the snapshot collected from that host read the same d
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from doctor.record import record
 
 PCI_ATTRS = (
     "vendor,device,class,subsystem_vendor,subsystem_device,revision,numa_node,local_cpulist,"
@@ -30,7 +31,7 @@ def valid_netdev(name: str) -> bool:
     return bool(_NETDEV_NAME.fullmatch(name)) and name not in (".", "..")
 
 
-@dataclass(frozen=True)
+@record
 class Spec:
     """One named datum: files (``paths``, globs with ``*`` and ``{a,b}``) or a command (``argv``)."""
 

@@ -19,6 +19,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from doctor.derived.links import DOWN, OK, POWER_SAVING, UNKNOWN, judge_record
+from doctor.record import record
 
 COL_W = 212
 COL_GAP = 14
@@ -53,7 +54,7 @@ class _Node:
     via: dict[str, Any] | None = None  # the folded downstream port this device hangs off
 
 
-@dataclass(frozen=True)
+@record
 class Link:
     """One PCIe link as drawn: current and capable speed/width and how to draw it."""
 
@@ -129,7 +130,7 @@ def _build_forest(topology: list[dict[str, Any]]) -> list[_Node]:
     return roots
 
 
-@dataclass(frozen=True)
+@record
 class _Marks:
     """Findings that name a device: rank badges and the worst severity per device key."""
 
@@ -220,7 +221,7 @@ def _short_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record
 class _Labels:
     """Per-device display labels taken from the inventory's GPU and NIC lists."""
 

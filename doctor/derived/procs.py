@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from doctor.derived import cached
 from doctor.facts import Facts, Gpu, Process
 from doctor.parsers.deploy_env import deploy_env
+from doctor.record import record
 
 #: framework -> argv patterns (matched against the joined command line)
 SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
@@ -59,7 +59,7 @@ def framework_of(proc: Process) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class ServerProcess:
     """A process that belongs to an inference server; ``root`` when its ancestors are not servers."""
 
@@ -154,7 +154,7 @@ def gpus_of(facts: Facts, proc: Process) -> tuple[list[Gpu], str]:
     return [], ""
 
 
-@dataclass(frozen=True)
+@record
 class EnvSetting:
     """One user-set environment value and everywhere it was seen."""
 

@@ -14,9 +14,9 @@ The ring buffer holds events since boot, or since it wrapped: no Xid line is not
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from doctor.facts.util import normalise_bdf
+from doctor.record import record
 from doctor.sources import Source
 
 SPEC = "dmesg"
@@ -35,7 +35,7 @@ _SYSLOG_STAMP_RE = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s
 _REFUSED = ("operation not permitted", "permission denied")
 
 
-@dataclass(frozen=True)
+@record
 class XidEvent:
     """One ``NVRM: Xid`` line."""
 
@@ -45,7 +45,7 @@ class XidEvent:
     timestamp: str | None  # ``1843.308145``, ``Fri Aug 30 11:43:09 2024`` or ``Feb 14 05:03:41``
 
 
-@dataclass(frozen=True)
+@record
 class PcieBandwidth:
     """One ``available PCIe bandwidth, limited by`` line (link state at probe time only)."""
 
@@ -61,7 +61,7 @@ class PcieBandwidth:
     text: str
 
 
-@dataclass(frozen=True)
+@record
 class KernelLog:
     """What the kernel log says; ``missing`` names why it could not be read (then ``readable`` is False)."""
 

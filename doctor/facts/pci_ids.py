@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from doctor.record import record
 
 PATHS = ("/usr/share/hwdata/pci.ids", "/usr/share/misc/pci.ids", "/usr/share/pci.ids",
          "/usr/local/share/pci.ids", "/usr/share/pciutils/pci.ids")
@@ -30,7 +31,7 @@ _NUMERIC_IDS = re.compile(r"Device ([0-9a-fA-F]{4}):([0-9a-fA-F]{4})")
 _LINE = re.compile(r"^(\t{0,2})([0-9a-fA-F]{2,4})(?: ([0-9a-fA-F]{4}))?\s\s?(.+)$")
 
 
-@dataclass(frozen=True)
+@record
 class PciIds:
     """Reverse maps of one pci.ids file (or the built-in minimum)."""
 

@@ -9,9 +9,9 @@ working directory is not recorded) and is reported as such.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from doctor.facts.procs import Process
+from doctor.record import record
 from doctor.sources import Source
 
 CONFIG_FLAGS = ("--config", "--extra_llm_api_options", "--extra-llm-api-options")
@@ -22,7 +22,7 @@ SAFE_PATH = re.compile(r"/[A-Za-z0-9_./@+-]{1,4095}")
 SERVER_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt_llm", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class ServeConfig:
     """One config file named by a server process; ``text`` is None when it could not be read (``reason``)."""
 

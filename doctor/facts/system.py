@@ -12,8 +12,8 @@ Sample inputs::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from doctor.record import record
 from doctor.sources import Source
 
 CPUFREQ = "sys/devices/system/cpu/cpu0/cpufreq"
@@ -27,7 +27,7 @@ MISMATCH_TEXT = re.compile(r"(Driver/library version mismatch|NVML/RM version mi
 _MODULE_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
 
 
-@dataclass(frozen=True)
+@record
 class CpuFreq:
     """cpufreq policy of CPU 0 (the only CPU recorded)."""
 
@@ -41,7 +41,7 @@ class CpuFreq:
         return self.governor is not None or self.driver is not None or self.epp is not None
 
 
-@dataclass(frozen=True)
+@record
 class Thp:
     """Transparent huge pages: the selected (bracketed) value of each knob."""
 
@@ -50,7 +50,7 @@ class Thp:
     origin: str = THP
 
 
-@dataclass(frozen=True)
+@record
 class NvidiaDriver:
     """The loaded NVIDIA kernel module and the GPUDirect RDMA peer-memory modules."""
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from doctor.findings import Fix, FixStep
+from doctor.record import record
 
 
 class FixRejected(ValueError):
     """Parameters a builder does not accept; the message says why (one line)."""
 
 
-@dataclass(frozen=True)
+@record
 class Context:
     """What exists on the host the fix is for; ``None`` skips that existence check (at check time)."""
 

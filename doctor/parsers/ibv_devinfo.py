@@ -23,12 +23,13 @@ GID strings are kept exactly as printed (full hex for v1, compressed IPv6 for v2
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from doctor.record import record
 
 __all__ = ["IbvGid", "IbvPort", "parse_ibv_devinfo"]
 
 
-@dataclass(frozen=True)
+@record
 class IbvGid:
     """One populated GID table entry."""
 
@@ -37,7 +38,7 @@ class IbvGid:
     type: str | None
 
 
-@dataclass(frozen=True)
+@record
 class IbvPort:
     """One port of one RDMA device."""
 

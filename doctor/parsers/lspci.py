@@ -19,12 +19,13 @@ pciutils versions); this parser drops them and keeps the raw numbers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from doctor.record import record
 
 __all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci"]
 
 
-@dataclass(frozen=True)
+@record
 class LspciDevice:
     """One PCI function as printed by ``lspci -vv``; ``None`` means "not shown"."""
 

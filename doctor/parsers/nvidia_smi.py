@@ -53,10 +53,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from doctor.parsers.lspci import normalize_pci_address
+from doctor.record import record
 
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class SmiProcess:
     """One process using a GPU."""
 
@@ -80,7 +80,7 @@ class SmiProcess:
     type: str | None
 
 
-@dataclass(frozen=True)
+@record
 class SmiGpu:
     """Per-GPU state relevant to PCIe/idle diagnosis; ``None`` means "not reported / N/A"."""
 
@@ -130,7 +130,7 @@ class SmiGpu:
     fabric_status: str | None = None  # ``fabric/status``: Success or an error text
 
 
-@dataclass(frozen=True)
+@record
 class SmiReport:
     """A whole ``nvidia-smi -q`` dump."""
 

@@ -25,7 +25,9 @@ Both parsers never raise; lines they do not understand are skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from doctor.record import record
 
 __all__ = ["NvlinkGpu", "parse_nvlink_errors", "parse_nvlink_status"]
 
@@ -36,7 +38,7 @@ _GBS_RE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s*GB/s$", re.IGNORECASE)
 MAX_LINKS = 64
 
 
-@dataclass(frozen=True)
+@record
 class NvlinkGpu:
     """One GPU's links: ``speeds`` link -> GB/s (None: inactive), ``errors`` link -> {counter: value}."""
 

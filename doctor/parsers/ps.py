@@ -15,12 +15,13 @@ everything after the 10th field, so arguments with spaces survive.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from doctor.record import record
 
 __all__ = ["PsProcess", "parse_ps"]
 
 
-@dataclass(frozen=True)
+@record
 class PsProcess:
     """One process row (threads are skipped)."""
 
