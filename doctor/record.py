@@ -49,6 +49,9 @@ class _Factory:
 _FACTORY = _Factory()
 _MISSING: Any = dataclasses.MISSING
 
+#: instantiations of a class before its ``__init__`` is compiled (compiling costs about 100 loop-bound calls)
+WARM_CALLS = 64
+
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
 def record(cls: type[_T]) -> type[_T]:
@@ -93,13 +96,8 @@ def record(cls: type[_T]) -> type[_T]:
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)  # type: ignore[misc, arg-type]
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init = _compile_init(cls, fields)
-        type.__setattr__(cls, "__init__", init)  # from now on the compiled one runs directly
-        init(self, *args, **kwargs)
-
     repr_ = reprlib.recursive_repr()(__repr__)
-    for func in (__eq__, __hash__, repr_, __setattr__, __delattr__, __init__):
+    for func in (__eq__, __hash__, repr_, __setattr__, __delattr__, _warm_init(cls, fields)):
         name = "__repr__" if func is repr_ else func.__name__
         func.__qualname__ = f"{cls.__qualname__}.{name}"
         type.__setattr__(cls, name, func)
@@ -138,6 +136,51 @@ def _check_order(fields: tuple[dataclasses.Field[Any], ...]) -> None:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
+def _warm_init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
+    """An ``__init__`` that binds arguments in a loop for the class's first :data:`WARM_CALLS`
+    instantiations, then compiles the stdlib's ``__init__`` and installs it in the class. A call it
+    does not handle plainly (an unknown, missing or doubled argument) goes to the compiled one, which
+    raises the stdlib's error."""
+    positional = tuple(f.name for f in fields if f.init and not f.kw_only)
+    accepted = frozenset(f.name for f in fields if f.init)
+    #: (name, position or -1, passed to __init__, default or _MISSING, factory or None)
+    plan: tuple[tuple[str, int, bool, Any, Any], ...] = tuple((f.name, positional.index(f.name) if f.name in positional else -1, f.init, f.default,
+                  None if f.default_factory is _MISSING else f.default_factory) for f in fields)
+    post_init = hasattr(cls, "__post_init__")
+    setter = object.__setattr__
+    calls = 0
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal calls
+        calls += 1
+        nargs = len(args)
+        if calls <= WARM_CALLS and nargs <= len(positional) and (
+                not kwargs or (kwargs.keys() <= accepted and not any(n in kwargs for n in positional[:nargs]))):
+            for name, index, in_init, default, factory in plan:
+                if 0 <= index < nargs:
+                    value = args[index]
+                elif in_init and name in kwargs:
+                    value = kwargs[name]
+                elif factory is not None:
+                    value = factory()
+                elif not in_init:
+                    continue  # the class attribute holds its default, if any
+                elif default is not _MISSING:
+                    value = default
+                else:
+                    break  # a required argument is missing: let the compiled one say so
+                setter(self, name, value)
+            else:
+                if post_init:
+                    self.__post_init__()
+                return
+        compiled = _compile_init(cls, fields)
+        type.__setattr__(cls, "__init__", compiled)  # from now on the compiled one runs directly
+        compiled(self, *args, **kwargs)
+
+    return __init__
+
+
 def _compile_init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
     """The ``__init__`` the stdlib would generate for a frozen dataclass."""
     self_name = "__record_self__" if any(f.name == "self" for f in fields) else "self"
@@ -152,14 +195,14 @@ def _compile_init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Call
             ns[dflt] = f.default_factory
             param = f"{f.name}=__record_factory__"
             value = f"{dflt}() if {f.name} is __record_factory__ else {f.name}" if f.init else f"{dflt}()"
+        elif not f.init:
+            continue  # the class attribute holds its default, if any (as in the stdlib)
         elif f.default is not _MISSING:
             ns[dflt] = f.default
             param = f"{f.name}={dflt}"
-            value = f.name if f.init else dflt
+            value = f.name
         else:
             param = value = f.name
-            if not f.init:
-                continue  # no value to give it: the stdlib leaves it unset too
         if f.init:
             (keyword if f.kw_only else positional).append(param)
             annotations[f.name] = f.type
