@@ -14,6 +14,7 @@ from dataclasses import asdict, field
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import PASS, at_least, severity_order
+from doctor.lazyre import lazy
 from doctor.record import record
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def _keyed(findings: Sequence[Finding]) -> dict[tuple[str, str], Finding]:
     return out
 
 
-_BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", re.IGNORECASE)
+_BDF = lazy(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", re.IGNORECASE)
 
 
 def _subject_in(subject: str, key: str) -> bool:

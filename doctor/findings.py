@@ -7,12 +7,12 @@ Ranking happens once, here: by severity, then by impact score, then by check id 
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import field, fields, replace
 from enum import Enum
 from typing import Any, Final
 
+from doctor.lazyre import lazy
 from doctor.record import record
 
 
@@ -106,7 +106,7 @@ class Impact:
 
 
 PHASES = ("runtime", "persistent", "rollback")
-_IRQ_FILE = re.compile(r"/proc/irq/(\d+)/smp_affinity_list")
+_IRQ_FILE = lazy(r"/proc/irq/(\d+)/smp_affinity_list")
 
 
 @record
@@ -318,9 +318,9 @@ class Finding:
         )
 
 
-_PCI_IN_LABEL = re.compile(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
-_PID_IN_LABEL = re.compile(r"\(pid (\d+)\)$")
-_ENV_IN_LABEL = re.compile(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
+_PCI_IN_LABEL = lazy(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
+_PID_IN_LABEL = lazy(r"\(pid (\d+)\)$")
+_ENV_IN_LABEL = lazy(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
 
 
 def subject_id_of(subject: str) -> str:

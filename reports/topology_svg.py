@@ -12,13 +12,13 @@ Every text is XML-escaped.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from doctor.derived.links import DOWN, OK, POWER_SAVING, UNKNOWN, judge_record
+from doctor.lazyre import lazy
 from doctor.record import record
 
 COL_W = 212
@@ -138,9 +138,9 @@ class _Marks:
     severity: dict[str, str]
 
 
-_PCI_RE = re.compile(r"\b(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b")
-_GPU_RE = re.compile(r"\bgpu\s*#?(\d+)\b")
-_TOKEN_RE = re.compile(r"[a-z][a-z0-9_]*\d[a-z0-9_]*(?:/\d+)?")
+_PCI_RE = lazy(r"\b(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b")
+_GPU_RE = lazy(r"\bgpu\s*#?(\d+)\b")
+_TOKEN_RE = lazy(r"[a-z][a-z0-9_]*\d[a-z0-9_]*(?:/\d+)?")
 
 
 def finding_keys(name: str) -> set[str]:

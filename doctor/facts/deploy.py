@@ -7,12 +7,13 @@ import re
 
 from doctor import specs
 from doctor.errors import DoctorError
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.safe_open import open_regular
 from doctor.secrets import sanitize_deploy
 from doctor.sources import Source
 
-_TOP_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):\s*(.*?)\s*(#.*)?$")
+_TOP_KEY = lazy(r"^([A-Za-z][A-Za-z0-9_]*):\s*(.*?)\s*(#.*)?$")
 
 
 @record

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
 
 UNLIMITED = -1
-_SIZE_RE = re.compile(r"^(?P<n>\d+)(?P<unit>[kmgtKMGT]?)$")
+_SIZE_RE = lazy(r"^(?P<n>\d+)(?P<unit>[kmgtKMGT]?)$")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 

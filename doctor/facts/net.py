@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from doctor.facts.util import BDF, parse_int
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
 
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
-_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
+_RATE = lazy(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 
 
 @record

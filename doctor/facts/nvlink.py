@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from doctor.lazyre import lazy
 from doctor.parsers.nvlink import NvlinkGpu, parse_nvlink_errors, parse_nvlink_status
 from doctor.record import record
 from doctor.sources import Source
 
-_FM_VERSION_RE = re.compile(r"version\s+is\s*:\s*(?P<v>[0-9][0-9.]*)", re.IGNORECASE)
+_FM_VERSION_RE = lazy(r"version\s+is\s*:\s*(?P<v>[0-9][0-9.]*)", re.IGNORECASE)
 
 
 @record

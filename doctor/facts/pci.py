@@ -8,12 +8,12 @@ parents taken from each bridge's secondary bus number.
 
 from __future__ import annotations
 
-import re
 from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
 from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
 
@@ -26,7 +26,7 @@ _PCIE_TYPES = {0: ENDPOINT, 1: "Legacy Endpoint", 4: ROOT_PORT, 5: UPSTREAM, 6: 
                9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
 _ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 _LINK_ATTRS = frozenset({"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
-_BUS_LINE = re.compile(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
+_BUS_LINE = lazy(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
 
 
 @record

@@ -21,10 +21,9 @@ Sources and their real formats:
 
 from __future__ import annotations
 
-import re
-
 from doctor import specs
 from doctor.facts.net import NetDev, RdmaPort
+from doctor.lazyre import lazy
 from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
 from doctor.parsers.mlnx_qos import parse_mlnx_qos
 from doctor.record import record
@@ -70,7 +69,7 @@ class EthtoolStats:
     values: dict[str, int]
 
 
-_STAT = re.compile(r"^\s+([A-Za-z0-9_.\[\]:-]{1,64}):\s+(\d{1,20})\s*$")
+_STAT = lazy(r"^\s+([A-Za-z0-9_.\[\]:-]{1,64}):\s+(\d{1,20})\s*$")
 ETHTOOL_PREFIX = "ethtool_-S_"
 
 

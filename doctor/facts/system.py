@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
 
@@ -23,8 +24,8 @@ NVIDIA_VERSION = "proc/driver/nvidia/version"
 PEERMEM_FILES = ("sys/kernel/mm/memory_peers/nv_mem/version", "sys/kernel/mm/memory_peers/nv_mem_nc/version",
                  "sys/module/nvidia_peermem/version")
 #: What NVML/nvidia-smi print when the user-space library and the loaded kernel module differ.
-MISMATCH_TEXT = re.compile(r"(Driver/library version mismatch|NVML/RM version mismatch)", re.IGNORECASE)
-_MODULE_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
+MISMATCH_TEXT = lazy(r"(Driver/library version mismatch|NVML/RM version mismatch)", re.IGNORECASE)
+_MODULE_VERSION = lazy(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
 
 
 @record

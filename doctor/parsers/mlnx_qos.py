@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import re
 
+from doctor.lazyre import lazy
 from doctor.record import record
 
 __all__ = ["QosReport", "parse_mlnx_qos"]
 
-_TRUST = re.compile(r"^\s*Priority trust (?:state|mode):\s*(\w{1,16})\s*$", re.IGNORECASE)
-_DSCP = re.compile(r"^\s*prio:\s*([0-7])\s+dscp:\s*([0-9,\s]{0,400})$")
-_ROW = re.compile(r"^\s*(priority|enabled)((?:\s+\d{1,3})+)\s*$")
+_TRUST = lazy(r"^\s*Priority trust (?:state|mode):\s*(\w{1,16})\s*$", re.IGNORECASE)
+_DSCP = lazy(r"^\s*prio:\s*([0-7])\s+dscp:\s*([0-9,\s]{0,400})$")
+_ROW = lazy(r"^\s*(priority|enabled)((?:\s+\d{1,3})+)\s*$")
 
 
 @record

@@ -14,8 +14,7 @@ everything after the 10th field, so arguments with spaces survive.
 
 from __future__ import annotations
 
-import re
-
+from doctor.lazyre import lazy
 from doctor.record import record
 
 __all__ = ["PsProcess", "parse_ps"]
@@ -32,7 +31,7 @@ class PsProcess:
     command: str
 
 
-_WS_RE = re.compile(r"\s+")
+_WS_RE = lazy(r"\s+")
 
 
 def _float(text: str) -> float | None:
