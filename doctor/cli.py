@@ -58,15 +58,17 @@ def _load_command(name: str) -> ModuleType | None:
 def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     """The ``gnd`` parser and, by subcommand name, the module that runs it.
 
-    With ``only``, every subcommand is listed but only that one gets its options (``main`` parses
-    one command line; building the other eight option sets would cost start-up time).
+    With ``only`` naming a subcommand, only that one is loaded and added (``main`` parses one command
+    line, whose help and errors are that subcommand's; importing the other eight modules and building
+    their parsers would cost start-up time). Otherwise (``gnd --help``) every subcommand is listed,
+    without options.
     """
     parser = argparse.ArgumentParser(prog="gnd", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpu-node-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands: dict[str, ModuleType] = {}
-    for name in COMMANDS:
+    for name in [only] if only in COMMANDS else COMMANDS:
         module = _load_command(name)
         if module is None:
             continue
