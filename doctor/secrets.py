@@ -29,6 +29,7 @@ SECRET_NAME = lazy(r"(TOKEN|KEY|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|SESSION)"
 _KW = (r"(?:(?<![a-z0-9])(?:api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key|token|secret|password"
        r"|passwd|credentials?|authorization)|(?<=[-_.])(?:pass|pwd|auth))(?![a-z])")
 _TAIL = r"[a-z0-9_.-]{0,64}"
+_KW_RE = lazy(_KW, re.IGNORECASE)
 #: Options whose next argument (or ``=value``) is a secret.
 SECRET_OPTION = lazy(rf"^--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}$", re.IGNORECASE)
 #: Well-known token shapes, masked wherever they appear.
@@ -73,9 +74,16 @@ def mask_text(text: str) -> str:
         text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
     if not _HINT.search(text):
         return text
-    text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
-    text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
-    text = BEARER.sub(lambda m: m.group(1) + MASK, text)
+    # Every pattern but BEARER contains a secret word (_KW, same flags, same context), so where _KW
+    # finds none they cannot match: "pass" or "digest" in a result need not compile them.
+    keyword = _KW_RE.search(text) is not None
+    if keyword:
+        text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
+        text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
+    if "earer" in text:
+        text = BEARER.sub(lambda m: m.group(1) + MASK, text)
+    if not keyword:
+        return text
     text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
     text = KEY_VALUE.sub(_mask_quoted, text)
     return OPTION_VALUE.sub(_mask_quoted, text)
@@ -112,8 +120,6 @@ def _mask_shell(arg: str) -> str:
     masked = mask_argv(words) if len(words) > 1 else words
     return text if masked == words else shlex.join(masked)
 
-
-_KW_RE = lazy(_KW, re.IGNORECASE)
 
 
 def _secret_assignment(name: str) -> bool:
