@@ -17,6 +17,7 @@ inherits from a dataclass gets plain ``@dataclass(frozen=True)`` (same behaviour
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import reprlib
 from collections.abc import Callable
@@ -66,8 +67,8 @@ def record(cls: type[_T]) -> type[_T]:
     if not doc:
         cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in fields if f.init)})"
     params = getattr(cls, "__dataclass_params__", None)
-    for flag in ("init", "repr", "eq", "frozen"):  # what the class now behaves as
-        if params is not None and hasattr(params, flag):
+    for flag in ("init", "repr", "eq", "frozen"):  # what the class now behaves as (a subclass checks frozen)
+        with contextlib.suppress(AttributeError, TypeError):  # read-only elsewhere? then cosmetic only
             setattr(params, flag, True)
     _check_order(fields)
     names = frozenset(f.name for f in fields)
