@@ -52,8 +52,8 @@ class _Factory:
 _FACTORY = _Factory()
 _MISSING: Any = dataclasses.MISSING
 
-#: instantiations of a class before its ``__init__`` is compiled (compiling costs about 0.25 ms; the
-#: loop-bound one is as fast for a few fields, a little slower for many)
+#: instantiations of a class before its ``__init__`` is compiled: compiling costs about 0.25 ms, the
+#: loop-bound one about twice the compiled one's time (0.7-3 us more a call for 2-20 fields)
 WARM_CALLS = 64
 
 
