@@ -81,6 +81,24 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     return parser, commands
 
 
+def _run_without_gc(command: ModuleType, args: argparse.Namespace) -> int:
+    """Run one ``gnd check`` with the cyclic garbage collector paused (its state restored after).
+
+    Nearly everything a check run allocates is module code and facts that live to the end; the
+    collector traversed them about 40 times for some 200 cyclic objects (5-10 ms of a 150 ms run).
+    Objects still go when their last reference does; only cycles wait until the end of the run.
+    """
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return int(command.run(args))
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -92,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser, commands = build_parser(only=args_list[0])
         args = parser.parse_args(args_list)
         set_language(getattr(args, "lang", None))
+        if args.command == "check":
+            return _run_without_gc(commands["check"], args)
         if args.command in commands:
             return int(commands[args.command].run(args))
         parser.print_help()

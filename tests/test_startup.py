@@ -3,16 +3,19 @@
 A ``@dataclass(frozen=True)`` compiles six methods when the module is imported (about 1 ms each
 class); ``@record`` compiles nothing until the class is used. A module-level ``re.compile`` runs on
 every start; ``lazy()`` compiles on first use. Both rules apply to the modules a ``gnd check``
-actually loads.
+actually loads. And the run itself pauses the cyclic garbage collector, then restores it.
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,3 +62,25 @@ def test_check_path_defines_no_compiled_dataclass_or_regex_at_import() -> None:
             if isinstance(func, ast.Attribute) and func.attr == "compile" and getattr(func.value, "id", "") == "re":
                 bad.append(f"{path.relative_to(ROOT)}:{call.lineno} re.compile at import: use lazy()")
     assert bad == []
+
+
+def test_check_runs_with_the_collector_paused_and_restores_it(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    from doctor.cli import main
+    from doctor.commands import check
+
+    seen: list[bool] = []
+    real_run = check.run
+
+    def spy(args: object) -> int:
+        seen.append(gc.isenabled())
+        return real_run(args)
+
+    monkeypatch.setattr(check, "run", spy)
+    assert gc.isenabled()
+    assert main(["check", str(ROOT / "fixtures/hgx-h100-healthy"), "-o", str(tmp_path / "out.txt")]) in (0, 1)
+    assert seen == [False] and gc.isenabled()
+    monkeypatch.setattr(check, "run", lambda args: 1 // 0)
+    with pytest.raises(ZeroDivisionError):
+        main(["check", str(ROOT / "fixtures/hgx-h100-healthy")])
+    assert gc.isenabled()  # restored on an error too
