@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import pickle
 from dataclasses import FrozenInstanceError, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -286,3 +287,30 @@ def test_a_class_without_docstring_gets_one_naming_its_parameters() -> None:
         b: str = ""
 
     assert Bare.__doc__ == "Bare(a, b)"
+
+
+def test_the_type_checker_sees_a_frozen_dataclass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mypy rejects assigning a field and checks the constructor, as for @dataclass(frozen=True)."""
+    mypy_api = pytest.importorskip("mypy.api")
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # where mypy finds the doctor package
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from dataclasses import field\n"
+        "from doctor.record import record\n\n"
+        "@record\n"
+        "class A:\n"
+        "    x: int\n"
+        "    y: str = 'a'\n"
+        "    z: list[int] = field(default_factory=list)\n\n"
+        "a = A(1, 'b', [2])\n"
+        "a.x = 2\n"
+        "A('no')\n"
+        "A(1, w=3)\n")
+    out, _, status = mypy_api.run([str(sample), "--python-version", "3.10", "--no-error-summary",
+                                   "--cache-dir", str(tmp_path / "cache"), "--follow-imports", "silent"])
+    lines = [line.split(": error: ", 1)[-1] for line in out.splitlines() if ": error: " in line]
+    assert status == 1
+    assert any("read-only" in line for line in lines), out  # a.x = 2
+    assert any('incompatible type "str"; expected "int"' in line for line in lines), out  # A('no')
+    assert any('Unexpected keyword argument "w"' in line for line in lines), out
+    assert len(lines) == 3, out  # the valid call passes
