@@ -3,11 +3,15 @@ pcie.replay, gpu.fabric): which GPUs have a driver view, and how to name and add
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from checks.gpu_persistence_mode import is_datacentre
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import Evidence
-from doctor.parsers.nvidia_smi import SmiGpu
+
+if TYPE_CHECKING:
+    from doctor.parsers.nvidia_smi import SmiGpu
 
 __all__ = ["gpu_label", "is_datacentre", "reported", "smi_evidence", "where"]
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from doctor.derived.net import data_nics
 from doctor.derived.procs import EnvSetting, env_value
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts, NetDev, RdmaPort
+from doctor.record import record
 
 
-@dataclass(frozen=True)
+@record
 class RocePort:
     """An active RoCE port that NCCL or KV transfer may use, with its interface."""
 

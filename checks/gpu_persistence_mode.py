@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from doctor.derived.consumer import is_consumer
@@ -10,11 +9,12 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import LOW, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.lazyre import lazy
 from doctor.registry import check
 
 #: 3D controllers (no display engine) are data-centre parts; these names are too, whatever the class.
 DATACENTRE_CLASS = 0x0302
-DATACENTRE_NAME = re.compile(r"\b([ABHL]\d{1,3}[A-Z]?|[GB]B?\d{3}|GH200|T4|V100|P100|Tesla|Data Center)\b")
+DATACENTRE_NAME = lazy(r"\b([ABHL]\d{1,3}[A-Z]?|[GB]B?\d{3}|GH200|T4|V100|P100|Tesla|Data Center)\b")
 DAEMON = "nvidia-persistenced"
 REFERENCES = (
     "https://docs.nvidia.com/deploy/driver-persistence/index.html",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from doctor.derived.iommu import VFIO_DRIVERS
 from doctor.derived.net import is_rdma_nic, subject_nics
@@ -12,6 +11,7 @@ from doctor.facts.iommu import TRANSLATED
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
+from doctor.record import record
 from doctor.registry import check
 
 REFERENCES = (
@@ -27,7 +27,7 @@ PT = "iommu=pt"
 FORCE_TRANSLATE = ("iommu.passthrough=0",)
 
 
-@dataclass(frozen=True)
+@record
 class Mode:
     mode: str  # "translated", "passthrough", "off", "vfio" or "unknown"
     evidence: tuple[Evidence, ...]

@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.lazyre import lazy
 from doctor.registry import check
 
 REFERENCES = ("https://docs.kernel.org/admin-guide/mm/hugetlbpage.html",)
-_SIZE_RE = re.compile(r"^(\d+)([KMG])$", re.IGNORECASE)
+_SIZE_RE = lazy(r"^(\d+)([KMG])$", re.IGNORECASE)
 _KB = {"K": 1, "M": 1 << 10, "G": 1 << 20}
 
 

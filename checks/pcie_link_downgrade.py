@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from checks._pcie import severity_for_loss
 from doctor.derived.chipset import c2c_gpu
@@ -37,6 +37,7 @@ from doctor.findings import (
     severity_order,
 )
 from doctor.fixes import make
+from doctor.record import record
 from doctor.registry import check
 
 REFERENCES = (
@@ -59,7 +60,7 @@ _USES = {"GPU": "host-device copies, weight loading, KV-cache offload and GPUDir
 RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
-@dataclass(frozen=True)
+@record
 class _Subject:
     dev: PciDevice
     label: str

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from doctor.derived.procs import process_label, server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import flag_fix
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.registry import check
 
 
-@dataclass(frozen=True)
+@record
 class GraphRule:
     key: str
     pattern: re.Pattern[str]
@@ -25,37 +26,37 @@ class GraphRule:
 _I = re.IGNORECASE | re.MULTILINE
 #: Flags and settings that disable CUDA Graphs, with their severity (docs/checks.md#runtime-cuda-graphs).
 RULES: tuple[GraphRule, ...] = (
-    GraphRule("vllm.enforce_eager", re.compile(r"--enforce[-_]eager(?![\w-])(?!\s*[= ]\s*[\"']?(false|0|no)\b)", _I),
+    GraphRule("vllm.enforce_eager", lazy(r"--enforce[-_]eager(?![\w-])(?!\s*[= ]\s*[\"']?(false|0|no)\b)", _I),
               HIGH, "vLLM --enforce-eager (no CUDA graphs, no torch.compile)"),
-    GraphRule("vllm.enforce_eager", re.compile(r"[\"']?enforce[-_]eager[\"']?\s*[:=]\s*[\"']?(true|1|yes)\b", _I),
+    GraphRule("vllm.enforce_eager", lazy(r"[\"']?enforce[-_]eager[\"']?\s*[:=]\s*[\"']?(true|1|yes)\b", _I),
               HIGH, "vLLM enforce_eager: true (no CUDA graphs, no torch.compile)"),
-    GraphRule("vllm.cudagraph_mode", re.compile(r"cudagraph[-_]mode[\"']?\s*[:= ]\s*[\"']?none\b", _I),
+    GraphRule("vllm.cudagraph_mode", lazy(r"cudagraph[-_]mode[\"']?\s*[:= ]\s*[\"']?none\b", _I),
               HIGH, "vLLM cudagraph_mode NONE"),
-    GraphRule("vllm.O0", re.compile(r"(?<![\w-])(-O\s*0|--optimization-level[= ]0|-O\.level=0)(?![\w.])", _I),
+    GraphRule("vllm.O0", lazy(r"(?<![\w-])(-O\s*0|--optimization-level[= ]0|-O\.level=0)(?![\w.])", _I),
               MEDIUM, "vLLM -O0 (compilation level 0; check the resolved cudagraph_mode in the log)", vllm_only=True),
-    GraphRule("vllm.cc_mode_none", re.compile(r"(-cc|--compilation-config)\.(mode|level)[= ](none|0)\b", _I),
+    GraphRule("vllm.cc_mode_none", lazy(r"(-cc|--compilation-config)\.(mode|level)[= ](none|0)\b", _I),
               MEDIUM, "vLLM compilation mode none (check the resolved cudagraph_mode in the log)"),
-    GraphRule("sglang.disable_cuda_graph", re.compile(r"--disable-cuda-graph(?![\w-])", _I),
+    GraphRule("sglang.disable_cuda_graph", lazy(r"--disable-cuda-graph(?![\w-])", _I),
               HIGH, "SGLang --disable-cuda-graph"),
-    GraphRule("sglang.disable_cuda_graph", re.compile(r"^[ \t]*disable_cuda_graph[ \t]*:[ \t]*true\b", _I),
+    GraphRule("sglang.disable_cuda_graph", lazy(r"^[ \t]*disable_cuda_graph[ \t]*:[ \t]*true\b", _I),
               HIGH, "SGLang disable_cuda_graph: true"),
-    GraphRule("sglang.graph_backend_disabled", re.compile(r"--cuda-graph-backend[-\w]*[= ]disabled\b", _I),
+    GraphRule("sglang.graph_backend_disabled", lazy(r"--cuda-graph-backend[-\w]*[= ]disabled\b", _I),
               HIGH, "SGLang CUDA graph backend disabled"),
-    GraphRule("sglang.disable_padding", re.compile(r"--disable-cuda-graph-padding(?![\w-])", _I),
+    GraphRule("sglang.disable_padding", lazy(r"--disable-cuda-graph-padding(?![\w-])", _I),
               LOW, "SGLang --disable-cuda-graph-padding (graphs only for exact batch sizes)"),
-    GraphRule("trtllm.cuda_graph_config_null", re.compile(r"^[ \t]*cuda_graph_config[ \t]*:[ \t]*(null|~|None)?[ \t]*(#.*)?$", _I),
+    GraphRule("trtllm.cuda_graph_config_null", lazy(r"^[ \t]*cuda_graph_config[ \t]*:[ \t]*(null|~|None)?[ \t]*(#.*)?$", _I),
               HIGH, "TensorRT-LLM cuda_graph_config: null (graphs are on when the key is absent)"),
-    GraphRule("trtllm.use_cuda_graph_false", re.compile(r"^[ \t]*use_cuda_graph[ \t]*:[ \t]*(false|no|0)\b", _I),
+    GraphRule("trtllm.use_cuda_graph_false", lazy(r"^[ \t]*use_cuda_graph[ \t]*:[ \t]*(false|no|0)\b", _I),
               HIGH, "TensorRT-LLM use_cuda_graph: false"),
 )
 #: Disaggregated prefill / context-only workers may run without graphs (docs/checks.md#runtime-cuda-graphs, traps).
-PREFILL = re.compile(r"(--disaggregation-mode[= ]prefill|disaggregation_mode\s*:\s*prefill|"
-                     r"[\"']?kv_role[\"']?\s*:\s*[\"']?kv_producer|--server[-_]role[= ]context|"
-                     r"server_role\s*:\s*context)", re.IGNORECASE)
-PREFILL_PATH = re.compile(r"(^|[/_.-])(ctx|context|prefill)([/_.-]|$)", re.IGNORECASE)
+PREFILL = lazy(r"(--disaggregation-mode[= ]prefill|disaggregation_mode\s*:\s*prefill|"
+               r"[\"']?kv_role[\"']?\s*:\s*[\"']?kv_producer|--server[-_]role[= ]context|"
+               r"server_role\s*:\s*context)", re.IGNORECASE)
+PREFILL_PATH = lazy(r"(^|[/_.-])(ctx|context|prefill)([/_.-]|$)", re.IGNORECASE)
 #: Non-CUDA backends where "disable CUDA graph" is routine (Ascend CI passes --disable-cuda-graph).
-NON_CUDA = re.compile(r"--device[= ](npu|hpu|xpu|cpu|neuron|tpu)\b", re.IGNORECASE)
-SEGMENT_START = re.compile(r"^\s*(-\s*)?(ExecStart\w*|command|args|entrypoint)\s*[:=]", re.IGNORECASE)
+NON_CUDA = lazy(r"--device[= ](npu|hpu|xpu|cpu|neuron|tpu)\b", re.IGNORECASE)
+SEGMENT_START = lazy(r"^\s*(-\s*)?(ExecStart\w*|command|args|entrypoint)\s*[:=]", re.IGNORECASE)
 REFERENCES = (
     "https://docs.vllm.ai/en/latest/configuration/engine_args.html",
     "https://docs.vllm.ai/en/latest/design/cuda_graphs.html",
@@ -64,7 +65,7 @@ REFERENCES = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Hit:
     rule: GraphRule
     where: str  # "proc/<pid>/cmdline" or a file path

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from doctor.derived.consumer import all_consumer
 from doctor.derived.procs import EnvSetting, process_label, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix, flag_fix
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.registry import check
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     name: str
     matches: Callable[[str], bool]
@@ -102,9 +103,9 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
 
 #: server flags with the same effect as a debug variable: (pattern, severity, score, effect)
 FLAGS: tuple[tuple[re.Pattern[str], str, float, str], ...] = (
-    (re.compile(r"--log[-_]verbose(?:\s*[=: ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
+    (lazy(r"--log[-_]verbose(?:\s*[=: ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
      "Triton logs every request and model step at verbose level"),
-    (re.compile(r"--disable[-_]custom[-_]all[-_]reduce(?![\w-])(?!\s*:\s*[\"']?(false|no|0)\b)"), MEDIUM, 20,
+    (lazy(r"--disable[-_]custom[-_]all[-_]reduce(?![\w-])(?!\s*:\s*[\"']?(false|no|0)\b)"), MEDIUM, 20,
      "vLLM hands its small tensor-parallel all-reduces to NCCL instead of its faster custom all-reduce"),
 )
 

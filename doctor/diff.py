@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import PASS, at_least, severity_order
+from doctor.lazyre import lazy
+from doctor.record import record
 
 if TYPE_CHECKING:
     from doctor.findings import Finding
@@ -25,7 +27,7 @@ ORDER = (NEW, WORSE, FIXED, BETTER, UNCHANGED)
 LABEL = {NEW: "NEW", WORSE: "WORSE", FIXED: "FIXED", BETTER: "BETTER", UNCHANGED: "same"}
 
 
-@dataclass(frozen=True)
+@record
 class FindingChange:
     """One (check, subject) seen before and/or after; a missing side has severity ``None``."""
 
@@ -38,14 +40,14 @@ class FindingChange:
     related_facts: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class FactChange:
     key: str
     before: str | None
     after: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Diff:
     before: dict[str, Any]
     after: dict[str, Any]
@@ -81,7 +83,7 @@ def _keyed(findings: Sequence[Finding]) -> dict[tuple[str, str], Finding]:
     return out
 
 
-_BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", re.IGNORECASE)
+_BDF = lazy(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", re.IGNORECASE)
 
 
 def _subject_in(subject: str, key: str) -> bool:

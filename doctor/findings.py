@@ -7,11 +7,13 @@ Ranking happens once, here: by severity, then by impact score, then by check id 
 
 from __future__ import annotations
 
-import re
 import shlex
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from enum import Enum
 from typing import Any, Final
+
+from doctor.lazyre import lazy
+from doctor.record import record
 
 
 class Severity(str, Enum):
@@ -77,7 +79,7 @@ def q(value: object) -> str:
     return shlex.quote(str(value))
 
 
-@dataclass(frozen=True)
+@record
 class Evidence:
     """One observation: the file or command it came from and what it said."""
 
@@ -85,7 +87,7 @@ class Evidence:
     value: str
 
 
-@dataclass(frozen=True)
+@record
 class Impact:
     """What this costs: ``text`` (a sentence saying what it applies to), ``basis`` (where the estimate
     comes from: a bandwidth ratio, a published measurement) and ``score``, a 0-100 ranking weight
@@ -104,10 +106,10 @@ class Impact:
 
 
 PHASES = ("runtime", "persistent", "rollback")
-_IRQ_FILE = re.compile(r"/proc/irq/(\d+)/smp_affinity_list")
+_IRQ_FILE = lazy(r"/proc/irq/(\d+)/smp_affinity_list")
 
 
-@dataclass(frozen=True)
+@record
 class FixStep:
     """One step of a fix: a command (``argv``), a file to write (``heredoc``: path, content) or, for
     what only a human can do, ``manual`` text that is never executed.
@@ -165,7 +167,7 @@ class FixStep:
                    unattended=data.get("unattended") is True, key=str(data.get("key") or ""))
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     """Steps to apply now, to make it survive a reboot and to undo, plus advice (``notes``, never commands).
 
@@ -246,7 +248,7 @@ class Fix:
         return cls.from_text(texts["runtime"], texts["persistent"], texts["rollback"], notes)
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """What one check concluded about one subject."""
 
@@ -316,9 +318,9 @@ class Finding:
         )
 
 
-_PCI_IN_LABEL = re.compile(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
-_PID_IN_LABEL = re.compile(r"\(pid (\d+)\)$")
-_ENV_IN_LABEL = re.compile(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
+_PCI_IN_LABEL = lazy(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
+_PID_IN_LABEL = lazy(r"\(pid (\d+)\)$")
+_ENV_IN_LABEL = lazy(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
 
 
 def subject_id_of(subject: str) -> str:

@@ -8,11 +8,11 @@ the merged finding names the subjects (``2000 processes: vllm serve (pid 4242), 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from doctor.findings import Evidence, Finding
+from doctor.lazyre import lazy
 
 #: A cause with up to this many subjects keeps one finding per subject (one per GPU of an 8-GPU node);
 #: more collapse into one finding.
@@ -22,7 +22,7 @@ SHOWN_SUBJECTS = 5
 MAX_SUBJECT_CHARS = 200
 #: Evidence lines kept in a merged finding (the first of each subject first)
 MAX_EVIDENCE = 24
-_PCI = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+_PCI = lazy(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 
 def _key(f: Finding) -> tuple[str, str, str, str]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from doctor.errors import DoctorError
+from doctor.lazyre import lazy
 from doctor.safe_open import read_text
 from doctor.secrets import mask_data
 
@@ -30,26 +31,26 @@ _ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
 _ALNUM_AFTER = r"(?![A-Za-z0-9])"
 _HEX_COLON = "0-9A-Fa-f:"
 #: MAC (6 octets) and InfiniBand hardware addresses (20 octets)
-MAC_RE = re.compile(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{2}}(?::[0-9A-Fa-f]{{2}}){{5,19}}(?![{_HEX_COLON}])")
-UUID_RE = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
-                     r"(?![0-9A-Fa-f])")
+MAC_RE = lazy(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{2}}(?::[0-9A-Fa-f]{{2}}){{5,19}}(?![{_HEX_COLON}])")
+UUID_RE = lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+               r"(?![0-9A-Fa-f])")
 #: IPv6 candidates: a whole run of hex digits, colons and dots (validated with :mod:`ipaddress`, which
 #: PCI addresses fail). One bounded repeat, so a hostile ``a:a:a:...`` line costs linear time.
-IPV6_RE = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:.]{2,64}(?![0-9A-Za-z:])")
-GUID_RE = re.compile(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{4}}(?::[0-9A-Fa-f]{{4}}){{3}}(?![{_HEX_COLON}])")
-IPV4_RE = re.compile(r"(?<![0-9.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9]|\.\d)")
+IPV6_RE = lazy(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:.]{2,64}(?![0-9A-Za-z:])")
+GUID_RE = lazy(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{4}}(?::[0-9A-Fa-f]{{4}}){{3}}(?![{_HEX_COLON}])")
+IPV4_RE = lazy(r"(?<![0-9.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9]|\.\d)")
 #: ``Device Serial Number 12-34-...`` in lspci, ``[SN] Serial number: X`` in VPD
-LSPCI_SERIAL_RE = re.compile(r"((?:Device Serial Number|\[SN\] Serial number:)\s+)(\S+)")
-XML_TAG_RE = re.compile(r"<(serial|uuid|board_id|module_id|gpu_module_id)>\s*([^<\s][^<]*?)\s*</\1>")
+LSPCI_SERIAL_RE = lazy(r"((?:Device Serial Number|\[SN\] Serial number:)\s+)(\S+)")
+XML_TAG_RE = lazy(r"<(serial|uuid|board_id|module_id|gpu_module_id)>\s*([^<\s][^<]*?)\s*</\1>")
 
 #: ``Serial Number : X`` / ``GPU UUID : GPU-...`` in ``nvidia-smi -q`` text
-NVSMI_TEXT_RE = re.compile(r"^\s*(Serial Number|GPU UUID|Board ID)\s*:\s*(\S+)\s*$", re.MULTILINE)
+NVSMI_TEXT_RE = lazy(r"^\s*(Serial Number|GPU UUID|Board ID)\s*:\s*(\S+)\s*$", re.MULTILINE)
 #: Placeholder prefix per kind of value
 PREFIX = {"host": "host", "ip": "ip", "mac": "mac", "serial": "serial", "uuid": "uuid", "guid": "guid",
           "id": "id"}
 #: Kinds replaced as literal words (the others are caught by their shape everywhere)
 LITERAL_KINDS = ("host", "serial", "id")
-PLACEHOLDER_RE = re.compile(r"^(host|ip|mac|serial|uuid|guid|id)-(\d+)$")
+PLACEHOLDER_RE = lazy(r"^(host|ip|mac|serial|uuid|guid|id)-(\d+)$")
 
 #: Files whose whole (stripped) content is an identity to redact, by kind
 IDENTITY_FILES: dict[str, str] = {

@@ -11,10 +11,10 @@ import importlib
 import pkgutil
 import types
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from doctor.findings import CATEGORIES, Finding
+from doctor.record import record
 
 if TYPE_CHECKING:
     from doctor.facts import Facts
@@ -23,7 +23,7 @@ ENTRY_POINT_GROUP = "gpu_node_doctor.checks"
 CheckFunc = Callable[["Facts"], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     """A check: stable dotted id, title, category, and a pure function from facts to findings."""
 
@@ -56,7 +56,7 @@ def check(id: str, title: str, category: str, requires: str | None = None) -> Ca
     return wrap
 
 
-@dataclass(frozen=True)
+@record
 class LoadError:
     """A plugin that could not be loaded; reported as an ``unknown`` finding, the run goes on."""
 

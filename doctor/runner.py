@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from typing import Any
 
 from doctor import __version__
@@ -16,6 +15,11 @@ from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
 SCHEMA_VERSION = "2.1"
+
+
+def _utc_now() -> str:
+    """``datetime.now(timezone.utc).isoformat(timespec="seconds")``, without importing datetime."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 @dataclass
@@ -101,10 +105,10 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
                          "findings": sum(1 for f in produced if f.severity != PASS),
                          "duration_ms": round((time.monotonic() - t0) * 1000, 2)})
     src = facts.source
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = _utc_now()
     collected = now if src.kind == "live" else src.collected_at()
     source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,
               "machine_id": facts.host.machine_id}
     return Result(source=source, checks=statuses, findings=rank(group_findings(findings, facts)), inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
-                  generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                  generated_at=_utc_now())

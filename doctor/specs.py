@@ -9,8 +9,8 @@ so a live run and a run on the snapshot collected from that host read the same d
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from doctor.lazyre import lazy
+from doctor.record import record
 
 PCI_ATTRS = (
     "vendor,device,class,subsystem_vendor,subsystem_device,revision,numa_node,local_cpulist,"
@@ -22,7 +22,7 @@ PCI_ATTRS = (
 NETDEV = "{netdev}"
 #: interface names a per-interface command may be run for: what Linux allows in /sys/class/net
 #: (at most 15 bytes), narrowed to safe characters; no leading ``-`` so a name is never an option
-_NETDEV_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}")
+_NETDEV_NAME = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}")
 
 
 def valid_netdev(name: str) -> bool:
@@ -30,7 +30,7 @@ def valid_netdev(name: str) -> bool:
     return bool(_NETDEV_NAME.fullmatch(name)) and name not in (".", "..")
 
 
-@dataclass(frozen=True)
+@record
 class Spec:
     """One named datum: files (``paths``, globs with ``*`` and ``{a,b}``) or a command (``argv``)."""
 

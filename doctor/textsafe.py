@@ -7,13 +7,13 @@ other escape sequences, C1 controls, bidi overrides (reorder what the reader see
 
 from __future__ import annotations
 
-import re
+from doctor.lazyre import lazy
 
 REPLACEMENT = "\ufffd"
 #: C0 controls except TAB/LF, DEL, C1 controls, bidi embeddings/overrides/isolates and marks,
 #: line/paragraph separators, zero-width and BOM characters
-_UNSAFE_MULTILINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-_UNSAFE_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_UNSAFE_MULTILINE = lazy("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_UNSAFE_LINE = lazy("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def clean(value: object, multiline: bool = False) -> str:

@@ -16,12 +16,12 @@ result came from (hostname and /etc/machine-id).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding, FixStep
 from doctor.fixes import Context, FixRejected, rebuild
 from doctor.fixes.catalogue import refusal
+from doctor.record import record
 from reports.view import View, build_view
 
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
@@ -32,7 +32,7 @@ def comment(text: str) -> str:
     return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
-@dataclass(frozen=True)
+@record
 class Scripts:
     """The fix script, its rollback script and how many commands each runs."""
 

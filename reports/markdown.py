@@ -13,14 +13,15 @@ from typing import Any
 
 from doctor.findings import SEVERITIES, Finding
 from doctor.i18n import _, ngettext, severity_name
+from doctor.lazyre import lazy
 from doctor.textsafe import clean
 from reports.view import View, build_view, sentence
 
 #: characters that act anywhere on a line (emphasis, code, links, HTML, tables, strikethrough, entities)
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+_SPECIAL = lazy(r"([\\`*_\[\]<>|~&])")
 #: characters that act only at the start of a line (headings, lists, quotes, ordered lists)
-_LEADING = re.compile(r"^([#+\->=])")
-_LEADING_NUMBER = re.compile(r"^(\d+)([.)])")
+_LEADING = lazy(r"^([#+\->=])")
+_LEADING_NUMBER = lazy(r"^(\d+)([.)])")
 MAX_EVIDENCE = 12
 
 

@@ -12,13 +12,14 @@ Every text is XML-escaped.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from doctor.derived.links import DOWN, OK, POWER_SAVING, UNKNOWN, judge_record
+from doctor.lazyre import lazy
+from doctor.record import record
 
 COL_W = 212
 COL_GAP = 14
@@ -53,7 +54,7 @@ class _Node:
     via: dict[str, Any] | None = None  # the folded downstream port this device hangs off
 
 
-@dataclass(frozen=True)
+@record
 class Link:
     """One PCIe link as drawn: current and capable speed/width and how to draw it."""
 
@@ -129,7 +130,7 @@ def _build_forest(topology: list[dict[str, Any]]) -> list[_Node]:
     return roots
 
 
-@dataclass(frozen=True)
+@record
 class _Marks:
     """Findings that name a device: rank badges and the worst severity per device key."""
 
@@ -137,9 +138,9 @@ class _Marks:
     severity: dict[str, str]
 
 
-_PCI_RE = re.compile(r"\b(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b")
-_GPU_RE = re.compile(r"\bgpu\s*#?(\d+)\b")
-_TOKEN_RE = re.compile(r"[a-z][a-z0-9_]*\d[a-z0-9_]*(?:/\d+)?")
+_PCI_RE = lazy(r"\b(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b")
+_GPU_RE = lazy(r"\bgpu\s*#?(\d+)\b")
+_TOKEN_RE = lazy(r"[a-z][a-z0-9_]*\d[a-z0-9_]*(?:/\d+)?")
 
 
 def finding_keys(name: str) -> set[str]:
@@ -220,7 +221,7 @@ def _short_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record
 class _Labels:
     """Per-device display labels taken from the inventory's GPU and NIC lists."""
 

@@ -6,7 +6,7 @@ sections the HTML, PDF and Markdown renderers lay out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from doctor.errors import DoctorError
@@ -22,6 +22,7 @@ from doctor.findings import (
     Finding,
     severity_order,
 )
+from doctor.record import record
 from doctor.redact import mask_strings
 from doctor.result_io import validate
 from doctor.runner import Result
@@ -40,7 +41,7 @@ MAX_EVIDENCE = 50
 MAX_FIELD = 4000
 
 
-@dataclass(frozen=True)
+@record
 class CheckLine:
     """A check in the passed / could-not-evaluate / did-not-apply lists."""
 
@@ -49,7 +50,7 @@ class CheckLine:
     why: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class View:
     """Sections of a report, in display order."""
 

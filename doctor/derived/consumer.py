@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 from doctor.facts import Facts, Gpu
+from doctor.lazyre import lazy
 
-CONSUMER_NAME = re.compile(r"\b(GeForce|TITAN)\b", re.IGNORECASE)
+CONSUMER_NAME = lazy(r"\b(GeForce|TITAN)\b", re.IGNORECASE)
 
 
 def is_consumer(gpu: Gpu) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 
 from doctor.facts import Facts
 from doctor.facts.pci import PciDevice
+from doctor.lazyre import lazy
 from doctor.secrets import mask_text
 
 #: Sysctls recorded in the digest and in baselines (the ones the checks reason about).
@@ -35,7 +36,7 @@ SYSCTLS = (
     "net.ipv4.tcp_sack", "net.ipv4.tcp_window_scaling",
 )
 #: argv words (case-insensitive) that mark an inference or training process whose flags are recorded.
-INFERENCE_MARKERS = re.compile(
+INFERENCE_MARKERS = lazy(
     r"vllm|sglang|tensorrt_llm|trtllm|text-generation|tritonserver|lmdeploy|llama[-_.]?server|ollama|"
     r"torchrun|deepspeed|dynamo|nim", re.IGNORECASE)
 #: Keys that identify a machine; a fleet expects them to differ.

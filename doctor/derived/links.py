@@ -23,10 +23,10 @@ Rules (docs/checks.md#pcie-link-downgrade):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT, UPSTREAM
+from doctor.record import record
 
 OK = "ok"
 DEGRADED_WIDTH = "degraded-width"
@@ -39,7 +39,7 @@ STATES = (OK, DEGRADED_WIDTH, DEGRADED_SPEED, POWER_SAVING, DOWN, UNKNOWN)
 SPEED_TOLERANCE = 0.01
 
 
-@dataclass(frozen=True)
+@record
 class LinkEnd:
     """The link numbers one end of a link reports (a device or the port above it)."""
 
@@ -50,7 +50,7 @@ class LinkEnd:
     port_type: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class LinkVerdict:
     """How a link runs compared with what both ends support (see the module docstring)."""
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from doctor.derived import cached
 from doctor.derived.procs import env_value, server_roots
 from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
+from doctor.record import record
 
 #: A NIC at or above this speed carries data even without RDMA (Mb/s).
 DATA_NIC_MIN_MBPS = 25000
@@ -45,7 +44,7 @@ def is_virtual_nic(dev: PciDevice) -> bool:
     return dev.vendor in VIRTUAL_VENDORS
 
 
-@dataclass(frozen=True)
+@record
 class DataNic:
     netdev: NetDev
     pci: PciDevice | None

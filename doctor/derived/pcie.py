@@ -11,11 +11,11 @@ Conventions (docs/checks.md#pcie-link-downgrade, #pcie-chipset-slot):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from doctor.derived.links import DOWN, LinkEnd, LinkVerdict, is_internal, judge_ends
 from doctor.facts.pci import ROOT_PORT, PciDevice, PciTree
 from doctor.facts.pcie_gen import generation, link_bandwidth
+from doctor.record import record
 
 
 def gen_label(speed: float | None) -> str:
@@ -40,7 +40,7 @@ def end_of(dev: PciDevice) -> LinkEnd:
     return LinkEnd(dev.cur_speed, dev.cur_width, dev.max_speed, dev.max_width, dev.port_type)
 
 
-@dataclass(frozen=True)
+@record
 class Link:
     """One physical link on a device's upstream path (``parent`` is None when missing from the tree).
 
@@ -142,7 +142,7 @@ def upstream_links(pci: PciTree, address: str) -> list[Link]:
     return links
 
 
-@dataclass(frozen=True)
+@record
 class PathBandwidth:
     """The path from a device to its root port: current and expected bottleneck bandwidth."""
 

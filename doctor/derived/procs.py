@@ -19,28 +19,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from doctor.derived import cached
 from doctor.facts import Facts, Gpu, Process
+from doctor.lazyre import lazy
 from doctor.parsers.deploy_env import deploy_env
+from doctor.record import record
 
 #: framework -> argv patterns (matched against the joined command line)
 SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
-    "vllm": (re.compile(r"(^|[\s/])vllm(\.entrypoints|\s+serve\b)"), re.compile(r"-m\s+vllm\b"),
-             re.compile(r"^VLLM::")),
-    "sglang": (re.compile(r"\bsglang\.(launch_server|srt\.|launch_router)"), re.compile(r"(^|[\s/])sglang\s+serve\b"),
-               re.compile(r"^sglang::", re.IGNORECASE)),
-    "tensorrt-llm": (re.compile(r"(^|[\s/])trtllm-(serve|llmapi-launch)\b"), re.compile(r"\btensorrt_llm\b")),
-    "triton": (re.compile(r"(^|[\s/])tritonserver\b"),),
+    "vllm": (lazy(r"(^|[\s/])vllm(\.entrypoints|\s+serve\b)"), lazy(r"-m\s+vllm\b"),
+             lazy(r"^VLLM::")),
+    "sglang": (lazy(r"\bsglang\.(launch_server|srt\.|launch_router)"), lazy(r"(^|[\s/])sglang\s+serve\b"),
+               lazy(r"^sglang::", re.IGNORECASE)),
+    "tensorrt-llm": (lazy(r"(^|[\s/])trtllm-(serve|llmapi-launch)\b"), lazy(r"\btensorrt_llm\b")),
+    "triton": (lazy(r"(^|[\s/])tritonserver\b"),),
 }
 #: Titles frameworks give their own worker processes (never a root, even without a parent pid).
-WORKER_TITLE = re.compile(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
+WORKER_TITLE = lazy(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
 
 #: vLLM's Ray workers (multi-node vLLM): started by the raylet, not by the vLLM process, so on a worker
 #: node they are the only trace of the server; their environment comes from the user (Ray runtime_env,
 #: ``ray start`` environment or variables vLLM copies from the driver).
-RAY_VLLM_WORKER = re.compile(r"^ray::RayWorkerWrapper")
+RAY_VLLM_WORKER = lazy(r"^ray::RayWorkerWrapper")
 
 #: Values frameworks set in their own workers (docs/checks.md#cross-cutting-rules); never blamed on the user.
 FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
@@ -59,7 +60,7 @@ def framework_of(proc: Process) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class ServerProcess:
     """A process that belongs to an inference server; ``root`` when its ancestors are not servers."""
 
@@ -154,7 +155,7 @@ def gpus_of(facts: Facts, proc: Process) -> tuple[list[Gpu], str]:
     return [], ""
 
 
-@dataclass(frozen=True)
+@record
 class EnvSetting:
     """One user-set environment value and everywhere it was seen."""
 
@@ -261,8 +262,8 @@ def server_gpus(facts: Facts, root_pid: int) -> list[str]:
     return sorted(out)
 
 
-_PYTHON = re.compile(r"python[0-9.]*$")
-_WORD = re.compile(r"[A-Za-z0-9_.+:-]{1,64}")
+_PYTHON = lazy(r"python[0-9.]*$")
+_WORD = lazy(r"[A-Za-z0-9_.+:-]{1,64}")
 
 
 def program_of(proc: Process) -> str:

@@ -15,15 +15,15 @@ An unreadable ``gid_attrs/types/<i>`` (an empty slot returns EINVAL) counts as v
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 
 from doctor.facts import Gid, RdmaPort
+from doctor.record import record
 
 AF_INET, AF_INET6 = "AF_INET", "AF_INET6"
 DEFAULT_ROCE_VERSION = 2
 
 
-@dataclass(frozen=True)
+@record
 class GidChoice:
     """The index NCCL uses on one port, the entry there (None: empty slot) and whether it was forced."""
 
@@ -106,7 +106,7 @@ def in_range(gid: Gid | None, fam: str, net: ipaddress.IPv4Network | ipaddress.I
     return addr in net
 
 
-@dataclass(frozen=True)
+@record
 class NcclGidEnv:
     """The NCCL variables that steer GID choice (None: unset)."""
 
@@ -176,7 +176,7 @@ def describe_gid(index: int, gid: Gid | None) -> str:
 # --- NCCL_IB_HCA / NCCL_SOCKET_IFNAME lists --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class NameList:
     """A parsed NCCL interface list: ``^`` excludes, ``=`` demands exact names, ``name:port`` entries."""
 

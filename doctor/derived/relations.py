@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from doctor.derived import cached
 from doctor.derived.net import is_rdma_nic, subject_nics
 from doctor.derived.paths import nearest_nic
 from doctor.facts import Facts, PciDevice
+from doctor.record import record
 
 
 def gpu_activity(facts: Facts, address: str) -> str:
@@ -27,7 +26,7 @@ def gpu_label(facts: Facts, address: str) -> str:
     return f"GPU {gpu.index} ({address})" if gpu is not None else address
 
 
-@dataclass(frozen=True)
+@record
 class GpuNic:
     """A GPU, the RDMA-capable NIC closest to it (None: no such NIC), the path word and both NUMA nodes."""
 

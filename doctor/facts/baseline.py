@@ -7,11 +7,11 @@ pipeline and attached to :class:`~doctor.facts.Facts` as ``facts.baseline`` for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from doctor.errors import DoctorError
 from doctor.parsers import toml_io
+from doctor.record import record
 
 FORMAT_VERSION = 1
 #: Allowed keys: top level, sections, and per-device entries.
@@ -21,7 +21,7 @@ DEVICE_KEYS: dict[str, type] = {"kind": str, "model": str, "gen": int, "width": 
 KERNEL_KEYS: dict[str, type] = {"cmdline": dict}
 
 
-@dataclass(frozen=True)
+@record
 class Baseline:
     """A validated baseline file: its path, its text (for ``path:line`` evidence) and its data."""
 

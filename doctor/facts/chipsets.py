@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from doctor.facts.pci import PciDevice
+from doctor.lazyre import lazy
 
 INTEL = 0x8086
 AMD = 0x1022
@@ -51,7 +52,7 @@ AMD_CHIPSET_BRIDGES: dict[int, str] = {
     0x57AD: "X570 chipset", 0x57A3: "X570 chipset", 0x57A4: "X570 chipset",
 }
 
-_INTEL_PCH_NAME = re.compile(
+_INTEL_PCH_NAME = lazy(
     r"\b(?:ICH\d+|Ibex Peak|Cougar Point|Panther Point|Lynx Point|Wildcat Point|Sunrise Point|Union Point|"
     r"Lewisburg|Emmitsburg|Cannon (?:Lake PCH|Point)|Comet Lake PCH|Tiger Lake-(?:LP|H)|Alder Lake(?:-[SPN])? PCH|"
     r"Raptor Lake(?:-S)? PCH|Raptor Lake PCI Express Root Port|Jasper Lake|PCH|"
@@ -59,10 +60,10 @@ _INTEL_PCH_NAME = re.compile(
     r"C6[01]0/X[79]9 series chipset|C620 Series Chipset|Q170/Q150/B150/H170/H110/Z170|82801\w*)",
     re.IGNORECASE)
 #: Northbridge (MCH/IOH) root ports: CPU-side lanes despite "Chipset" in the name.
-_INTEL_NORTHBRIDGE_NAME = re.compile(
+_INTEL_NORTHBRIDGE_NAME = lazy(
     r"\b(?:[34] Series Chipset PCI Express Root Port|I/O Hub|Express (?:Host-Primary )?PCI Express (?:Root Port|Bridge)|"
     r"Processor|Xeon|Core i7|PCIe Controller|Host Bridge)", re.IGNORECASE)
-_AMD_CHIPSET_NAME = re.compile(
+_AMD_CHIPSET_NAME = lazy(
     r"\b(?:[3-8]00 Series Chipset (?:PCIe|Switch)|Matisse Switch Upstream|^Matisse PCIe GPP Bridge|Promontory)",
     re.IGNORECASE)
 

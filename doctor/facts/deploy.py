@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from doctor import specs
 from doctor.errors import DoctorError
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.safe_open import open_regular
 from doctor.secrets import sanitize_deploy
 from doctor.sources import Source
 
-_TOP_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):\s*(.*?)\s*(#.*)?$")
+_TOP_KEY = lazy(r"^([A-Za-z][A-Za-z0-9_]*):\s*(.*?)\s*(#.*)?$")
 
 
-@dataclass(frozen=True)
+@record
 class Kubelet:
     origin: str | None
     settings: dict[str, str]  # top-level scalar keys of the KubeletConfiguration
@@ -75,7 +76,7 @@ def read_deploy_file(path: str) -> bytes:
             raise DoctorError(f"{path}: cannot read the deploy file: {exc.strerror}") from None
 
 
-@dataclass(frozen=True)
+@record
 class DeployFile:
     path: str
     text: str  # secrets masked

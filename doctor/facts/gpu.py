@@ -7,11 +7,12 @@ available that is recorded in ``runtime_missing``, never papered over with defau
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from doctor.facts.pci import PciDevice, PciTree
 from doctor.facts.util import SPEED_OF_GEN, normalise_bdf
+from doctor.record import record
 from doctor.sources import LIVE, Source
 
 if TYPE_CHECKING:  # the parser is imported when there is nvidia-smi output to read
@@ -22,7 +23,7 @@ BUSY_UTIL = 10.0
 IDLE_UTIL = 5.0
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     """One physical GPU; ``runtime`` is ``None`` when the driver's view is missing."""
 
@@ -56,7 +57,7 @@ class Gpu:
         return "unknown"
 
 
-@dataclass(frozen=True)
+@record
 class GpuInventory:
     gpus: tuple[Gpu, ...]
     runtime_origin: str | None  # "nvml", the command file, or None

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from doctor.record import record
 from doctor.sources import LIVE, Source
 
 VM_VENDORS = ("qemu", "amazon ec2", "microsoft corporation", "google", "vmware", "xen", "innotek",
               "openstack", "red hat", "bochs", "nutanix", "parallels", "cloudstack", "kvm")
 
 
-@dataclass(frozen=True)
+@record
 class Host:
     hostname: str | None
     machine_id: str | None

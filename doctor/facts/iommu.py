@@ -7,17 +7,16 @@ is active. Also the modprobe configuration lines that bind devices to vfio-pci a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from doctor import specs
 from doctor.facts.util import BDF
+from doctor.record import record
 from doctor.sources import Source
 
 TRANSLATED = frozenset({"DMA", "DMA-FQ"})
 GROUPS = "sys/kernel/iommu_groups"
 
 
-@dataclass(frozen=True)
+@record
 class IommuGroup:
     name: str
     type: str | None  # None: the type file is missing (kernels before 5.11 have none)
@@ -29,7 +28,7 @@ class IommuGroup:
         return self.type in TRANSLATED
 
 
-@dataclass(frozen=True)
+@record
 class IommuInfo:
     groups: dict[str, IommuGroup]
     active: bool | None  # None: cannot tell (no sys/class in this source)
@@ -40,7 +39,7 @@ class IommuInfo:
         return next((g for g in self.groups.values() if address in g.devices), None)
 
 
-@dataclass(frozen=True)
+@record
 class ModprobeLine:
     path: str
     line: str

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
 from doctor import specs
 from doctor.parsers.sysctl import parse_sysctl_a, parse_sysctl_conf
+from doctor.record import record
 from doctor.sources import Source
 
 
-@dataclass(frozen=True)
+@record
 class Cmdline:
     raw: str | None
     origin: str = "proc/cmdline"
@@ -29,7 +29,7 @@ class Cmdline:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Sysctls:
     values: dict[str, str]
     origins: dict[str, str]

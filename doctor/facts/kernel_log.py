@@ -13,29 +13,28 @@ The ring buffer holds events since boot, or since it wrapped: no Xid line is not
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from doctor.facts.util import normalise_bdf
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.sources import Source
 
 SPEC = "dmesg"
 #: docs/checks.md#gpu-xid-errors: ``NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)``
-XID_RE = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
+XID_RE = lazy(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
 #: kernel ``__pcie_print_link_status`` (drivers/pci/pci.c), ``, in Flit mode`` on newer kernels.
-BANDWIDTH_RE = re.compile(
+BANDWIDTH_RE = lazy(
     r"pci (?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): "
     r"(?P<avail>[0-9.]+) Gb/s available PCIe bandwidth, limited by (?P<speed>[0-9.]+) GT/s PCIe "
     r"x(?P<width>\d+) link at (?P<at>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) "
     r"\(capable of (?P<cap>[0-9.]+) Gb/s with (?P<cap_speed>[0-9.]+) GT/s PCIe x(?P<cap_width>\d+) link\)"
     r"(?P<flit>, in Flit mode)?")
-_STAMP_RE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
-_SYSLOG_STAMP_RE = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s")
+_STAMP_RE = lazy(r"^\s*\[\s*([^\]]+?)\s*\]")
+_SYSLOG_STAMP_RE = lazy(r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s")
 #: How the refusal under ``kernel.dmesg_restrict=1`` reads (util-linux dmesg, EPERM).
 _REFUSED = ("operation not permitted", "permission denied")
 
 
-@dataclass(frozen=True)
+@record
 class XidEvent:
     """One ``NVRM: Xid`` line."""
 
@@ -45,7 +44,7 @@ class XidEvent:
     timestamp: str | None  # ``1843.308145``, ``Fri Aug 30 11:43:09 2024`` or ``Feb 14 05:03:41``
 
 
-@dataclass(frozen=True)
+@record
 class PcieBandwidth:
     """One ``available PCIe bandwidth, limited by`` line (link state at probe time only)."""
 
@@ -61,7 +60,7 @@ class PcieBandwidth:
     text: str
 
 
-@dataclass(frozen=True)
+@record
 class KernelLog:
     """What the kernel log says; ``missing`` names why it could not be read (then ``readable`` is False)."""
 

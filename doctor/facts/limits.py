@@ -17,16 +17,17 @@ Everything is read lazily, per process, and cached; ``None`` means not recorded.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.sources import Source
 
 UNLIMITED = -1
-_SIZE_RE = re.compile(r"^(?P<n>\d+)(?P<unit>[kmgtKMGT]?)$")
+_SIZE_RE = lazy(r"^(?P<n>\d+)(?P<unit>[kmgtKMGT]?)$")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-@dataclass(frozen=True)
+@record
 class MemlockLimit:
     """``Max locked memory`` soft/hard in bytes (``UNLIMITED`` = -1)."""
 
@@ -39,7 +40,7 @@ class MemlockLimit:
         return self.soft == UNLIMITED
 
 
-@dataclass(frozen=True)
+@record
 class ShmMount:
     """``/dev/shm`` as the process sees it: ``size`` in bytes, None when set as a share of RAM or not at all."""
 
@@ -49,7 +50,7 @@ class ShmMount:
     origin: str
 
 
-@dataclass(frozen=True)
+@record
 class HugePages:
     """Per page size (kB): pages allocated; ``origin`` per size; ``meminfo_total`` of the default size."""
 

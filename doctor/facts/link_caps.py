@@ -12,14 +12,13 @@ Three pieces of evidence, each from config space (sysfs ``config`` as root) or `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from doctor.facts.pci import ROOT_PORT, PciDevice, PciTree
+from doctor.record import record
 
 _EPS = 0.01
 
 
-@dataclass(frozen=True)
+@record
 class FirmwareCap:
     """A link held below its ends' capability by the port's configuration."""
 

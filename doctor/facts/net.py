@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from doctor.facts.util import BDF, parse_int
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.sources import Source
 
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
-_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
+_RATE = lazy(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 
 
-@dataclass(frozen=True)
+@record
 class NetDev:
     """One network interface. ``speed_mbps`` is None when unknown or the link is down (sysfs -1)."""
 
@@ -29,7 +28,7 @@ class NetDev:
     ifindex: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Gid:
     index: int
     gid: str
@@ -66,7 +65,7 @@ class Gid:
         return ".".join(str(b) for b in raw)
 
 
-@dataclass(frozen=True)
+@record
 class RdmaPort:
     device: str
     port: int

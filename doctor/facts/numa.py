@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from doctor.facts.util import parse_cpulist
+from doctor.record import record
 from doctor.sources import Source
 
 
-@dataclass(frozen=True)
+@record
 class NumaNode:
     id: int
     cpus: frozenset[int]
@@ -16,7 +15,7 @@ class NumaNode:
     distances: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class NumaTopology:
     nodes: tuple[NumaNode, ...]
     missing: str | None = None
@@ -51,7 +50,7 @@ def build_numa(src: Source) -> NumaTopology:
     return NumaTopology(tuple(nodes), None if nodes else "no sys/devices/system/node")
 
 
-@dataclass(frozen=True)
+@record
 class Irq:
     number: int
     actions: str  # the device/handler names of /proc/interrupts (e.g. "mlx5_comp3@pci:0000:1a:00.0")

@@ -7,15 +7,17 @@ output is absent, and an empty ``gpus`` never means "no NVLink" on its own.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from doctor.lazyre import lazy
 from doctor.parsers.nvlink import NvlinkGpu, parse_nvlink_errors, parse_nvlink_status
+from doctor.record import record
 from doctor.sources import Source
 
-_FM_VERSION_RE = re.compile(r"version\s+is\s*:\s*(?P<v>[0-9][0-9.]*)", re.IGNORECASE)
+_FM_VERSION_RE = lazy(r"version\s+is\s*:\s*(?P<v>[0-9][0-9.]*)", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class Nvlink:
     """Per GPU index: link speeds (from ``-s``) and error counters (from ``-e``) merged."""
 
@@ -29,7 +31,7 @@ class Nvlink:
         return next((g for g in self.gpus if g.index == index), None)
 
 
-@dataclass(frozen=True)
+@record
 class FabricManager:
     """``nv-fabricmanager --version``: ``version`` or why it is unknown."""
 

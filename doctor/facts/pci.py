@@ -8,12 +8,13 @@ parents taken from each bridge's secondary bus number.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
 from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.sources import Source
 
 if TYPE_CHECKING:
@@ -25,10 +26,10 @@ _PCIE_TYPES = {0: ENDPOINT, 1: "Legacy Endpoint", 4: ROOT_PORT, 5: UPSTREAM, 6: 
                9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
 _ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 _LINK_ATTRS = frozenset({"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
-_BUS_LINE = re.compile(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
+_BUS_LINE = lazy(r"Bus: primary=([0-9a-f]{2}), secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
 
 
-@dataclass(frozen=True)
+@record
 class PciDevice:
     """One PCI function. ``None`` means the evidence was missing, never a default."""
 
@@ -112,7 +113,7 @@ class PciDevice:
         return f"{self.origin}/{name}" if self.origin.startswith("sys/") else f"{self.origin} [{self.address}]"
 
 
-@dataclass(frozen=True)
+@record
 class PciTree:
     """All PCI functions by address; ``origin`` is ``sysfs``, ``lspci`` or ``None`` (missing, see ``missing``)."""
 
@@ -154,7 +155,7 @@ class PciTree:
 _SPEED_CODE = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 
-@dataclass(frozen=True)
+@record
 class _Express:
     port_type: str | None = None
     target_speed: float | None = None  # Link Control 2 bits 3:0

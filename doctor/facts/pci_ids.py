@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from doctor.lazyre import lazy
+from doctor.record import record
 
 PATHS = ("/usr/share/hwdata/pci.ids", "/usr/share/misc/pci.ids", "/usr/share/pci.ids",
          "/usr/local/share/pci.ids", "/usr/share/pciutils/pci.ids")
@@ -24,13 +26,13 @@ SPEC_CLASSES = {"VGA compatible controller": 0x0300, "3D controller": 0x0302, "D
                 "Non-Volatile memory controller": 0x0108, "Bridge": 0x0680}
 SPEC_VENDORS = {"NVIDIA Corporation": 0x10DE, "Intel Corporation": 0x8086,
                 "Advanced Micro Devices, Inc. [AMD]": 0x1022, "Mellanox Technologies": 0x15B3}
-_UNKNOWN_DEVICE = re.compile(r"\bDevice ([0-9a-fA-F]{4})$")
-_NUMERIC_CLASS = re.compile(r"Class ([0-9a-fA-F]{4})")
-_NUMERIC_IDS = re.compile(r"Device ([0-9a-fA-F]{4}):([0-9a-fA-F]{4})")
-_LINE = re.compile(r"^(\t{0,2})([0-9a-fA-F]{2,4})(?: ([0-9a-fA-F]{4}))?\s\s?(.+)$")
+_UNKNOWN_DEVICE = lazy(r"\bDevice ([0-9a-fA-F]{4})$")
+_NUMERIC_CLASS = lazy(r"Class ([0-9a-fA-F]{4})")
+_NUMERIC_IDS = lazy(r"Device ([0-9a-fA-F]{4}):([0-9a-fA-F]{4})")
+_LINE = lazy(r"^(\t{0,2})([0-9a-fA-F]{2,4})(?: ([0-9a-fA-F]{4}))?\s\s?(.+)$")
 
 
-@dataclass(frozen=True)
+@record
 class PciIds:
     """Reverse maps of one pci.ids file (or the built-in minimum)."""
 

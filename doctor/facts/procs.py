@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from doctor.facts.util import parse_cpulist, parse_int
 from doctor.parsers.ps import parse_ps
+from doctor.record import record
 from doctor.secrets import filter_environ, mask_argv, parse_environ
 from doctor.sources import Source
 
 MAX_PROCESSES = 20000
 
 
-@dataclass(frozen=True)
+@record
 class Process:
     pid: int
     ppid: int | None

@@ -21,13 +21,12 @@ Sources and their real formats:
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from doctor import specs
 from doctor.facts.net import NetDev, RdmaPort
+from doctor.lazyre import lazy
 from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
 from doctor.parsers.mlnx_qos import parse_mlnx_qos
+from doctor.record import record
 from doctor.sources import SOSREPORT, Source
 
 PRIORITIES = range(8)
@@ -36,7 +35,7 @@ DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "out_of_buffer")
 MAX_ROUTES = 4096
 
 
-@dataclass(frozen=True)
+@record
 class RoceEcn:
     """DCQCN switches of one netdev: priority -> enabled, for the notification (NP) and reaction (RP) points.
 
@@ -52,7 +51,7 @@ class RoceEcn:
         return bool(self.np or self.rp)
 
 
-@dataclass(frozen=True)
+@record
 class RdmaCounters:
     """``hw_counters`` of one RDMA port; ``values`` holds only the files that were present and numeric."""
 
@@ -61,7 +60,7 @@ class RdmaCounters:
     values: dict[str, int]
 
 
-@dataclass(frozen=True)
+@record
 class EthtoolStats:
     """``ethtool -S`` counters of one interface (from a sosreport)."""
 
@@ -70,7 +69,7 @@ class EthtoolStats:
     values: dict[str, int]
 
 
-_STAT = re.compile(r"^\s+([A-Za-z0-9_.\[\]:-]{1,64}):\s+(\d{1,20})\s*$")
+_STAT = lazy(r"^\s+([A-Za-z0-9_.\[\]:-]{1,64}):\s+(\d{1,20})\s*$")
 ETHTOOL_PREFIX = "ethtool_-S_"
 
 
@@ -100,7 +99,7 @@ def build_ethtool_stats(src: Source, netdevs: list[str]) -> dict[str, EthtoolSta
     return out
 
 
-@dataclass(frozen=True)
+@record
 class RoceQos:
     """``mlnx_qos -i`` of one interface: trust state, PFC per priority, DSCP map; ``missing`` says why
     it is not known (not installed, not recorded) and then the rest is empty."""
@@ -135,7 +134,7 @@ def build_qos(src: Source, netdevs: list[str]) -> dict[str, RoceQos]:
     return out
 
 
-@dataclass(frozen=True)
+@record
 class ActiveMtu:
     """``active_mtu`` of each RDMA port from ``ibv_devinfo -v`` (``origin`` names the command output)."""
 
@@ -144,7 +143,7 @@ class ActiveMtu:
     missing: str | None  # why it is not known (None when recorded)
 
 
-@dataclass(frozen=True)
+@record
 class Route:
     iface: str
     destination: str  # dotted quad

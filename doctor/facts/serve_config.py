@@ -9,20 +9,21 @@ working directory is not recorded) and is reported as such.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from doctor.facts.procs import Process
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.sources import Source
 
 CONFIG_FLAGS = ("--config", "--extra_llm_api_options", "--extra-llm-api-options")
 MAX_CONFIG_BYTES = 1 << 20
 MAX_CONFIGS = 16
-SAFE_PATH = re.compile(r"/[A-Za-z0-9_./@+-]{1,4095}")
+SAFE_PATH = lazy(r"/[A-Za-z0-9_./@+-]{1,4095}")
 #: command lines whose config files are read (inference servers only; anything else is left alone)
-SERVER_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt_llm", re.IGNORECASE)
+SERVER_WORDS = lazy(r"vllm|sglang|trtllm|tensorrt_llm", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class ServeConfig:
     """One config file named by a server process; ``text`` is None when it could not be read (``reason``)."""
 

@@ -12,8 +12,9 @@ Sample inputs::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from doctor.lazyre import lazy
+from doctor.record import record
 from doctor.sources import Source
 
 CPUFREQ = "sys/devices/system/cpu/cpu0/cpufreq"
@@ -23,11 +24,11 @@ NVIDIA_VERSION = "proc/driver/nvidia/version"
 PEERMEM_FILES = ("sys/kernel/mm/memory_peers/nv_mem/version", "sys/kernel/mm/memory_peers/nv_mem_nc/version",
                  "sys/module/nvidia_peermem/version")
 #: What NVML/nvidia-smi print when the user-space library and the loaded kernel module differ.
-MISMATCH_TEXT = re.compile(r"(Driver/library version mismatch|NVML/RM version mismatch)", re.IGNORECASE)
-_MODULE_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
+MISMATCH_TEXT = lazy(r"(Driver/library version mismatch|NVML/RM version mismatch)", re.IGNORECASE)
+_MODULE_VERSION = lazy(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
 
 
-@dataclass(frozen=True)
+@record
 class CpuFreq:
     """cpufreq policy of CPU 0 (the only CPU recorded)."""
 
@@ -41,7 +42,7 @@ class CpuFreq:
         return self.governor is not None or self.driver is not None or self.epp is not None
 
 
-@dataclass(frozen=True)
+@record
 class Thp:
     """Transparent huge pages: the selected (bracketed) value of each knob."""
 
@@ -50,7 +51,7 @@ class Thp:
     origin: str = THP
 
 
-@dataclass(frozen=True)
+@record
 class NvidiaDriver:
     """The loaded NVIDIA kernel module and the GPUDirect RDMA peer-memory modules."""
 

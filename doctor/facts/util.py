@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from doctor.facts.pcie_gen import GENERATION, LANE_GBPS, SPEED_OF_GEN, link_bandwidth  # noqa: F401 (re-exported)
+from doctor.lazyre import lazy
 
-_SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
-BDF = re.compile(r"^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+_SPEED = lazy(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
+BDF = lazy(r"^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 
 
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from doctor.findings import Fix, FixStep
+from doctor.lazyre import lazy
+from doctor.record import record
 
 
 class FixRejected(ValueError):
     """Parameters a builder does not accept; the message says why (one line)."""
 
 
-@dataclass(frozen=True)
+@record
 class Context:
     """What exists on the host the fix is for; ``None`` skips that existence check (at check time)."""
 
@@ -38,11 +39,11 @@ class Context:
         return cls(netdevs=frozenset(netdevs), pci=frozenset(pci), rdma=frozenset(rdma))
 
 
-NETDEV = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,14}")
-PCI_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
-CPULIST = re.compile(r"\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?){0,1023}")
-UNIT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9@_.:-]{0,200}\.service")
-RDMA_DEVICE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+NETDEV = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,14}")
+PCI_ADDRESS = lazy(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+CPULIST = lazy(r"\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?){0,1023}")
+UNIT = lazy(r"[A-Za-z0-9_][A-Za-z0-9@_.:-]{0,200}\.service")
+RDMA_DEVICE = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
 class Params:

@@ -7,8 +7,6 @@ driver rebinding, service restarts and cluster steps are for a human (``unattend
 
 from __future__ import annotations
 
-import re
-
 from doctor.findings import FixStep
 from doctor.fixes.base import (
     PCI_ADDRESS,
@@ -21,6 +19,7 @@ from doctor.fixes.base import (
     pci_address,
 )
 from doctor.fixes.sysctl_keys import INT, KNOWN_SYSCTLS, generic_key
+from doctor.lazyre import lazy
 
 R, P, B = "runtime", "persistent", "rollback"
 
@@ -40,7 +39,7 @@ def manual(phase: str, text: str, key: str = "") -> FixStep:
 
 # --- sysctl ------------------------------------------------------------------------------------
 
-CONF = re.compile(r"90-gnd-[a-z0-9-]{1,40}\.conf")
+CONF = lazy(r"90-gnd-[a-z0-9-]{1,40}\.conf")
 
 
 def _sysctl_value(key: str, value: object) -> str:
@@ -73,7 +72,7 @@ def sysctl(p: Params) -> list[FixStep]:
 # --- kernel command line -----------------------------------------------------------------------
 
 GRUB_DEFAULT = "/etc/default/grub"
-KERNEL_ARG = re.compile(r"[A-Za-z0-9_.-]{1,64}(=[A-Za-z0-9_.,:;=/+-]{0,2048})?")
+KERNEL_ARG = lazy(r"[A-Za-z0-9_.-]{1,64}(=[A-Za-z0-9_.,:;=/+-]{0,2048})?")
 FAMILIES = ("debian", "rhel", None)
 
 
@@ -353,7 +352,7 @@ def pcie_retrain(p: Params) -> list[FixStep]:
 
 
 ACS_CTL = "ECAP_ACS+0x6.w"
-HEX4 = re.compile(r"[0-9a-f]{4}")
+HEX4 = lazy(r"[0-9a-f]{4}")
 
 
 @builder("acs_redirect")
@@ -368,8 +367,8 @@ def acs_redirect(p: Params) -> list[FixStep]:
 
 
 SYS = "/sys/bus/pci"
-MODPROBE_PATH = re.compile(r"/etc/modprobe\.d/[A-Za-z0-9_.-]{1,64}\.conf")
-MODPROBE_LINE = re.compile(r"(options|softdep|install|alias|blacklist) [A-Za-z0-9_ .:=,-]{1,512}")
+MODPROBE_PATH = lazy(r"/etc/modprobe\.d/[A-Za-z0-9_.-]{1,64}\.conf")
+MODPROBE_LINE = lazy(r"(options|softdep|install|alias|blacklist) [A-Za-z0-9_ .:=,-]{1,512}")
 
 
 def _bind(phase: str, address: str, old: str, new: str) -> list[FixStep]:
@@ -410,7 +409,7 @@ def vfio_release(p: Params) -> list[FixStep]:
     return steps + back
 
 
-DRIVER = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DRIVER = lazy(r"[A-Za-z0-9_-]{1,64}")
 
 
 @builder("vfio_group")
@@ -454,8 +453,8 @@ def taskset(p: Params) -> list[FixStep]:
             run(B, "taskset", "-a", "-p", "-c", old, pid, key=f"pid:{pid}")]
 
 
-KUBELET_CONFIG = re.compile(r"/(var/lib/kubelet|etc/kubernetes)/[A-Za-z0-9_.-]{1,64}\.yaml")
-NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+KUBELET_CONFIG = lazy(r"/(var/lib/kubelet|etc/kubernetes)/[A-Za-z0-9_.-]{1,64}\.yaml")
+NODE_NAME = lazy(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
 KUBELET_KEYS = ("cpuManagerPolicy", "memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope")
 KUBELET_VALUES = ("none", "static", "Static", "None", "best-effort", "restricted", "single-numa-node",
                   "container", "pod")
@@ -610,7 +609,7 @@ def prlimit_memlock(p: Params) -> list[FixStep]:
                     for pid, (soft, hard) in limits.items()]
 
 
-SHM_SIZE = re.compile(r"[1-9]\d{0,3}G")
+SHM_SIZE = lazy(r"[1-9]\d{0,3}G")
 
 
 def _tmpfs_size(size: int) -> str:

@@ -25,19 +25,20 @@ import re
 
 from doctor.findings import FixStep
 from doctor.fixes.base import FixRejected, Params, builder, unit
+from doctor.lazyre import lazy
 
 R, B = "runtime", "rollback"
 UNIT_DIR = "/etc/systemd/system"
 #: environment variables a fix may unset or set (the ones checks flag)
-ENV_NAME = re.compile(r"(NCCL|CUDA|PYTORCH|TORCH|TORCHDYNAMO|VLLM|SGLANG|TRTLLM|UCX|NVSHMEM)_[A-Z0-9_]{1,64}")
-ENV_VALUE = re.compile(r"[A-Za-z0-9_.,:=^/@+-]{0,256}")
+ENV_NAME = lazy(r"(NCCL|CUDA|PYTORCH|TORCH|TORCHDYNAMO|VLLM|SGLANG|TRTLLM|UCX|NVSHMEM)_[A-Z0-9_]{1,64}")
+ENV_VALUE = lazy(r"[A-Za-z0-9_.,:=^/@+-]{0,256}")
 #: a command-line flag a fix may remove (one word)
-FLAG = re.compile(r"-{1,2}[A-Za-z0-9][A-Za-z0-9_.=-]{0,80}")
-WHAT = re.compile(r"[a-z0-9][a-z0-9-]{0,40}")
+FLAG = lazy(r"-{1,2}[A-Za-z0-9][A-Za-z0-9_.=-]{0,80}")
+WHAT = lazy(r"[a-z0-9][a-z0-9-]{0,40}")
 #: deployment files a patch may touch: absolute, no ``..``, a YAML/JSON/TOML/env file
-PATCH_PATH = re.compile(r"/[A-Za-z0-9_@+][A-Za-z0-9_./@+-]{0,1022}\.(ya?ml|json|toml|env)")
-UNIT_PATH = re.compile(r"/(etc|usr/lib|lib|run)/systemd/system/[A-Za-z0-9@_.:-]{1,200}\.service")
-PROGRAM = re.compile(r"[A-Za-z0-9_.+:-]{1,64}( [A-Za-z0-9_.+:-]{1,64})?")
+PATCH_PATH = lazy(r"/[A-Za-z0-9_@+][A-Za-z0-9_./@+-]{0,1022}\.(ya?ml|json|toml|env)")
+UNIT_PATH = lazy(r"/(etc|usr/lib|lib|run)/systemd/system/[A-Za-z0-9@_.:-]{1,200}\.service")
+PROGRAM = lazy(r"[A-Za-z0-9_.+:-]{1,64}( [A-Za-z0-9_.+:-]{1,64})?")
 KINDS = ("compose", "manifest", "other")
 
 

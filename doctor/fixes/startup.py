@@ -15,10 +15,11 @@ from doctor.facts import DeployFile, Facts
 from doctor.findings import Fix
 from doctor.fixes.base import UNIT, make
 from doctor.fixes.deploy import FLAG
+from doctor.lazyre import lazy
 from doctor.secrets import MASK
 
 CONTEXT = 3
-UNIT_FILE = re.compile(r"(?:^|/)([^/]+\.service)(?:\.d/[^/]+\.conf)?$")
+UNIT_FILE = lazy(r"(?:^|/)([^/]+\.service)(?:\.d/[^/]+\.conf)?$")
 
 
 def _unit_of(path: str) -> str | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order
+from doctor.record import record
 from doctor.sources import SOURCE_MARKERS
 
 #: A finding or fact value held by at most this share of nodes (and at least one) is an outlier...
@@ -282,7 +283,7 @@ class Aggregate:
             nodes.append(index)
 
 
-@dataclass(frozen=True)
+@record
 class FactOutlier:
     key: str
     majority: str
@@ -291,7 +292,7 @@ class FactOutlier:
     nodes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class FindingGroup:
     check: str
     subject: str

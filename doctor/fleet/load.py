@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from doctor.errors import DoctorError
+from doctor.record import record
 
 if TYPE_CHECKING:
     from doctor.registry import Check
     from doctor.runner import Result
 
 
-@dataclass(frozen=True)
+@record
 class Node:
     """One analysed node: the run's result and the facts digest behind it."""
 

@@ -14,19 +14,19 @@ Comment lines (``#``, ``;``) are skipped.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterable, Iterator
 
 from doctor.facts.deploy import DeployFile
+from doctor.lazyre import lazy
 
-_UNIT_ENV = re.compile(r"^\s*Environment\s*=\s*(.*)$")
-_ASSIGN = re.compile(r"""^["']?([A-Za-z_][A-Za-z0-9_]*)=(.*?)["']?$""")
-_COMPOSE_LIST = re.compile(r"""^\s*-\s*["']?([A-Za-z_][A-Za-z0-9_]*)=([^"'#]*)["']?\s*(#.*)?$""")
-_COMPOSE_MAP = re.compile(r"""^\s+([A-Z_][A-Z0-9_]*):\s*["']?([^"'#]*?)["']?\s*(#.*)?$""")
-_K8S_NAME = re.compile(r"""^\s*-?\s*name:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*$""")
-_K8S_VALUE = re.compile(r"""^\s*value:\s*["']?(.*?)["']?\s*$""")
-_DOCKER_E = re.compile(r"""(?:^|\s)(?:-e|--env)[ =]["']?([A-Za-z_][A-Za-z0-9_]*)=([^\s"']*)""")
+_UNIT_ENV = lazy(r"^\s*Environment\s*=\s*(.*)$")
+_ASSIGN = lazy(r"""^["']?([A-Za-z_][A-Za-z0-9_]*)=(.*?)["']?$""")
+_COMPOSE_LIST = lazy(r"""^\s*-\s*["']?([A-Za-z_][A-Za-z0-9_]*)=([^"'#]*)["']?\s*(#.*)?$""")
+_COMPOSE_MAP = lazy(r"""^\s+([A-Z_][A-Z0-9_]*):\s*["']?([^"'#]*?)["']?\s*(#.*)?$""")
+_K8S_NAME = lazy(r"""^\s*-?\s*name:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*$""")
+_K8S_VALUE = lazy(r"""^\s*value:\s*["']?(.*?)["']?\s*$""")
+_DOCKER_E = lazy(r"""(?:^|\s)(?:-e|--env)[ =]["']?([A-Za-z_][A-Za-z0-9_]*)=([^\s"']*)""")
 
 
 def split_unit_env(value: str) -> Iterator[tuple[str, str]]:

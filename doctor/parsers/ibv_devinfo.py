@@ -22,13 +22,13 @@ GID strings are kept exactly as printed (full hex for v1, compressed IPv6 for v2
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from doctor.lazyre import lazy
+from doctor.record import record
 
 __all__ = ["IbvGid", "IbvPort", "parse_ibv_devinfo"]
 
 
-@dataclass(frozen=True)
+@record
 class IbvGid:
     """One populated GID table entry."""
 
@@ -37,7 +37,7 @@ class IbvGid:
     type: str | None
 
 
-@dataclass(frozen=True)
+@record
 class IbvPort:
     """One port of one RDMA device."""
 
@@ -53,11 +53,11 @@ class IbvPort:
     gids: tuple[IbvGid, ...]
 
 
-_HCA_RE = re.compile(r"^\s*hca_id:\s*(?P<dev>\S+)")
-_PORT_RE = re.compile(r"^\s*port:\s*(?P<port>[0-9]+)\s*$")
-_GID_RE = re.compile(r"^\s*GID\[\s*(?P<idx>[0-9]+)\]:\s*(?P<gid>[0-9A-Fa-f:.]+)\s*(?:,\s*(?P<type>.*?))?\s*$")
-_KV_RE = re.compile(r"^\s*(?P<key>[a-z_0-9]+):\s*(?P<value>.*?)\s*$")
-_ENUM_RE = re.compile(r"^(?P<name>.*?)\s*\((?P<num>-?[0-9]+)\)$")
+_HCA_RE = lazy(r"^\s*hca_id:\s*(?P<dev>\S+)")
+_PORT_RE = lazy(r"^\s*port:\s*(?P<port>[0-9]+)\s*$")
+_GID_RE = lazy(r"^\s*GID\[\s*(?P<idx>[0-9]+)\]:\s*(?P<gid>[0-9A-Fa-f:.]+)\s*(?:,\s*(?P<type>.*?))?\s*$")
+_KV_RE = lazy(r"^\s*(?P<key>[a-z_0-9]+):\s*(?P<value>.*?)\s*$")
+_ENUM_RE = lazy(r"^(?P<name>.*?)\s*\((?P<num>-?[0-9]+)\)$")
 
 
 def _enum(value: str) -> tuple[str | None, int | None]:

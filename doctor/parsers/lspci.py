@@ -18,13 +18,13 @@ pciutils versions); this parser drops them and keeps the raw numbers.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from doctor.lazyre import lazy
+from doctor.record import record
 
 __all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci"]
 
 
-@dataclass(frozen=True)
+@record
 class LspciDevice:
     """One PCI function as printed by ``lspci -vv``; ``None`` means "not shown"."""
 
@@ -49,23 +49,23 @@ class LspciDevice:
     link_cap2_speed: float | None = None  # highest of LnkCap2 Supported Link Speeds
 
 
-_ADDR_RE = re.compile(
+_ADDR_RE = lazy(
     r"^(?:(?P<dom>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{1,2}):(?P<dev>[0-9a-fA-F]{1,2})\.(?P<fn>[0-7])$"
 )
-_HEADER_RE = re.compile(
+_HEADER_RE = lazy(
     r"^(?P<addr>(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<rest>\S.*)$"
 )
-_CLASS_CODE_RE = re.compile(r"^(?P<name>.*?)\s*\[(?P<code>[0-9a-fA-F]{4})\]$")
-_TRAILER_RE = re.compile(r"\s*\((?:rev [0-9a-fA-F]+|prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?)\)\s*$")
-_IDS_RE = re.compile(r"\s*\[(?P<ven>[0-9a-fA-F]{4}):(?P<dev>[0-9a-fA-F]{4})\]\s*$")
-_EXPRESS_RE = re.compile(r"^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s+(?:\(v\d+\)\s+)?(?P<type>[^,]+)")
-_SLOT_SUFFIX_RE = re.compile(r"\s*\(Slot[+-]\)\s*$")
-_SPEED_RE = re.compile(r"Speed\s+(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
-_RANGE_RE = re.compile(r"Supported Link Speeds:\s*(?:[0-9.]+-)?(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
-_TARGET_RE = re.compile(r"Target Link Speed:\s*(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
-_WIDTH_RE = re.compile(r"Width\s+x(?P<width>[0-9]+)")
+_CLASS_CODE_RE = lazy(r"^(?P<name>.*?)\s*\[(?P<code>[0-9a-fA-F]{4})\]$")
+_TRAILER_RE = lazy(r"\s*\((?:rev [0-9a-fA-F]+|prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?)\)\s*$")
+_IDS_RE = lazy(r"\s*\[(?P<ven>[0-9a-fA-F]{4}):(?P<dev>[0-9a-fA-F]{4})\]\s*$")
+_EXPRESS_RE = lazy(r"^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s+(?:\(v\d+\)\s+)?(?P<type>[^,]+)")
+_SLOT_SUFFIX_RE = lazy(r"\s*\(Slot[+-]\)\s*$")
+_SPEED_RE = lazy(r"Speed\s+(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
+_RANGE_RE = lazy(r"Supported Link Speeds:\s*(?:[0-9.]+-)?(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
+_TARGET_RE = lazy(r"Target Link Speed:\s*(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
+_WIDTH_RE = lazy(r"Width\s+x(?P<width>[0-9]+)")
 _MAX_HEADER = 1024
-_FLAG_RE = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<sign>[+-])(?=\s|$)")
+_FLAG_RE = lazy(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<sign>[+-])(?=\s|$)")
 
 
 def normalize_pci_address(raw: str) -> str | None:

@@ -26,16 +26,18 @@ row under ``enabled`` (ignored). Anything unrecognised is skipped; a PFC row tha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from doctor.lazyre import lazy
+from doctor.record import record
 
 __all__ = ["QosReport", "parse_mlnx_qos"]
 
-_TRUST = re.compile(r"^\s*Priority trust (?:state|mode):\s*(\w{1,16})\s*$", re.IGNORECASE)
-_DSCP = re.compile(r"^\s*prio:\s*([0-7])\s+dscp:\s*([0-9,\s]{0,400})$")
-_ROW = re.compile(r"^\s*(priority|enabled)((?:\s+\d{1,3})+)\s*$")
+_TRUST = lazy(r"^\s*Priority trust (?:state|mode):\s*(\w{1,16})\s*$", re.IGNORECASE)
+_DSCP = lazy(r"^\s*prio:\s*([0-7])\s+dscp:\s*([0-9,\s]{0,400})$")
+_ROW = lazy(r"^\s*(priority|enabled)((?:\s+\d{1,3})+)\s*$")
 
 
-@dataclass(frozen=True)
+@record
 class QosReport:
     trust: str | None  # "dscp" or "pcp" (lower case) when printed
     pfc: dict[int, bool]  # priority -> PFC enabled (empty when the PFC rows are absent or malformed)

@@ -53,10 +53,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from doctor.lazyre import lazy
 from doctor.parsers.lspci import normalize_pci_address
+from doctor.record import record
 
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
@@ -70,7 +71,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class SmiProcess:
     """One process using a GPU."""
 
@@ -80,7 +81,7 @@ class SmiProcess:
     type: str | None
 
 
-@dataclass(frozen=True)
+@record
 class SmiGpu:
     """Per-GPU state relevant to PCIe/idle diagnosis; ``None`` means "not reported / N/A"."""
 
@@ -130,7 +131,7 @@ class SmiGpu:
     fabric_status: str | None = None  # ``fabric/status``: Success or an error text
 
 
-@dataclass(frozen=True)
+@record
 class SmiReport:
     """A whole ``nvidia-smi -q`` dump."""
 
@@ -143,9 +144,9 @@ class SmiReport:
 EMPTY_REPORT = SmiReport(driver_version=None, cuda_version=None, timestamp=None, gpus=())
 
 _NA = {"", "n/a", "na", "none", "unknown", "[n/a]", "[unknown error]", "not available", "unsupported"}
-_NUM_RE = re.compile(r"^\s*(-?[0-9]+(?:\.[0-9]+)?)")
-_DOCTYPE_RE = re.compile(r"<!DOCTYPE[^>\[]*(?:\[[^\]]*\])?\s*>", re.IGNORECASE | re.DOTALL)
-_REASON_PREFIX_RE = re.compile(r"^clocks?_(?:event|throttle)_reasons?_")
+_NUM_RE = lazy(r"^\s*(-?[0-9]+(?:\.[0-9]+)?)")
+_DOCTYPE_RE = lazy(r"<!DOCTYPE[^>\[]*(?:\[[^\]]*\])?\s*>", re.IGNORECASE | re.DOTALL)
+_REASON_PREFIX_RE = lazy(r"^clocks?_(?:event|throttle)_reasons?_")
 
 # Text labels (``Clocks Event Reasons`` block) -> XML-style keys.
 _TEXT_REASON_KEYS = {
@@ -392,10 +393,10 @@ def parse_nvidia_smi_xml(text: str) -> SmiReport:
 
 # -------------------------------------------------------------------------- text
 
-_GPU_HEADER_RE = re.compile(
+_GPU_HEADER_RE = lazy(
     r"^GPU\s+(?P<addr>(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*$"
 )
-_KV_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[^:]*?[^\s:])\s*(?::\s?(?P<value>.*))?$")
+_KV_RE = lazy(r"^(?P<indent>[ \t]*)(?P<key>[^:]*?[^\s:])\s*(?::\s?(?P<value>.*))?$")
 
 
 class _TextGpu:

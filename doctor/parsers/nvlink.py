@@ -25,18 +25,21 @@ Both parsers never raise; lines they do not understand are skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from doctor.lazyre import lazy
+from doctor.record import record
 
 __all__ = ["NvlinkGpu", "parse_nvlink_errors", "parse_nvlink_status"]
 
-_GPU_RE = re.compile(r"^GPU\s+(?P<index>\d+):\s*(?P<name>.*?)\s*(?:\(UUID:\s*(?P<uuid>[^)\s]+)\s*\))?\s*$")
-_SPEED_RE = re.compile(r"^\s*Link\s+(?P<link>\d+):\s*(?P<value>.*?)\s*$")
-_ERR_RE = re.compile(r"^\s*Link\s+(?P<link>\d+):\s*(?P<name>[A-Za-z][A-Za-z0-9 _-]*?)\s*:\s*(?P<value>-?\d+)\s*$")
-_GBS_RE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s*GB/s$", re.IGNORECASE)
+_GPU_RE = lazy(r"^GPU\s+(?P<index>\d+):\s*(?P<name>.*?)\s*(?:\(UUID:\s*(?P<uuid>[^)\s]+)\s*\))?\s*$")
+_SPEED_RE = lazy(r"^\s*Link\s+(?P<link>\d+):\s*(?P<value>.*?)\s*$")
+_ERR_RE = lazy(r"^\s*Link\s+(?P<link>\d+):\s*(?P<name>[A-Za-z][A-Za-z0-9 _-]*?)\s*:\s*(?P<value>-?\d+)\s*$")
+_GBS_RE = lazy(r"^(?P<n>\d+(?:\.\d+)?)\s*GB/s$", re.IGNORECASE)
 MAX_LINKS = 64
 
 
-@dataclass(frozen=True)
+@record
 class NvlinkGpu:
     """One GPU's links: ``speeds`` link -> GB/s (None: inactive), ``errors`` link -> {counter: value}."""
 

@@ -14,13 +14,13 @@ everything after the 10th field, so arguments with spaces survive.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from doctor.lazyre import lazy
+from doctor.record import record
 
 __all__ = ["PsProcess", "parse_ps"]
 
 
-@dataclass(frozen=True)
+@record
 class PsProcess:
     """One process row (threads are skipped)."""
 
@@ -31,7 +31,7 @@ class PsProcess:
     command: str
 
 
-_WS_RE = re.compile(r"\s+")
+_WS_RE = lazy(r"\s+")
 
 
 def _float(text: str) -> float | None:

@@ -19,12 +19,12 @@ Values have whitespace runs collapsed to one space (``"4096 131072 6291456"``).
 
 from __future__ import annotations
 
-import re
+from doctor.lazyre import lazy
 
 __all__ = ["parse_sysctl_a", "parse_sysctl_conf"]
 
-_WS_RE = re.compile(r"\s+")
-_KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.*/:\-]*$")
+_WS_RE = lazy(r"\s+")
+_KEY_RE = lazy(r"^[A-Za-z0-9_][A-Za-z0-9_.*/:\-]*$")
 
 
 def _collapse(value: str) -> str:

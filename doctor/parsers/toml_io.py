@@ -6,15 +6,15 @@ Python 3.11+ has ``tomllib``; 3.10 needs the ``tomli`` backport (a dependency th
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from doctor.errors import DoctorError
+from doctor.lazyre import lazy
 from doctor.textsafe import clean
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE = lazy(r"^[A-Za-z0-9_-]+$")
 #: Characters JSON leaves raw but a terminal or TOML must not see (DEL, C1 controls, bidi and separators)
-_RAW_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_RAW_UNSAFE = lazy("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def key(name: str) -> str:

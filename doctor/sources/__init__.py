@@ -14,10 +14,10 @@ import os
 import shutil
 import signal
 import time
-from dataclasses import dataclass
 
 from doctor import specs
 from doctor.errors import DoctorError
+from doctor.record import record
 from doctor.safe_open import path_kind
 from doctor.sources.tree import DIR, FILE, LINK, MAX_FILE_BYTES, OsTree, TarTree, Tree, is_tarball, split_path
 
@@ -29,7 +29,7 @@ _SOS_MARKERS = ("sos_commands", "sos_reports")
 SOURCE_MARKERS = frozenset(_SNAPSHOT_MARKERS + _SOS_MARKERS)
 
 
-@dataclass(frozen=True)
+@record
 class CommandOutput:
     """A command's output, or why there is none. ``where`` names the evidence (command or file)."""
 

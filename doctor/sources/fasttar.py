@@ -12,16 +12,17 @@ never decided here, and an archive read here gives the same tree as the slow pat
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Callable
+
+from doctor.lazyre import lazy
 
 #: Largest archive (compressed, and decompressed) read by the fast path; bigger ones take the slow one.
 FAST_MAX_BYTES = 64 * 1024 * 1024
 
 _BLOCK = 512
 _ZERO_BLOCK = bytes(_BLOCK)
-_PAX_RECORD = re.compile(rb"(\d+) ([^=]+)=")
+_PAX_RECORD = lazy(rb"(\d+) ([^=]+)=")
 #: pax keywords that change nothing we keep (besides path and linkpath, which we apply)
 _PAX_IGNORED = frozenset(("mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment", "mode"))
 _NUMERIC = ((100, 108), (108, 116), (116, 124), (136, 148), (329, 337), (337, 345))

@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from doctor.errors import DoctorError
+from doctor.record import record
 from doctor.safe_open import open_regular, path_kind
 
 #: Largest file read in one go; bigger ones (or endless /proc files) read as missing.
@@ -438,7 +439,7 @@ class TarTree(Tree):
         return entry.data if len(entry.data) <= cap else None
 
 
-@dataclass(frozen=True)
+@record
 class Link:
     """A symlink to place in an :class:`OverlayTree`."""
 

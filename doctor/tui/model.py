@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from doctor.diff import BETTER, UNCHANGED, WORSE, pair_findings
 from doctor.findings import INFO, PASS, SEVERITIES, Finding
+from doctor.record import record
 
 #: Severity filter choices, in the order ``s`` cycles through them: (label, severities shown).
 SEVERITY_FILTERS: tuple[tuple[str, frozenset[str]], ...] = (
@@ -57,7 +57,7 @@ def key(f: Finding) -> tuple[str, str]:
     return (f.check, f.subject)
 
 
-@dataclass(frozen=True)
+@record
 class RunDiff:
     """Findings of the previous run against the current one, by the rule of :mod:`doctor.diff`."""
 
