@@ -16,7 +16,7 @@ import stat
 import tarfile
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import BinaryIO
@@ -237,6 +237,65 @@ class _Info(tarfile.TarInfo):
 _CORRUPT = (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, zlib.error, lzma.LZMAError)
 
 
+def _limits() -> tuple[int, ...]:
+    """The limits a tree was read under (a kept prefix serves only reads under the same ones)."""
+    return MAX_MEMBERS, MAX_STREAM_BYTES, MAX_TAR_BYTES, MAX_FILE_BYTES, MAX_NAME_CHARS, MAX_PATH_DEPTH
+
+
+class _Prefix:
+    """A gzip archive's first member, read: its compressed bytes, its tar bytes and the tree they make.
+
+    A fleet's snapshots of one configuration written as a shared first member and a small second one
+    (what ``tests/fleet/fleetgen.py`` writes; duplicated archives alike) start from this tree instead of
+    reading those bytes again: identical compressed bytes decompress and scan identically, so the tree
+    is the same as a fresh read's. At most :attr:`KEEP` are kept (the most recently used), each at most
+    :attr:`MAX_BYTES` of tar, so memory does not grow with the number of archives read.
+    """
+
+    KEEP = 4
+    MAX_BYTES = 32 * 1024 * 1024
+    _kept: list[_Prefix] = []
+
+    def __init__(self, compressed: bytes, blob: bytes, stop: tuple[int, dict[str, str]] | None,
+                 counts: tuple[int, int, int], entries: dict[str, _Entry], children: dict[str, set[str]]) -> None:
+        self.compressed = compressed
+        self.blob = blob
+        #: where the scan stopped (offset in ``blob``, pending long-name records); None: the archive ended
+        self.stop = stop
+        self.counts = counts
+        self.entries = entries
+        self.children = children
+        self.limits = _limits()
+
+    @classmethod
+    def find(cls, raw: bytes) -> _Prefix | None:
+        limits = _limits()
+        for i, kept in enumerate(cls._kept):
+            if raw[:64] == kept.compressed[:64] and kept.limits == limits and raw.startswith(kept.compressed):
+                if i:
+                    cls._kept.insert(0, cls._kept.pop(i))
+                return kept
+        return None
+
+    @classmethod
+    def build(cls, compressed: bytes, blob: bytes) -> _Prefix:
+        """Scan ``blob`` (the first member's tar bytes) as far as it goes; keep the result if small enough."""
+        from doctor.sources import fasttar
+
+        scratch = TarTree.__new__(TarTree)
+        Tree.__init__(scratch)
+        scratch._entries, scratch._children = {"": _Entry(DIR)}, {"": set()}
+        scratch._own = scratch._base = scratch._delta = None
+        counts = [0, 0, 0]
+        stop = fasttar.members(blob, MAX_NAME_CHARS * 16, scratch._member_adder(memoryview(blob), counts),
+                               partial=True)
+        prefix = cls(compressed, blob, stop, (counts[0], counts[1], counts[2]), scratch._entries, scratch._children)
+        if len(blob) <= cls.MAX_BYTES:
+            cls._kept.insert(0, prefix)
+            del cls._kept[cls.KEEP:]
+        return prefix
+
+
 class TarTree(Tree):
     """A tarball (``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``) read into memory.
 
@@ -252,10 +311,16 @@ class TarTree(Tree):
         self.path = path
         self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
         self._children: dict[str, set[str]] = {"": set()}
+        #: children sets this tree may change (``None``: all); the others are shared with a :class:`_Prefix`
+        self._own: set[str] | None = None
+        #: the kept first member this tree started from, and the paths whose entry or children differ from it
+        self._base: _Prefix | None = None
+        self._delta: set[str] | None = None
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
                 self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
+                self._own = self._base = self._delta = None
                 fh.seek(0)
                 self._load(fh)
         except DoctorError:
@@ -271,51 +336,81 @@ class TarTree(Tree):
         """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`).
 
         ``False`` (nothing kept) when the archive needs the slow path, which then decides any refusal.
+        A gzip archive's first member, once read, is kept (a few, see :class:`_Prefix`): an archive
+        that starts with the same compressed bytes starts from that member's tree.
         """
         from doctor.sources import fasttar
 
         try:
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
-            tar = fasttar.decompress(raw)
+            if len(raw) > fasttar.FAST_MAX_BYTES:
+                return False
+            if raw[:2] != b"\x1f\x8b":
+                tar = fasttar.decompress(raw)
+                if len(tar) > MAX_STREAM_BYTES:
+                    return False  # the slow path counts what it streams, and refuses
+                fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0]))
+                return True
+            prefix = _Prefix.find(raw)
+            if prefix is None:
+                first, length = fasttar.gunzip_first(raw)
+                prefix = _Prefix.build(raw[:length], first)
+            rest = raw[len(prefix.compressed):]
             del raw
-            if len(tar) > MAX_STREAM_BYTES:
+            counts = list(prefix.counts)
+            tail = fasttar.gunzip(rest, fasttar.FAST_MAX_BYTES - len(prefix.blob)) if rest else b""
+            if len(prefix.blob) + len(tail) > MAX_STREAM_BYTES:
                 return False  # the slow path counts what it streams, and refuses
-            blob = memoryview(tar)
-            counts = [0, 0, 0]  # members, bytes streamed, bytes held
-
-            def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
-                counts[0] += 1
-                counts[1] += size
-                if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
-                    raise fasttar.Fallback
-                try:
-                    name = _safe_member_name(name)
-                except DoctorError:
-                    raise fasttar.Fallback from None
-                if not name:
-                    return
-                if kind == "symlink":
-                    if len(linkname) > MAX_NAME_CHARS:
-                        raise fasttar.Fallback
-                    self._add(name, _Entry(LINK, target=linkname))
-                elif kind == "hardlink":
-                    src = self._entries.get("/".join(split_path(linkname)))
-                    if src is not None and src.kind == FILE:
-                        self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
-                elif kind == "dir":
-                    self._add(name, _Entry(DIR))
-                elif size > MAX_FILE_BYTES:
-                    self._add(name, _Entry(FILE, None, too_large=True))
-                else:
-                    counts[2] += size
-                    if counts[2] > MAX_TAR_BYTES:
-                        raise fasttar.Fallback
-                    self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
-
-            fasttar.members(tar, MAX_NAME_CHARS * 16, member)
+            if prefix.stop is None:  # the first member held the whole archive; the rest is ignored
+                self._entries, self._children = dict(prefix.entries), dict(prefix.children)
+                self._own, self._delta, self._base = set(), set(), prefix
+                return True
+            stop, pending = prefix.stop
+            tar = bytes(prefix.blob[stop:]) + tail
+            del tail
+            self._entries, self._children = dict(prefix.entries), dict(prefix.children)
+            self._own, self._delta, self._base = set(), set(), prefix
+            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), counts),
+                            pending=pending, at_start=stop == 0)
         except (fasttar.Fallback, OSError, MemoryError):
+            self._base = self._delta = self._own = None
             return False
         return True
+
+    def _member_adder(self, blob: memoryview, counts: list[int]) -> Callable[[str, str, str, int, int], None]:
+        """The fast path's per-member callback: adds to this tree, counting toward the limits in ``counts``."""
+        from doctor.sources import fasttar
+
+        def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
+            counts[0] += 1
+            counts[1] += size
+            if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
+                raise fasttar.Fallback
+            try:
+                name = _safe_member_name(name)
+            except DoctorError:
+                raise fasttar.Fallback from None
+            if not name:
+                return
+            if kind == "symlink":
+                if len(linkname) > MAX_NAME_CHARS:
+                    raise fasttar.Fallback
+                self._add(name, _Entry(LINK, target=linkname))
+            elif kind == "hardlink":
+                src = self._entries.get("/".join(split_path(linkname)))
+                if src is not None and src.kind == FILE:
+                    self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
+            elif kind == "dir":
+                self._add(name, _Entry(DIR))
+            elif size > MAX_FILE_BYTES:
+                self._add(name, _Entry(FILE, None, too_large=True))
+            else:
+                counts[2] += size
+                if counts[2] > MAX_TAR_BYTES:
+                    raise fasttar.Fallback
+                self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
+
+        return member
 
     def _load(self, fh: BinaryIO) -> None:
         path = self.path
@@ -367,16 +462,29 @@ class TarTree(Tree):
                         raise DoctorError(f"tarball {path} refused: unpacks to more than "
                                           f"{MAX_STREAM_BYTES >> 20} MiB (limit)")
 
+    def _kids(self, path: str) -> set[str]:
+        """The children set of ``path``, copied first if it is still shared with a kept prefix."""
+        kids = self._children[path]
+        own = self._own
+        if own is not None and path not in own:
+            kids = self._children[path] = set(kids)
+            own.add(path)
+        return kids
+
     def _ensure_dir(self, path: str) -> None:
         """Make ``path`` and its missing ancestors directories; stops at the first one known."""
         child: str | None = None
         while True:
             known = path in self._children
+            if self._delta is not None:
+                self._delta.add(path)
             if not known:
                 self._children[path] = set()
+                if self._own is not None:
+                    self._own.add(path)
                 self._entries.setdefault(path, _Entry(DIR))
             if child is not None:
-                self._children[path].add(child)
+                self._kids(path).add(child)
             if known:
                 return
             path, _, child = path.rpartition("/")
@@ -384,13 +492,17 @@ class TarTree(Tree):
     def _add(self, name: str, entry: _Entry) -> None:
         parent, _, base = name.rpartition("/")
         self._ensure_dir(parent)
-        self._children[parent].add(base)
+        self._kids(parent).add(base)
+        if self._delta is not None:
+            self._delta.add(name)
         existing = self._entries.get(name)
         if existing is not None and existing.kind == DIR and entry.kind == DIR:
             return
         self._entries[name] = entry
-        if entry.kind == DIR:
-            self._children.setdefault(name, set())
+        if entry.kind == DIR and name not in self._children:
+            self._children[name] = set()
+            if self._own is not None:
+                self._own.add(name)
 
     def _strip_single_top(self) -> None:
         top = self._children.get("", set())
@@ -400,6 +512,7 @@ class TarTree(Tree):
         (only,) = top
         if self._entries[only].kind != DIR:
             return
+        self._base = self._delta = None  # paths change: nothing is shared with a kept prefix any more
         prefix = only + "/"
         self._entries = {"": _Entry(DIR)} | {
             k[len(prefix):]: v for k, v in self._entries.items() if k.startswith(prefix)
