@@ -180,7 +180,7 @@ def analyse(path: str) -> dict[str, Any]:
             from doctor.fleet.load import load_node
 
             _init_worker()
-            node = load_node(path, _CHECKS)
+            node = load_node(path, _CHECKS, reuse=True)
             data = node.result.to_dict()
             if cached:
                 _store(cached, data)

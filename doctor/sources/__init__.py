@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from doctor import specs
@@ -51,6 +52,7 @@ class Source:
         self.tree = tree
         self.location = location
         self._commands: dict[str, CommandOutput] = {}
+        self._command_reads: dict[str, set[str]] = {}  # what each cached command read, when traced
         #: every relative path read through this source, when recording is switched on
         self.accessed: set[str] | None = None
 
@@ -177,15 +179,34 @@ class Source:
     def netdev_command(self, name: str, netdev: str) -> CommandOutput:
         """Output of the per-interface command spec ``name`` for ``netdev`` (cached); an unsafe name is refused."""
         key = f"{name}\0{netdev}"
-        if key not in self._commands:
+
+        def compute() -> CommandOutput:
             spec = specs.get(name)
             if not specs.valid_netdev(netdev):
                 shown = ascii(netdev)[:40]
-                self._commands[key] = CommandOutput(spec.name, None, f"{spec.argv[0]} for interface {shown}",
-                                                    reason=f"refused interface name {shown} (not a safe netdev name)")
-            else:
-                self._commands[key] = self._netdev_command(spec, netdev)
-        return self._commands[key]
+                return CommandOutput(spec.name, None, f"{spec.argv[0]} for interface {shown}",
+                                     reason=f"refused interface name {shown} (not a safe netdev name)")
+            return self._netdev_command(spec, netdev)
+
+        return self._cached_command(key, compute)
+
+    def _cached_command(self, key: str, compute: Callable[[], CommandOutput]) -> CommandOutput:
+        """A command's output, computed once; while the tree is traced, what it read is traced on every use."""
+        tree = self.tree
+        hit = self._commands.get(key)
+        if tree._trace is None:
+            if hit is None:
+                hit = self._commands[key] = compute()
+            return hit
+        looked = self._command_reads.get(key)
+        if hit is not None and looked is not None:
+            tree._trace.update(looked)
+            return hit
+        value, looked = tree.traced(compute)
+        if hit is None:
+            self._commands[key] = hit = value
+        self._command_reads[key] = looked
+        return hit
 
     def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
         path = spec.snapshot_path_for(netdev)
@@ -201,9 +222,7 @@ class Source:
 
     def command(self, name: str) -> CommandOutput:
         """Output of the command spec ``name`` (cached)."""
-        if name not in self._commands:
-            self._commands[name] = self._command(specs.get(name))
-        return self._commands[name]
+        return self._cached_command(name, lambda: self._command(specs.get(name)))
 
     def _command(self, spec: specs.Spec) -> CommandOutput:
         path = spec.snapshot_path

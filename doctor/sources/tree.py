@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from doctor.errors import DoctorError
 from doctor.safe_open import open_regular, path_kind
@@ -38,6 +38,7 @@ MAX_NAME_CHARS = 4096
 MAX_LINK_HOPS = 40
 
 FILE, DIR, LINK = "file", "dir", "link"
+T = TypeVar("T")
 
 
 def split_path(path: str) -> list[str]:
@@ -51,7 +52,11 @@ class Tree(ABC):
     """A rooted, read-only tree. Paths are relative (``sys/bus/pci/devices``); ``""`` is the root."""
 
     def __init__(self) -> None:
-        self._resolved: dict[str, str | None] = {}
+        #: resolved directories: path -> (result, the paths its walk looked at, when it was traced)
+        self._resolved: dict[str, tuple[str | None, set[str] | None]] = {}
+        #: when a set: every path whose entry or children a primitive looked at is added to it
+        #: (see :meth:`traced`; ``gnd fleet`` reuses a fact when none of them differs)
+        self._trace: set[str] | None = None
 
     @abstractmethod
     def kind(self, path: str) -> str | None:
@@ -70,11 +75,34 @@ class Tree(ABC):
         """Contents of the regular file at (already resolved) ``path``; ``None`` if over ``cap``."""
 
     def _resolve_dir(self, path: str) -> str | None:
-        if path in self._resolved:
-            return self._resolved[path]
-        result = self._walk(split_path(path), follow_last=True)
-        self._resolved[path] = result
+        trace = self._trace
+        hit = self._resolved.get(path)
+        if hit is not None:
+            if trace is None:
+                return hit[0]
+            if hit[1] is not None:
+                trace.update(hit[1])
+                return hit[0]
+        if trace is None:
+            result = self._walk(split_path(path), follow_last=True)
+            self._resolved[path] = (result, None)
+            return result
+        result, looked = self.traced(lambda: self._walk(split_path(path), follow_last=True))
+        self._resolved[path] = (result, looked)
         return result
+
+    def traced(self, compute: Callable[[], T]) -> tuple[T, set[str]]:
+        """``compute()`` and the paths it looked at (also added to an enclosing trace)."""
+        outer = self._trace
+        looked: set[str] = set()
+        self._trace = looked
+        try:
+            value = compute()
+        finally:
+            self._trace = outer
+        if outer is not None:
+            outer |= looked
+        return value, looked
 
     def resolve(self, path: str, follow_last: bool = True) -> str | None:
         """The symlink-free path that ``path`` names inside the root, or ``None`` if it is missing."""
@@ -237,6 +265,15 @@ class _Info(tarfile.TarInfo):
 _CORRUPT = (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, zlib.error, lzma.LZMAError)
 
 
+def _state(entries: dict[str, _Entry], children: dict[str, set[str]], path: str) -> object:
+    entry = entries.get(path)
+    if entry is None:
+        return None
+    data = entry.data if entry.data is not None or entry.view is None else bytes(entry.view)
+    kids = children.get(path)
+    return entry.kind, entry.target, entry.too_large, data, None if kids is None else frozenset(kids)
+
+
 def _limits() -> tuple[int, ...]:
     """The limits a tree was read under (a kept prefix serves only reads under the same ones)."""
     return MAX_MEMBERS, MAX_STREAM_BYTES, MAX_TAR_BYTES, MAX_FILE_BYTES, MAX_NAME_CHARS, MAX_PATH_DEPTH
@@ -266,6 +303,10 @@ class _Prefix:
         self.entries = entries
         self.children = children
         self.limits = _limits()
+
+    def state(self, path: str) -> object:
+        """What :meth:`TarTree.state` gives for ``path`` in a tree made of this prefix alone."""
+        return _state(self.entries, self.children, path)
 
     @classmethod
     def find(cls, raw: bytes) -> _Prefix | None:
@@ -504,6 +545,10 @@ class TarTree(Tree):
             if self._own is not None:
                 self._own.add(name)
 
+    def state(self, path: str) -> object:
+        """Everything a primitive can tell about ``path`` (entry and children), to compare two trees."""
+        return _state(self._entries, self._children, path)
+
     def _strip_single_top(self) -> None:
         top = self._children.get("", set())
         markers = {"sys", "proc", "etc", "commands", "sos_commands", "sos_reports"}
@@ -524,20 +569,28 @@ class TarTree(Tree):
         }
 
     def kind(self, path: str) -> str | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         return entry.kind if entry else None
 
     def readlink(self, path: str) -> str | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         return entry.target if entry and entry.kind == LINK else None
 
     def listdir(self, path: str) -> list[str] | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         if entry is None or entry.kind != DIR:
             return None
         return sorted(self._children.get(path, set()))
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         if entry is None or entry.kind != FILE or entry.too_large:
             return None
