@@ -32,6 +32,9 @@ def cached(facts: Facts, key: Hashable, build: Callable[[], T]) -> T:
     store = getattr(facts, "derived", None)
     if not isinstance(store, dict):
         return build()
+    compute = getattr(store, "compute", None)
+    if compute is not None:  # a fleet worker's store, which notes the facts each value was built from
+        return compute(key, build)  # type: ignore[no-any-return]
     if key not in store:
         store[key] = build()
     return store[key]  # type: ignore[no-any-return]

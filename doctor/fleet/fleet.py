@@ -98,9 +98,10 @@ _CHECKS: list[Any] | None = None
 def _init_worker() -> None:
     global _CHECKS
     if _CHECKS is None:
+        from doctor.fleet.memo import MemoCheck
         from doctor.registry import load_checks
 
-        _CHECKS = load_checks()[0]
+        _CHECKS = [MemoCheck(c) for c in load_checks()[0]]
 
 
 def _summary_from_dict(path: str, kind: str, data: dict[str, Any], digest: dict[str, str]) -> dict[str, Any]:
@@ -208,11 +209,8 @@ def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, A
         return
     import multiprocessing
 
-    from doctor.registry import load_checks
-
-    global _CHECKS
     if _CHECKS is None:
-        _CHECKS = load_checks()[0]  # loaded once here, inherited by forked workers
+        _init_worker()  # loaded once here, inherited by forked workers
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     chunk = max(1, min(16, len(paths) // (jobs * 8) or 1))

@@ -21,7 +21,7 @@ from doctor.facts import Facts
 from doctor.sources.tree import TarTree
 
 #: families never reused: per-run caches or readers holding the source itself
-NEVER = frozenset(("derived", "proc_files", "deploy_files"))
+NEVER = frozenset(("derived", "proc_files"))
 #: recorded builds kept per family (a worker meets a few configurations in turn)
 KEEP = 6
 
@@ -56,7 +56,7 @@ class _Family:
         if value is _MISSING:
             value = values[name] = facts._build(name, self.build)
         stack = facts._stack
-        if stack:
+        if stack and name != "derived":  # a derived value notes the facts it used (see _Derived)
             stack[-1].append((name, value))
         return value
 
@@ -73,8 +73,11 @@ class MemoFacts(Facts):
         super().__init__(*args, **kwargs)
 
     def _build(self, name: str, build: Any) -> Any:
+        if name == "derived":
+            return _Derived(self)
         tree = self.source.tree
-        if name in NEVER or not isinstance(tree, TarTree) or tree._base is None or tree._delta is None:
+        if name in NEVER or not isinstance(tree, TarTree) or tree._base is None or tree._delta is None \
+                or (name == "deploy_files" and self.deploy_paths):
             return build(self)
         base, delta, kind = tree._base, tree._delta, type(self.source)
         memo = _MEMO.setdefault(name, [])
@@ -88,21 +91,29 @@ class MemoFacts(Facts):
         finally:
             self._stack.pop()
         own = {path: tree.state(path) for path in looked & delta}
-        rec = _Recorded(base, kind, frozenset(looked), own, frozenset(delta), tuple(uses), value)
+        rec = _Recorded(base, kind, frozenset(looked), own, frozenset(delta),
+                        tuple({n: v for n, v in uses}.items()), value)
         memo[:] = [rec, *[r for r in memo if r.base is not base][:KEEP - 1]]
         return value
 
     def _still(self, rec: _Recorded, tree: TarTree, delta: set[str]) -> bool:
         """Whether ``rec`` is what building again on this node would give."""
-        for name, value in rec.uses:
-            if getattr(self, name) is not value:
-                return False
+        if not _same(self, rec.uses):
+            return False
         base = rec.base
         for path in rec.looked & (delta | rec.delta):
             before = rec.own[path] if path in rec.own else base.state(path)  # type: ignore[attr-defined]
             if tree.state(path) != before:
                 return False
         return True
+
+
+def _same(facts: MemoFacts, uses: tuple[tuple[str, object], ...]) -> bool:
+    """Whether each fact in ``uses`` is the very object noted (a fact that fails to build: no)."""
+    try:
+        return all(getattr(facts, name) is value for name, value in uses)
+    except Exception:  # building it again will raise where the plain run raises
+        return False
 
 
 def _families() -> dict[str, _Family]:
@@ -116,3 +127,65 @@ def _families() -> dict[str, _Family]:
 
 for _name, _family in _families().items():
     setattr(MemoFacts, _name, _family)
+
+
+class _Derived(dict):  # type: ignore[type-arg]
+    """``facts.derived`` of :class:`MemoFacts`: each value remembers the facts its build used, and
+    whoever reads it later (a check) is noted as using them too."""
+
+    def __init__(self, facts: MemoFacts) -> None:
+        super().__init__()
+        self._facts = facts
+        self._uses: dict[object, list[tuple[str, object]]] = {}
+
+    def compute(self, key: object, build: Any) -> Any:
+        stack = self._facts._stack
+        if key in self:
+            if stack:
+                stack[-1].extend(self._uses[key])
+            return self[key]
+        uses: list[tuple[str, object]] = []
+        stack.append(uses)
+        try:
+            value = build()
+        finally:
+            stack.pop()
+        self[key] = value
+        self._uses[key] = uses
+        if stack:
+            stack[-1].extend(uses)
+        return value
+
+
+class _CheckRun:
+    __slots__ = ("uses", "findings")
+
+    def __init__(self, uses: tuple[tuple[str, object], ...], findings: list[Any]) -> None:
+        self.uses, self.findings = uses, findings
+
+
+class MemoCheck:
+    """A check whose findings are reused when every fact it used (directly or through derived facts)
+    is the very same object as on an earlier node: checks are pure functions of the facts."""
+
+    def __init__(self, check: Any) -> None:
+        self.check = check
+        self.id, self.title, self.category = check.id, check.title, check.category
+        self.plugin, self.requires, self.description = check.plugin, check.requires, check.description
+        self._runs: list[_CheckRun] = []
+
+    def __call__(self, facts: Facts) -> list[Any]:
+        if not isinstance(facts, MemoFacts) or facts.baseline is not None or facts.deploy_paths:
+            return list(self.check(facts))
+        for run in self._runs:
+            if _same(facts, run.uses):
+                return run.findings
+        uses: list[tuple[str, object]] = []
+        facts._stack.append(uses)
+        try:
+            findings = list(self.check(facts))
+        finally:
+            facts._stack.pop()
+        self._runs = [_CheckRun(tuple({name: value for name, value in uses}.items()), findings),
+                      *self._runs[:KEEP - 1]]
+        return findings

@@ -283,7 +283,7 @@ class _Prefix:
     """A gzip archive's first member, read: its compressed bytes, its tar bytes and the tree they make.
 
     A fleet's snapshots of one configuration written as a shared first member and a small second one
-    (what ``tests/fleet/fleetgen.py`` writes; duplicated archives alike) start from this tree instead of
+    (what ``tests/fleet/fleetgen.py`` writes) start from this tree instead of
     reading those bytes again: identical compressed bytes decompress and scan identically, so the tree
     is the same as a fresh read's. At most :attr:`KEEP` are kept (the most recently used), each at most
     :attr:`MAX_BYTES` of tar, so memory does not grow with the number of archives read.
@@ -331,7 +331,7 @@ class _Prefix:
         stop = fasttar.members(blob, MAX_NAME_CHARS * 16, scratch._member_adder(memoryview(blob), counts),
                                partial=True)
         prefix = cls(compressed, blob, stop, (counts[0], counts[1], counts[2]), scratch._entries, scratch._children)
-        if len(blob) <= cls.MAX_BYTES:
+        if stop is not None and len(blob) <= cls.MAX_BYTES:  # a whole archive in one member is not kept
             cls._kept.insert(0, prefix)
             del cls._kept[cls.KEEP:]
         return prefix

@@ -75,7 +75,7 @@ def plain(snapshots: list[Path], tmp_path_factory: pytest.TempPathFactory) -> di
 def test_each_node_result_equals_plain_check(snapshots: list[Path], plain: dict[Path, dict[str, Any]]) -> None:
     fleet._init_worker()
     for path in snapshots:  # in one process, in turn, as a worker meets them
-        got = load_node(str(path), fleet._CHECKS).result.to_dict()
+        got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
         assert _stable(got) == _stable(plain[path]), path.name
 
 
