@@ -152,6 +152,38 @@ def _store(cache_path: str, data: dict[str, Any]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
+    """Summary of a snapshot or sosreport: its checks run, with facts and findings reused where unchanged.
+
+    Without a cache to write, only the strings the summary keeps are masked, not the whole result:
+    masking maps each string on its own, so this is the summary of the masked result, which
+    ``gnd check --format json`` prints.
+    """
+    from doctor.fleet.load import load_node
+    from doctor.findings import Severity
+
+    if cached is None:
+        from doctor.pipeline import open_facts
+        from doctor.runner import run_checks
+        from doctor.secrets import mask_data
+
+        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS)
+        digest = result.inventory.get("digest")
+        if isinstance(digest, dict):
+            data = {"source": mask_data(result.source),
+                    "checks": mask_data([{"id": c["id"], "status": c["status"]} for c in result.checks]),
+                    "findings": mask_data([{"check": f.check, "subject": f.subject, "title": f.title,
+                                            "severity": Severity.parse(f.severity).value}
+                                           for f in result.findings])}
+            kind = str(data["source"].get("kind") or "snapshot")
+            return _summary_from_dict(path, kind, data, mask_data(digest))
+    node = load_node(path, _CHECKS, reuse=True)
+    data = node.result.to_dict()
+    if cached:
+        _store(cached, data)
+    return _summary_from_dict(path, node.kind, data, node.digest)
+
+
 def analyse(path: str) -> dict[str, Any]:
     """Summary of one source; never raises (an unreadable source comes back with ``error``)."""
     from doctor.errors import DoctorError
@@ -178,14 +210,8 @@ def analyse(path: str) -> dict[str, Any]:
             inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
             out = _summary_from_dict(path, "json", data, digest_from_inventory(inventory or {}))
         else:
-            from doctor.fleet.load import load_node
-
             _init_worker()
-            node = load_node(path, _CHECKS, reuse=True)
-            data = node.result.to_dict()
-            if cached:
-                _store(cached, data)
-            out = _summary_from_dict(path, node.kind, data, node.digest)
+            out = _analyse_source(path, cached)
     except DoctorError as exc:
         out = {"path": path, "error": str(exc)}
     except MemoryError:
