@@ -402,9 +402,8 @@ class TarTree(Tree):
             tail = fasttar.gunzip(rest, fasttar.FAST_MAX_BYTES - len(prefix.blob)) if rest else b""
             if len(prefix.blob) + len(tail) > MAX_STREAM_BYTES:
                 return False  # the slow path counts what it streams, and refuses
-            if prefix.stop is None:  # the first member held the whole archive; the rest is ignored
-                self._entries, self._children = dict(prefix.entries), dict(prefix.children)
-                self._own, self._delta, self._base = set(), set(), prefix
+            if prefix.stop is None:  # the first member held the whole archive (never kept); the rest is ignored
+                self._entries, self._children = prefix.entries, prefix.children
                 return True
             stop, pending = prefix.stop
             tar = bytes(prefix.blob[stop:]) + tail
