@@ -90,7 +90,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     for chk in selected:
         t0 = time.monotonic()
         try:
-            produced = [replace(f, check=f.check or chk.id, category=f.category or chk.category) for f in chk(facts)]
+            produced = [f if f.check and f.category else replace(f, check=f.check or chk.id,
+                                                                 category=f.category or chk.category)
+                        for f in chk(facts)]
         except Exception as exc:  # a broken check must not end the run
             produced = [Finding(severity=UNKNOWN, subject="node", title=f"check {chk.id} failed: {type(exc).__name__}",
                                 detail=str(exc), check=chk.id, category=chk.category,

@@ -14,6 +14,8 @@ stays flat however many nodes a worker analyses.
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import fields, is_dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -24,6 +26,13 @@ from doctor.sources.tree import TarTree
 NEVER = frozenset(("derived", "proc_files"))
 #: recorded builds kept per family (a worker meets a few configurations in turn)
 KEEP = 6
+#: families that differ from node to node in a field or two (the host name is in both): a build or a
+#: check that reads them notes each field read and method call with its result, not the whole value,
+#: and is reused when those results are equal on the next node
+FIELDS = frozenset(("host", "sysctls"))
+_NOT_WHOLE = FIELDS | {"derived"}
+#: the use list of whatever is being built or checked on the current node (see MemoFacts.__init__)
+_ACTIVE: list[list[Any]] | None = None
 
 
 class _Recorded:
@@ -56,7 +65,7 @@ class _Family:
         if value is _MISSING:
             value = values[name] = facts._build(name, self.build)
         stack = facts._stack
-        if stack and name != "derived":  # a derived value notes the facts it used (see _Derived)
+        if stack and name not in _NOT_WHOLE:  # see _Derived and FIELDS
             stack[-1].append((name, value))
         return value
 
@@ -68,13 +77,20 @@ class MemoFacts(Facts):
     """:class:`Facts` whose families are reused across a worker's nodes when provably unchanged."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        global _ACTIVE
         self._values: dict[str, Any] = {}
-        self._stack: list[list[tuple[str, object]]] = []
+        self._stack: list[list[Any]] = []
+        _ACTIVE = self._stack  # what field reads of FIELDS values note themselves in (one node at a time)
         super().__init__(*args, **kwargs)
 
     def _build(self, name: str, build: Any) -> Any:
         if name == "derived":
             return _Derived(self)
+        if name in FIELDS:
+            return _traced(name, self._build_family(name, build))
+        return self._build_family(name, build)
+
+    def _build_family(self, name: str, build: Any) -> Any:
         tree = self.source.tree
         if name in NEVER or not isinstance(tree, TarTree) or tree._base is None or tree._delta is None \
                 or (name == "deploy_files" and self.deploy_paths):
@@ -92,7 +108,7 @@ class MemoFacts(Facts):
             self._stack.pop()
         own = {path: tree.state(path) for path in looked & delta}
         rec = _Recorded(base, kind, frozenset(looked), own, frozenset(delta),
-                        tuple({n: v for n, v in uses}.items()), value)
+                        _dedup(uses), value)
         memo[:] = [rec, *[r for r in memo if r.base is not base][:KEEP - 1]]
         return value
 
@@ -108,12 +124,104 @@ class MemoFacts(Facts):
         return True
 
 
-def _same(facts: MemoFacts, uses: tuple[tuple[str, object], ...]) -> bool:
-    """Whether each fact in ``uses`` is the very object noted (a fact that fails to build: no)."""
+def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
+    """Whether each fact in ``uses`` is the very object noted, and each field read or call noted on a
+    :data:`FIELDS` value gives an equal result now (a fact that fails to build: no)."""
+    global _ACTIVE
+    active, _ACTIVE = _ACTIVE, None  # checking is not using
     try:
-        return all(getattr(facts, name) is value for name, value in uses)
+        for use in uses:
+            if len(use) == 2:
+                if getattr(facts, use[0]) is not use[1]:
+                    return False
+                continue
+            name, what, value = use
+            current = getattr(facts, name)
+            got = getattr(current, what[0])(*what[1]) if isinstance(what, tuple) else getattr(current, what)
+            if not _equal(got, value):
+                return False
+        return True
     except Exception:  # building it again will raise where the plain run raises
         return False
+    finally:
+        _ACTIVE = active
+
+
+def _dedup(uses: list[Any]) -> tuple[Any, ...]:
+    """Each use once (the first time it was noted)."""
+    out: dict[Any, Any] = {}
+    for use in uses:
+        out.setdefault(use[0] if len(use) == 2 else (use[0], use[1]), use)
+    return tuple(out.values())
+
+
+_SCALARS = (str, int, float, bool, bytes, type(None))
+
+
+def _equal(a: object, b: object) -> bool:
+    """Equal, in order too (dicts), made of plain values; anything else only if it is the same object."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, _SCALARS):
+        return a == b
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))  # type: ignore[arg-type]
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(  # type: ignore[arg-type]
+            _equal(ka, kb) and _equal(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items()))  # type: ignore[attr-defined]
+    if is_dataclass(a):
+        return all(_equal(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
+    return False
+
+
+_TRACED: dict[type, type] = {}
+
+
+def _traced(family: str, value: Any) -> Any:
+    """A copy of the dataclass ``value`` whose public field reads and method calls note themselves
+    (family, field or (method, args), result) in the current use list."""
+    cls = type(value)
+    if not is_dataclass(value) or cls in _TRACED.values():
+        return value
+    tcls = _TRACED.get(cls)
+    if tcls is None:
+        tcls = _TRACED[cls] = _traced_class(family, cls)
+    copy = object.__new__(tcls)
+    for f in fields(value):
+        object.__setattr__(copy, f.name, object.__getattribute__(value, f.name))
+    return copy
+
+
+def _traced_class(family: str, cls: type) -> type:
+    def __getattribute__(self: Any, attr: str) -> Any:
+        value = object.__getattribute__(self, attr)
+        if _ACTIVE and attr[0] != "_" and not callable(value):
+            _ACTIVE[-1].append((family, attr, value))
+        return value
+
+    def method(name: str, func: Any) -> Any:
+        def call(self: Any, *args: Any) -> Any:
+            global _ACTIVE
+            active, _ACTIVE = _ACTIVE, None
+            try:
+                result = func(self, *args)
+            finally:
+                _ACTIVE = active
+            if active and all(isinstance(a, _SCALARS) for a in args):
+                active[-1].append((family, (name, args), result))
+            elif active:
+                active[-1].append((family, name, self))  # unusual arguments: the whole value
+            return result
+        return call
+
+    body: dict[str, Any] = {"__slots__": (), "__getattribute__": __getattribute__}
+    for klass in cls.__mro__[:-1]:
+        for name, attr in vars(klass).items():
+            if not name.startswith("_") and inspect.isfunction(attr) and name not in body:
+                body[name] = method(name, attr)
+    return type(cls.__name__, (cls,), body)
 
 
 def _families() -> dict[str, _Family]:
@@ -180,12 +288,14 @@ class MemoCheck:
         for run in self._runs:
             if _same(facts, run.uses):
                 return run.findings
-        uses: list[tuple[str, object]] = []
+        uses: list[Any] = []
         facts._stack.append(uses)
         try:
-            findings = list(self.check(facts))
+            findings = [f if f.check and f.category else replace(f, check=f.check or self.id,
+                                                                 category=f.category or self.category)
+                        for f in self.check(facts)]
         finally:
             facts._stack.pop()
-        self._runs = [_CheckRun(tuple({name: value for name, value in uses}.items()), findings),
+        self._runs = [_CheckRun(_dedup(uses), findings),
                       *self._runs[:KEEP - 1]]
         return findings
