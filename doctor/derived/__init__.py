@@ -38,3 +38,10 @@ def cached(facts: Facts, key: Hashable, build: Callable[[], T]) -> T:
     if key not in store:
         store[key] = build()
     return store[key]  # type: ignore[no-any-return]
+
+
+def shared(facts: Facts, key: Hashable, build: Callable[[], T]) -> T:
+    """``build()``, which a ``gnd fleet`` worker may take from an earlier node where every fact it read
+    was the same (see :mod:`doctor.fleet.memo`); the value must not be changed by the caller."""
+    across = getattr(getattr(facts, "derived", None), "across", None)
+    return across(key, build) if across is not None else build()  # type: ignore[no-any-return]

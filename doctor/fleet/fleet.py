@@ -152,6 +152,27 @@ def _store(cache_path: str, data: dict[str, Any]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+#: masked form of each digest string seen (a node's digest is mostly its neighbours'); bounded
+_MASKED: dict[str, str] = {}
+
+
+def _masked_digest(digest: dict[Any, Any]) -> dict[Any, Any]:
+    """``mask_data(digest)``, each string masked once per worker (masking maps each string on its own)."""
+    from doctor.secrets import mask_data
+
+    def mask(value: Any) -> Any:
+        if not isinstance(value, str):
+            return mask_data(value)
+        got = _MASKED.get(value)
+        if got is None:
+            if len(_MASKED) >= 1 << 16:
+                _MASKED.clear()
+            got = _MASKED[value] = mask_data(value)
+        return got
+
+    return {mask(k) if isinstance(k, str) else k: mask(v) for k, v in digest.items()}
+
+
 def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
     """Summary of a snapshot or sosreport: its checks run, with facts and findings reused where unchanged.
 
@@ -176,7 +197,7 @@ def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
                                             "severity": Severity.parse(f.severity).value}
                                            for f in result.findings])}
             kind = str(data["source"].get("kind") or "snapshot")
-            return _summary_from_dict(path, kind, data, mask_data(digest))
+            return _summary_from_dict(path, kind, data, _masked_digest(digest))
     node = load_node(path, _CHECKS, reuse=True)
     data = node.result.to_dict()
     if cached:

@@ -246,6 +246,29 @@ class _Derived(dict):  # type: ignore[type-arg]
         self._facts = facts
         self._uses: dict[object, list[tuple[str, object]]] = {}
 
+    def across(self, key: object, build: Any) -> Any:
+        """:func:`doctor.derived.shared`: the value of an earlier node whose every use is unchanged."""
+        facts = self._facts
+        if facts.baseline is not None or facts.deploy_paths:
+            return build()
+        stack = facts._stack
+        runs = _SHARED.get(key, [])
+        for run in runs:
+            if _same(facts, run.uses):
+                if stack:
+                    stack[-1].extend(run.uses)
+                return run.findings
+        uses: list[Any] = []
+        stack.append(uses)
+        try:
+            value = build()
+        finally:
+            stack.pop()
+        _SHARED[key] = [_CheckRun(_dedup(uses), value), *runs[:KEEP - 1]]
+        if stack:
+            stack[-1].extend(uses)
+        return value
+
     def compute(self, key: object, build: Any) -> Any:
         stack = self._facts._stack
         if key in self:
@@ -263,6 +286,10 @@ class _Derived(dict):  # type: ignore[type-arg]
         if stack:
             stack[-1].extend(uses)
         return value
+
+
+#: values of :func:`doctor.derived.shared`, per key: (uses, value), most recent first
+_SHARED: dict[object, list[_CheckRun]] = {}
 
 
 class _CheckRun:

@@ -112,8 +112,16 @@ class Tree(ABC):
         parent = self._resolve_dir("/".join(parts[:-1])) if len(parts) > 1 else ""
         if parent is None:
             return None
+        last = parts[-1]
+        if last != "..":  # what _walk does for one last component that is not a link to follow
+            candidate = f"{parent}/{last}" if parent else last
+            kind = self.kind(candidate)
+            if kind is None:
+                return None
+            if kind != LINK or not follow_last:
+                return candidate
         known = parent.split("/") if parent else []  # a resolved path is already normal
-        return self._walk([*known, parts[-1]], follow_last, trusted=len(known))
+        return self._walk([*known, last], follow_last, trusted=len(known))
 
     def _walk(self, parts: list[str], follow_last: bool, trusted: int = 0) -> str | None:
         resolved: list[str] = parts[:trusted]
