@@ -29,7 +29,7 @@ KEEP = 6
 #: families that differ from node to node in a field or two (the host name is in both): a build or a
 #: check that reads them notes each field read and method call with its result, not the whole value,
 #: and is reused when those results are equal on the next node
-FIELDS = frozenset(("host", "sysctls"))
+FIELDS = frozenset(("host", "sysctls", "proc_files"))
 _NOT_WHOLE = FIELDS | {"derived"}
 #: the use list of whatever is being built or checked on the current node (see MemoFacts.__init__)
 _ACTIVE: list[list[Any]] | None = None
@@ -180,17 +180,20 @@ _TRACED: dict[type, type] = {}
 
 
 def _traced(family: str, value: Any) -> Any:
-    """A copy of the dataclass ``value`` whose public field reads and method calls note themselves
-    (family, field or (method, args), result) in the current use list."""
+    """A copy of the dataclass (or plain object) ``value`` whose public field reads and method calls
+    note themselves (family, field or (method, args), result) in the current use list."""
     cls = type(value)
-    if not is_dataclass(value) or cls in _TRACED.values():
+    if cls in _TRACED.values() or not (is_dataclass(value) or hasattr(value, "__dict__")):
         return value
     tcls = _TRACED.get(cls)
     if tcls is None:
         tcls = _TRACED[cls] = _traced_class(family, cls)
     copy = object.__new__(tcls)
-    for f in fields(value):
-        object.__setattr__(copy, f.name, object.__getattribute__(value, f.name))
+    if is_dataclass(value):
+        for f in fields(value):
+            object.__setattr__(copy, f.name, object.__getattribute__(value, f.name))
+    else:  # a reader such as ProcFiles: same state, methods noted
+        copy.__dict__.update(value.__dict__)
     return copy
 
 
