@@ -107,6 +107,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     collected = now if src.kind == "live" else src.collected_at()
     source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,
               "machine_id": facts.host.machine_id}
-    return Result(source=source, checks=statuses, findings=rank(group_findings(findings, facts)), inventory=build_inventory(facts),
+    ranked = getattr(facts, "ranked", None)  # a fleet worker's facts reuse an earlier node's order
+    return Result(source=source, checks=statuses,
+                  findings=ranked(findings) if ranked else rank(group_findings(findings, facts)),
+                  inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
                   generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))

@@ -114,14 +114,26 @@ class MemoFacts(Facts):
 
     def _still(self, rec: _Recorded, tree: TarTree, delta: set[str]) -> bool:
         """Whether ``rec`` is what building again on this node would give."""
-        if not _same(self, rec.uses):
-            return False
-        base = rec.base
-        for path in rec.looked & (delta | rec.delta):
-            before = rec.own[path] if path in rec.own else base.state(path)  # type: ignore[attr-defined]
-            if tree.state(path) != before:
-                return False
-        return True
+        return _same(self, rec.uses) and tree.unchanged(rec.looked, rec.own, rec.delta)
+
+    def ranked(self, findings: list[Any]) -> list[Any]:
+        """``rank(group_findings(findings, self))``, reused when the findings are the very ones of an
+        earlier node (reused checks) and the facts grouping read are unchanged."""
+        from doctor.findings import rank
+        from doctor.grouping import group_findings
+
+        for prev in _RANKED:
+            if len(prev[0]) == len(findings) and all(a is b for a, b in zip(prev[0], findings)) \
+                    and _same(self, prev[1]):
+                return list(prev[2])
+        uses: list[Any] = []
+        self._stack.append(uses)
+        try:
+            out = rank(group_findings(findings, self))
+        finally:
+            self._stack.pop()
+        _RANKED[:] = [(tuple(findings), _dedup(uses), tuple(out)), *_RANKED[:KEEP - 1]]
+        return out
 
 
 def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
@@ -238,6 +250,10 @@ def _families() -> dict[str, _Family]:
 
 for _name, _family in _families().items():
     setattr(MemoFacts, _name, _family)
+
+
+#: the last findings :meth:`MemoFacts.ranked` ordered: (findings, uses, ranked), most recent first
+_RANKED: list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]] = []
 
 
 class _Derived(dict):  # type: ignore[type-arg]

@@ -118,6 +118,12 @@ class Source:
 
     def glob(self, pattern: str) -> list[str]:
         """Paths matching a pattern with ``*``/``?``/``[..]`` per component and ``{a,b}``."""
+        reuse = getattr(self.tree, "reuse", None)
+        if reuse is not None:  # a tarball read from a kept first member: an earlier equal tree's answer
+            return list(reuse(("glob", pattern), lambda: self._glob(pattern)))
+        return self._glob(pattern)
+
+    def _glob(self, pattern: str) -> list[str]:
         out: list[str] = []
         for expanded in specs.expand_braces(pattern):
             out.extend(self._glob_one(split_path(expanded)))

@@ -311,6 +311,8 @@ class _Prefix:
         self.entries = entries
         self.children = children
         self.limits = _limits()
+        #: values computed from trees read from this prefix, see :meth:`TarTree.reuse`
+        self.memo: dict[object, tuple[frozenset[str], dict[str, object], frozenset[str], object]] = {}
 
     def state(self, path: str) -> object:
         """What :meth:`TarTree.state` gives for ``path`` in a tree made of this prefix alone."""
@@ -555,6 +557,36 @@ class TarTree(Tree):
     def state(self, path: str) -> object:
         """Everything a primitive can tell about ``path`` (entry and children), to compare two trees."""
         return _state(self._entries, self._children, path)
+
+    def unchanged(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str]) -> bool:
+        """Whether every path in ``looked`` is here as it was in the tree that noted it: one read from
+        this tree's kept prefix, whose own changed paths were ``delta`` (their states in ``own``)."""
+        base = self._base
+        if base is None or self._delta is None:
+            return False
+        for path in looked & (self._delta | delta):
+            before = own[path] if path in own else base.state(path)
+            if self.state(path) != before:
+                return False
+        return True
+
+    def reuse(self, key: object, compute: Callable[[], T]) -> T:
+        """``compute()`` (a pure function of this tree), or its value on an earlier tree read from the
+        same kept prefix when nothing it looked at differs (``gnd fleet``: a glob over ``/proc/sys``)."""
+        base = self._base
+        if base is None or self._delta is None:
+            return compute()
+        rec = base.memo.get(key)
+        if rec is not None and self.unchanged(rec[0], rec[1], rec[2]):
+            if self._trace is not None:
+                self._trace.update(rec[0])
+            return rec[3]  # type: ignore[no-any-return]
+        value, looked = self.traced(compute)
+        if len(base.memo) >= 4096:
+            base.memo.clear()
+        base.memo[key] = (frozenset(looked), {p: self.state(p) for p in looked & self._delta},
+                          frozenset(self._delta), value)
+        return value
 
     def _strip_single_top(self) -> None:
         top = self._children.get("", set())
