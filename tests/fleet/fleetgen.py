@@ -61,8 +61,11 @@ class FleetWriter:
         blob = _tar_bytes(tree.files, tree.links, end=False)
         self.base_gz = gzip.compress(blob, compresslevel=1, mtime=0)
 
-    def write(self, dest: Path, hostname: str, node_id: int) -> Path:
-        tail = _tar_bytes(node_files(hostname, node_id), {}, end=True)
+    def write(self, dest: Path, hostname: str, node_id: int, files: dict[str, bytes] | None = None,
+              links: dict[str, str] | None = None) -> Path:
+        """A copy of the base tree as machine ``hostname``; ``files``/``links`` replace or add members
+        in the small second gzip member (a node that differs from its neighbours in a file or two)."""
+        tail = _tar_bytes({**node_files(hostname, node_id), **(files or {})}, links or {}, end=True)
         dest.write_bytes(self.base_gz + gzip.compress(tail, compresslevel=1, mtime=0))
         return dest
 
