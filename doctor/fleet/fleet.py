@@ -180,8 +180,8 @@ def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
     masking maps each string on its own, so this is the summary of the masked result, which
     ``gnd check --format json`` prints.
     """
-    from doctor.fleet.load import load_node
     from doctor.findings import Severity
+    from doctor.fleet.load import load_node
 
     if cached is None:
         from doctor.pipeline import open_facts

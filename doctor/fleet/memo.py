@@ -178,11 +178,11 @@ def _equal(a: object, b: object) -> bool:
         return False
     if isinstance(a, _SCALARS):
         return a == b
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))  # type: ignore[arg-type]
-    if isinstance(a, dict):
-        return len(a) == len(b) and all(  # type: ignore[arg-type]
-            _equal(ka, kb) and _equal(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items()))  # type: ignore[attr-defined]
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return len(a) == len(b) and all(
+            _equal(ka, kb) and _equal(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items()))
     if is_dataclass(a):
         return all(_equal(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
     return False
@@ -200,7 +200,7 @@ def _traced(family: str, value: Any) -> Any:
     tcls = _TRACED.get(cls)
     if tcls is None:
         tcls = _TRACED[cls] = _traced_class(family, cls)
-    copy = object.__new__(tcls)
+    copy: Any = object.__new__(tcls)
     if is_dataclass(value):
         for f in fields(value):
             object.__setattr__(copy, f.name, object.__getattribute__(value, f.name))

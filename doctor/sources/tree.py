@@ -580,7 +580,7 @@ class TarTree(Tree):
         if rec is not None and self.unchanged(rec[0], rec[1], rec[2]):
             if self._trace is not None:
                 self._trace.update(rec[0])
-            return rec[3]  # type: ignore[no-any-return]
+            return rec[3]  # type: ignore[return-value]
         value, looked = self.traced(compute)
         if len(base.memo) >= 4096:
             base.memo.clear()

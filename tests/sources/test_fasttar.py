@@ -147,3 +147,76 @@ def test_decompress_and_members_decline_garbage() -> None:
     for raw in (b"", b"\x1f\x8b garbage", b"PK\x03\x04 zip", bytes(1024)):
         with pytest.raises(Fallback):
             members(decompress(raw), 65536, lambda *a: None)
+
+
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT, tarfile.USTAR_FORMAT])
+def test_a_kept_first_member_gives_the_same_tree_wherever_the_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    fmt: int) -> None:
+    """The first gzip member is kept and later archives starting with it resume the scan where it
+    stopped: inside a header, a long-name record or a file's data. Read twice, fast == slow."""
+    data = _archive(fmt)
+    for cut in [*range(0, len(data), 700), 512, 1024, 1536, len(data) - 1024]:
+        path = tmp_path / f"s{cut}.tar.gz"
+        path.write_bytes(gzip.compress(data[:cut]) + gzip.compress(data[cut:]))
+        for _ in range(2):  # the second read starts from the kept member
+            fast, slow = _both(path, monkeypatch)
+            assert fast == slow, cut
+
+
+def _members(files: dict[str, bytes], links: dict[str, str] | None = None, hard: dict[str, str] | None = None,
+             end: bool = True) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        for kind, table in ((tarfile.SYMTYPE, links or {}), (tarfile.LNKTYPE, hard or {})):
+            for name, target in table.items():
+                info = tarfile.TarInfo(name)
+                info.type, info.linkname = kind, target
+                tf.addfile(info)
+    out = buf.getvalue()
+    return out if end else out.rstrip(b"\0") + b"\0" * (-len(out.rstrip(b"\0")) % 512)
+
+
+def test_archives_sharing_a_first_member_differ_exactly_in_their_second(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    base = gzip.compress(_members({"proc/cmdline": b"ro\n", "sys/a/b": b"1\n", "etc/hostname": b"x\n"}, end=False))
+    tails = {
+        "same": _members({}),
+        "override": _members({"sys/a/b": b"2\n"}),
+        "hardlink": _members({}, hard={"etc/copy": "proc/cmdline"}),
+        "file-to-link": _members({}, links={"sys/a/b": "/proc/cmdline"}),
+        "dir-to-file": _members({"sys/a": b"now a file\n"}),
+        "new-dirs": _members({"var/lib/x/y": b"deep\n"}),
+    }
+    trees = {}
+    for name, tail in tails.items():
+        path = tmp_path / f"{name}.tar.gz"
+        path.write_bytes(base + gzip.compress(tail))
+        fast, slow = _both(path, monkeypatch)
+        assert fast == slow, name
+        trees[name] = fast
+    # the first archive's tree was not changed by what the others added (children are copied on write)
+    again, _ = _both(tmp_path / "same.tar.gz", monkeypatch)
+    assert again == trees["same"] and "var" not in again[1][""] and again[0]["sys/a/b"][1] == b"1\n"
+    assert trees["override"][0]["sys/a/b"][1] == b"2\n"
+
+
+def test_a_kept_first_member_does_not_excuse_a_bad_second_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _archive(tarfile.GNU_FORMAT)
+    first = gzip.compress(data[:2048])
+    good = tmp_path / "good.tar.gz"
+    good.write_bytes(first + gzip.compress(data[2048:]))
+    TarTree(str(good))  # keeps the first member
+    cases = {"cut.tar.gz": first + gzip.compress(data[2048:])[:-9],
+             "noend.tar.gz": first + gzip.compress(data[2048:].rstrip(b"\0")),
+             "only-first.tar.gz": first,
+             "garbage.tar.gz": first + b"not gzip at all"}
+    for name, raw in cases.items():
+        (tmp_path / name).write_bytes(raw)
+        _slow_only(tmp_path / name, monkeypatch)
+    for name in ("cut.tar.gz", "noend.tar.gz", "only-first.tar.gz"):
+        with pytest.raises(DoctorError, match="truncated or corrupt"):
+            TarTree(str(tmp_path / name))

@@ -1,0 +1,94 @@
+"""The fleet worker's reuse of facts and findings (doctor/fleet/memo.py) is sound only if fact
+builders read nothing but the traced Source, and if a kept first gzip member is only ever the
+start of identical archives. These tests pin both down."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doctor.facts import Facts
+from doctor.facts.pci_ids import pci_ids
+from doctor.fleet import memo
+from doctor.pipeline import open_facts
+from doctor.sources.tree import TarTree, _Prefix
+from fixtures.tools.make_node import HEALTHY
+from tests.fleet.fleetgen import FleetWriter
+
+FAMILIES = sorted(name for klass in Facts.__mro__ for name, attr in vars(klass).items()
+                  if isinstance(attr, cached_property))
+#: audit events that mean reading or running something besides the Source
+OUTSIDE = ("open", "os.listdir", "os.scandir", "os.walk", "glob.glob", "subprocess.Popen", "os.system",
+           "socket.connect", "shutil.which")
+_EVENTS: list[tuple[str, str]] = []
+_WATCHING = [False]
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if _WATCHING[0] and event in OUTSIDE:
+        _EVENTS.append((event, str(args[0]) if args else ""))
+
+
+sys.addaudithook(_hook)  # cannot be removed; it only records while _WATCHING
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    d = tmp_path_factory.mktemp("memo")
+    writer = FleetWriter(replace(HEALTHY, node_id=970))
+    return [writer.write(d / f"m-{i}.tar.gz", f"m-{i}", 3000 + i) for i in range(3)]
+
+
+def test_fact_builders_read_only_through_the_source(nodes: list[Path]) -> None:
+    """Every fact family built from a snapshot tarball opens, lists or runs nothing on this machine
+    (pci.ids, the one host file the PCI facts use, is read once per process before)."""
+    pci_ids()
+    for name in FAMILIES:  # imports happen on first use: do them before watching
+        getattr(Facts(open_facts(str(nodes[0])).source), name)
+    _EVENTS.clear()
+    _WATCHING[0] = True
+    try:
+        with open(nodes[0], "rb"):  # the hook does see an open
+            pass
+        assert _EVENTS and _EVENTS[0][0] == "open"
+        _EVENTS.clear()
+        for path in nodes[1:]:
+            facts = open_facts(str(path), reuse=True)
+            _EVENTS.clear()  # opening the tarball itself is reading the source
+            for name in FAMILIES:
+                getattr(facts, name)
+            facts.proc_files.memlock(1)
+            facts.proc_files.shm(1)
+    finally:
+        _WATCHING[0] = False
+    assert _EVENTS == []
+
+
+def test_reused_facts_are_the_recorded_objects_and_host_is_rebuilt(nodes: list[Path]) -> None:
+    first, second = (open_facts(str(p), reuse=True) for p in nodes[:2])
+    assert isinstance(second, memo.MemoFacts)
+    assert second.pci is first.pci and second.gpus is first.gpus  # nothing they read differs
+    assert first.host.hostname == "m-0" and second.host.hostname == "m-1"  # each node's own name
+    assert second.host.is_vm == first.host.is_vm
+
+
+def test_a_different_first_member_shares_nothing(nodes: list[Path], tmp_path: Path) -> None:
+    other = FleetWriter(replace(HEALTHY, node_id=971, gpu_links={3: (2.5, 8)}))
+    path = other.write(tmp_path / "o.tar.gz", "o-1", 4000)
+    a, b = open_facts(str(nodes[0]), reuse=True), open_facts(str(path), reuse=True)
+    assert a.source.tree._base is not b.source.tree._base  # type: ignore[attr-defined]
+    assert b.pci is not a.pci and b.pci != a.pci
+
+
+def test_kept_prefixes_are_bounded(tmp_path: Path) -> None:
+    """However many distinct first members a worker meets, it keeps at most KEEP of them."""
+    for i in range(_Prefix.KEEP + 3):
+        writer = FleetWriter(replace(HEALTHY, node_id=980 + i))
+        TarTree(str(writer.write(tmp_path / f"p{i}.tar.gz", f"p-{i}", 5000 + i)))
+    assert len(_Prefix._kept) == _Prefix.KEEP
+    assert all(len(v) <= memo.KEEP for v in memo._MEMO.values())
