@@ -31,8 +31,6 @@ KEEP = 6
 #: and is reused when those results are equal on the next node
 FIELDS = frozenset(("host", "sysctls", "proc_files"))
 _NOT_WHOLE = FIELDS | {"derived"}
-#: the use list of whatever is being built or checked on the current node (see MemoFacts.__init__)
-_ACTIVE: list[list[Any]] | None = None
 
 
 class _Recorded:
@@ -77,17 +75,16 @@ class MemoFacts(Facts):
     """:class:`Facts` whose families are reused across a worker's nodes when provably unchanged."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        global _ACTIVE
         self._values: dict[str, Any] = {}
+        #: the use lists of what is being built or checked now, innermost last
         self._stack: list[list[Any]] = []
-        _ACTIVE = self._stack  # what field reads of FIELDS values note themselves in (one node at a time)
         super().__init__(*args, **kwargs)
 
     def _build(self, name: str, build: Any) -> Any:
         if name == "derived":
             return _Derived(self)
         if name in FIELDS:
-            return _traced(name, self._build_family(name, build))
+            return _traced(name, self._build_family(name, build), self._stack)
         return self._build_family(name, build)
 
     def _build_family(self, name: str, build: Any) -> Any:
@@ -139,8 +136,7 @@ class MemoFacts(Facts):
 def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
     """Whether each fact in ``uses`` is the very object noted, and each field read or call noted on a
     :data:`FIELDS` value gives an equal result now (a fact that fails to build: no)."""
-    global _ACTIVE
-    active, _ACTIVE = _ACTIVE, None  # checking is not using
+    facts._stack.append([])  # checking is not using: what it reads is noted nowhere
     try:
         for use in uses:
             if len(use) == 2:
@@ -156,7 +152,7 @@ def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
     except Exception:  # building it again will raise where the plain run raises
         return False
     finally:
-        _ACTIVE = active
+        facts._stack.pop()
 
 
 def _dedup(uses: list[Any]) -> tuple[Any, ...]:
@@ -191,9 +187,9 @@ def _equal(a: object, b: object) -> bool:
 _TRACED: dict[type, type] = {}
 
 
-def _traced(family: str, value: Any) -> Any:
+def _traced(family: str, value: Any, stack: list[list[Any]]) -> Any:
     """A copy of the dataclass (or plain object) ``value`` whose public field reads and method calls
-    note themselves (family, field or (method, args), result) in the current use list."""
+    note themselves (family, field or (method, args), result) in the innermost use list of ``stack``."""
     cls = type(value)
     if cls in _TRACED.values() or not (is_dataclass(value) or hasattr(value, "__dict__")):
         return value
@@ -201,6 +197,7 @@ def _traced(family: str, value: Any) -> Any:
     if tcls is None:
         tcls = _TRACED[cls] = _traced_class(family, cls)
     copy: Any = object.__new__(tcls)
+    object.__setattr__(copy, "_gnd_stack", stack)
     if is_dataclass(value):
         for f in fields(value):
             object.__setattr__(copy, f.name, object.__getattribute__(value, f.name))
@@ -212,26 +209,28 @@ def _traced(family: str, value: Any) -> Any:
 def _traced_class(family: str, cls: type) -> type:
     def __getattribute__(self: Any, attr: str) -> Any:
         value = object.__getattribute__(self, attr)
-        if _ACTIVE and attr[0] != "_" and not callable(value):
-            _ACTIVE[-1].append((family, attr, value))
+        if attr[0] != "_" and not callable(value):
+            stack = object.__getattribute__(self, "_gnd_stack")
+            if stack:
+                stack[-1].append((family, attr, value))
         return value
 
     def method(name: str, func: Any) -> Any:
         def call(self: Any, *args: Any) -> Any:
-            global _ACTIVE
-            active, _ACTIVE = _ACTIVE, None
+            stack = object.__getattribute__(self, "_gnd_stack")
+            object.__setattr__(self, "_gnd_stack", None)  # the call is noted, not the fields it reads
             try:
                 result = func(self, *args)
             finally:
-                _ACTIVE = active
-            if active and all(isinstance(a, _SCALARS) for a in args):
-                active[-1].append((family, (name, args), result))
-            elif active:
-                active[-1].append((family, name, self))  # unusual arguments: the whole value
+                object.__setattr__(self, "_gnd_stack", stack)
+            if stack and all(isinstance(a, _SCALARS) for a in args):
+                stack[-1].append((family, (name, args), result))
+            elif stack:
+                stack[-1].append((family, name, self))  # unusual arguments: the whole value
             return result
         return call
 
-    body: dict[str, Any] = {"__slots__": (), "__getattribute__": __getattribute__}
+    body: dict[str, Any] = {"__slots__": ("_gnd_stack",), "__getattribute__": __getattribute__}
     for klass in cls.__mro__[:-1]:
         for name, attr in vars(klass).items():
             if not name.startswith("_") and inspect.isfunction(attr) and name not in body:

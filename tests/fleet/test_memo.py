@@ -92,3 +92,30 @@ def test_kept_prefixes_are_bounded(tmp_path: Path) -> None:
         TarTree(str(writer.write(tmp_path / f"p{i}.tar.gz", f"p-{i}", 5000 + i)))
     assert len(_Prefix._kept) == _Prefix.KEEP
     assert all(len(v) <= memo.KEEP for v in memo._MEMO.values())
+
+
+def test_a_check_is_reused_only_when_what_it_read_is_equal(nodes: list[Path]) -> None:
+    """A check that reads only whether the host is a VM is run once for nodes of one configuration;
+    one that reads the host name runs on every node, even while an older node's facts are in use."""
+    from doctor.findings import INFO, Finding
+    from doctor.registry import Check
+
+    calls: list[str] = []
+
+    def reads_vm(facts: Facts) -> list[Finding]:
+        calls.append("vm")
+        return [Finding(INFO, "node", f"vm={facts.host.is_vm}", check="t.vm", category="doctor")]
+
+    def reads_name(facts: Facts) -> list[Finding]:
+        calls.append("name")
+        return [Finding(INFO, str(facts.host.hostname), "name", check="t.name", category="doctor")]
+
+    vm = memo.MemoCheck(Check("t.vm", "vm", "doctor", reads_vm))
+    name = memo.MemoCheck(Check("t.name", "name", "doctor", reads_name))
+    older = open_facts(str(nodes[0]), reuse=True)
+    for path in nodes:
+        facts = open_facts(str(path), reuse=True)
+        older.sysctls  # noqa: B018  another node's facts built meanwhile note nothing in this one's checks
+        assert vm(facts)[0].title == vm(older)[0].title
+        assert name(facts)[0].subject == path.name[:-7]
+    assert calls.count("vm") == 1 and calls.count("name") == len(nodes)  # once per distinct host name
