@@ -152,25 +152,26 @@ def _store(cache_path: str, data: dict[str, Any]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
-#: masked form of each digest string seen (a node's digest is mostly its neighbours'); bounded
+#: masked form of each summary string seen (a node's are mostly its neighbours'); bounded
 _MASKED: dict[str, str] = {}
 
 
-def _masked_digest(digest: dict[Any, Any]) -> dict[Any, Any]:
-    """``mask_data(digest)``, each string masked once per worker (masking maps each string on its own)."""
+def _masked(value: Any) -> Any:
+    """``mask_data(value)``, each string masked once per worker (masking maps each string on its own)."""
     from doctor.secrets import mask_data
 
-    def mask(value: Any) -> Any:
-        if not isinstance(value, str):
-            return mask_data(value)
+    if isinstance(value, str):
         got = _MASKED.get(value)
         if got is None:
             if len(_MASKED) >= 1 << 16:
                 _MASKED.clear()
             got = _MASKED[value] = mask_data(value)
         return got
-
-    return {mask(k) if isinstance(k, str) else k: mask(v) for k, v in digest.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked(v) for v in value]
+    if isinstance(value, dict):
+        return {_masked(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
+    return value
 
 
 def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
@@ -186,18 +187,17 @@ def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
     if cached is None:
         from doctor.pipeline import open_facts
         from doctor.runner import run_checks
-        from doctor.secrets import mask_data
 
         result = run_checks(open_facts(path, reuse=True), checks=_CHECKS)
         digest = result.inventory.get("digest")
         if isinstance(digest, dict):
-            data = {"source": mask_data(result.source),
-                    "checks": mask_data([{"id": c["id"], "status": c["status"]} for c in result.checks]),
-                    "findings": mask_data([{"check": f.check, "subject": f.subject, "title": f.title,
-                                            "severity": Severity.parse(f.severity).value}
-                                           for f in result.findings])}
+            data = {"source": _masked(result.source),
+                    "checks": _masked([{"id": c["id"], "status": c["status"]} for c in result.checks]),
+                    "findings": _masked([{"check": f.check, "subject": f.subject, "title": f.title,
+                                          "severity": Severity.parse(f.severity).value}
+                                         for f in result.findings])}
             kind = str(data["source"].get("kind") or "snapshot")
-            return _summary_from_dict(path, kind, data, _masked_digest(digest))
+            return _summary_from_dict(path, kind, data, _masked(digest))
     node = load_node(path, _CHECKS, reuse=True)
     data = node.result.to_dict()
     if cached:
