@@ -34,16 +34,16 @@ _NOT_WHOLE = FIELDS | {"derived"}
 
 
 class _Recorded:
-    __slots__ = ("base", "kind", "looked", "own", "delta", "uses", "value")
+    """One build of a fact family: the paths it looked at, their states where the recording tree
+    differed from its prefix, that tree's changed paths, the facts it used, and the value."""
 
-    def __init__(self, base: object, kind: type, looked: frozenset[str], own: dict[str, object],
-                 delta: frozenset[str], uses: tuple[tuple[str, object], ...], value: object) -> None:
-        self.base, self.kind, self.looked, self.own = base, kind, looked, own
-        self.delta, self.uses, self.value = delta, uses, value
+    __slots__ = ("looked", "own", "delta", "uses", "value")
+
+    def __init__(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str],
+                 uses: tuple[tuple[str, object], ...], value: object) -> None:
+        self.looked, self.own, self.delta, self.uses, self.value = looked, own, delta, uses, value
 
 
-#: family -> recorded builds, most recent first (per process: each fleet worker has its own)
-_MEMO: dict[str, list[_Recorded]] = {}
 _MISSING = object()
 
 
@@ -93,9 +93,10 @@ class MemoFacts(Facts):
                 or (name == "deploy_files" and self.deploy_paths):
             return build(self)
         base, delta, kind = tree._base, tree._delta, type(self.source)
-        memo = _MEMO.setdefault(name, [])
+        key = ("fact", name, kind)
+        memo: list[_Recorded] = base.memo.get(key) or []
         for rec in memo:
-            if rec.base is base and rec.kind is kind and self._still(rec, tree, delta):
+            if self._still(rec, tree):
                 return rec.value
         uses: list[tuple[str, object]] = []
         self._stack.append(uses)
@@ -104,12 +105,12 @@ class MemoFacts(Facts):
         finally:
             self._stack.pop()
         own = {path: tree.state(path) for path in looked & delta}
-        rec = _Recorded(base, kind, frozenset(looked), own, frozenset(delta),
-                        _dedup(uses), value)
-        memo[:] = [rec, *[r for r in memo if r.base is not base][:KEEP - 1]]
+        rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), value)
+        # kept with the prefix (and let go with it): KEEP builds of each family, most recent first
+        base.memo[key] = [rec, *memo[:KEEP - 1]]
         return value
 
-    def _still(self, rec: _Recorded, tree: TarTree, delta: set[str]) -> bool:
+    def _still(self, rec: _Recorded, tree: TarTree) -> bool:
         """Whether ``rec`` is what building again on this node would give."""
         return _same(self, rec.uses) and tree.unchanged(rec.looked, rec.own, rec.delta)
 
@@ -226,7 +227,7 @@ def _traced_class(family: str, cls: type) -> type:
             if stack and all(isinstance(a, _SCALARS) for a in args):
                 stack[-1].append((family, (name, args), result))
             elif stack:
-                stack[-1].append((family, name, self))  # unusual arguments: the whole value
+                stack[-1].append((family, name, _MISSING))  # unusual arguments: never reused
             return result
         return call
 

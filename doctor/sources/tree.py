@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from doctor.errors import DoctorError
 from doctor.safe_open import open_regular, path_kind
@@ -311,8 +311,9 @@ class _Prefix:
         self.entries = entries
         self.children = children
         self.limits = _limits()
-        #: values computed from trees read from this prefix, see :meth:`TarTree.reuse`
-        self.memo: dict[object, tuple[frozenset[str], dict[str, object], frozenset[str], object]] = {}
+        #: values computed from trees read from this prefix (:meth:`TarTree.reuse`, ``doctor/fleet/memo.py``),
+        #: let go with it
+        self.memo: dict[object, Any] = {}
 
     def state(self, path: str) -> object:
         """What :meth:`TarTree.state` gives for ``path`` in a tree made of this prefix alone."""

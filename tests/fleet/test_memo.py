@@ -91,7 +91,6 @@ def test_kept_prefixes_are_bounded(tmp_path: Path) -> None:
         writer = FleetWriter(replace(HEALTHY, node_id=980 + i))
         TarTree(str(writer.write(tmp_path / f"p{i}.tar.gz", f"p-{i}", 5000 + i)))
     assert len(_Prefix._kept) == _Prefix.KEEP
-    assert all(len(v) <= memo.KEEP for v in memo._MEMO.values())
 
 
 def test_a_check_is_reused_only_when_what_it_read_is_equal(nodes: list[Path]) -> None:
@@ -119,3 +118,18 @@ def test_a_check_is_reused_only_when_what_it_read_is_equal(nodes: list[Path]) ->
         assert vm(facts)[0].title == vm(older)[0].title
         assert name(facts)[0].subject == path.name[:-7]
     assert calls.count("vm") == 1 and calls.count("name") == len(nodes)  # once per distinct host name
+
+
+def test_builds_from_prefixes_no_longer_kept_are_let_go(tmp_path: Path) -> None:
+    """Memory stays flat when every archive has a first member of its own: recorded builds hold
+    only prefixes that are still kept."""
+    for i in range(_Prefix.KEEP + 4):
+        writer = FleetWriter(replace(HEALTHY, node_id=990 + i))
+        open_facts(str(writer.write(tmp_path / f"u{i}.tar.gz", f"u-{i}", 6000 + i)), reuse=True).pci  # noqa: B018
+    import gc
+
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, _Prefix)]
+    assert len(alive) <= _Prefix.KEEP
+    assert all(len(recs) <= memo.KEEP for k in _Prefix._kept for recs in k.memo.values()
+               if isinstance(recs, list))
