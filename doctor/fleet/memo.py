@@ -47,6 +47,10 @@ class _Recorded:
 _MISSING = object()
 
 
+class _Builds(list):  # type: ignore[type-arg]
+    """The use list of a fact family's build (its reads of the source are traced in the tree)."""
+
+
 class _Family:
     """A data descriptor standing in for one of :class:`Facts`'s cached properties."""
 
@@ -80,6 +84,18 @@ class MemoFacts(Facts):
         self._stack: list[list[Any]] = []
         super().__init__(*args, **kwargs)
 
+    @property
+    def source(self) -> Any:  # type: ignore[override]
+        """The source; a check (a plugin's, say) that reads it directly is never reused."""
+        stack = self._stack
+        if stack and type(stack[-1]) is list:  # not a fact family's build (_Builds), which is traced
+            stack[-1].append(("source", _MISSING))
+        return self._source
+
+    @source.setter
+    def source(self, value: Any) -> None:
+        self._source = value
+
     def _build(self, name: str, build: Any) -> Any:
         if name == "derived":
             return _Derived(self)
@@ -88,17 +104,21 @@ class MemoFacts(Facts):
         return self._build_family(name, build)
 
     def _build_family(self, name: str, build: Any) -> Any:
-        tree = self.source.tree
+        tree = self._source.tree
         if name in NEVER or not isinstance(tree, TarTree) or tree._base is None or tree._delta is None \
                 or (name == "deploy_files" and self.deploy_paths):
-            return build(self)
-        base, delta, kind = tree._base, tree._delta, type(self.source)
+            self._stack.append(_Builds())  # whoever asked notes the fact, not the build's reads
+            try:
+                return build(self)
+            finally:
+                self._stack.pop()
+        base, delta, kind = tree._base, tree._delta, type(self._source)
         key = ("fact", name, kind)
         memo: list[_Recorded] = base.memo.get(key) or []
         for rec in memo:
             if self._still(rec, tree):
                 return rec.value
-        uses: list[tuple[str, object]] = []
+        uses = _Builds()
         self._stack.append(uses)
         try:
             value, looked = tree.traced(lambda: build(self))

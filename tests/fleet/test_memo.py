@@ -133,3 +133,22 @@ def test_builds_from_prefixes_no_longer_kept_are_let_go(tmp_path: Path) -> None:
     assert len(alive) <= _Prefix.KEEP
     assert all(len(recs) <= memo.KEEP for k in _Prefix._kept for recs in k.memo.values()
                if isinstance(recs, list))
+
+
+def test_a_check_reading_the_source_itself_is_never_reused(nodes: list[Path]) -> None:
+    from doctor.findings import INFO, Finding
+    from doctor.registry import Check
+
+    calls: list[str] = []
+
+    def raw(facts: Facts) -> list[Finding]:
+        calls.append("raw")
+        text = facts.source.read_text("etc/hostname") or ""
+        return [Finding(INFO, text.strip(), "raw", check="t.raw", category="doctor")]
+
+    chk = memo.MemoCheck(Check("t.raw", "raw", "doctor", raw))
+    for path in nodes:
+        facts = open_facts(str(path), reuse=True)
+        facts.pci  # noqa: B018  facts built from the source are still reused
+        assert chk(facts)[0].subject == path.name[:-7]
+    assert calls == ["raw"] * len(nodes)
