@@ -261,7 +261,7 @@ def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, A
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     chunk = max(1, min(16, len(paths) // (jobs * 8) or 1))
-    # a worker's caches (doctor/fleet/memo.py, kept tarball prefixes) are bounded; a fresh worker rebuilds them
+    # a worker's caches (doctor/fleet/memo.py, kept reference trees) are bounded; a fresh worker rebuilds them
     with ctx.Pool(processes=jobs, initializer=_init_worker, maxtasksperchild=10_000) as pool:
         yield from pool.imap_unordered(_indexed, items, chunksize=chunk)
 

@@ -3,11 +3,11 @@
 Fact builders are pure functions of what they read through the :class:`~doctor.sources.Source`
 (and of other facts). :class:`MemoFacts` builds each fact family with the source's tree traced:
 the paths whose entry or children any primitive looked at (link resolution included), and the
-other facts it used. The next node read from the same kept first gzip member (see
-``doctor.sources.tree._Prefix``) differs from the recording node only in the paths of the two
-trees' deltas; when none of the traced paths among those has a different entry or children, and
-every fact used is the very same object, the recorded value is returned: exactly what building
-it again would give. Anything else (another source kind, a tree that shares nothing, the live
+other facts it used. Each tarball's tree is compared with a few trees read before (see
+``doctor.sources.tree._Reference``); the next node matched to the same reference differs from the
+recording node only in the paths of the two trees' deltas; when none of the traced paths among
+those has a different entry or children, and every fact used is the very same object, the
+recorded value is returned: exactly what building it again would give. Anything else (another source kind, a tree that shares nothing, the live
 host) builds as :class:`~doctor.facts.Facts` does. A few entries per family are kept, so memory
 stays flat however many nodes a worker analyses.
 """
@@ -35,7 +35,7 @@ _NOT_WHOLE = FIELDS | {"derived"}
 
 class _Recorded:
     """One build of a fact family: the paths it looked at, their states where the recording tree
-    differed from its prefix, that tree's changed paths, the facts it used, and the value."""
+    differed from its reference, that tree's changed paths, the facts it used, and the value."""
 
     __slots__ = ("looked", "own", "delta", "uses", "value")
 
@@ -83,6 +83,9 @@ class MemoFacts(Facts):
         #: the use lists of what is being built or checked now, innermost last
         self._stack: list[list[Any]] = []
         super().__init__(*args, **kwargs)
+        tree = self._source.tree
+        if isinstance(tree, TarTree):
+            tree.match_reference()  # what differs from a tree read before, if any is alike
 
     @property
     def source(self) -> Any:  # type: ignore[override]
@@ -126,7 +129,7 @@ class MemoFacts(Facts):
             self._stack.pop()
         own = {path: tree.state(path) for path in looked & delta}
         rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), value)
-        # kept with the prefix (and let go with it): KEEP builds of each family, most recent first
+        # kept with the reference (and let go with it): KEEP builds of each family, most recent first
         base.memo[key] = [rec, *memo[:KEEP - 1]]
         return value
 

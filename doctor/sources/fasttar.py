@@ -31,18 +31,6 @@ class Fallback(Exception):
     """This archive is not one the fast path reads; use the slow path (which decides any refusal)."""
 
 
-def gunzip_first(raw: bytes, cap: int = FAST_MAX_BYTES) -> tuple[bytes, int]:
-    """The first gzip member of ``raw`` decompressed (CRC and length checked), and its compressed length."""
-    dec = zlib.decompressobj(31)
-    try:
-        out = dec.decompress(raw, cap + 1)
-    except zlib.error:
-        raise Fallback from None
-    if len(out) > cap or dec.unconsumed_tail or not dec.eof:
-        raise Fallback  # over the cap, or truncated
-    return out, len(raw) - len(dec.unused_data)
-
-
 def gunzip(raw: bytes, cap: int = FAST_MAX_BYTES) -> bytes:
     """All gzip members of ``raw`` decompressed (CRC and length checked by zlib), at most ``cap`` bytes."""
     out: list[bytes] = []
@@ -115,31 +103,24 @@ def _pax(data: bytes) -> dict[str, str]:
 Member = Callable[[str, str, str, int, int], None]
 
 
-def members(blob: bytes, meta_max: int, on_member: Member, *, pending: dict[str, str] | None = None,
-            at_start: bool = True, partial: bool = False) -> tuple[int, dict[str, str]] | None:
+def members(blob: bytes, meta_max: int, on_member: Member) -> None:
     """Call ``on_member(kind, name, linkname, offset, size)`` for each member of the tar ``blob``.
 
     ``kind`` is ``file``, ``dir``, ``symlink`` or ``hardlink``; ``offset``/``size`` locate a file's
     data in ``blob``. Names are as ``tarfile`` gives them (GNU long names and pax paths applied).
-    Returns ``None`` at the end-of-archive block. With ``partial``, ``blob`` may be the first part
-    of a stream: the scan stops at the first header whose block or data is not all in ``blob`` and
-    returns where it stopped and the pending long-name records, so that a later call given the rest
-    (from that offset, with ``pending`` and ``at_start=False``) goes on exactly where it left off.
     """
     pos = 0
     end = len(blob)
-    pending = dict(pending or {})
+    pending: dict[str, str] = {}
     valid: set[bytes] = set()  # numeric fields already checked (mode, ids, mtime, devices repeat)
     while True:
         if pos + _BLOCK > end:
-            if partial:
-                return pos, pending
             raise Fallback  # ends without its end-of-archive block
         buf = blob[pos:pos + _BLOCK]
         if buf == _ZERO_BLOCK:
-            if pending or (pos == 0 and at_start):
+            if pending or pos == 0:
                 raise Fallback
-            return None  # end of archive: what follows is ignored, as tarfile does
+            return  # end of archive: what follows is ignored, as tarfile does
         chksum = _octal(buf[148:156])
         if chksum != 256 + sum(buf) - sum(buf[148:156]):
             raise Fallback  # bad (or signed) checksum
@@ -151,8 +132,6 @@ def members(blob: bytes, meta_max: int, on_member: Member, *, pending: dict[str,
         size = _octal(buf[124:136])
         kind = buf[156:157]
         data = pos + _BLOCK
-        if partial and data + size > end:
-            return pos, pending  # this member's data goes on in the next part
         if kind in (b"L", b"K", b"x"):
             if size > meta_max or data + size > end:
                 raise Fallback

@@ -282,70 +282,67 @@ def _state(entries: dict[str, _Entry], children: dict[str, set[str]], path: str)
     return entry.kind, entry.target, entry.too_large, data, None if kids is None else frozenset(kids)
 
 
-def _limits() -> tuple[int, ...]:
-    """The limits a tree was read under (a kept prefix serves only reads under the same ones)."""
-    return MAX_MEMBERS, MAX_STREAM_BYTES, MAX_TAR_BYTES, MAX_FILE_BYTES, MAX_NAME_CHARS, MAX_PATH_DEPTH
+class _Reference:
+    """A tree read earlier in this process, that later trees are compared with (``gnd fleet``).
 
-
-class _Prefix:
-    """A gzip archive's first member, read: its compressed bytes, its tar bytes and the tree they make.
-
-    A fleet's snapshots of one configuration written as a shared first member and a small second one
-    (what ``tests/fleet/fleetgen.py`` writes) start from this tree instead of
-    reading those bytes again: identical compressed bytes decompress and scan identically, so the tree
-    is the same as a fresh read's. At most :attr:`KEEP` are kept (the most recently used), each at most
-    :attr:`MAX_BYTES` of tar, so memory does not grow with the number of archives read.
+    A fleet's snapshots of one configuration hold mostly the same files. When asked
+    (:meth:`TarTree.match_reference`), a tree is compared entry by entry with the kept references;
+    the first that differs in few paths becomes the tree's ``_base`` and those paths its ``_delta``
+    (otherwise the tree becomes a reference itself). What was computed from one tree (a glob, a
+    fact) holds for another with the same reference unless something it looked at differs in
+    either delta (:meth:`TarTree.unchanged`). At most :attr:`KEEP` are kept (the most recently
+    matched), so memory does not grow with the number of archives read.
     """
 
     KEEP = 4
-    MAX_BYTES = 32 * 1024 * 1024
-    _kept: list[_Prefix] = []
+    _kept: list[_Reference] = []
 
-    def __init__(self, compressed: bytes, blob: bytes, stop: tuple[int, dict[str, str]] | None,
-                 counts: tuple[int, int, int], entries: dict[str, _Entry], children: dict[str, set[str]]) -> None:
-        self.compressed = compressed
-        self.blob = blob
-        #: where the scan stopped (offset in ``blob``, pending long-name records); None: the archive ended
-        self.stop = stop
-        self.counts = counts
+    def __init__(self, entries: dict[str, _Entry], children: dict[str, set[str]]) -> None:
         self.entries = entries
         self.children = children
-        self.limits = _limits()
-        #: values computed from trees read from this prefix (:meth:`TarTree.reuse`, ``doctor/fleet/memo.py``),
-        #: let go with it
+        #: values computed from trees matched to this reference (:meth:`TarTree.reuse`,
+        #: ``doctor/fleet/memo.py``), let go with it
         self.memo: dict[object, Any] = {}
 
     def state(self, path: str) -> object:
-        """What :meth:`TarTree.state` gives for ``path`` in a tree made of this prefix alone."""
+        """What :meth:`TarTree.state` gives for ``path`` in this reference's tree."""
         return _state(self.entries, self.children, path)
 
     @classmethod
-    def find(cls, raw: bytes) -> _Prefix | None:
-        limits = _limits()
-        for i, kept in enumerate(cls._kept):
-            if raw[:64] == kept.compressed[:64] and kept.limits == limits and raw.startswith(kept.compressed):
+    def match(cls, entries: dict[str, _Entry], children: dict[str, set[str]]) -> tuple[_Reference, set[str]]:
+        """A kept reference and the paths where this tree differs from it, or a new reference."""
+        limit = max(64, len(entries) // 10)
+        for i, ref in enumerate(cls._kept):
+            delta = ref.delta(entries, children, limit)
+            if delta is not None:
                 if i:
                     cls._kept.insert(0, cls._kept.pop(i))
-                return kept
-        return None
+                return ref, delta
+        ref = cls(entries, children)  # a tree is not changed once read: its tables are shared
+        cls._kept.insert(0, ref)
+        del cls._kept[cls.KEEP:]
+        return ref, set()
 
-    @classmethod
-    def build(cls, compressed: bytes, blob: bytes) -> _Prefix:
-        """Scan ``blob`` (the first member's tar bytes) as far as it goes; keep the result if small enough."""
-        from doctor.sources import fasttar
-
-        scratch = TarTree.__new__(TarTree)
-        Tree.__init__(scratch)
-        scratch._entries, scratch._children = {"": _Entry(DIR)}, {"": set()}
-        scratch._own = scratch._base = scratch._delta = None
-        counts = [0, 0, 0]
-        stop = fasttar.members(blob, MAX_NAME_CHARS * 16, scratch._member_adder(memoryview(blob), counts),
-                               partial=True)
-        prefix = cls(compressed, blob, stop, (counts[0], counts[1], counts[2]), scratch._entries, scratch._children)
-        if stop is not None and len(blob) <= cls.MAX_BYTES:  # a whole archive in one member is not kept
-            cls._kept.insert(0, prefix)
-            del cls._kept[cls.KEEP:]
-        return prefix
+    def delta(self, entries: dict[str, _Entry], children: dict[str, set[str]], limit: int) -> set[str] | None:
+        """Paths whose entry or children differ between this reference and a tree; None past ``limit``."""
+        if abs(len(entries) - len(self.entries)) > limit or abs(len(children) - len(self.children)) > limit:
+            return None
+        out: set[str] = set(self.entries.keys() ^ entries.keys())
+        mine = self.entries
+        for name, entry in entries.items():
+            ref = mine.get(name)
+            if ref is entry or ref is None:
+                continue
+            if ref.kind != entry.kind or ref.target != entry.target or ref.too_large != entry.too_large \
+                    or (ref.data if ref.data is not None else ref.view) != \
+                    (entry.data if entry.data is not None else entry.view):
+                out.add(name)
+                if len(out) > limit:
+                    return None
+        kids = self.children
+        out.update(name for name, names in children.items() if kids.get(name) != names)
+        out.update(kids.keys() - children.keys())
+        return out if len(out) <= limit else None
 
 
 class TarTree(Tree):
@@ -363,16 +360,13 @@ class TarTree(Tree):
         self.path = path
         self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
         self._children: dict[str, set[str]] = {"": set()}
-        #: children sets this tree may change (``None``: all); the others are shared with a :class:`_Prefix`
-        self._own: set[str] | None = None
-        #: the kept first member this tree started from, and the paths whose entry or children differ from it
-        self._base: _Prefix | None = None
+        #: the reference this tree was matched to and the paths where it differs (see match_reference)
+        self._base: _Reference | None = None
         self._delta: set[str] | None = None
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
                 self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
-                self._own = self._base = self._delta = None
                 fh.seek(0)
                 self._load(fh)
         except DoctorError:
@@ -388,43 +382,17 @@ class TarTree(Tree):
         """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`).
 
         ``False`` (nothing kept) when the archive needs the slow path, which then decides any refusal.
-        A gzip archive's first member, once read, is kept (a few, see :class:`_Prefix`): an archive
-        that starts with the same compressed bytes starts from that member's tree.
         """
         from doctor.sources import fasttar
 
         try:
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
-            if len(raw) > fasttar.FAST_MAX_BYTES:
-                return False
-            if raw[:2] != b"\x1f\x8b":
-                tar = fasttar.decompress(raw)
-                if len(tar) > MAX_STREAM_BYTES:
-                    return False  # the slow path counts what it streams, and refuses
-                fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0]))
-                return True
-            prefix = _Prefix.find(raw)
-            if prefix is None:
-                first, length = fasttar.gunzip_first(raw)
-                prefix = _Prefix.build(raw[:length], first)
-            rest = raw[len(prefix.compressed):]
+            tar = fasttar.decompress(raw)
             del raw
-            counts = list(prefix.counts)
-            tail = fasttar.gunzip(rest, fasttar.FAST_MAX_BYTES - len(prefix.blob)) if rest else b""
-            if len(prefix.blob) + len(tail) > MAX_STREAM_BYTES:
+            if len(tar) > MAX_STREAM_BYTES:
                 return False  # the slow path counts what it streams, and refuses
-            if prefix.stop is None:  # the first member held the whole archive (never kept); the rest is ignored
-                self._entries, self._children = prefix.entries, prefix.children
-                return True
-            stop, pending = prefix.stop
-            tar = bytes(prefix.blob[stop:]) + tail
-            del tail
-            self._entries, self._children = dict(prefix.entries), dict(prefix.children)
-            self._own, self._delta, self._base = set(), set(), prefix
-            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), counts),
-                            pending=pending, at_start=stop == 0)
+            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0]))
         except (fasttar.Fallback, OSError, MemoryError):
-            self._base = self._delta = self._own = None
             return False
         return True
 
@@ -513,29 +481,16 @@ class TarTree(Tree):
                         raise DoctorError(f"tarball {path} refused: unpacks to more than "
                                           f"{MAX_STREAM_BYTES >> 20} MiB (limit)")
 
-    def _kids(self, path: str) -> set[str]:
-        """The children set of ``path``, copied first if it is still shared with a kept prefix."""
-        kids = self._children[path]
-        own = self._own
-        if own is not None and path not in own:
-            kids = self._children[path] = set(kids)
-            own.add(path)
-        return kids
-
     def _ensure_dir(self, path: str) -> None:
         """Make ``path`` and its missing ancestors directories; stops at the first one known."""
         child: str | None = None
         while True:
             known = path in self._children
-            if self._delta is not None:
-                self._delta.add(path)
             if not known:
                 self._children[path] = set()
-                if self._own is not None:
-                    self._own.add(path)
                 self._entries.setdefault(path, _Entry(DIR))
             if child is not None:
-                self._kids(path).add(child)
+                self._children[path].add(child)
             if known:
                 return
             path, _, child = path.rpartition("/")
@@ -543,25 +498,26 @@ class TarTree(Tree):
     def _add(self, name: str, entry: _Entry) -> None:
         parent, _, base = name.rpartition("/")
         self._ensure_dir(parent)
-        self._kids(parent).add(base)
-        if self._delta is not None:
-            self._delta.add(name)
+        self._children[parent].add(base)
         existing = self._entries.get(name)
         if existing is not None and existing.kind == DIR and entry.kind == DIR:
             return
         self._entries[name] = entry
-        if entry.kind == DIR and name not in self._children:
-            self._children[name] = set()
-            if self._own is not None:
-                self._own.add(name)
+        if entry.kind == DIR:
+            self._children.setdefault(name, set())
+
+    def match_reference(self) -> None:
+        """Compare this tree with the kept references (see :class:`_Reference`); ``gnd fleet`` asks."""
+        if self._base is None:
+            self._base, self._delta = _Reference.match(self._entries, self._children)
 
     def state(self, path: str) -> object:
         """Everything a primitive can tell about ``path`` (entry and children), to compare two trees."""
         return _state(self._entries, self._children, path)
 
     def unchanged(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str]) -> bool:
-        """Whether every path in ``looked`` is here as it was in the tree that noted it: one read from
-        this tree's kept prefix, whose own changed paths were ``delta`` (their states in ``own``)."""
+        """Whether every path in ``looked`` is here as it was in the tree that noted it: one matched
+        to this tree's reference, differing from it in ``delta`` (their states in ``own``)."""
         base = self._base
         if base is None or self._delta is None:
             return False
@@ -572,8 +528,8 @@ class TarTree(Tree):
         return True
 
     def reuse(self, key: object, compute: Callable[[], T]) -> T:
-        """``compute()`` (a pure function of this tree), or its value on an earlier tree read from the
-        same kept prefix when nothing it looked at differs (``gnd fleet``: a glob over ``/proc/sys``)."""
+        """``compute()`` (a pure function of this tree), or its value on an earlier tree matched to the
+        same reference when nothing it looked at differs (``gnd fleet``: a glob over ``/proc/sys``)."""
         base = self._base
         if base is None or self._delta is None:
             return compute()
@@ -597,7 +553,6 @@ class TarTree(Tree):
         (only,) = top
         if self._entries[only].kind != DIR:
             return
-        self._base = self._delta = None  # paths change: nothing is shared with a kept prefix any more
         prefix = only + "/"
         self._entries = {"": _Entry(DIR)} | {
             k[len(prefix):]: v for k, v in self._entries.items() if k.startswith(prefix)

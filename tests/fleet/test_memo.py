@@ -1,10 +1,12 @@
 """The fleet worker's reuse of facts and findings (doctor/fleet/memo.py) is sound only if fact
-builders read nothing but the traced Source, and if a kept first gzip member is only ever the
-start of identical archives. These tests pin both down."""
+builders read nothing but the traced Source, and if what it reuses depends on nothing that differs
+between the trees. These tests pin both down."""
 
 from __future__ import annotations
 
+import io
 import sys
+import tarfile
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -16,7 +18,7 @@ from doctor.facts import Facts
 from doctor.facts.pci_ids import pci_ids
 from doctor.fleet import memo
 from doctor.pipeline import open_facts
-from doctor.sources.tree import TarTree, _Prefix
+from doctor.sources.tree import _Reference
 from fixtures.tools.make_node import HEALTHY
 from tests.fleet.fleetgen import FleetWriter
 
@@ -77,20 +79,32 @@ def test_reused_facts_are_the_recorded_objects_and_host_is_rebuilt(nodes: list[P
     assert second.host.is_vm == first.host.is_vm
 
 
-def test_a_different_first_member_shares_nothing(nodes: list[Path], tmp_path: Path) -> None:
-    other = FleetWriter(replace(HEALTHY, node_id=971, gpu_links={3: (2.5, 8)}))
+def test_a_node_of_another_configuration_gets_its_own_facts(nodes: list[Path], tmp_path: Path) -> None:
+    other = FleetWriter(replace(HEALTHY, node_id=970, gpu_links={3: (2.5, 8)}))
     path = other.write(tmp_path / "o.tar.gz", "o-1", 4000)
     a, b = open_facts(str(nodes[0]), reuse=True), open_facts(str(path), reuse=True)
-    assert a.source.tree._base is not b.source.tree._base  # type: ignore[attr-defined]
-    assert b.pci is not a.pci and b.pci != a.pci
+    assert b.pci is not a.pci and b.pci != a.pci  # GPU 3's link differs: built again, not reused
+    assert b.cmdline is a.cmdline  # the kernel command line does not
 
 
-def test_kept_prefixes_are_bounded(tmp_path: Path) -> None:
-    """However many distinct first members a worker meets, it keeps at most KEEP of them."""
-    for i in range(_Prefix.KEEP + 3):
-        writer = FleetWriter(replace(HEALTHY, node_id=980 + i))
-        TarTree(str(writer.write(tmp_path / f"p{i}.tar.gz", f"p-{i}", 5000 + i)))
-    assert len(_Prefix._kept) == _Prefix.KEEP
+def _unlike(tmp_path: Path, i: int) -> Path:
+    """A small snapshot sharing no path with the other ones made here."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for j in range(200):
+            info = tarfile.TarInfo(f"proc/u{i}/f{j}")
+            info.size = 2
+            tf.addfile(info, io.BytesIO(b"1\n"))
+    path = tmp_path / f"unlike-{i}.tar"
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def test_kept_references_are_bounded(tmp_path: Path) -> None:
+    """However many unlike trees a worker meets, it keeps at most KEEP of them to compare with."""
+    for i in range(_Reference.KEEP + 3):
+        open_facts(str(_unlike(tmp_path, i)), reuse=True)
+    assert len(_Reference._kept) == _Reference.KEEP
 
 
 def test_a_check_is_reused_only_when_what_it_read_is_equal(nodes: list[Path]) -> None:
@@ -120,18 +134,16 @@ def test_a_check_is_reused_only_when_what_it_read_is_equal(nodes: list[Path]) ->
     assert calls.count("vm") == 1 and calls.count("name") == len(nodes)  # once per distinct host name
 
 
-def test_builds_from_prefixes_no_longer_kept_are_let_go(tmp_path: Path) -> None:
-    """Memory stays flat when every archive has a first member of its own: recorded builds hold
-    only prefixes that are still kept."""
-    for i in range(_Prefix.KEEP + 4):
-        writer = FleetWriter(replace(HEALTHY, node_id=990 + i))
-        open_facts(str(writer.write(tmp_path / f"u{i}.tar.gz", f"u-{i}", 6000 + i)), reuse=True).pci  # noqa: B018
+def test_builds_from_references_no_longer_kept_are_let_go(tmp_path: Path) -> None:
+    """Memory stays flat when every tree is unlike the others: recorded builds live on references."""
+    for i in range(_Reference.KEEP + 4):
+        open_facts(str(_unlike(tmp_path, 100 + i)), reuse=True).pci  # noqa: B018
     import gc
 
     gc.collect()
-    alive = [o for o in gc.get_objects() if isinstance(o, _Prefix)]
-    assert len(alive) <= _Prefix.KEEP
-    assert all(len(recs) <= memo.KEEP for k in _Prefix._kept for recs in k.memo.values()
+    alive = [o for o in gc.get_objects() if isinstance(o, _Reference)]
+    assert len(alive) <= _Reference.KEEP
+    assert all(len(recs) <= memo.KEEP for k in _Reference._kept for recs in k.memo.values()
                if isinstance(recs, list))
 
 
