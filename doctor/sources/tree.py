@@ -228,7 +228,23 @@ class _Entry:
     view: memoryview | None = None  # the fast path's file data, copied to bytes only when read
 
 
+#: accepted member names -> normal form, under the limits in the last entry's key (bounded; a fleet
+#: worker meets the same few thousand names in every snapshot)
+_SAFE_NAMES: dict[str, str] = {}
+_SAFE_LIMITS: list[int] = [0, 0]
+
+
 def _safe_member_name(name: str) -> str:
+    if _SAFE_LIMITS[0] != MAX_NAME_CHARS or _SAFE_LIMITS[1] != MAX_PATH_DEPTH or len(_SAFE_NAMES) >= 1 << 16:
+        _SAFE_NAMES.clear()
+        _SAFE_LIMITS[:] = [MAX_NAME_CHARS, MAX_PATH_DEPTH]
+    known = _SAFE_NAMES.get(name)
+    if known is None:
+        known = _SAFE_NAMES[name] = _check_member_name(name)  # a refused name raises, and is not kept
+    return known
+
+
+def _check_member_name(name: str) -> str:
     if name.startswith("/") or "\\" in name and name.startswith("\\"):
         raise DoctorError(f"unsafe tarball: member {name!r} has an absolute path")
     if len(name) > MAX_NAME_CHARS:
