@@ -147,4 +147,3 @@ def test_decompress_and_members_decline_garbage() -> None:
     for raw in (b"", b"\x1f\x8b garbage", b"PK\x03\x04 zip", bytes(1024)):
         with pytest.raises(Fallback):
             members(decompress(raw), 65536, lambda *a: None)
-
