@@ -18,10 +18,13 @@ if TYPE_CHECKING:
     from doctor.sources import Source
 
 
-def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None) -> Facts:
+def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None,
+               reuse: bool = False) -> Facts:
     """Facts of ``source`` (a path, ``None`` for the live host, or an opened :class:`Source`).
 
-    A bad source or baseline raises :class:`~doctor.errors.DoctorError` with one line.
+    A bad source or baseline raises :class:`~doctor.errors.DoctorError` with one line. ``reuse``:
+    facts provably unchanged since an earlier node of this process are reused (``gnd fleet``'s
+    workers, see :mod:`doctor.fleet.memo`).
     """
     from doctor.facts import Facts
     from doctor.sources import Source, open_source
@@ -32,20 +35,25 @@ def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), basel
         from doctor.facts.baseline import load_baseline
 
         known_good = load_baseline(baseline)
+    if reuse:
+        from doctor.fleet.memo import MemoFacts
+
+        return MemoFacts(src, deploy_paths=tuple(deploy), baseline=known_good)
     return Facts(src, deploy_paths=tuple(deploy), baseline=known_good)
 
 
 def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
-            baseline: str | None = None, checks: list[Check] | None = None) -> Result:
+            baseline: str | None = None, checks: list[Check] | None = None, reuse: bool = False) -> Result:
     """Run the (selected) checks on ``source`` and return the ranked result.
 
     ``only``: check ids or prefixes (``pcie``); ``deploy``: extra deployment files to inspect;
     ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
-    ``checks``: the loaded checks (fleet workers load them once), default all installed ones.
+    ``checks``: the loaded checks (fleet workers load them once), default all installed ones;
+    ``reuse``: see :func:`open_facts`.
     """
     from doctor.runner import run_checks
 
-    facts = open_facts(source, deploy=deploy, baseline=baseline)
+    facts = open_facts(source, deploy=deploy, baseline=baseline, reuse=reuse)
     return masked(run_checks(facts, only=list(only) if only is not None else None, checks=checks))
 
 

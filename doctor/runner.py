@@ -94,7 +94,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     for chk in selected:
         t0 = time.monotonic()
         try:
-            produced = [replace(f, check=f.check or chk.id, category=f.category or chk.category) for f in chk(facts)]
+            produced = [f if f.check and f.category else replace(f, check=f.check or chk.id,
+                                                                 category=f.category or chk.category)
+                        for f in chk(facts)]
         except Exception as exc:  # a broken check must not end the run
             produced = [Finding(severity=UNKNOWN, subject="node", title=f"check {chk.id} failed: {type(exc).__name__}",
                                 detail=str(exc), check=chk.id, category=chk.category,
@@ -109,6 +111,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     collected = now if src.kind == "live" else src.collected_at()
     source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,
               "machine_id": facts.host.machine_id}
-    return Result(source=source, checks=statuses, findings=rank(group_findings(findings, facts)), inventory=build_inventory(facts),
+    ranked = getattr(facts, "ranked", None)  # a fleet worker's facts reuse an earlier node's order
+    return Result(source=source, checks=statuses,
+                  findings=ranked(findings) if ranked else rank(group_findings(findings, facts)),
+                  inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
                   generated_at=_utc_now())

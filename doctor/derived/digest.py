@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
+from doctor.derived import shared
 from doctor.facts import Facts
 from doctor.facts.pci import PciDevice
 from doctor.lazyre import lazy
@@ -157,6 +159,12 @@ def _processes(facts: Facts, out: dict[str, str]) -> None:
             _put(out, f"proc.{label}.env.{name}", value)
 
 
+def _part(facts: Facts, fill: Callable[[Facts, dict[str, str]], None]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    fill(facts, out)
+    return out
+
+
 def build_digest(facts: Facts) -> dict[str, str]:
     """The digest of one node (see the module docstring); every value a short string."""
     out: dict[str, str] = {}
@@ -172,14 +180,14 @@ def build_digest(facts: Facts) -> dict[str, str]:
     _put(out, "gpu.driver", gpus.driver_version)
     _put(out, "gpu.cuda", gpus.cuda_version)
     _put(out, "nic.count", len(facts.pci.nics))
-    _pci(facts, out)
-    _net(facts, out)
+    out.update(shared(facts, "digest.pci", lambda: _part(facts, _pci)))
+    out.update(shared(facts, "digest.net", lambda: _part(facts, _net)))
     for key in SYSCTLS:
         _put(out, f"sysctl.{key}", facts.sysctls.get(key))
     if facts.cmdline.raw is not None:
         for param, value in facts.cmdline.params.items():
             _put(out, f"cmdline.{param}", value)
-    _processes(facts, out)
+    out.update(shared(facts, "digest.processes", lambda: _part(facts, _processes)))
     kubelet = facts.kubelet
     if kubelet is not None:
         for config_key, flag in (("cpuManagerPolicy", "cpu-manager-policy"),

@@ -99,9 +99,10 @@ _CHECKS: list[Any] | None = None
 def _init_worker() -> None:
     global _CHECKS
     if _CHECKS is None:
+        from doctor.fleet.memo import MemoCheck
         from doctor.registry import load_checks
 
-        _CHECKS = load_checks()[0]
+        _CHECKS = [MemoCheck(c) for c in load_checks()[0]]
 
 
 def _summary_from_dict(path: str, kind: str, data: dict[str, Any], digest: dict[str, str]) -> dict[str, Any]:
@@ -152,6 +153,59 @@ def _store(cache_path: str, data: dict[str, Any]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+#: masked form of each summary string seen (a node's are mostly its neighbours'); bounded
+_MASKED: dict[str, str] = {}
+
+
+def _masked(value: Any) -> Any:
+    """``mask_data(value)``, each string masked once per worker (masking maps each string on its own)."""
+    from doctor.secrets import mask_data
+
+    if isinstance(value, str):
+        got = _MASKED.get(value)
+        if got is None:
+            if len(_MASKED) >= 1 << 16:
+                _MASKED.clear()
+            got = _MASKED[value] = mask_data(value)
+        return got
+    if isinstance(value, (list, tuple)):
+        return [_masked(v) for v in value]
+    if isinstance(value, dict):
+        return {_masked(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
+    return value
+
+
+def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
+    """Summary of a snapshot or sosreport: its checks run, with facts and findings reused where unchanged.
+
+    Without a cache to write, only the strings the summary keeps are masked, not the whole result:
+    masking maps each string on its own, so this is the summary of the masked result, which
+    ``gnd check --format json`` prints.
+    """
+    from doctor.findings import Severity
+    from doctor.fleet.load import load_node
+
+    if cached is None:
+        from doctor.pipeline import open_facts
+        from doctor.runner import run_checks
+
+        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS)
+        digest = result.inventory.get("digest")
+        if isinstance(digest, dict):
+            data = {"source": _masked(result.source),
+                    "checks": _masked([{"id": c["id"], "status": c["status"]} for c in result.checks]),
+                    "findings": _masked([{"check": f.check, "subject": f.subject, "title": f.title,
+                                          "severity": Severity.parse(f.severity).value}
+                                         for f in result.findings])}
+            kind = str(data["source"].get("kind") or "snapshot")
+            return _summary_from_dict(path, kind, data, _masked(digest))
+    node = load_node(path, _CHECKS, reuse=True)
+    data = node.result.to_dict()
+    if cached:
+        _store(cached, data)
+    return _summary_from_dict(path, node.kind, data, node.digest)
+
+
 def analyse(path: str) -> dict[str, Any]:
     """Summary of one source; never raises (an unreadable source comes back with ``error``)."""
     from doctor.errors import DoctorError
@@ -178,14 +232,8 @@ def analyse(path: str) -> dict[str, Any]:
             inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
             out = _summary_from_dict(path, "json", data, digest_from_inventory(inventory or {}))
         else:
-            from doctor.fleet.load import load_node
-
             _init_worker()
-            node = load_node(path, _CHECKS)
-            data = node.result.to_dict()
-            if cached:
-                _store(cached, data)
-            out = _summary_from_dict(path, node.kind, data, node.digest)
+            out = _analyse_source(path, cached)
     except DoctorError as exc:
         out = {"path": path, "error": str(exc)}
     except MemoryError:
@@ -209,15 +257,13 @@ def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, A
         return
     import multiprocessing
 
-    from doctor.registry import load_checks
-
-    global _CHECKS
     if _CHECKS is None:
-        _CHECKS = load_checks()[0]  # loaded once here, inherited by forked workers
+        _init_worker()  # loaded once here, inherited by forked workers
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     chunk = max(1, min(16, len(paths) // (jobs * 8) or 1))
-    with ctx.Pool(processes=jobs, initializer=_init_worker, maxtasksperchild=2000) as pool:
+    # a worker's caches (doctor/fleet/memo.py, kept reference trees) are bounded; a fresh worker rebuilds them
+    with ctx.Pool(processes=jobs, initializer=_init_worker, maxtasksperchild=10_000) as pool:
         yield from pool.imap_unordered(_indexed, items, chunksize=chunk)
 
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 
 from doctor import specs
 from doctor.errors import DoctorError
@@ -51,6 +52,7 @@ class Source:
         self.tree = tree
         self.location = location
         self._commands: dict[str, CommandOutput] = {}
+        self._command_reads: dict[str, set[str]] = {}  # what each cached command read, when traced
         #: every relative path read through this source, when recording is switched on
         self.accessed: set[str] | None = None
 
@@ -116,6 +118,12 @@ class Source:
 
     def glob(self, pattern: str) -> list[str]:
         """Paths matching a pattern with ``*``/``?``/``[..]`` per component and ``{a,b}``."""
+        reuse = getattr(self.tree, "reuse", None)
+        if reuse is not None:  # a tarball read from a kept first member: an earlier equal tree's answer
+            return list(reuse(("glob", pattern), lambda: self._glob(pattern)))
+        return self._glob(pattern)
+
+    def _glob(self, pattern: str) -> list[str]:
         out: list[str] = []
         for expanded in specs.expand_braces(pattern):
             out.extend(self._glob_one(split_path(expanded)))
@@ -177,15 +185,34 @@ class Source:
     def netdev_command(self, name: str, netdev: str) -> CommandOutput:
         """Output of the per-interface command spec ``name`` for ``netdev`` (cached); an unsafe name is refused."""
         key = f"{name}\0{netdev}"
-        if key not in self._commands:
+
+        def compute() -> CommandOutput:
             spec = specs.get(name)
             if not specs.valid_netdev(netdev):
                 shown = ascii(netdev)[:40]
-                self._commands[key] = CommandOutput(spec.name, None, f"{spec.argv[0]} for interface {shown}",
-                                                    reason=f"refused interface name {shown} (not a safe netdev name)")
-            else:
-                self._commands[key] = self._netdev_command(spec, netdev)
-        return self._commands[key]
+                return CommandOutput(spec.name, None, f"{spec.argv[0]} for interface {shown}",
+                                     reason=f"refused interface name {shown} (not a safe netdev name)")
+            return self._netdev_command(spec, netdev)
+
+        return self._cached_command(key, compute)
+
+    def _cached_command(self, key: str, compute: Callable[[], CommandOutput]) -> CommandOutput:
+        """A command's output, computed once; while the tree is traced, what it read is traced on every use."""
+        tree = self.tree
+        hit = self._commands.get(key)
+        if tree._trace is None:
+            if hit is None:
+                hit = self._commands[key] = compute()
+            return hit
+        looked = self._command_reads.get(key)
+        if hit is not None and looked is not None:
+            tree._trace.update(looked)
+            return hit
+        value, looked = tree.traced(compute)
+        if hit is None:
+            self._commands[key] = hit = value
+        self._command_reads[key] = looked
+        return hit
 
     def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
         path = spec.snapshot_path_for(netdev)
@@ -201,9 +228,7 @@ class Source:
 
     def command(self, name: str) -> CommandOutput:
         """Output of the command spec ``name`` (cached)."""
-        if name not in self._commands:
-            self._commands[name] = self._command(specs.get(name))
-        return self._commands[name]
+        return self._cached_command(name, lambda: self._command(specs.get(name)))
 
     def _command(self, spec: specs.Spec) -> CommandOutput:
         path = spec.snapshot_path

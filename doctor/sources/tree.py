@@ -16,10 +16,10 @@ import stat
 import tarfile
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from doctor.errors import DoctorError
 from doctor.record import record
@@ -39,6 +39,7 @@ MAX_NAME_CHARS = 4096
 MAX_LINK_HOPS = 40
 
 FILE, DIR, LINK = "file", "dir", "link"
+T = TypeVar("T")
 
 
 def split_path(path: str) -> list[str]:
@@ -52,7 +53,11 @@ class Tree(ABC):
     """A rooted, read-only tree. Paths are relative (``sys/bus/pci/devices``); ``""`` is the root."""
 
     def __init__(self) -> None:
-        self._resolved: dict[str, str | None] = {}
+        #: resolved directories: path -> (result, the paths its walk looked at, when it was traced)
+        self._resolved: dict[str, tuple[str | None, set[str] | None]] = {}
+        #: when a set: every path whose entry or children a primitive looked at is added to it
+        #: (see :meth:`traced`; ``gnd fleet`` reuses a fact when none of them differs)
+        self._trace: set[str] | None = None
 
     @abstractmethod
     def kind(self, path: str) -> str | None:
@@ -71,11 +76,34 @@ class Tree(ABC):
         """Contents of the regular file at (already resolved) ``path``; ``None`` if over ``cap``."""
 
     def _resolve_dir(self, path: str) -> str | None:
-        if path in self._resolved:
-            return self._resolved[path]
-        result = self._walk(split_path(path), follow_last=True)
-        self._resolved[path] = result
+        trace = self._trace
+        hit = self._resolved.get(path)
+        if hit is not None:
+            if trace is None:
+                return hit[0]
+            if hit[1] is not None:
+                trace.update(hit[1])
+                return hit[0]
+        if trace is None:
+            result = self._walk(split_path(path), follow_last=True)
+            self._resolved[path] = (result, None)
+            return result
+        result, looked = self.traced(lambda: self._walk(split_path(path), follow_last=True))
+        self._resolved[path] = (result, looked)
         return result
+
+    def traced(self, compute: Callable[[], T]) -> tuple[T, set[str]]:
+        """``compute()`` and the paths it looked at (also added to an enclosing trace)."""
+        outer = self._trace
+        looked: set[str] = set()
+        self._trace = looked
+        try:
+            value = compute()
+        finally:
+            self._trace = outer
+        if outer is not None:
+            outer |= looked
+        return value, looked
 
     def resolve(self, path: str, follow_last: bool = True) -> str | None:
         """The symlink-free path that ``path`` names inside the root, or ``None`` if it is missing."""
@@ -85,8 +113,16 @@ class Tree(ABC):
         parent = self._resolve_dir("/".join(parts[:-1])) if len(parts) > 1 else ""
         if parent is None:
             return None
+        last = parts[-1]
+        if last != "..":  # what _walk does for one last component that is not a link to follow
+            candidate = f"{parent}/{last}" if parent else last
+            kind = self.kind(candidate)
+            if kind is None:
+                return None
+            if kind != LINK or not follow_last:
+                return candidate
         known = parent.split("/") if parent else []  # a resolved path is already normal
-        return self._walk([*known, parts[-1]], follow_last, trusted=len(known))
+        return self._walk([*known, last], follow_last, trusted=len(known))
 
     def _walk(self, parts: list[str], follow_last: bool, trusted: int = 0) -> str | None:
         resolved: list[str] = parts[:trusted]
@@ -193,7 +229,23 @@ class _Entry:
     view: memoryview | None = None  # the fast path's file data, copied to bytes only when read
 
 
+#: accepted member names -> normal form, under the limits in the last entry's key (bounded; a fleet
+#: worker meets the same few thousand names in every snapshot)
+_SAFE_NAMES: dict[str, str] = {}
+_SAFE_LIMITS: list[int] = [0, 0]
+
+
 def _safe_member_name(name: str) -> str:
+    if _SAFE_LIMITS[0] != MAX_NAME_CHARS or _SAFE_LIMITS[1] != MAX_PATH_DEPTH or len(_SAFE_NAMES) >= 1 << 16:
+        _SAFE_NAMES.clear()
+        _SAFE_LIMITS[:] = [MAX_NAME_CHARS, MAX_PATH_DEPTH]
+    known = _SAFE_NAMES.get(name)
+    if known is None:
+        known = _SAFE_NAMES[name] = _check_member_name(name)  # a refused name raises, and is not kept
+    return known
+
+
+def _check_member_name(name: str) -> str:
     if name.startswith("/") or "\\" in name and name.startswith("\\"):
         raise DoctorError(f"unsafe tarball: member {name!r} has an absolute path")
     if len(name) > MAX_NAME_CHARS:
@@ -238,6 +290,78 @@ class _Info(tarfile.TarInfo):
 _CORRUPT = (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, zlib.error, lzma.LZMAError)
 
 
+def _state(entries: dict[str, _Entry], children: dict[str, set[str]], path: str) -> object:
+    entry = entries.get(path)
+    if entry is None:
+        return None
+    data = entry.data if entry.data is not None or entry.view is None else bytes(entry.view)
+    kids = children.get(path)
+    return entry.kind, entry.target, entry.too_large, data, None if kids is None else frozenset(kids)
+
+
+class _Reference:
+    """A tree read earlier in this process, that later trees are compared with (``gnd fleet``).
+
+    A fleet's snapshots of one configuration hold mostly the same files. When asked
+    (:meth:`TarTree.match_reference`), a tree is compared entry by entry with the kept references;
+    the first that differs in few paths becomes the tree's ``_base`` and those paths its ``_delta``
+    (otherwise the tree becomes a reference itself). What was computed from one tree (a glob, a
+    fact) holds for another with the same reference unless something it looked at differs in
+    either delta (:meth:`TarTree.unchanged`). At most :attr:`KEEP` are kept (the most recently
+    matched), so memory does not grow with the number of archives read.
+    """
+
+    KEEP = 4
+    _kept: list[_Reference] = []
+
+    def __init__(self, entries: dict[str, _Entry], children: dict[str, set[str]]) -> None:
+        self.entries = entries
+        self.children = children
+        #: values computed from trees matched to this reference (:meth:`TarTree.reuse`,
+        #: ``doctor/fleet/memo.py``), let go with it
+        self.memo: dict[object, Any] = {}
+
+    def state(self, path: str) -> object:
+        """What :meth:`TarTree.state` gives for ``path`` in this reference's tree."""
+        return _state(self.entries, self.children, path)
+
+    @classmethod
+    def match(cls, entries: dict[str, _Entry], children: dict[str, set[str]]) -> tuple[_Reference, set[str]]:
+        """A kept reference and the paths where this tree differs from it, or a new reference."""
+        limit = max(64, len(entries) // 10)
+        for i, ref in enumerate(cls._kept):
+            delta = ref.delta(entries, children, limit)
+            if delta is not None:
+                if i:
+                    cls._kept.insert(0, cls._kept.pop(i))
+                return ref, delta
+        ref = cls(entries, children)  # a tree is not changed once read: its tables are shared
+        cls._kept.insert(0, ref)
+        del cls._kept[cls.KEEP:]
+        return ref, set()
+
+    def delta(self, entries: dict[str, _Entry], children: dict[str, set[str]], limit: int) -> set[str] | None:
+        """Paths whose entry or children differ between this reference and a tree; None past ``limit``."""
+        if abs(len(entries) - len(self.entries)) > limit or abs(len(children) - len(self.children)) > limit:
+            return None
+        out: set[str] = set(self.entries.keys() ^ entries.keys())
+        mine = self.entries
+        for name, entry in entries.items():
+            ref = mine.get(name)
+            if ref is entry or ref is None:
+                continue
+            if ref.kind != entry.kind or ref.target != entry.target or ref.too_large != entry.too_large \
+                    or (ref.data if ref.data is not None else ref.view) != \
+                    (entry.data if entry.data is not None else entry.view):
+                out.add(name)
+                if len(out) > limit:
+                    return None
+        kids = self.children
+        out.update(name for name, names in children.items() if kids.get(name) != names)
+        out.update(kids.keys() - children.keys())
+        return out if len(out) <= limit else None
+
+
 class TarTree(Tree):
     """A tarball (``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``) read into memory.
 
@@ -253,6 +377,9 @@ class TarTree(Tree):
         self.path = path
         self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
         self._children: dict[str, set[str]] = {"": set()}
+        #: the reference this tree was matched to and the paths where it differs (see match_reference)
+        self._base: _Reference | None = None
+        self._delta: set[str] | None = None
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
@@ -281,42 +408,45 @@ class TarTree(Tree):
             del raw
             if len(tar) > MAX_STREAM_BYTES:
                 return False  # the slow path counts what it streams, and refuses
-            blob = memoryview(tar)
-            counts = [0, 0, 0]  # members, bytes streamed, bytes held
-
-            def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
-                counts[0] += 1
-                counts[1] += size
-                if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
-                    raise fasttar.Fallback
-                try:
-                    name = _safe_member_name(name)
-                except DoctorError:
-                    raise fasttar.Fallback from None
-                if not name:
-                    return
-                if kind == "symlink":
-                    if len(linkname) > MAX_NAME_CHARS:
-                        raise fasttar.Fallback
-                    self._add(name, _Entry(LINK, target=linkname))
-                elif kind == "hardlink":
-                    src = self._entries.get("/".join(split_path(linkname)))
-                    if src is not None and src.kind == FILE:
-                        self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
-                elif kind == "dir":
-                    self._add(name, _Entry(DIR))
-                elif size > MAX_FILE_BYTES:
-                    self._add(name, _Entry(FILE, None, too_large=True))
-                else:
-                    counts[2] += size
-                    if counts[2] > MAX_TAR_BYTES:
-                        raise fasttar.Fallback
-                    self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
-
-            fasttar.members(tar, MAX_NAME_CHARS * 16, member)
+            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0]))
         except (fasttar.Fallback, OSError, MemoryError):
             return False
         return True
+
+    def _member_adder(self, blob: memoryview, counts: list[int]) -> Callable[[str, str, str, int, int], None]:
+        """The fast path's per-member callback: adds to this tree, counting toward the limits in ``counts``."""
+        from doctor.sources import fasttar
+
+        def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
+            counts[0] += 1
+            counts[1] += size
+            if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
+                raise fasttar.Fallback
+            try:
+                name = _safe_member_name(name)
+            except DoctorError:
+                raise fasttar.Fallback from None
+            if not name:
+                return
+            if kind == "symlink":
+                if len(linkname) > MAX_NAME_CHARS:
+                    raise fasttar.Fallback
+                self._add(name, _Entry(LINK, target=linkname))
+            elif kind == "hardlink":
+                src = self._entries.get("/".join(split_path(linkname)))
+                if src is not None and src.kind == FILE:
+                    self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
+            elif kind == "dir":
+                self._add(name, _Entry(DIR))
+            elif size > MAX_FILE_BYTES:
+                self._add(name, _Entry(FILE, None, too_large=True))
+            else:
+                counts[2] += size
+                if counts[2] > MAX_TAR_BYTES:
+                    raise fasttar.Fallback
+                self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
+
+        return member
 
     def _load(self, fh: BinaryIO) -> None:
         path = self.path
@@ -393,6 +523,45 @@ class TarTree(Tree):
         if entry.kind == DIR:
             self._children.setdefault(name, set())
 
+    def match_reference(self) -> None:
+        """Compare this tree with the kept references (see :class:`_Reference`); ``gnd fleet`` asks."""
+        if self._base is None:
+            self._base, self._delta = _Reference.match(self._entries, self._children)
+
+    def state(self, path: str) -> object:
+        """Everything a primitive can tell about ``path`` (entry and children), to compare two trees."""
+        return _state(self._entries, self._children, path)
+
+    def unchanged(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str]) -> bool:
+        """Whether every path in ``looked`` is here as it was in the tree that noted it: one matched
+        to this tree's reference, differing from it in ``delta`` (their states in ``own``)."""
+        base = self._base
+        if base is None or self._delta is None:
+            return False
+        for path in looked & (self._delta | delta):
+            before = own[path] if path in own else base.state(path)
+            if self.state(path) != before:
+                return False
+        return True
+
+    def reuse(self, key: object, compute: Callable[[], T]) -> T:
+        """``compute()`` (a pure function of this tree), or its value on an earlier tree matched to the
+        same reference when nothing it looked at differs (``gnd fleet``: a glob over ``/proc/sys``)."""
+        base = self._base
+        if base is None or self._delta is None:
+            return compute()
+        rec = base.memo.get(key)
+        if rec is not None and self.unchanged(rec[0], rec[1], rec[2]):
+            if self._trace is not None:
+                self._trace.update(rec[0])
+            return rec[3]  # type: ignore[return-value]
+        value, looked = self.traced(compute)
+        if len(base.memo) >= 4096:
+            base.memo.clear()
+        base.memo[key] = (frozenset(looked), {p: self.state(p) for p in looked & self._delta},
+                          frozenset(self._delta), value)
+        return value
+
     def _strip_single_top(self) -> None:
         top = self._children.get("", set())
         markers = {"sys", "proc", "etc", "commands", "sos_commands", "sos_reports"}
@@ -412,20 +581,28 @@ class TarTree(Tree):
         }
 
     def kind(self, path: str) -> str | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         return entry.kind if entry else None
 
     def readlink(self, path: str) -> str | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         return entry.target if entry and entry.kind == LINK else None
 
     def listdir(self, path: str) -> list[str] | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         if entry is None or entry.kind != DIR:
             return None
         return sorted(self._children.get(path, set()))
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
+        if self._trace is not None:
+            self._trace.add(path)
         entry = self._entries.get(path)
         if entry is None or entry.kind != FILE or entry.too_large:
             return None

@@ -1,9 +1,11 @@
-"""Generate fleets of fixture nodes quickly: one rendered tree, many tarballs differing in a few files.
+"""Generate fleets of fixture nodes quickly, as `gnd collect` writes snapshots.
 
-Each node is a ``.tar.gz`` made of two gzip members: the shared base tree (compressed once) and a
-small tail holding the node's own files (hostname, machine-id) plus the end-of-archive blocks.
-Tar readers take the last copy of a repeated member, and gzip readers read concatenated members,
-so a node costs a few hundred bytes of CPU work instead of a tree render.
+Each node is one ``.tar.gz`` gzip stream laid out as the collector lays it out (directories, then
+links, then files, each sorted, then ``gnd-manifest.json``; PAX format; every member stamped with
+the node's own collection time; gzip level 6), a copy of a rendered tree with the node's identity
+files (hostname, machine-id, the manifest) its own. The tar bytes of a base tree are built once;
+each node patches its identity files and time stamps (and header checksums) into a copy, then
+compresses it, so a node costs a compression instead of a tree render.
 """
 
 from __future__ import annotations
@@ -11,32 +13,48 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import tarfile
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from fixtures.tools.make_node import HEALTHY, NodeSpec, render
 
 MTIME = 1_700_000_000
+MANIFEST = "gnd-manifest.json"
 
 
-def _tar_bytes(files: dict[str, bytes], links: dict[str, str], end: bool) -> bytes:
+def collector_tar(files: dict[str, bytes], links: dict[str, str], manifest: dict[str, object], when: int) -> bytes:
+    """The tar bytes `gnd collect` would write for these files, links and manifest at time ``when``."""
+    dirs: set[str] = set()
+    for name in [*files, *links]:
+        parts = name.split("/")
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tf:
-        for rel, target in sorted(links.items()):
-            info = tarfile.TarInfo(rel)
-            info.type, info.linkname, info.mtime = tarfile.SYMTYPE, target, MTIME
+    with tarfile.open(fileobj=buf, mode="w") as tf:  # tarfile's default format (PAX), as the collector's
+        for d in sorted(dirs):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, when
             tf.addfile(info)
-        for rel, data in sorted(files.items()):
-            info = tarfile.TarInfo(rel)
-            info.size, info.mtime, info.mode = len(data), MTIME, 0o644
+        for name, target in sorted(links.items()):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, when
+            tf.addfile(info)
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, when
             tf.addfile(info, io.BytesIO(data))
-    data = buf.getvalue()
-    if not end:
-        # drop the two zero blocks and padding tarfile appends at close
-        data = data.rstrip(b"\0")
-        data += b"\0" * (-len(data) % 512)
-    return data
+        body = json.dumps(manifest, indent=2, sort_keys=True).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mode, info.mtime = len(body), 0o644, when
+        tf.addfile(info, io.BytesIO(body))
+    return buf.getvalue()
+
+
+def manifest(hostname: str, when: int) -> dict[str, object]:
+    return {"collected_at": datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="seconds"),
+            "hostname": hostname, "specs": {}}
 
 
 def node_files(hostname: str, node_id: int) -> dict[str, bytes]:
@@ -46,25 +64,79 @@ def node_files(hostname: str, node_id: int) -> dict[str, bytes]:
             "etc/machine-id": f"{machine_id}\n".encode()}
 
 
+def _compress(data: bytes | bytearray, when: int) -> bytes:
+    return gzip.compress(bytes(data), compresslevel=6, mtime=when)
+
+
 def spec_tarball(dest: Path, spec: NodeSpec) -> Path:
     """A full snapshot tarball of ``spec`` (for the nodes that differ in more than identity)."""
     tree = render(spec)
-    dest.write_bytes(gzip.compress(_tar_bytes(tree.files, tree.links, end=True), compresslevel=1, mtime=0))
+    when = MTIME + spec.node_id
+    dest.write_bytes(_compress(collector_tar(tree.files, tree.links, manifest(spec.hostname, when), when), when))
     return dest
 
 
+def _headers(tar: bytes | bytearray) -> tuple[list[int], dict[str, tuple[int, int]]]:
+    """Offsets of every header block, and of each regular member's data (name -> (offset, size))."""
+    heads: list[int] = []
+    data: dict[str, tuple[int, int]] = {}
+    pos = 0
+    while pos + 512 <= len(tar) and any(tar[pos:pos + 512]):
+        heads.append(pos)
+        size = int(bytes(tar[pos + 124:pos + 136]).split(b"\0")[0].strip() or b"0", 8)
+        if tar[pos + 156:pos + 157] in (b"0", b"\0"):
+            data[bytes(tar[pos:pos + 100]).split(b"\0")[0].decode()] = (pos + 512, size)
+        pos += 512 + -(-size // 512) * 512
+    return heads, data
+
+
 class FleetWriter:
-    """Writes many identity-only variants of one base spec as tarballs."""
+    """Writes many identity-only variants of one base spec as single-stream snapshot tarballs."""
 
     def __init__(self, base: NodeSpec = HEALTHY) -> None:
         tree = render(base)
-        blob = _tar_bytes(tree.files, tree.links, end=False)
-        self.base_gz = gzip.compress(blob, compresslevel=1, mtime=0)
+        self.files, self.links = dict(tree.files), dict(tree.links)
+        self._template: tuple[bytes, list[int], dict[str, tuple[int, int]]] | None = None
 
-    def write(self, dest: Path, hostname: str, node_id: int) -> Path:
-        tail = _tar_bytes(node_files(hostname, node_id), {}, end=True)
-        dest.write_bytes(self.base_gz + gzip.compress(tail, compresslevel=1, mtime=0))
+    def write(self, dest: Path, hostname: str, node_id: int, files: dict[str, bytes] | None = None,
+              links: dict[str, str] | None = None) -> Path:
+        """A copy of the base tree as machine ``hostname``, collected at its own time; ``files`` and
+        ``links`` replace or add members (a node that differs from its neighbours in a file or two)."""
+        when = MTIME + node_id
+        ident = {**node_files(hostname, node_id), MANIFEST: json.dumps(manifest(hostname, when), indent=2,
+                                                                       sort_keys=True).encode()}
+        if not files and not links:
+            patched = self._patched(ident, when)
+            if patched is not None:
+                dest.write_bytes(_compress(patched, when))
+                return dest
+        tar = collector_tar({**self.files, **{k: v for k, v in ident.items() if k != MANIFEST}, **(files or {})},
+                            {**self.links, **(links or {})}, manifest(hostname, when), when)
+        dest.write_bytes(_compress(tar, when))
         return dest
+
+    def _patched(self, ident: dict[str, bytes], when: int) -> bytearray | None:
+        """The template's bytes with these identity files and time stamps, or None if a length differs."""
+        if self._template is None:
+            tar = collector_tar({**self.files, **{k: v for k, v in ident.items() if k != MANIFEST}}, self.links,
+                                json.loads(ident[MANIFEST]), MTIME)
+            heads, data = _headers(tar)
+            self._template = (tar, heads, data)
+        tar, heads, data = self._template
+        if any(data[name][1] != len(body) for name, body in ident.items()):
+            return None
+        buf = bytearray(tar)
+        for name, body in ident.items():
+            offset = data[name][0]
+            buf[offset:offset + len(body)] = body
+        stamp = b"%011o\0" % when
+        for h in heads:
+            if buf[h + 156:h + 157] in (b"x", b"g"):
+                continue  # tarfile writes pax headers with time 0
+            buf[h + 136:h + 148] = stamp
+            buf[h + 148:h + 156] = b"        "
+            buf[h + 148:h + 155] = b"%06o\0" % sum(buf[h:h + 512])
+        return buf
 
 
 def make_fleet(dest: Path, count: int, outliers: dict[int, NodeSpec] | None = None,

@@ -75,7 +75,7 @@ def plain(snapshots: list[Path], tmp_path_factory: pytest.TempPathFactory) -> di
 def test_each_node_result_equals_plain_check(snapshots: list[Path], plain: dict[Path, dict[str, Any]]) -> None:
     fleet._init_worker()
     for path in snapshots:  # in one process, in turn, as a worker meets them
-        got = load_node(str(path), fleet._CHECKS).result.to_dict()
+        got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
         assert _stable(got) == _stable(plain[path]), path.name
 
 
@@ -91,3 +91,63 @@ def test_worker_summaries_equal_plain_check(snapshots: list[Path], plain: dict[P
 def test_fleet_finds_the_planted_outliers(snapshots: list[Path]) -> None:
     report = analyse_fleet([str(p) for p in snapshots[:8]], jobs=2)
     assert {report.rows[i].name for i in report.outlier_nodes} == {f"gpu-node-{i:02d}" for i in PLANTED}
+
+
+def _gpu_dirs() -> list[str]:
+    from fixtures.tools.make_node import render
+
+    tree = render(HEALTHY)
+    return sorted(k.rsplit("/", 1)[0] for k, v in tree.files.items() if k.endswith("/class") and v.startswith(b"0x0302"))
+
+
+@pytest.fixture(scope="module")
+def tail_snapshots(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], dict[int, str]]:
+    """Nodes sharing their first gzip member (a worker reads it once and reuses facts and findings
+    across them), some of which differ from the rest in one file or link of the second member."""
+    d = tmp_path_factory.mktemp("tailfleet")
+    gpu = _gpu_dirs()[3]
+    changes: dict[int, tuple[dict[str, bytes], dict[str, str]]] = {
+        2: ({f"{gpu}/current_link_width": b"8\n"}, {}),  # one GPU at x8: one sysfs file
+        4: ({"proc/sys/net/core/rmem_max": b"212992\n"}, {}),  # one sysctl back at the kernel default
+        6: ({}, {f"{gpu}/driver": "../../../../../../bus/pci/drivers/vfio-pci"}),  # one link
+        9: ({"proc/cmdline": b"BOOT_IMAGE=/vmlinuz ro pcie_aspm=force\n"}, {}),
+    }
+    writer = FleetWriter(replace(HEALTHY, node_id=950))
+    paths = []
+    for i in range(12):
+        path = d / f"tail-node-{i:02d}.tar.gz"
+        files, links = changes.get(i, ({}, {}))
+        writer.write(path, path.name[:-7], 2000 + i, files=files, links=links)
+        paths.append(path)
+    return paths, {i: f"tail-node-{i:02d}" for i in changes}
+
+
+def test_nodes_differing_in_one_file_get_their_own_results(tail_snapshots: tuple[list[Path], dict[int, str]],
+                                                           tmp_path: Path) -> None:
+    paths, _ = tail_snapshots
+    plain = {}
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(TarTree, "_load_fast", lambda self, fh: False)
+        for path in paths:
+            dest = tmp_path / f"{path.name}.json"
+            assert main(["check", str(path), "--format", "json", "-o", str(dest)]) in (0, 1)
+            plain[path] = json.loads(dest.read_text())
+    fleet._init_worker()
+    for _ in range(2):  # the second round meets every node with all its facts and findings recorded
+        for path in paths:
+            got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
+            assert _stable(got) == _stable(plain[path]), path.name
+            summary = fleet.analyse(str(path))
+            ref = plain[path]
+            summary.pop("duration_s")
+            assert summary == fleet._summary_from_dict(str(path), "snapshot", ref, ref["inventory"]["digest"])
+    # and the changed file made a difference (the test would not notice a reuse that hid it otherwise)
+    results = [_stable(plain[p]) for p in paths]
+    assert results[2]["inventory"]["digest"] != results[3]["inventory"]["digest"]
+    assert results[4]["inventory"]["digest"] != results[3]["inventory"]["digest"]
+
+
+def test_fleet_finds_outliers_that_differ_in_one_file(tail_snapshots: tuple[list[Path], dict[int, str]]) -> None:
+    paths, changed = tail_snapshots
+    report = analyse_fleet([str(p) for p in paths], jobs=1)
+    assert {report.rows[i].name for i in report.outlier_nodes} == set(changed.values())
