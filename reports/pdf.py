@@ -88,6 +88,9 @@ def _import_weasyprint() -> Any:
     try:
         with _no_library_search():
             import weasyprint
+        from reports import weasyprint_speed
+
+        weasyprint_speed.install()
     except ImportError as exc:
         raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "
                           f"(Debian/Ubuntu: apt install {DEBIAN_PACKAGES}): {exc}") from None
