@@ -106,20 +106,41 @@ def refusing_fetcher() -> Any:
     return _fetcher_class()()
 
 
-def html_to_pdf(html: str, fetcher: Any = None) -> bytes:
-    """PDF bytes for ``html`` (print media) with every URL fetch refused."""
+def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None) -> bytes:
+    """PDF bytes for ``html`` (print media) with every URL fetch refused.
+
+    ``font_config``: a WeasyPrint ``FontConfiguration`` whose fonts are already loaded (see :func:`warm_fonts`).
+    """
     weasyprint = _import_weasyprint()
     import logging
 
     logging.getLogger("weasyprint").setLevel(logging.ERROR)  # refused fetches are expected, not news
     fetcher = fetcher or _fetcher_class()()
     document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=fetcher, media_type="print")
-    data = document.write_pdf()
+    data = document.render(font_config=font_config).write_pdf()
     return bytes(data or b"")
 
 
-def render_pdf(data: dict[str, Any]) -> bytes:
-    """The PDF report for a result dict."""
+def warm_fonts() -> Any:
+    """A ``FontConfiguration`` that has loaded the report's fonts (regular, bold, monospace), for :func:`html_to_pdf`."""
+    weasyprint = _import_weasyprint()
+    from weasyprint.text.fonts import FontConfiguration
+
+    from reports.html import TEMPLATES
+
+    font_config = FontConfiguration()
+    css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
+    page = f"<style>{css}</style><h1>gnd</h1><p>gnd <b>gnd</b> <code>gnd</code></p>"
+    weasyprint.HTML(string=page, base_url="about:blank", url_fetcher=_fetcher_class()(),
+                    media_type="print").render(font_config=font_config)
+    return font_config
+
+
+def render_pdf(data: dict[str, Any], worker: Any = None) -> bytes:
+    """The PDF report for a result dict; ``worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it."""
     from reports.html import render_html
 
-    return html_to_pdf(render_html(data))
+    html = render_html(data)
+    if worker is not None:
+        return bytes(worker.render(html))
+    return html_to_pdf(html)

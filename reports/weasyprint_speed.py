@@ -17,7 +17,8 @@ not (another WeasyPrint version), it changes nothing.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 _installed: list[bool] = []
 
@@ -45,19 +46,20 @@ def _install_svg_text() -> None:
         return
     original = getattr(text_module, "text", None)
     tags = getattr(svg_module, "TAGS", None)
-    if original is None or getattr(svg_module, "text", None) is not original or not isinstance(tags, dict):
+    if not callable(original) or getattr(svg_module, "text", None) is not original or not isinstance(tags, dict):
         return
     if not all(hasattr(text_module, name) for name in ("Style", "TextBox", "extend_bounding_box", "size",
                                                        "normalize")):
         return
+    fallback = cast("Callable[..., Any]", original)
 
     def text(svg: Any, node: Any, font_size: float) -> Any:
         if not _single_run(node):
-            return original(svg, node, font_size)
+            return fallback(svg, node, font_size)
         return _draw_single_run(text_module, svg, node, font_size)
 
     text.original = original  # type: ignore[attr-defined]
-    svg_module.text = text  # draw_node compares TAGS entries with this name
+    setattr(svg_module, "text", text)  # noqa: B010 - draw_node compares TAGS entries with this name
     for tag, function in list(tags.items()):
         if function is original:
             tags[tag] = text
@@ -159,7 +161,7 @@ def _install_cffi_types() -> None:
 
 
 def _shortcut_types(ffi: Any) -> None:
-    parser = getattr(ffi, "_parser", None)
+    parser: Any = getattr(ffi, "_parser", None)
     parse_type = getattr(parser, "parse_type", None)
     declarations = getattr(parser, "_declarations", None)
     if parse_type is None or not isinstance(declarations, dict):
@@ -182,4 +184,5 @@ def _shortcut_types(ffi: Any) -> None:
                 return model.ArrayType(base, int(length) if length else None)
         return parse_type(cdecl)
 
+    fast_parse_type.original = parse_type  # type: ignore[attr-defined]
     parser.parse_type = fast_parse_type
