@@ -116,7 +116,10 @@ def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None) -> byte
 
     logging.getLogger("weasyprint").setLevel(logging.ERROR)  # refused fetches are expected, not news
     fetcher = fetcher or _fetcher_class()()
-    document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=fetcher, media_type="print")
+    from reports.weasyprint_speed import report_html_class
+
+    document = report_html_class(weasyprint)(string=html, base_url="about:blank", url_fetcher=fetcher,
+                                              media_type="print")
     data = document.render(font_config=font_config).write_pdf()
     return bytes(data or b"")
 

@@ -10,6 +10,12 @@
   the font subsetter asks for ``hb_codepoint_t[N]`` with a new N per font. Pointers to and arrays of
   an already declared type are built from the declaration directly.
 
+* User-agent stylesheet: WeasyPrint's gives every element a ``::marker``, two ``::footnote-*`` and
+  three ``::note-*`` pseudo-elements (universal selectors), so it computes seven styles per element.
+  :func:`report_html_class` returns an ``HTML`` whose user-agent sheet is WeasyPrint's own with the
+  footnote and note rules left out (the report has neither) and ``::marker`` kept for ``li`` and
+  ``summary`` only; the pages come out the same, pixel for pixel.
+
 ``install()`` is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -186,3 +192,50 @@ def _shortcut_types(ffi: Any) -> None:
 
     fast_parse_type.original = parse_type  # type: ignore[attr-defined]
     parser.parse_type = fast_parse_type
+
+
+#: pseudo-elements of universal user-agent rules a report never shows
+_UNUSED_PSEUDO = frozenset({"footnote-call", "footnote-marker", "note-call", "note-marker", "note-callback"})
+#: elements that keep the user-agent's ``::marker`` rule
+_MARKED = ("li", "summary")
+_html_class: list[Any] = []
+
+
+def report_html_class(weasyprint: Any) -> Any:
+    """``weasyprint.HTML``, or a subclass with the lean user-agent sheet (see the module docstring)."""
+    if not _html_class:
+        _html_class.append(_lean_html_class(weasyprint))
+    return _html_class[0]
+
+
+def _lean_html_class(weasyprint: Any) -> Any:
+    import copy
+
+    base = weasyprint.HTML
+    try:
+        from weasyprint.html import UA_STYLESHEET
+        matcher = UA_STYLESHEET.matcher
+        other = list(matcher.other_selectors)
+        names = matcher.lower_local_name_selectors
+        if not callable(getattr(base, "_ua_stylesheets", None)) or not all(len(e) == 5 for e in other):
+            return base
+    except (ImportError, AttributeError, TypeError):
+        return base
+    markers = [e for e in other if e[3] == "marker"]
+    lean_matcher = copy.copy(matcher)
+    lean_matcher.other_selectors = [e for e in other if e[3] not in _UNUSED_PSEUDO and e[3] != "marker"]
+    lean_matcher.lower_local_name_selectors = {**names}
+    for name in _MARKED:
+        lean_matcher.lower_local_name_selectors[name] = sorted([*names.get(name, []), *markers],
+                                                               key=lambda e: e[2])  # keep the rules' order
+    lean = copy.copy(UA_STYLESHEET)
+    lean.matcher = lean_matcher
+
+    class ReportHTML(base):  # type: ignore[misc, valid-type]
+        """WeasyPrint's ``HTML`` with the lean user-agent sheet."""
+
+        def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
+            sheets = list(base._ua_stylesheets(self, forms))
+            return [lean if sheet is UA_STYLESHEET else sheet for sheet in sheets]
+
+    return ReportHTML

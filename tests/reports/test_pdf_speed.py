@@ -102,3 +102,22 @@ def test_cffi_type_shortcut_builds_the_declared_types() -> None:
         assert ffi.typeof(cdecl) is built, cdecl  # the very type cffi's own parser gives
     assert len(ffi.new("hb_codepoint_t[5]")) == 5
     assert ffi.typeof("int(*)(int)").kind == "function"  # anything else: cffi's own parser
+
+
+def test_lean_user_agent_sheet_keeps_list_markers() -> None:
+    """The lean user-agent sheet drops footnote and note pseudo-elements, not the markers lists show."""
+    weasyprint = pdf._import_weasyprint()
+    from reports.weasyprint_speed import report_html_class
+
+    lean = report_html_class(weasyprint)
+    assert lean is not weasyprint.HTML
+    page = ("<ol><li>first step</li><li>second step</li></ol><ul><li>bullet item</li></ul>"
+            "<details open><summary>folded title</summary><p>body</p></details>")
+
+    def text(cls: Any) -> str:
+        doc = cls(string=page, base_url="about:blank", url_fetcher=pdf.refusing_fetcher(), media_type="print")
+        return " ".join((pypdf.PdfReader(io.BytesIO(doc.write_pdf())).pages[0].extract_text() or "").split())
+
+    plain = text(weasyprint.HTML)
+    assert all(word in plain.split() for word in ("1.", "2.", "•", "first", "folded"))
+    assert text(lean) == plain
