@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import struct
 import sys
 
@@ -100,7 +101,10 @@ class PdfWorker:
         return reply
 
     def close(self) -> None:
-        """Close the pipes and reap the child (which exits when it reads the end of its input)."""
+        """Close the pipes and reap the child; one that was never sent a page is killed, not waited for."""
+        if self._html_fd >= 0 and self.pid:  # unused (an error before the report): no need to let it finish loading
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
         for name in ("_html_fd", "_reply_fd"):
             fd = getattr(self, name)
             if fd >= 0:
