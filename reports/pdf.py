@@ -143,7 +143,7 @@ def render_pdf(data: dict[str, Any], worker: Any = None) -> bytes:
     """The PDF report for a result dict; ``worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it."""
     from reports.html import render_html
 
-    html = render_html(data)
+    html = render_html(data, links=False)
     if worker is not None:
         return bytes(worker.render(html))
     return html_to_pdf(html)

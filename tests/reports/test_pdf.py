@@ -34,6 +34,21 @@ def test_sick_pdf_has_top_finding_with_evidence_and_fix_on_page_one(sick_data: d
     assert any("PCIe topology" in p for p in sick_pdf)
 
 
+def test_pdf_prints_every_reference_url_and_the_html_links_them(sick_data: dict[str, Any],
+                                                                sick_pdf: list[str]) -> None:
+    """The PDF writes reference URLs as text (viewers link them), the HTML as links; both show each one."""
+    from reports.html import render_html
+
+    text = "".join("".join(p.split()) for p in sick_pdf)
+    html = render_html(sick_data)
+    urls = [r for f in sick_data["findings"] for r in f.get("references") or [] if r.startswith("https://")]
+    assert urls
+    for url in urls:
+        assert url in text, url
+        assert f'<a href="{url}"' in html
+    assert "<a href=\"https://" not in render_html(sick_data, links=False)
+
+
 def test_healthy_pdf_renders(healthy_data: dict[str, Any]) -> None:
     pages = _pages(render_pdf(healthy_data))
     assert "gpu-node-07" in pages[0] and "Summary" in pages[0]
