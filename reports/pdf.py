@@ -8,6 +8,7 @@ neither reach the network nor read a local file; the report has no assets of its
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -133,7 +134,8 @@ def warm_fonts() -> Any:
 
     font_config = FontConfiguration()
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
-    page = f"<style>{css}</style><h1>gnd</h1><p>gnd <b>gnd</b> <code>gnd</code></p>"
+    families = sorted(set(re.findall(r"font-family:\s*([^;}]+)", css)))  # each stack, regular and bold
+    page = "".join(f'<p style="font-family: {family}">gnd <b>gnd</b></p>' for family in families)
     weasyprint.HTML(string=page, base_url="about:blank", url_fetcher=_fetcher_class()(),
                     media_type="print").render(font_config=font_config)
     return font_config
