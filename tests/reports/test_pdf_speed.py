@@ -71,7 +71,7 @@ def test_worker_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> Non
     worker = pdf_worker.start()
     assert worker is not None
     with pytest.raises(DoctorError, match="needs Pango"):
-        worker.render(PAGE)
+        worker.render(PAGE + "<p>more than a pipe holds</p>" * 10_000)  # the child reads none of it
 
 
 def test_svg_text_is_drawn_as_one_run() -> None:
