@@ -77,3 +77,19 @@ def test_hostile_report_requests_nothing() -> None:
     fetcher = refusing_fetcher()
     html_to_pdf(render_html(data), fetcher)
     assert fetcher.refused == []  # the injected <img> tags were escaped text, so nothing was asked for
+
+
+def test_pdf_outline_lists_sections_and_findings(sick_data: dict[str, Any]) -> None:
+    reader = pypdf.PdfReader(io.BytesIO(render_pdf(sick_data)))
+
+    def titles(items: list[Any]) -> list[str]:
+        out: list[str] = []
+        for item in items:
+            out.extend(titles(item) if isinstance(item, list) else [str(item.title)])
+        return out
+
+    outline = titles(reader.outline)
+    shown = [f for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
+    assert sum(t.startswith("#") for t in outline) == len(shown)
+    assert "PCIe topology" in outline
+    assert not any(t.strip().lower() in ("evidence", "roll back", "fix now (runtime)") for t in outline)
