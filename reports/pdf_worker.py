@@ -117,8 +117,10 @@ class PdfWorker:
 
 
 def start() -> PdfWorker | None:
-    """Fork a renderer (Linux); ``None`` where forking is not safe or not possible."""
-    if not sys.platform.startswith("linux"):
+    """Fork a renderer (Linux, single-threaded caller); ``None`` where forking is not safe or not possible."""
+    import threading
+
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:  # a fork copies no other thread
         return None
     html_read, html_write = os.pipe()
     reply_read, reply_write = os.pipe()

@@ -121,3 +121,16 @@ def test_lean_user_agent_sheet_keeps_list_markers() -> None:
     plain = text(weasyprint.HTML)
     assert all(word in plain.split() for word in ("1.", "2.", "•", "first", "folded"))
     assert text(lean) == plain
+
+
+def test_no_fork_while_other_threads_run() -> None:
+    import threading
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert pdf_worker.start() is None  # the caller renders in-process
+    finally:
+        stop.set()
+        thread.join()
