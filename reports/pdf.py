@@ -8,6 +8,7 @@ neither reach the network nor read a local file; the report has no assets of its
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -88,6 +89,9 @@ def _import_weasyprint() -> Any:
     try:
         with _no_library_search():
             import weasyprint
+        from reports import weasyprint_speed
+
+        weasyprint_speed.install()
     except ImportError as exc:
         raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "
                           f"(Debian/Ubuntu: apt install {DEBIAN_PACKAGES}): {exc}") from None
@@ -103,20 +107,46 @@ def refusing_fetcher() -> Any:
     return _fetcher_class()()
 
 
-def html_to_pdf(html: str, fetcher: Any = None) -> bytes:
-    """PDF bytes for ``html`` (print media) with every URL fetch refused."""
+def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None) -> bytes:
+    """PDF bytes for ``html`` (print media) with every URL fetch refused.
+
+    ``font_config``: a WeasyPrint ``FontConfiguration`` whose fonts are already loaded (see :func:`warm_fonts`).
+    """
     weasyprint = _import_weasyprint()
     import logging
 
     logging.getLogger("weasyprint").setLevel(logging.ERROR)  # refused fetches are expected, not news
     fetcher = fetcher or _fetcher_class()()
-    document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=fetcher, media_type="print")
-    data = document.write_pdf()
+    from reports.weasyprint_speed import report_html_class
+
+    document = report_html_class(weasyprint)(string=html, base_url="about:blank", url_fetcher=fetcher,
+                                              media_type="print")
+    data = document.render(font_config=font_config).write_pdf()
     return bytes(data or b"")
 
 
-def render_pdf(data: dict[str, Any]) -> bytes:
-    """The PDF report for a result dict."""
+def warm_fonts() -> Any:
+    """A ``FontConfiguration`` that has loaded the report's fonts (regular, bold, monospace), for :func:`html_to_pdf`."""
+    weasyprint = _import_weasyprint()
+    from pathlib import Path
+
+    from weasyprint.text.fonts import FontConfiguration
+
+    font_config = FontConfiguration()
+    # the stylesheet's path, not reports.html's TEMPLATES: importing that module costs the worker 0.1 s
+    css = (Path(__file__).resolve().parent / "templates" / "report.css").read_text(encoding="utf-8")
+    families = sorted(set(re.findall(r"font-family:\s*([^;}]+)", css)))  # each stack, regular and bold
+    page = "".join(f'<p style="font-family: {family}">gnd <b>gnd</b></p>' for family in families)
+    weasyprint.HTML(string=page, base_url="about:blank", url_fetcher=_fetcher_class()(),
+                    media_type="print").render(font_config=font_config)
+    return font_config
+
+
+def render_pdf(data: dict[str, Any], worker: Any = None) -> bytes:
+    """The PDF report for a result dict; ``worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it."""
     from reports.html import render_html
 
-    return html_to_pdf(render_html(data))
+    html = render_html(data, links=False)
+    if worker is not None:
+        return bytes(worker.render(html))
+    return html_to_pdf(html)

@@ -62,8 +62,8 @@ def _default_output(data: dict[str, object], fmt: str) -> str:
     return f"gnd-report-{safe}.{fmt}"
 
 
-def render(data: dict[str, object], fmt: str) -> bytes:
-    """The report bytes for a (validated) result dict."""
+def render(data: dict[str, object], fmt: str, pdf_worker: object = None) -> bytes:
+    """The report bytes for a (validated) result dict (``pdf_worker``: see :mod:`reports.pdf_worker`)."""
     if fmt == "json":
         from doctor.result_io import validate
         from doctor.secrets import mask_data
@@ -76,18 +76,31 @@ def render(data: dict[str, object], fmt: str) -> bytes:
     if fmt == "pdf":
         from reports.pdf import render_pdf
 
-        return render_pdf(dict(data))
+        return render_pdf(dict(data), pdf_worker)
     from reports.html import render_html
 
     return render_html(dict(data)).encode()
 
 
 def run(args: argparse.Namespace) -> int:
+    fmt = output_format(args.output, args.format)
+    worker = None
+    if fmt == "pdf":  # loads WeasyPrint in a forked process while the checks run here
+        from reports.pdf_worker import start
+
+        worker = start()
+    try:
+        return _run(args, fmt, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
     from doctor.commands.common import result_data
     from doctor.output import EXIT_OK, exit_code, write_atomic
     from doctor.safe_open import check_output
 
-    fmt = output_format(args.output, args.format)
     data = result_data(args)
     output = args.output or _default_output(data, fmt)
     check_output(output, [args.source, args.from_json, *(args.deploy or ())])
@@ -107,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
             if not cjk_font_found():
                 print(f"gnd: warning: {CJK_HINT}", file=sys.stderr)
-    body = render(data, fmt)
+    body = render(data, fmt, worker)
     write_atomic(output, body)
     print(f"wrote {output} ({fmt}, {len(body) / 1024:.0f} KiB in {time.monotonic() - start:.1f} s)", file=sys.stderr)
     return exit_code(data, args.fail_on) if args.fail_on else EXIT_OK

@@ -117,7 +117,7 @@ def test_findings_fold_and_unfold_without_javascript(browser: Any, tmp_path: Pat
         detail = first.locator(".evidence")
         assert detail.is_visible()
         first.locator("summary").click()
-        assert not detail.is_visible() and first.locator("summary .title").is_visible()
+        assert not detail.is_visible() and first.locator("summary h3").is_visible()
         assert page.locator("article.finding").nth(1).locator(".evidence").is_visible()  # only that one folded
         first.locator("summary").click()
         assert detail.is_visible()

@@ -101,7 +101,7 @@ def test_chinese_pdf_without_cjk_font_says_how_to_get_one(tmp_path: Path, sick_d
     import reports.pdf
 
     monkeypatch.setattr(reports.pdf, "cjk_font_found", lambda: False)
-    monkeypatch.setattr("doctor.commands.report.render", lambda data, fmt: b"%PDF-1.7 stub")
+    monkeypatch.setattr("doctor.commands.report.render", lambda data, fmt, *worker: b"%PDF-1.7 stub")
     saved = tmp_path / "r.json"
     saved.write_text(json.dumps(sick_data))
     assert main(["report", "--from-json", str(saved), "-o", str(tmp_path / "r.pdf"), "--lang", "zh-CN"]) == 0

@@ -34,6 +34,21 @@ def test_sick_pdf_has_top_finding_with_evidence_and_fix_on_page_one(sick_data: d
     assert any("PCIe topology" in p for p in sick_pdf)
 
 
+def test_pdf_prints_every_reference_url_and_the_html_links_them(sick_data: dict[str, Any],
+                                                                sick_pdf: list[str]) -> None:
+    """The PDF writes reference URLs as text (viewers link them), the HTML as links; both show each one."""
+    from reports.html import render_html
+
+    text = "".join("".join(p.split()) for p in sick_pdf)
+    html = render_html(sick_data)
+    urls = [r for f in sick_data["findings"] for r in f.get("references") or [] if r.startswith("https://")]
+    assert urls
+    for url in urls:
+        assert url in text, url
+        assert f'<a href="{url}"' in html
+    assert "<a href=\"https://" not in render_html(sick_data, links=False)
+
+
 def test_healthy_pdf_renders(healthy_data: dict[str, Any]) -> None:
     pages = _pages(render_pdf(healthy_data))
     assert "gpu-node-07" in pages[0] and "Summary" in pages[0]
@@ -62,3 +77,19 @@ def test_hostile_report_requests_nothing() -> None:
     fetcher = refusing_fetcher()
     html_to_pdf(render_html(data), fetcher)
     assert fetcher.refused == []  # the injected <img> tags were escaped text, so nothing was asked for
+
+
+def test_pdf_outline_lists_sections_and_findings(sick_data: dict[str, Any]) -> None:
+    reader = pypdf.PdfReader(io.BytesIO(render_pdf(sick_data)))
+
+    def titles(items: list[Any]) -> list[str]:
+        out: list[str] = []
+        for item in items:
+            out.extend(titles(item) if isinstance(item, list) else [str(item.title)])
+        return out
+
+    outline = titles(reader.outline)
+    shown = [f for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
+    assert sum(t.startswith("#") for t in outline) == len(shown)
+    assert "PCIe topology" in outline
+    assert not any(t.strip().lower() in ("evidence", "roll back", "fix now (runtime)") for t in outline)

@@ -1,0 +1,149 @@
+"""Render the PDF in a forked process that loads WeasyPrint while this one runs the checks.
+
+Loading WeasyPrint and its fonts takes about 0.4 s, running the checks and building the HTML about as
+long; on two cores the two overlap. :func:`start` forks (Linux only: elsewhere it returns ``None``
+and the caller renders in-process); the child imports WeasyPrint, loads the report's fonts and waits
+for the HTML on a pipe; :meth:`PdfWorker.render` sends it and reads the PDF back. A
+:class:`DoctorError` in the child (WeasyPrint or Pango missing) is raised here with its message; any
+other failure of the child, or a child that died, makes :meth:`render` render in this process instead,
+so the result and the errors are those of the plain path. The child never returns into the caller:
+it leaves with ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import struct
+import sys
+
+from doctor.errors import DoctorError
+
+_LENGTH = struct.Struct("!Q")
+#: reply tags: the PDF, a DoctorError message, any other failure (render in-process instead)
+OK, DOCTOR_ERROR, FAILED = b"P", b"D", b"X"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_message(fd: int) -> bytes | None:
+    head = _read_exact(fd, _LENGTH.size)
+    return None if head is None else _read_exact(fd, _LENGTH.unpack(head)[0])
+
+
+def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in the forked process
+    from reports import pdf
+
+    tag, payload = FAILED, b""
+    try:
+        try:
+            font_config = pdf.warm_fonts()
+        except DoctorError:
+            raise
+        except Exception:  # noqa: BLE001 - fonts could not be warmed: render without
+            font_config = None
+        html = _read_message(html_fd)
+        if html is None:  # the caller gave up (an error before the report, or no report after all)
+            return
+        tag, payload = OK, pdf.html_to_pdf(html.decode("utf-8"), font_config=font_config)
+    except DoctorError as exc:
+        tag, payload = DOCTOR_ERROR, str(exc).encode("utf-8", "replace")
+    except BaseException:  # noqa: BLE001 - the caller renders in-process and meets the error there
+        tag, payload = FAILED, b""
+    with contextlib.suppress(OSError):
+        _write_all(reply_fd, tag + _LENGTH.pack(len(payload)) + payload)
+
+
+class PdfWorker:
+    """A forked renderer; :meth:`render` once, or :meth:`close` to let it go unused."""
+
+    def __init__(self, pid: int, html_fd: int, reply_fd: int) -> None:
+        self.pid, self._html_fd, self._reply_fd = pid, html_fd, reply_fd
+
+    def render(self, html: str) -> bytes:
+        """PDF bytes for ``html``, from the child when it can, else rendered here."""
+        reply: bytes | None = None
+        try:
+            message = html.encode("utf-8")
+            with contextlib.suppress(OSError):  # the child is gone (it still may have written why)
+                _write_all(self._html_fd, _LENGTH.pack(len(message)) + message)
+            os.close(self._html_fd)
+            self._html_fd = -1
+            head = _read_exact(self._reply_fd, 1 + _LENGTH.size)
+            if head is not None:
+                reply = _read_exact(self._reply_fd, _LENGTH.unpack(head[1:])[0])
+                if reply is not None and head[:1] == DOCTOR_ERROR:
+                    raise DoctorError(reply.decode("utf-8", "replace"))
+                if head[:1] != OK:
+                    reply = None
+        finally:
+            self.close()
+        if reply is None:
+            from reports.pdf import html_to_pdf
+
+            return html_to_pdf(html)
+        return reply
+
+    def close(self) -> None:
+        """Close the pipes and reap the child; one that was never sent a page is killed, not waited for."""
+        if self._html_fd >= 0 and self.pid:  # unused (an error before the report): no need to let it finish loading
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+        for name in ("_html_fd", "_reply_fd"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+        if self.pid:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self.pid = 0
+
+
+def start() -> PdfWorker | None:
+    """Fork a renderer (Linux, single-threaded caller); ``None`` where forking is not safe or not possible."""
+    import threading
+
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:  # a fork copies no other thread
+        return None
+    html_read, html_write = os.pipe()
+    reply_read, reply_write = os.pipe()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+    except OSError:
+        for fd in (html_read, html_write, reply_read, reply_write):
+            os.close(fd)
+        return None
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            os.close(html_write)
+            os.close(reply_read)
+            _child(html_read, reply_write)
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(html_read)
+    os.close(reply_write)
+    return PdfWorker(pid, html_write, reply_read)
+
+

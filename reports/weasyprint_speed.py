@@ -1,0 +1,241 @@
+"""Two shortcuts for WeasyPrint's slowest paths on our reports; each falls back to WeasyPrint's own code.
+
+* SVG text: WeasyPrint lays out and draws an SVG ``<text>`` one letter at a time (a Pango layout per
+  letter: the 1,700 letters of an 8-GPU topology cost more than the rest of its page). A ``<text>``
+  with one ``x``/``y`` and no per-letter placement (``dx``, ``dy``, ``rotate``, ``textLength``,
+  ``letter-spacing``) is laid out and drawn as one run here: same position, same font, same anchor
+  handling (the caller's, unchanged); glyphs keep the font's kerning.
+* cffi types: ``ffi.new("PangoRectangle *")`` and the like parse their type string with pycparser,
+  prefixed by a ``typedef`` for each of the hundreds of declared names: 5-10 ms per new string, and
+  the font subsetter asks for ``hb_codepoint_t[N]`` with a new N per font. Pointers to and arrays of
+  an already declared type are built from the declaration directly.
+
+* User-agent stylesheet: WeasyPrint's gives every element a ``::marker``, two ``::footnote-*`` and
+  three ``::note-*`` pseudo-elements (universal selectors), so it computes seven styles per element.
+  :func:`report_html_class` returns an ``HTML`` whose user-agent sheet is WeasyPrint's own with the
+  footnote and note rules left out (the report has neither) and ``::marker`` kept for ``li`` and
+  ``summary`` only; the pages come out the same, pixel for pixel.
+
+``install()`` is idempotent and checks that WeasyPrint's internals look as expected; when they do
+not (another WeasyPrint version), it changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, cast
+
+_installed: list[bool] = []
+
+#: ``NAME *``, ``NAME[]`` and ``NAME[123]`` with a declared or primitive ``NAME``
+_SIMPLE_TYPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*)\s*(\*|\[(\d*)\])\s*")
+_PER_LETTER = ("dx", "dy", "rotate", "textLength", "lengthAdjust", "letter-spacing", "direction")
+
+
+def install() -> None:
+    """Install both shortcuts once (no-op when WeasyPrint's internals differ from what they expect)."""
+    if _installed:
+        return
+    _installed.append(True)
+    _install_svg_text()
+    _install_cffi_types()
+
+
+def _install_svg_text() -> None:
+    import importlib
+
+    try:
+        svg_module = importlib.import_module("weasyprint.svg")
+        text_module = importlib.import_module("weasyprint.svg.text")  # the package's ``text`` is the function
+    except ImportError:
+        return
+    original = getattr(text_module, "text", None)
+    tags = getattr(svg_module, "TAGS", None)
+    if not callable(original) or getattr(svg_module, "text", None) is not original or not isinstance(tags, dict):
+        return
+    if not all(hasattr(text_module, name) for name in ("Style", "TextBox", "extend_bounding_box", "size",
+                                                       "normalize")):
+        return
+    fallback = cast("Callable[..., Any]", original)
+
+    def text(svg: Any, node: Any, font_size: float) -> Any:
+        if not _single_run(node):
+            return fallback(svg, node, font_size)
+        return _draw_single_run(text_module, svg, node, font_size)
+
+    text.original = original  # type: ignore[attr-defined]
+    setattr(svg_module, "text", text)  # noqa: B010 - draw_node compares TAGS entries with this name
+    for tag, function in list(tags.items()):
+        if function is original:
+            tags[tag] = text
+
+
+def _single_run(node: Any) -> bool:
+    """Whether ``node`` is a ``<text>`` WeasyPrint would place letter by letter without need."""
+    if node.tag != "text" or not node.text or "\n" in node.text:
+        return False
+    attrib = node.attrib
+    if any(name in attrib for name in _PER_LETTER):
+        return False
+    return all(" " not in str(attrib.get(name, "")).strip() and "," not in str(attrib.get(name, ""))
+               for name in ("x", "y"))
+
+
+def _draw_single_run(text_module: Any, svg: Any, node: Any, font_size: float) -> None:
+    """WeasyPrint's ``svg.text.text`` for one run: one layout, one draw (see the module docstring)."""
+    from weasyprint.css.properties import INITIAL_VALUES
+    from weasyprint.draw.text import draw_emojis, draw_first_line
+    from weasyprint.matrix import Matrix
+    from weasyprint.text.line_break import split_first_line
+
+    style = text_module.Style()
+    style.update(INITIAL_VALUES)
+    style.font_config = svg.font_config
+    style["font_family"] = [font.strip("\"'") for font in node.get("font-family", "sans-serif").split(",")]
+    style["font_style"] = node.get("font-style", "normal")
+    weight = node.get("font-weight", 400)
+    if weight == "normal":
+        weight = 400
+    elif weight == "bold":
+        weight = 700
+    else:
+        try:
+            weight = int(weight)
+        except ValueError:
+            weight = 400
+    style["font_weight"] = weight
+    style["font_size"] = font_size
+
+    layout, _, _, width, height, baseline = split_first_line(node.text, style, svg.context, float("inf"), 0)
+    x = y = None
+    if "x" in node.attrib:
+        x = text_module.size(text_module.normalize(node.attrib["x"]).strip(), font_size, svg.inner_width)
+    if "y" in node.attrib:
+        y = text_module.size(text_module.normalize(node.attrib["y"]).strip(), font_size, svg.inner_height)
+
+    ascent, descent = font_size * 0.8, font_size * 0.2
+    y_align = 0.0
+    display_anchor = node.get("display-anchor")
+    alignment_baseline = node.get("dominant-baseline", node.get("alignment-baseline"))
+    if display_anchor == "middle":
+        y_align = -height / 2
+    elif display_anchor == "top":
+        pass
+    elif display_anchor == "bottom":
+        y_align = -height
+    elif alignment_baseline in ("central", "middle"):
+        y_align = (ascent + descent) / 2 - descent
+    elif alignment_baseline in ("text-before-edge", "before_edge", "top", "hanging", "text-top"):
+        y_align = ascent
+    elif alignment_baseline in ("text-after-edge", "after_edge", "bottom", "text-bottom"):
+        y_align = -descent
+
+    if x is not None:
+        svg.cursor_d_position[0] = 0
+    if y is not None:
+        svg.cursor_d_position[1] = 0
+    x = svg.cursor_position[0] if x is None else x
+    y = svg.cursor_position[1] if y is None else y
+    svg.cursor_position = x + width, y
+    x_position = x + svg.cursor_d_position[0]
+    y_position = y + svg.cursor_d_position[1] + y_align
+    points = ((x_position, y_position - baseline), (x_position + width, y_position - baseline + height))
+    node.text_bounding_box = text_module.extend_bounding_box(node.text_bounding_box, points)
+
+    svg.stream.push_state()
+    fill, stroke = svg.set_graphical_state(node, font_size)
+    svg.stream.begin_text()
+    layout.reactivate(style)
+    svg.fill_stroke(fill, stroke, text=True)
+    text_box = text_module.TextBox(layout, style)
+    text_box.baseline = baseline
+    emojis = draw_first_line(svg.stream, text_box, "none", "none", Matrix(a=1, d=-1, e=x_position, f=y_position))
+    svg.stream.end_text()
+    svg.stream.pop_state()
+    draw_emojis(svg.stream, style, x, y, emojis)
+
+
+def _install_cffi_types() -> None:
+    """Give WeasyPrint's and its font subsetter's ``FFI`` objects the type shortcut."""
+    try:
+        from weasyprint.text import ffi as text_ffi
+    except ImportError:
+        return
+    for ffi in {id(f): f for f in (getattr(text_ffi, "ffi", None),) if f is not None}.values():
+        _shortcut_types(ffi)
+
+
+def _shortcut_types(ffi: Any) -> None:
+    parser: Any = getattr(ffi, "_parser", None)
+    parse_type = getattr(parser, "parse_type", None)
+    declarations = getattr(parser, "_declarations", None)
+    if parse_type is None or not isinstance(declarations, dict):
+        return
+    try:
+        from cffi import model
+    except ImportError:
+        return
+    primitives = getattr(model.PrimitiveType, "ALL_PRIMITIVE_TYPES", {})
+
+    def fast_parse_type(cdecl: str) -> Any:
+        match = _SIMPLE_TYPE.fullmatch(cdecl) if isinstance(cdecl, str) else None
+        if match:
+            name, suffix, length = match.groups()
+            declared = declarations.get("typedef " + name)
+            base = declared[0] if declared else model.PrimitiveType(name) if name in primitives else None
+            if base is not None:
+                if suffix == "*":
+                    return model.PointerType(base)
+                return model.ArrayType(base, int(length) if length else None)
+        return parse_type(cdecl)
+
+    fast_parse_type.original = parse_type  # type: ignore[attr-defined]
+    parser.parse_type = fast_parse_type
+
+
+#: pseudo-elements of universal user-agent rules a report never shows
+_UNUSED_PSEUDO = frozenset({"footnote-call", "footnote-marker", "note-call", "note-marker", "note-callback"})
+#: elements that keep the user-agent's ``::marker`` rule
+_MARKED = ("li", "summary")
+_html_class: list[Any] = []
+
+
+def report_html_class(weasyprint: Any) -> Any:
+    """``weasyprint.HTML``, or a subclass with the lean user-agent sheet (see the module docstring)."""
+    if not _html_class:
+        _html_class.append(_lean_html_class(weasyprint))
+    return _html_class[0]
+
+
+def _lean_html_class(weasyprint: Any) -> Any:
+    import copy
+
+    base = weasyprint.HTML
+    try:
+        from weasyprint.html import UA_STYLESHEET
+        matcher = UA_STYLESHEET.matcher
+        other = list(matcher.other_selectors)
+        names = matcher.lower_local_name_selectors
+        if not callable(getattr(base, "_ua_stylesheets", None)) or not all(len(e) == 5 for e in other):
+            return base
+    except (ImportError, AttributeError, TypeError):
+        return base
+    markers = [e for e in other if e[3] == "marker"]
+    lean_matcher = copy.copy(matcher)
+    lean_matcher.other_selectors = [e for e in other if e[3] not in _UNUSED_PSEUDO and e[3] != "marker"]
+    lean_matcher.lower_local_name_selectors = {**names}
+    for name in _MARKED:
+        lean_matcher.lower_local_name_selectors[name] = sorted([*names.get(name, []), *markers],
+                                                               key=lambda e: e[2])  # keep the rules' order
+    lean = copy.copy(UA_STYLESHEET)
+    lean.matcher = lean_matcher
+
+    class ReportHTML(base):  # type: ignore[misc, valid-type]
+        """WeasyPrint's ``HTML`` with the lean user-agent sheet."""
+
+        def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
+            sheets = list(base._ua_stylesheets(self, forms))
+            return [lean if sheet is UA_STYLESHEET else sheet for sheet in sheets]
+
+    return ReportHTML
