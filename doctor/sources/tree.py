@@ -42,6 +42,14 @@ FILE, DIR, LINK = "file", "dir", "link"
 T = TypeVar("T")
 
 
+def _limits() -> tuple[int, ...]:
+    """The limits a tarball was read under (a layout read under others is not reused)."""
+    from doctor.sources.fasttar import FAST_MAX_BYTES
+
+    return (MAX_FILE_BYTES, MAX_TAR_BYTES, MAX_STREAM_BYTES, MAX_MEMBERS, MAX_PATH_DEPTH, MAX_NAME_CHARS,
+            FAST_MAX_BYTES)
+
+
 def split_path(path: str) -> list[str]:
     """Split a relative or absolute POSIX path into components, dropping ``.`` and empties."""
     if path and "//" not in path and "/." not in path and path[0] not in "/." and path[-1] != "/":
@@ -357,8 +365,9 @@ class _Reference:
                 if len(out) > limit:
                     return None
         kids = self.children
-        out.update(name for name, names in children.items() if kids.get(name) != names)
-        out.update(kids.keys() - children.keys())
+        if kids is not children:  # a tree laid out like this one's shares its table (layout.py)
+            out.update(name for name, names in children.items() if kids.get(name) != names)
+            out.update(kids.keys() - children.keys())
         return out if len(out) <= limit else None
 
 
@@ -398,9 +407,11 @@ class TarTree(Tree):
     def _load_fast(self, fh: BinaryIO) -> bool:
         """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`).
 
-        ``False`` (nothing kept) when the archive needs the slow path, which then decides any refusal.
+        A tar laid out like one read before in this process (another node's snapshot of the same
+        configuration) is not parsed again: see :mod:`doctor.sources.layout`. ``False`` (nothing
+        kept) when the archive needs the slow path, which then decides any refusal.
         """
-        from doctor.sources import fasttar
+        from doctor.sources import fasttar, layout
 
         try:
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
@@ -408,13 +419,32 @@ class TarTree(Tree):
             del raw
             if len(tar) > MAX_STREAM_BYTES:
                 return False  # the slow path counts what it streams, and refuses
-            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0]))
+            limits = _limits()
+            known = layout.recall(tar, limits)
+            if known is not None:
+                (entries, children), changed = known
+                self._entries = dict(entries)  # entries are shared; the children table too (never changed)
+                view = memoryview(tar)
+                for name, offset, size in changed:
+                    self._entries[name] = _Entry(FILE, None, view=view[offset:offset + size])
+                self._children = children
+                return True
+            heads: list[int] = []
+            files: dict[str, tuple[int, int]] = {}
+            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0], files), heads)
         except (fasttar.Fallback, OSError, MemoryError):
             return False
+        if "" not in files:  # no hard link (its entry copies another's data): keep the layout
+            index = {h + 512: i for i, h in enumerate(heads)}
+            layout.remember(layout.Layout(tar, heads, {index[offset]: (name, size)
+                                                       for name, (offset, size) in files.items()},
+                                          (self._entries, self._children), limits))
         return True
 
-    def _member_adder(self, blob: memoryview, counts: list[int]) -> Callable[[str, str, str, int, int], None]:
-        """The fast path's per-member callback: adds to this tree, counting toward the limits in ``counts``."""
+    def _member_adder(self, blob: memoryview, counts: list[int],
+                      files: dict[str, tuple[int, int]]) -> Callable[[str, str, str, int, int], None]:
+        """The fast path's per-member callback: adds to this tree, counting toward the limits in ``counts``;
+        ``files`` maps each name whose entry holds a member's data to its (offset, size) (``""``: a hard link)."""
         from doctor.sources import fasttar
 
         def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
@@ -428,11 +458,13 @@ class TarTree(Tree):
                 raise fasttar.Fallback from None
             if not name:
                 return
+            files.pop(name, None)  # a later member of that name replaces the entry
             if kind == "symlink":
                 if len(linkname) > MAX_NAME_CHARS:
                     raise fasttar.Fallback
                 self._add(name, _Entry(LINK, target=linkname))
             elif kind == "hardlink":
+                files[""] = (0, 0)
                 src = self._entries.get("/".join(split_path(linkname)))
                 if src is not None and src.kind == FILE:
                     self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
@@ -445,6 +477,8 @@ class TarTree(Tree):
                 if counts[2] > MAX_TAR_BYTES:
                     raise fasttar.Fallback
                 self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
+                if size:
+                    files[name] = (offset, size)
 
         return member
 
