@@ -1,0 +1,198 @@
+"""Tarballs laid out like one read before (``doctor/sources/layout.py``): the same tree, or no shortcut.
+
+Each case reads a first node's snapshot, then a second archive of the same length: another node's
+(other host name, other time stamps), or that one tampered with. The second must read exactly as it
+reads in a fresh process (no layout kept): the same tree member for member, or the same one-line
+refusal; the honest ones must take the shortcut (``recall`` gives a layout), the tampered ones not.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doctor.errors import DoctorError
+from doctor.sources import layout
+from doctor.sources import tree as tree_mod
+from doctor.sources.tree import TarTree
+from tests.fleet.fleetgen import collector_tar, manifest
+
+LONG = "sys/devices/pci0000:00/0000:00:01.0/" + "/".join(f"0000:{i:02x}:00.0" for i in range(1, 12)) + "/vendor"
+FILES = {"proc/cmdline": b"BOOT_IMAGE=/vmlinuz ro\n", "proc/sys/net/core/rmem_max": b"212992\n",
+         LONG: b"0x10de\n", "etc/empty": b""}
+LINKS = {"sys/bus/pci/devices/0000:3c:00.0": "../../../devices/pci0000:00/0000:3c:00.0",
+         "sys/class/net/long": "/" + LONG.rsplit("/", 1)[0]}
+
+
+def _node(host: str, when: int, **changed: bytes) -> bytes:
+    files = {**FILES, "etc/hostname": f"{host}\n".encode(), **{k.replace("__", "/"): v for k, v in changed.items()}}
+    return collector_tar(files, LINKS, manifest(host, when), when)
+
+
+def _headers(tar: bytes) -> dict[str, int]:
+    """Header offset of each member by name (the name field; pax headers under their own name)."""
+    out: dict[str, int] = {}
+    pos = 0
+    while tar[pos:pos + 512] != bytes(512):
+        out.setdefault(tar[pos:pos + 100].split(b"\0")[0].decode(), pos)
+        size = int(tar[pos + 124:pos + 136].split(b"\0")[0].strip() or b"0", 8)
+        pos += 512 + -(-size // 512) * 512
+    return out
+
+
+def _resum(buf: bytearray, head: int) -> None:
+    buf[head + 148:head + 156] = b"        "
+    buf[head + 148:head + 156] = b"%06o\0 " % sum(buf[head:head + 512])
+
+
+def _outcome(path: Path) -> Any:
+    try:
+        t = TarTree(str(path))
+    except DoctorError as exc:
+        return "refused: " + str(exc)
+    return ({k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()},
+            {k: sorted(v) for k, v in t._children.items()})
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    layout.forget()
+    yield
+    layout.forget()
+
+
+def _second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, gz: bool = True) -> tuple[Any, bool]:
+    """Read node A, then ``data``: (its outcome, whether the layout shortcut took it); also checks the
+    outcome is what a process that never read A gets."""
+    first, second = tmp_path / "a.tar.gz", tmp_path / ("b.tar.gz" if gz else "b.tar")
+    first.write_bytes(gzip.compress(_node("node-a", 1_700_000_001)))
+    second.write_bytes(gzip.compress(data) if gz else data)
+    layout.forget()
+    alone = _outcome(second)
+    layout.forget()
+    hits: list[bool] = []
+    recall = layout.recall
+
+    def spy(blob: bytes, limits: Any) -> Any:
+        found = recall(blob, limits)
+        hits.append(found is not None)
+        return found
+
+    TarTree(str(first))
+    monkeypatch.setattr(layout, "recall", spy)
+    got = _outcome(second)
+    assert got == alone
+    return got, hits == [True]
+
+
+def test_another_node_of_the_same_layout_takes_the_shortcut_and_reads_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (entries, children), hit = _second(tmp_path, monkeypatch, _node("node-b", 1_700_009_999))
+    assert hit
+    assert entries["etc/hostname"][1] == b"node-b\n" and entries[LONG][1] == b"0x10de\n"
+    assert b'"hostname": "node-b"' in entries["gnd-manifest.json"][1]
+    assert entries["sys/class/net/long"][2] == "/" + LONG.rsplit("/", 1)[0]
+    assert "0000:3c:00.0" in children["sys/bus/pci/devices"]
+
+
+def test_a_file_with_other_bytes_of_the_same_length_is_read_as_it_is(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _node("node-b", 1_700_000_002, proc__sys__net__core__rmem_max=b"999999\n")
+    (entries, _), hit = _second(tmp_path, monkeypatch, data, gz=False)
+    assert hit and entries["proc/sys/net/core/rmem_max"][1] == b"999999\n"
+
+
+def test_a_wrong_checksum_is_refused_after_a_node_of_that_layout(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    head = _headers(bytes(buf))["proc/cmdline"]
+    buf[head + 150] = ord("7") if buf[head + 150] != ord("7") else ord("6")
+    got, hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert not hit and got.startswith("refused: ") and "truncated or corrupt" in got
+
+
+def test_a_time_stamp_that_is_not_a_number_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    head = _headers(bytes(buf))["proc/cmdline"]
+    buf[head + 136:head + 148] = b"zzzzzzzzzzz\0"
+    _resum(buf, head)  # a checksum that matches the tampered header
+    got, hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert not hit and got.startswith("refused: ")
+
+
+def test_a_renamed_member_with_its_checksum_fixed_is_read_under_its_new_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    head = _headers(bytes(buf))["proc/cmdline"]
+    buf[head:head + 12] = b"proc/cmdlinX"
+    _resum(buf, head)
+    (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert not hit and "proc/cmdlinX" in entries and "proc/cmdline" not in entries
+
+
+def test_a_pax_path_of_the_same_length_is_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tar = _node("node-b", 1_700_000_002)
+    assert tar.count(LONG.encode()) == 1  # held in a pax extended header's data
+    other = LONG[:-6] + "device"
+    (entries, _), hit = _second(tmp_path, monkeypatch, tar.replace(LONG.encode(), other.encode()))
+    assert not hit and entries[other][1] == b"0x10de\n" and LONG not in entries
+
+
+def test_a_link_target_of_the_same_length_is_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    head = _headers(bytes(buf))["sys/bus/pci/devices/0000:3c:00.0"]
+    old = b"../../../devices/pci0000:00/0000:3c:00.0"
+    buf[head + 157:head + 157 + len(old)] = old.replace(b"3c", b"3d")
+    _resum(buf, head)
+    (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert not hit and entries["sys/bus/pci/devices/0000:3c:00.0"][2].endswith("0000:3d:00.0")
+
+
+def test_headers_stamped_with_different_times_still_take_the_shortcut(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    head = _headers(bytes(buf))["proc/cmdline"]
+    buf[head + 136:head + 148] = b"%011o\0" % 1_600_000_000
+    _resum(buf, head)
+    (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert hit and entries["proc/cmdline"][1] == b"BOOT_IMAGE=/vmlinuz ro\n"
+
+
+def test_a_checksum_written_another_valid_way_is_accepted_like_tarfile_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    head = _headers(bytes(buf))["proc/cmdline"]
+    value = int(bytes(buf[head + 148:head + 154]), 8)
+    buf[head + 148:head + 156] = b"%07o\0" % value  # GNU tar's way: 7 digits and a NUL (the field counts as spaces)
+    (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert hit and entries["proc/cmdline"][1] == b"BOOT_IMAGE=/vmlinuz ro\n"
+
+
+def test_trailing_bytes_after_the_end_block_or_padding_changes_get_no_shortcut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    buf[-1] = 1  # past the end-of-archive block: ignored by the reader, but not the same layout
+    got, hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert not hit and isinstance(got, tuple)
+
+
+def test_limits_changed_since_are_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "a.tar", tmp_path / "b.tar"
+    first.write_bytes(_node("node-a", 1_700_000_001))
+    second.write_bytes(_node("node-b", 1_700_000_002))
+    TarTree(str(first))
+    monkeypatch.setattr(tree_mod, "MAX_MEMBERS", 5)
+    with pytest.raises(DoctorError, match="more than 5 members"):
+        TarTree(str(second))
+
+
+def test_layouts_kept_are_bounded(tmp_path: Path) -> None:
+    for i in range(layout.KEEP + 3):
+        path = tmp_path / f"n{i}.tar"
+        path.write_bytes(_node("node-" + "x" * i, 1_700_000_000 + i, etc__pad=b"p" * (600 * i)))
+        TarTree(str(path))
+    assert len(layout._kept) == layout.KEEP
