@@ -59,7 +59,7 @@ class Layout:
         if self._struct is None:
             heads, size = self.heads, self.size
             ends = [h + _STAMP for h in heads[1:]] + [size]
-            fmt = ["<%ds" % _STAMP] + ["12s8s%ds" % (end - h - _TYPE) for h, end in zip(heads, ends)]
+            fmt = [f"<{_STAMP}s"] + [f"12s8s{end - h - _TYPE}s" for h, end in zip(heads, ends)]
             cutter = struct.Struct("".join(fmt))
             parts = cutter.unpack(self.blob)
             self._first, self._segments = parts[0], parts[3::3]
