@@ -5,8 +5,8 @@ members in the same order with the same sizes, each header stamped with the node
 so its own checksum), a few files (host name, machine-id, the manifest) with other bytes. After a
 tarball is read the usual way (:mod:`doctor.sources.fasttar`), its layout is kept: the header
 offsets, and the tables of the tree built from it. A later tarball of the same length is cut with
-one :class:`struct.Struct` into, per header, its time stamp, its checksum field and everything
-from its type flag to the next header's time stamp; when every such segment equals the earlier
+one :class:`struct.Struct` into, per header, its time stamp, its checksum field, the rest of the
+header, the member's data and the next header's start; when every piece equals the earlier
 tarball's except for the data of a few regular files, and every header's checksum is right for
 its own time stamp, its tree is the earlier tree with those files' data replaced, which is exactly
 what reading it member by member gives (no per-byte Python loop: the checksum is a plain byte sum,
@@ -31,49 +31,66 @@ from doctor.sources.fasttar import Fallback, octal
 #: layouts kept per process (a fleet worker meets a few configurations in turn)
 KEEP = 4
 _BLOCK = 512
-_STAMP, _SUM, _TYPE = 136, 148, 156  # offsets of mtime, chksum and typeflag in a header
+_STAMP, _TYPE = 136, 156  # offsets of mtime (chksum follows it) and typeflag in a header
 _CANONICAL = b"%06o\0 "  # how tarfile (and so gnd collect) writes a checksum
 
 
 class Layout:
     """One tarball's layout: its header offsets and the tables of the tree read from it."""
 
-    __slots__ = ("size", "limits", "blob", "heads", "files", "tables", "_struct", "_first", "_segments", "_bases")
+    __slots__ = ("size", "limits", "blob", "heads", "files", "tables", "_struct", "_first", "_fixed", "_data",
+                 "_bases")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable) -> None:
         self.size = len(blob)
         self.limits = limits
-        self.blob = blob
+        self.blob: bytes | None = blob
         self.heads = heads
         #: header index -> (name, data size) of each regular file whose tree entry holds its data
         self.files = files
         self.tables = tables
         self._struct: struct.Struct | None = None
         self._first = b""
-        self._segments: tuple[bytes, ...] = ()
+        self._fixed: tuple[tuple[bytes, ...], tuple[bytes, ...]] = ((), ())
+        self._data: tuple[bytes, ...] = ()
         self._bases: list[int] = []
 
     def _prepare(self) -> struct.Struct:
-        """The cutter, this tarball's segments and each header's checksum less its time stamp (once)."""
+        """The cutter, this tarball's pieces and each header's checksum less its time stamp (once).
+
+        Per header the cutter gives five pieces: its time stamp, its checksum field, the rest of
+        the header from the type flag, the member's data, and the next header's first 136 bytes
+        (after the last member: the end-of-archive block). Padding after the data, and what follows
+        the end-of-archive block, are skipped: no reader looks at them.
+        """
         if self._struct is None:
-            heads, size = self.heads, self.size
-            ends = [h + _STAMP for h in heads[1:]] + [size]
-            fmt = [f"<{_STAMP}s"] + [f"12s8s{end - h - _TYPE}s" for h, end in zip(heads, ends)]
+            blob, heads = self.blob, self.heads
+            assert blob is not None
+            fmt = [f"<{_STAMP}s"]
+            for i, h in enumerate(heads):
+                size = octal(blob[h + 124:h + 136])
+                data_end = h + _BLOCK + size
+                if i + 1 < len(heads):
+                    fmt.append(f"12s8s{_BLOCK - _TYPE}s{size}s{heads[i + 1] - data_end}x{_STAMP}s")
+                else:
+                    end = h + _BLOCK + -(-size // _BLOCK) * _BLOCK
+                    fmt.append(f"12s8s{_BLOCK - _TYPE}s{size}s{end - data_end}x{_BLOCK}s{len(blob) - end - _BLOCK}x")
             cutter = struct.Struct("".join(fmt))
-            parts = cutter.unpack(self.blob)
-            self._first, self._segments = parts[0], parts[3::3]
-            self._bases = [octal(c) - sum(m) for m, c in zip(parts[1::3], parts[2::3])]
+            parts = cutter.unpack(blob)
+            self._first, self._fixed, self._data = parts[0], (parts[3::5], parts[5::5]), parts[4::5]
+            self._bases = [octal(c) - sum(m) for m, c in zip(parts[1::5], parts[2::5])]
             self._struct = cutter
+            self.blob = None  # the tree's entries hold what they need of it
         return self._struct
 
     def changed_files(self, blob: bytes) -> list[tuple[str, int, int]] | None:
         """(name, data offset, size) of the files whose data differ in ``blob``, or ``None`` when
         ``blob`` is not this layout with other time stamps, checksums to match and file data."""
         parts = self._prepare().unpack(blob)
-        if parts[0] != self._first:
-            return None
-        stamps, sums, segments = parts[1::3], parts[2::3], parts[3::3]
+        if parts[0] != self._first or (parts[3::5], parts[5::5]) != self._fixed:
+            return None  # a header (name, size, type, link...) differs, or the end-of-archive block
+        stamps, sums = parts[1::5], parts[2::5]
         bases = self._bases
         stamp_sums: dict[bytes, int] = {}
         try:
@@ -94,17 +111,12 @@ class Layout:
             except Fallback:
                 return None
         out: list[tuple[str, int, int]] = []
-        mine = self._segments
-        for i in compress(range(len(mine)), map(ne, segments, mine)):
-            file = self.files.get(i)
+        mine, heads, files = self._data, self.heads, self.files
+        for i in compress(range(len(mine)), map(ne, parts[4::5], mine)):
+            file = files.get(i)
             if file is None:
-                return None  # a header, link, directory or pax record differs
-            name, length = file
-            start = _BLOCK - _TYPE
-            seg, ref = segments[i], mine[i]
-            if seg[:start] != ref[:start] or seg[start + length:] != ref[start + length:]:
-                return None  # its header, its padding or the next header's start differs
-            out.append((name, self.heads[i] + _BLOCK, length))
+                return None  # the data of a pax or long-name header differs
+            out.append((file[0], heads[i] + _BLOCK, file[1]))
         return out
 
 

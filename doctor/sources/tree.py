@@ -423,10 +423,11 @@ class TarTree(Tree):
             known = layout.recall(tar, limits)
             if known is not None:
                 (entries, children), changed = known
-                self._entries = dict(entries)  # entries are shared; the children table too (never changed)
-                view = memoryview(tar)
+                # entries are shared, and the children table (never changed once read); the few
+                # files of its own are copied, so that the archive is let go at once
+                self._entries = dict(entries)
                 for name, offset, size in changed:
-                    self._entries[name] = _Entry(FILE, None, view=view[offset:offset + size])
+                    self._entries[name] = _Entry(FILE, tar[offset:offset + size])
                 self._children = children
                 return True
             heads: list[int] = []

@@ -172,12 +172,25 @@ def test_a_checksum_written_another_valid_way_is_accepted_like_tarfile_does(
     assert hit and entries["proc/cmdline"][1] == b"BOOT_IMAGE=/vmlinuz ro\n"
 
 
-def test_trailing_bytes_after_the_end_block_or_padding_changes_get_no_shortcut(
+def test_padding_and_what_follows_the_end_block_are_ignored_as_readers_ignore_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     buf = bytearray(_node("node-b", 1_700_000_002))
-    buf[-1] = 1  # past the end-of-archive block: ignored by the reader, but not the same layout
-    got, hit = _second(tmp_path, monkeypatch, bytes(buf))
-    assert not hit and isinstance(got, tuple)
+    buf[-1] = 1  # past the end-of-archive block
+    buf[_headers(bytes(buf))["proc/cmdline"] + 512 + 100] = 1  # the padding after the member's 23 bytes
+    (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf), gz=False)
+    assert hit and entries["proc/cmdline"][1] == b"BOOT_IMAGE=/vmlinuz ro\n"
+
+
+def test_a_changed_end_of_archive_block_gets_no_shortcut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tar = _node("node-b", 1_700_000_002)
+    heads = _headers(tar)
+    last = max(heads.values())
+    size = int(tar[last + 124:last + 136].split(b"\0")[0].strip() or b"0", 8)
+    end = last + 512 + -(-size // 512) * 512
+    buf = bytearray(tar)
+    buf[end + 5] = 1  # not a zero block any more: the reader takes it for a header
+    got, hit = _second(tmp_path, monkeypatch, bytes(buf), gz=False)
+    assert not hit and got.startswith("refused: ")
 
 
 def test_limits_changed_since_are_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
