@@ -334,11 +334,18 @@ class _Reference:
         return _state(self.entries, self.children, path)
 
     @classmethod
-    def match(cls, entries: dict[str, _Entry], children: dict[str, set[str]]) -> tuple[_Reference, set[str]]:
-        """A kept reference and the paths where this tree differs from it, or a new reference."""
+    def match(cls, entries: dict[str, _Entry], children: dict[str, set[str]],
+              like: tuple[dict[str, _Entry], list[str]] | None = None) -> tuple[_Reference, set[str]]:
+        """A kept reference and the paths where this tree differs from it, or a new reference.
+
+        ``like``: the tables this tree's were copied from and the files replaced (layout.py); a
+        reference holding those tables differs from it in exactly those files (what delta finds)."""
         limit = max(64, len(entries) // 10)
         for i, ref in enumerate(cls._kept):
-            delta = ref.delta(entries, children, limit)
+            if like is not None and ref.entries is like[0] and ref.children is children:
+                delta: set[str] | None = set(like[1]) if len(like[1]) <= limit else None
+            else:
+                delta = ref.delta(entries, children, limit)
             if delta is not None:
                 if i:
                     cls._kept.insert(0, cls._kept.pop(i))
@@ -389,6 +396,8 @@ class TarTree(Tree):
         #: the reference this tree was matched to and the paths where it differs (see match_reference)
         self._base: _Reference | None = None
         self._delta: set[str] | None = None
+        #: the tables this tree's were copied from, and the files it replaced (layout.py)
+        self._like: tuple[dict[str, _Entry], list[str]] | None = None
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
@@ -429,6 +438,7 @@ class TarTree(Tree):
                 for name, offset, size in changed:
                     self._entries[name] = _Entry(FILE, tar[offset:offset + size])
                 self._children = children
+                self._like = entries, [name for name, _, _ in changed]
                 return True
             heads: list[int] = []
             files: dict[str, tuple[int, int]] = {}
@@ -561,7 +571,7 @@ class TarTree(Tree):
     def match_reference(self) -> None:
         """Compare this tree with the kept references (see :class:`_Reference`); ``gnd fleet`` asks."""
         if self._base is None:
-            self._base, self._delta = _Reference.match(self._entries, self._children)
+            self._base, self._delta = _Reference.match(self._entries, self._children, self._like)
 
     def state(self, path: str) -> object:
         """Everything a primitive can tell about ``path`` (entry and children), to compare two trees."""
@@ -605,6 +615,7 @@ class TarTree(Tree):
         (only,) = top
         if self._entries[only].kind != DIR:
             return
+        self._like = None
         prefix = only + "/"
         self._entries = {"": _Entry(DIR)} | {
             k[len(prefix):]: v for k, v in self._entries.items() if k.startswith(prefix)

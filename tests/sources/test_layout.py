@@ -203,6 +203,24 @@ def test_limits_changed_since_are_applied(tmp_path: Path, monkeypatch: pytest.Mo
         TarTree(str(second))
 
 
+def test_a_tree_from_a_layout_differs_from_its_reference_where_a_full_comparison_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tree_mod._Reference, "_kept", [])
+    a, b = tmp_path / "a.tar", tmp_path / "b.tar"
+    a.write_bytes(_node("node-a", 1_700_000_001))
+    b.write_bytes(_node("node-b", 1_700_000_002, proc__cmdline=b"BOOT_IMAGE=/vmlinuz rw\n"))
+    first = TarTree(str(a))
+    first.match_reference()
+    second = TarTree(str(b))
+    assert second._like is not None  # read through the layout of a.tar
+    second.match_reference()
+    ref = first._base
+    assert ref is not None and second._base is ref
+    limit = max(64, len(second._entries) // 10)
+    assert second._delta == ref.delta(second._entries, second._children, limit)
+    assert second._delta == {"etc/hostname", "gnd-manifest.json", "proc/cmdline"}
+
+
 def test_layouts_kept_are_bounded(tmp_path: Path) -> None:
     for i in range(layout.KEEP + 3):
         path = tmp_path / f"n{i}.tar"
