@@ -12,8 +12,10 @@ never decided here, and an archive read here gives the same tree as the slow pat
 
 from __future__ import annotations
 
+import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from doctor.lazyre import lazy
 
@@ -21,6 +23,9 @@ from doctor.lazyre import lazy
 FAST_MAX_BYTES = 64 * 1024 * 1024
 
 _BLOCK = 512
+#: decompression step (bytes), and the largest buffer a thread keeps for the next archive
+_STEP = 256 * 1024
+_SCRATCH_KEEP = 16 * 1024 * 1024
 _ZERO_BLOCK = bytes(_BLOCK)
 _PAX_RECORD = lazy(rb"(\d+) ([^=]+)=")
 #: pax keywords that change nothing we keep (besides path and linkpath, which we apply)
@@ -32,25 +37,38 @@ class Fallback(Exception):
     """This archive is not one the fast path reads; use the slow path (which decides any refusal)."""
 
 
-def gunzip(raw: bytes, cap: int = FAST_MAX_BYTES) -> bytes:
-    """All gzip members of ``raw`` decompressed (CRC and length checked by zlib), at most ``cap`` bytes."""
-    out: list[bytes] = []
+def _gunzip_into(raw: bytes, out: bytearray, cap: int) -> int:
+    """Decompress all gzip members of ``raw`` into ``out`` (CRC and length checked by zlib) in steps
+    of :data:`_STEP`; how many bytes, at most ``cap``."""
     total = 0
     while True:
         dec = zlib.decompressobj(31)
-        try:
-            chunk = dec.decompress(raw, cap + 1 - total)
-        except zlib.error:
-            raise Fallback from None
-        total += len(chunk)
-        out.append(chunk)
-        if total > cap or dec.unconsumed_tail or not dec.eof:
-            raise Fallback  # over the cap, or truncated
+        data = raw
+        while True:
+            try:
+                chunk = dec.decompress(data, _STEP)
+            except zlib.error:
+                raise Fallback from None
+            if total + len(chunk) > cap:
+                raise Fallback  # over the cap
+            out[total:total + len(chunk)] = chunk  # grows ``out`` past its end
+            total += len(chunk)
+            data = dec.unconsumed_tail
+            if dec.eof:
+                break
+            if not data and not chunk:
+                raise Fallback  # truncated
         raw = dec.unused_data
         if not raw:
-            return b"".join(out)
+            return total
         if raw[:2] != b"\x1f\x8b":
             raise Fallback  # zero padding or trailing garbage: the slow path judges it
+
+
+def gunzip(raw: bytes, cap: int = FAST_MAX_BYTES) -> bytes:
+    """All gzip members of ``raw`` decompressed (CRC and length checked by zlib), at most ``cap`` bytes."""
+    out = bytearray()
+    return bytes(out[:_gunzip_into(raw, out, cap)])
 
 
 def decompress(raw: bytes) -> bytes:
@@ -62,6 +80,41 @@ def decompress(raw: bytes) -> bytes:
     if raw[257:262] == b"ustar":
         return raw
     raise Fallback  # bzip2, xz, an old v7 tar, or not a tarball at all
+
+
+_local = threading.local()
+
+
+@contextmanager
+def inflated(raw: bytes) -> Iterator[memoryview]:
+    """The tar bytes of ``raw`` as :func:`decompress` gives them, as a view valid inside the block.
+
+    A gzip stream is decompressed into a buffer this thread reuses (up to :data:`_SCRATCH_KEEP`
+    bytes), which saves fresh memory for every archive when a fleet worker reads thousands: keep
+    nothing of the view past the block (copy what must stay).
+    """
+    if len(raw) > FAST_MAX_BYTES:
+        raise Fallback
+    if raw[:2] != b"\x1f\x8b":
+        if raw[257:262] != b"ustar":
+            raise Fallback  # bzip2, xz, an old v7 tar, or not a tarball at all
+        with memoryview(raw) as view:
+            yield view
+        return
+    buf: bytearray = getattr(_local, "scratch", None) or bytearray()
+    _local.scratch = None  # a nested read gets its own
+    try:
+        try:
+            buf.append(0)  # raises if a view of it outlived its block: then leave that buffer be
+            del buf[-1]
+        except BufferError:
+            buf = bytearray()
+        size = _gunzip_into(raw, buf, FAST_MAX_BYTES)
+        with memoryview(buf) as whole, whole[:size] as view:
+            yield view
+    finally:
+        if len(buf) <= _SCRATCH_KEEP:
+            _local.scratch = buf
 
 
 def _octal(field: bytes) -> int:

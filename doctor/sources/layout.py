@@ -84,7 +84,7 @@ class Layout:
             self.blob = None  # the tree's entries hold what they need of it
         return self._struct
 
-    def changed_files(self, blob: bytes) -> list[tuple[str, int, int]] | None:
+    def changed_files(self, blob: bytes | memoryview) -> list[tuple[str, int, int]] | None:
         """(name, data offset, size) of the files whose data differ in ``blob``, or ``None`` when
         ``blob`` is not this layout with other time stamps, checksums to match and file data."""
         parts = self._prepare().unpack(blob)
@@ -123,7 +123,7 @@ class Layout:
 _kept: list[Layout] = []
 
 
-def recall(blob: bytes, limits: Hashable) -> tuple[Any, list[tuple[str, int, int]]] | None:
+def recall(blob: bytes | memoryview, limits: Hashable) -> tuple[Any, list[tuple[str, int, int]]] | None:
     """The tables of a kept tree laid out like ``blob`` and the files whose data differ, or ``None``."""
     for i, layout in enumerate(_kept):
         if layout.size != len(blob) or layout.limits != limits:

@@ -424,22 +424,23 @@ class TarTree(Tree):
 
         try:
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
-            tar = fasttar.decompress(raw)
-            del raw
-            if len(tar) > MAX_STREAM_BYTES:
-                return False  # the slow path counts what it streams, and refuses
             limits = _limits()
-            known = layout.recall(tar, limits)
-            if known is not None:
-                (entries, children), changed = known
-                # entries are shared, and the children table (never changed once read); the few
-                # files of its own are copied, so that the archive is let go at once
-                self._entries = dict(entries)
-                for name, offset, size in changed:
-                    self._entries[name] = _Entry(FILE, tar[offset:offset + size])
-                self._children = children
-                self._like = entries, [name for name, _, _ in changed]
-                return True
+            with fasttar.inflated(raw) as view:
+                if len(view) > MAX_STREAM_BYTES:
+                    return False  # the slow path counts what it streams, and refuses
+                known = layout.recall(view, limits)
+                if known is not None:
+                    # entries are shared, and the children table (never changed once read); the
+                    # few files of its own are copied (the view is a buffer reused for the next one)
+                    (entries, children), changed = known
+                    self._entries = dict(entries)
+                    for name, offset, size in changed:
+                        self._entries[name] = _Entry(FILE, bytes(view[offset:offset + size]))
+                    self._children = children
+                    self._like = entries, [name for name, _, _ in changed]
+                    return True
+                tar = raw if view.obj is raw else bytes(view)
+            del raw
             heads: list[int] = []
             files: dict[str, tuple[int, int]] = {}
             fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0], files), heads)

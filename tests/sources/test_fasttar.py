@@ -21,7 +21,7 @@ from doctor.collect import collect
 from doctor.errors import DoctorError
 from doctor.sources import open_source
 from doctor.sources import tree as tree_mod
-from doctor.sources.fasttar import Fallback, decompress, members
+from doctor.sources.fasttar import Fallback, decompress, inflated, members
 from doctor.sources.tree import TarTree
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -147,3 +147,18 @@ def test_decompress_and_members_decline_garbage() -> None:
     for raw in (b"", b"\x1f\x8b garbage", b"PK\x03\x04 zip", bytes(1024)):
         with pytest.raises(Fallback):
             members(decompress(raw), 65536, lambda *a: None)
+
+
+def test_inflated_reuses_its_buffer_and_gives_each_archive_exactly(tmp_path: Path) -> None:
+    big, small = _archive(tarfile.PAX_FORMAT) * 3, _archive(tarfile.GNU_FORMAT)
+    for data, raw in ((big, gzip.compress(big)), (small, gzip.compress(small[:700]) + gzip.compress(small[700:])),
+                      (small, small)):
+        with inflated(raw) as view:
+            assert bytes(view) == data == decompress(raw)
+    with inflated(gzip.compress(big)) as view:
+        kept = view[:10]  # a careless caller keeps a piece: the next archive gets another buffer
+    with inflated(gzip.compress(b"Z" * 5000)) as view:
+        assert bytes(view) == b"Z" * 5000 and bytes(kept) == big[:10]
+    for raw in (gzip.compress(big)[:-9], gzip.compress(big) + b"junk", b"\x1f\x8b garbage"):
+        with pytest.raises(Fallback), inflated(raw):
+            pass
