@@ -171,7 +171,9 @@ def _masked(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_masked(v) for v in value]
     if isinstance(value, dict):
-        return {_masked(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
+        get = _MASKED.get  # strings met before (most of a digest) without a call each
+        return {(get(k) or _masked(k)) if isinstance(k, str) else k:
+                (get(v) or _masked(v)) if type(v) is str else _masked(v) for k, v in value.items()}
     return value
 
 

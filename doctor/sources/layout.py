@@ -20,6 +20,7 @@ recently used), so memory stays flat however many archives a process reads.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Hashable
 from itertools import compress
@@ -33,13 +34,14 @@ KEEP = 4
 _BLOCK = 512
 _STAMP, _TYPE = 136, 156  # offsets of mtime (chksum follows it) and typeflag in a header
 _CANONICAL = b"%06o\0 "  # how tarfile (and so gnd collect) writes a checksum
+_CANONICAL_SUMS = re.compile(rb"(?:[0-7]{6}\0 )*")
 
 
 class Layout:
     """One tarball's layout: its header offsets and the tables of the tree read from it."""
 
     __slots__ = ("size", "limits", "blob", "heads", "files", "tables", "_struct", "_first", "_fixed", "_data",
-                 "_bases")
+                 "_bases", "_base_digits", "_ones")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable) -> None:
@@ -55,6 +57,7 @@ class Layout:
         self._fixed: tuple[tuple[bytes, ...], tuple[bytes, ...]] = ((), ())
         self._data: tuple[bytes, ...] = ()
         self._bases: list[int] = []
+        self._base_digits = self._ones = 0
 
     def _prepare(self) -> struct.Struct:
         """The cutter, this tarball's pieces and each header's checksum less its time stamp (once).
@@ -80,6 +83,9 @@ class Layout:
             parts = cutter.unpack(blob)
             self._first, self._fixed, self._data = parts[0], (parts[3::5], parts[5::5]), parts[4::5]
             self._bases = [octal(c) - sum(m) for m, c in zip(parts[1::5], parts[2::5])]
+            # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
+            self._base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self._bases), "big")
+            self._ones = int.from_bytes(b"\0\0\1" * len(heads), "big")
             self._struct = cutter
             self.blob = None  # the tree's entries hold what they need of it
         return self._struct
@@ -99,11 +105,19 @@ class Layout:
                 stamp_sums[stamp] = sum(stamp)
         except Fallback:
             return None
-        if len(stamp_sums) == 1:
-            expected = list(map(_CANONICAL.__mod__, map(stamp_sums[stamps[0]].__add__, bases)))
-        else:  # pax headers are stamped 0 by tarfile
+        joined = b"".join(sums)
+        if _CANONICAL_SUMS.fullmatch(joined):
+            # each field "dddddd\0 " read as one base-8**8 digit: all checksums at once
+            found = int(b"00" + joined.replace(b"\0 ", b"00")[:-2], 8)
+            if len(stamp_sums) == 1:
+                wanted = stamp_sums[stamps[0]] * self._ones
+            else:  # pax headers are stamped 0 by tarfile
+                digit = {stamp: total.to_bytes(3, "big") for stamp, total in stamp_sums.items()}
+                wanted = int.from_bytes(b"".join(map(digit.__getitem__, stamps)), "big")
+            if found != self._base_digits + wanted:
+                return None  # a wrong checksum
+        else:  # a checksum written another way (or not a number)
             expected = list(map(_CANONICAL.__mod__, map(add, bases, map(stamp_sums.__getitem__, stamps))))
-        if expected != list(sums):  # a checksum written another way, or a wrong one
             try:
                 for i in compress(range(len(bases)), map(ne, expected, sums)):
                     if octal(sums[i]) != bases[i] + stamp_sums[stamps[i]]:

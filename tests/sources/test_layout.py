@@ -115,6 +115,19 @@ def test_a_wrong_checksum_is_refused_after_a_node_of_that_layout(tmp_path: Path,
     assert not hit and got.startswith("refused: ") and "truncated or corrupt" in got
 
 
+def test_a_wrong_checksum_among_headers_of_several_times_is_refused(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = bytearray(_node("node-b", 1_700_000_002))
+    heads = _headers(bytes(buf))
+    head = heads["proc/cmdline"]
+    buf[head + 136:head + 148] = b"%011o\0" % 1_600_000_000
+    _resum(buf, head)  # right for its own time
+    other = heads["etc/hostname"]
+    buf[other + 136:other + 148] = b"%011o\0" % 1_600_000_001  # a new time, the old checksum
+    got, hit = _second(tmp_path, monkeypatch, bytes(buf))
+    assert not hit and got.startswith("refused: ")
+
+
 def test_a_time_stamp_that_is_not_a_number_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     buf = bytearray(_node("node-b", 1_700_000_002))
     head = _headers(bytes(buf))["proc/cmdline"]
