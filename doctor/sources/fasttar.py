@@ -1,8 +1,8 @@
 """A fast reader for plain, well-formed tarballs (what ``gnd collect`` writes), all in memory.
 
 :class:`~doctor.sources.tree.TarTree` tries this first: the whole archive is decompressed in
-memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and its ustar/GNU/pax headers are parsed with
-slices of one buffer, with no ``TarInfo`` per member and no data copied until a file is read.
+memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and its
+ustar/GNU/pax headers are parsed with slices of one buffer, with no ``TarInfo`` per member and no data copied until a file is read.
 It accepts only what it understands exactly as ``tarfile`` would; anything else (a failed
 checksum or CRC, a truncated stream, trailing padding, sparse or device members, global or unusual
 pax records, a base-256 number, any limit reached) raises :class:`Fallback`, and ``TarTree``
