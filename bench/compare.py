@@ -48,6 +48,8 @@ TARGETS: dict[str, tuple[float | None, str]] = {
     "fleet json per node": (None, "ms"),
     "fleet snapshot per node": (6.0, "ms"),
     "fleet snapshot CPU/node": (6.0, "ms"),
+    "fleet volatile per node": (6.0, "ms"),
+    "fleet volatile CPU/node": (6.0, "ms"),
 }
 
 
@@ -185,9 +187,12 @@ def fleet_figures(trees: list[Tree], counts: dict[str, int], runs: int,
             continue
         folder = work / f"fleet-{kind}"
         folder.mkdir()
-        (fleet_bench.make_json_fleet if kind == "json" else fleet_bench.make_snapshot_fleet)(folder, count)
+        if kind == "json":
+            fleet_bench.make_json_fleet(folder, count)
+        else:
+            fleet_bench.make_snapshot_fleet(folder, count, volatile=kind == "volatile")
 
-        label = "json" if kind == "json" else "snapshot"
+        label = {"json": "json", "snapshots": "snapshot"}.get(kind, kind)
         cpu: dict[str, list[float]] = {t.name: [] for t in trees}
 
         def fleet(t: Tree, folder: Path = folder, count: int = count,
@@ -230,6 +235,8 @@ def main() -> int:
     ap.add_argument("--pdf-runs", type=int, default=3, help="measured PDF runs per tree (default 3)")
     ap.add_argument("--fleet-json", type=int, default=300, metavar="N", help="saved results in the fleet (default 300)")
     ap.add_argument("--fleet-snapshots", type=int, default=30, metavar="N", help="snapshot tarballs (default 30)")
+    ap.add_argument("--fleet-volatile", type=int, default=30, metavar="N",
+                    help="snapshot tarballs whose nodes also differ in counters and readings (default 30)")
     ap.add_argument("--fleet-runs", type=int, default=3, help="measured fleet runs per tree (default 3)")
     ap.add_argument("--skip", default="", help="comma-separated: pdf, fleet")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
@@ -246,7 +253,8 @@ def main() -> int:
         if "pdf" not in skip:
             figures.update(pdf_figures(trees, args.pdf_runs, work))
         if "fleet" not in skip:
-            figures.update(fleet_figures(trees, {"json": args.fleet_json, "snapshots": args.fleet_snapshots},
+            figures.update(fleet_figures(trees, {"json": args.fleet_json, "snapshots": args.fleet_snapshots,
+                                                       "volatile": args.fleet_volatile},
                                          args.fleet_runs, work))
     finally:
         git("worktree", "remove", "--force", str(worktree))

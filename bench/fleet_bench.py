@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Fleet benchmark: seconds and peak memory of `gnd fleet` over N generated nodes.
 
-Wall and CPU seconds (parent and workers, imports excluded) per node. Two paths: saved JSON
-results (``gnd check --format json`` output; what a DaemonSet or Slurm job would ship) and snapshot tarballs (checks run on every node). Each measurement runs in a fresh
+Wall and CPU seconds (parent and workers, imports excluded) per node. Three fleets: saved JSON
+results (``gnd check --format json`` output; what a DaemonSet or Slurm job would ship); snapshot
+tarballs whose nodes differ only in identity (hostname, machine-id, collection time), the best case
+for what a worker shares between alike nodes; and "volatile" snapshot tarballs whose nodes also
+differ in counters and readings (interrupt counts, free memory, GPU temperatures and power), as
+snapshots of a real fleet do. Checks run on every snapshot. Each measurement runs in a fresh
 process; peak memory is the aggregating parent's max RSS and the largest worker's
 (``resource.getrusage(RUSAGE_CHILDREN)``). Three nodes are planted outliers; the run checks that
 exactly they are reported.
 
-    python bench/fleet_bench.py                         # JSON 1000 and 10000, snapshots 100 and 300
-    python bench/fleet_bench.py --json 1000 --snapshots 50 --jobs 2
+    python bench/fleet_bench.py                         # JSON 1000 and 10000, snapshots 100 and 300, volatile 300
+    python bench/fleet_bench.py --json --snapshots 300 10000 --volatile 300 --jobs 2
 """
 
 from __future__ import annotations
@@ -56,9 +60,11 @@ def make_json_fleet(dest: Path, count: int) -> None:
         (dest / f"{name}.json").write_text(json_variant(planted.get(i, templates[i % 3]), name, 1000 + i))
 
 
-def make_snapshot_fleet(dest: Path, count: int) -> None:
+def make_snapshot_fleet(dest: Path, count: int, volatile: bool = False) -> None:
+    """``volatile``: nodes also differ in counters and readings (interrupts, free memory, GPU temperatures
+    and power), so no two archives share a layout, as on a real fleet; else only in identity."""
     from fixtures.tools.make_node import HEALTHY
-    from tests.fleet.fleetgen import FleetWriter, spec_tarball
+    from tests.fleet.fleetgen import FleetWriter, spec_tarball, volatile_files
 
     writers = [FleetWriter(replace(HEALTHY, node_id=900 + b)) for b in range(3)]
     specs = _planted_specs()
@@ -68,7 +74,8 @@ def make_snapshot_fleet(dest: Path, count: int) -> None:
         if i in planted:
             spec_tarball(dest / f"{name}.tar.gz", replace(specs[planted[i]], hostname=name, node_id=1000 + i))
         else:
-            writers[i % 3].write(dest / f"{name}.tar.gz", name, 1000 + i)
+            w = writers[i % 3]
+            w.write(dest / f"{name}.tar.gz", name, 1000 + i, files=volatile_files(w.files, 1000 + i) if volatile else None)
 
 
 def measure(folder: str, jobs: int) -> dict[str, float]:
@@ -93,7 +100,10 @@ def run(kind: str, count: int, jobs: int, work: Path) -> dict[str, object]:
     folder = work / f"{kind}-{count}"
     folder.mkdir()
     t0 = time.monotonic()
-    (make_json_fleet if kind == "json" else make_snapshot_fleet)(folder, count)
+    if kind == "json":
+        make_json_fleet(folder, count)
+    else:
+        make_snapshot_fleet(folder, count, volatile=kind == "volatile")
     generated = time.monotonic() - t0
     proc = subprocess.run([sys.executable, __file__, "--_measure", str(folder), "--jobs", str(jobs)],
                           capture_output=True, text=True, check=True, cwd=ROOT)
@@ -110,6 +120,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=int, nargs="*", default=[1000, 10000], help="fleet sizes for saved results")
     ap.add_argument("--snapshots", type=int, nargs="*", default=[100, 300], help="fleet sizes for snapshot tarballs")
+    ap.add_argument("--volatile", type=int, nargs="*", default=[300], help="fleet sizes for snapshot tarballs "
+                    "whose nodes also differ in counters and readings (no two alike byte for byte)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--_measure", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -120,6 +132,7 @@ def main() -> int:
     try:
         rows = [run("json", n, args.jobs, work) for n in args.json]
         rows += [run("snapshot", n, args.jobs, work) for n in args.snapshots]
+        rows += [run("volatile", n, args.jobs, work) for n in args.volatile]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\n{'path':<9} {'nodes':>6} {'jobs':>4} {'seconds':>8} {'ms/node':>8} {'CPU ms/node':>11} "

@@ -14,6 +14,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import tarfile
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -62,6 +63,29 @@ def node_files(hostname: str, node_id: int) -> dict[str, bytes]:
     machine_id = hashlib.sha256(f"machine-id|{node_id}".encode()).hexdigest()[:32]
     return {"etc/hostname": f"{hostname}\n".encode(), "proc/sys/kernel/hostname": f"{hostname}\n".encode(),
             "etc/machine-id": f"{machine_id}\n".encode()}
+
+
+_IRQ_COUNT = re.compile(rb"(?<= )(\d+)(?= )")
+_MEMINFO = re.compile(rb"^((?:MemFree|MemAvailable|Buffers|Cached|Active|Inactive):\s+)(\d+)", re.MULTILINE)
+_SMI_READING = re.compile(rb"(<(?:gpu_temp|memory_temp|power_draw|instant_power_draw|average_power_draw)>)(\d+)")
+
+
+def volatile_files(files: dict[str, bytes], node_id: int) -> dict[str, bytes]:
+    """What differs between snapshots of two alike machines besides identity: interrupt counts,
+    free and cached memory, GPU temperatures and power draw (values of other lengths, so every
+    later tar header moves), as on a real fleet. A healthy node stays healthy."""
+    k = node_id * 7919
+    out: dict[str, bytes] = {}
+    if "proc/interrupts" in files:
+        out["proc/interrupts"] = _IRQ_COUNT.sub(
+            lambda m: b"%d" % (int(m.group(1)) * (2 + node_id % 5) + (k + m.start()) % 99991), files["proc/interrupts"])
+    if "proc/meminfo" in files:
+        out["proc/meminfo"] = _MEMINFO.sub(
+            lambda m: m.group(1) + b"%d" % (int(m.group(2)) - (k + m.start()) % 9_999_991), files["proc/meminfo"])
+    smi = "commands/nvidia-smi_-q_-x"
+    if smi in files:
+        out[smi] = _SMI_READING.sub(lambda m: m.group(1) + b"%d" % (25 + (k + m.start()) % 60), files[smi])
+    return out
 
 
 def _compress(data: bytes | bytearray, when: int) -> bytes:

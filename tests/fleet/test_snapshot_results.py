@@ -24,7 +24,7 @@ from doctor.sources import open_source
 from doctor.sources.tree import TarTree
 from fixtures.tools.make_node import HEALTHY
 from tests.fleet.conftest import BEFORE_FIX
-from tests.fleet.fleetgen import FleetWriter, spec_tarball
+from tests.fleet.fleetgen import FleetWriter, spec_tarball, volatile_files
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PLANTED = {1: replace(HEALTHY, gpu_links={3: (2.5, 8)}),
@@ -50,8 +50,9 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         path = d / f"gpu-node-{i:02d}.tar.gz"
         if i in PLANTED:
             spec_tarball(path, replace(PLANTED[i], hostname=path.name[:-7], node_id=1000 + i))
-        else:
-            writers[i % 2].write(path, path.name[:-7], 1000 + i)
+        else:  # nodes 6 and 7 also differ in counters and readings, as real nodes do
+            w = writers[i % 2]
+            w.write(path, path.name[:-7], 1000 + i, files=volatile_files(w.files, 1000 + i) if i >= 6 else None)
         paths.append(path)
     sick = d / "sick.tar.gz"
     collect(open_source(str(FIXTURES / "hgx-h100-sick")), str(sick))
