@@ -62,11 +62,15 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 @pytest.fixture(scope="module")
 def plain(snapshots: list[Path], tmp_path_factory: pytest.TempPathFactory) -> dict[Path, dict[str, Any]]:
     """`gnd check --format json` of each snapshot, read the slow way."""
-    out = tmp_path_factory.mktemp("plain")
+    return plain_checks(snapshots, tmp_path_factory.mktemp("plain"))
+
+
+def plain_checks(paths: list[Path], out: Path) -> dict[Path, dict[str, Any]]:
+    """`gnd check --format json` of each snapshot through the hardened tarfile reader, one at a time."""
     results = {}
     with pytest.MonkeyPatch.context() as m:
         m.setattr(TarTree, "_load_fast", lambda self, fh: False)
-        for path in snapshots:
+        for path in paths:
             dest = out / f"{path.name}.json"
             assert main(["check", str(path), "--format", "json", "-o", str(dest)]) in (0, 1)
             results[path] = json.loads(dest.read_text())
@@ -126,13 +130,7 @@ def tail_snapshots(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path]
 def test_nodes_differing_in_one_file_get_their_own_results(tail_snapshots: tuple[list[Path], dict[int, str]],
                                                            tmp_path: Path) -> None:
     paths, _ = tail_snapshots
-    plain = {}
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(TarTree, "_load_fast", lambda self, fh: False)
-        for path in paths:
-            dest = tmp_path / f"{path.name}.json"
-            assert main(["check", str(path), "--format", "json", "-o", str(dest)]) in (0, 1)
-            plain[path] = json.loads(dest.read_text())
+    plain = plain_checks(paths, tmp_path)
     fleet._init_worker()
     for _ in range(2):  # the second round meets every node with all its facts and findings recorded
         for path in paths:
