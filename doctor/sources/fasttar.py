@@ -16,6 +16,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from doctor.lazyre import lazy
 
@@ -37,17 +38,35 @@ class Fallback(Exception):
     """This archive is not one the fast path reads; use the slow path (which decides any refusal)."""
 
 
+_inflater: tuple[Callable[[int], Any], type[Exception]] | None = None
+
+
+def inflater() -> tuple[Callable[[int], Any], type[Exception]]:
+    """``(decompressobj, error)`` of zlib-ng when it is installed (the ``fast`` extra: the same
+    streams and checks, about twice as fast), else of the standard library's zlib."""
+    global _inflater
+    if _inflater is None:
+        try:
+            from zlib_ng import zlib_ng
+
+            _inflater = zlib_ng.decompressobj, zlib_ng.error
+        except ImportError:
+            _inflater = zlib.decompressobj, zlib.error
+    return _inflater
+
+
 def _gunzip_into(raw: bytes, out: bytearray, cap: int) -> int:
     """Decompress all gzip members of ``raw`` into ``out`` (CRC and length checked by zlib) in steps
     of :data:`_STEP`; how many bytes, at most ``cap``."""
     total = 0
+    decompressobj, error = inflater()
     while True:
-        dec = zlib.decompressobj(31)
+        dec = decompressobj(31)
         data = raw
         while True:
             try:
                 chunk = dec.decompress(data, _STEP)
-            except zlib.error:
+            except error:
                 raise Fallback from None
             if total + len(chunk) > cap:
                 raise Fallback  # over the cap

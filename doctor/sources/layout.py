@@ -1,18 +1,25 @@
-"""Tarballs laid out exactly like one read before: the same headers but their time stamps.
+"""Tarballs laid out like one read before: the same headers but their time stamps and a few sizes.
 
 A fleet's snapshots of one configuration are written the same way (``gnd collect``): the same
-members in the same order with the same sizes, each header stamped with the node's own time (and
-so its own checksum), a few files (host name, machine-id, the manifest) with other bytes. After a
-tarball is read the usual way (:mod:`doctor.sources.fasttar`), its layout is kept: the header
-offsets, and the tables of the tree built from it. A later tarball of the same length is cut with
-one :class:`struct.Struct` into, per header, its time stamp, its checksum field, the rest of the
-header, the member's data and the next header's start; when every piece equals the earlier
-tarball's except for the data of a few regular files, and every header's checksum is right for
-its own time stamp, its tree is the earlier tree with those files' data replaced, which is exactly
-what reading it member by member gives (no per-byte Python loop: the checksum is a plain byte sum,
-so it is the earlier header's sum outside those 20 bytes plus the new time stamp's bytes).
+members in the same order, each header stamped with the node's own time (and so its own
+checksum), a few files (host name, machine-id, the manifest) with other bytes, and a few whose
+size differs from node to node (interrupt counts, free memory, GPU readings). After a tarball is
+read the usual way (:mod:`doctor.sources.fasttar`), its layout is kept: each header's pieces, the
+members' data, and the tables of the tree built from it.
 
-Anything else (another length, a header or link or pax record that differs, a time stamp that is
+A later tarball is cut in *runs*: members whose size never differed are cut with one
+:class:`struct.Struct` per run into, per header, its time stamp, its checksum field, the rest of
+the header, the member's data and the next header's start; between runs, each member whose size
+differed on an earlier node (a *volatile* member, always a regular file) is read header by header.
+When every piece equals the earlier tarball's except for the time stamps and the data (and sizes)
+of regular files, and every header's checksum is right for its own bytes, the tree is the earlier
+tree with those files' data replaced, which is exactly what reading it member by member gives (no
+per-byte Python loop for the runs: the checksum is a plain byte sum, so it is the earlier header's
+sum outside the time stamp and checksum fields plus the new time stamp's bytes).
+
+When the cut fails, the tarball is walked once header by header beside the kept layout: if the
+only differences are the sizes of some regular files, those members become volatile and the cut is
+tried again. Anything else (a header, link or pax record that differs, a time stamp or size that is
 not an octal number, a wrong checksum, limits changed since) is not decided here: the tarball is
 read the usual way, which refuses what it must. At most :data:`KEEP` layouts are kept (the most
 recently used), so memory stays flat however many archives a process reads.
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from itertools import compress
 from operator import add, ne
 from typing import Any
@@ -32,106 +39,210 @@ from doctor.sources.fasttar import Fallback, octal
 #: layouts kept per process (a fleet worker meets a few configurations in turn)
 KEEP = 4
 _BLOCK = 512
+_HEAD = 136  # a header's first bytes up to its time stamp (name, mode, ids, size)
+_SIZE = 124  # offset of the size field (the first _SIZE bytes hold name, mode and ids)
 _STAMP, _TYPE = 136, 156  # offsets of mtime (chksum follows it) and typeflag in a header
 _CANONICAL = b"%06o\0 "  # how tarfile (and so gnd collect) writes a checksum
 _CANONICAL_SUMS = re.compile(rb"(?:[0-7]{6}\0 )*")
+_END = bytes(_BLOCK)
+
+
+def _padded(size: int) -> int:
+    return -(-size // _BLOCK) * _BLOCK
+
+
+def _checksums_ok(stamps: Sequence[bytes], sums: Sequence[bytes], bases: Sequence[int], base_digits: int,
+                  ones: int) -> bool:
+    """Whether each checksum field in ``sums`` is its header's base (byte sum outside the time stamp
+    and checksum fields, spaces counted for the latter) plus the sum of its time stamp."""
+    stamp_sums: dict[bytes, int] = {}
+    try:
+        for stamp in set(stamps):
+            octal(stamp)  # what fasttar checks of every numeric field
+            stamp_sums[stamp] = sum(stamp)
+    except Fallback:
+        return False
+    if not sums:
+        return True
+    joined = b"".join(sums)
+    if _CANONICAL_SUMS.fullmatch(joined):
+        # each field "dddddd\0 " read as one base-8**8 digit: all checksums at once
+        found = int(b"00" + joined.replace(b"\0 ", b"00")[:-2], 8)
+        if len(stamp_sums) == 1:
+            wanted = stamp_sums[stamps[0]] * ones
+        else:  # pax headers are stamped 0 by tarfile
+            digit = {stamp: total.to_bytes(3, "big") for stamp, total in stamp_sums.items()}
+            wanted = int.from_bytes(b"".join(map(digit.__getitem__, stamps)), "big")
+        return found == base_digits + wanted
+    # a checksum written another way (or not a number)
+    expected = list(map(_CANONICAL.__mod__, map(add, bases, map(stamp_sums.__getitem__, stamps))))
+    try:
+        for i in compress(range(len(bases)), map(ne, expected, sums)):
+            if octal(sums[i]) != bases[i] + stamp_sums[stamps[i]]:
+                return False
+    except Fallback:
+        return False
+    return True
+
+
+class _Run:
+    """Members ``first``..``stop - 1`` of a layout, none of them volatile, cut with one struct.
+
+    Per header the cutter gives five pieces: its time stamp, its checksum field, the rest of the
+    header from the type flag, the member's data, and the next header's first 136 bytes (none after
+    the run's last member). Padding after the data is skipped: no reader looks at it.
+    """
+
+    __slots__ = ("first", "stop", "cutter", "head", "fixed", "data", "bases", "base_digits", "ones", "span")
+
+    def __init__(self, layout: Layout, first: int, stop: int) -> None:
+        heads, sizes = layout.heads, layout.sizes
+        fmt = [f"<{_HEAD}s"]
+        for i in range(first, stop):
+            fmt.append(f"12s8s{_BLOCK - _TYPE}s{sizes[i]}s{_padded(sizes[i]) - sizes[i]}x")
+            if i + 1 < stop:
+                fmt.append(f"{_HEAD}s")
+        self.first, self.stop = first, stop
+        self.cutter = struct.Struct("".join(fmt))
+        self.head = layout.head_starts[first]
+        self.fixed = (tuple(layout.rests[first:stop]), tuple(layout.head_starts[first + 1:stop]))
+        self.data = tuple(layout.data[first:stop])
+        self.bases = layout.bases[first:stop]
+        # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
+        self.base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self.bases), "big")
+        self.ones = int.from_bytes(b"\0\0\1" * (stop - first), "big")
+        self.span = heads[stop - 1] + _BLOCK + _padded(sizes[stop - 1]) - heads[first]
 
 
 class Layout:
-    """One tarball's layout: its header offsets and the tables of the tree read from it."""
+    """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
-    __slots__ = ("size", "limits", "blob", "heads", "files", "tables", "_struct", "_first", "_fixed", "_data",
-                 "_bases", "_base_digits", "_ones")
+    __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "volatile", "wild", "sizes", "head_starts",
+                 "rests", "data", "bases", "_runs")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
-                 limits: Hashable) -> None:
-        self.size = len(blob)
+                 limits: Hashable, caps: tuple[int, int, int] | None = None,
+                 totals: tuple[int, int] | None = None) -> None:
+        """``files``: header index -> (name, data size) of each regular file whose tree entry holds
+        its data; ``caps``: (largest file, most file bytes held, most member bytes streamed) and
+        ``totals``: (file bytes held, member bytes streamed) of this tarball, which a volatile size
+        must keep within the caps (without them no size may differ)."""
         self.limits = limits
-        self.blob: bytes | None = blob
         self.heads = heads
-        #: header index -> (name, data size) of each regular file whose tree entry holds its data
         self.files = files
         self.tables = tables
-        self._struct: struct.Struct | None = None
-        self._first = b""
-        self._fixed: tuple[tuple[bytes, ...], tuple[bytes, ...]] = ((), ())
-        self._data: tuple[bytes, ...] = ()
-        self._bases: list[int] = []
-        self._base_digits = self._ones = 0
+        self.caps, self.totals = caps, totals
+        #: header indices whose size differed from this tarball's on a later one
+        self.volatile: set[int] = set()
+        #: too many volatile members to be worth cutting: no more learning
+        self.wild = False
+        self.sizes = [octal(blob[h + _SIZE:h + _STAMP]) for h in heads]
+        self.head_starts = [bytes(blob[h:h + _HEAD]) for h in heads]
+        self.rests = [bytes(blob[h + _TYPE:h + _BLOCK]) for h in heads]
+        self.data = [bytes(blob[h + _BLOCK:h + _BLOCK + s]) for h, s in zip(heads, self.sizes)]
+        self.bases = [sum(blob[h:h + _BLOCK]) - sum(blob[h + _STAMP:h + _TYPE]) + 256 for h in heads]
+        self._runs: list[_Run | int] | None = None
 
-    def _prepare(self) -> struct.Struct:
-        """The cutter, this tarball's pieces and each header's checksum less its time stamp (once).
+    def _plan(self) -> list[_Run | int]:
+        """The runs and, between them, the volatile header indices, in archive order (built once per
+        set of volatile members)."""
+        if self._runs is None:
+            plan: list[_Run | int] = []
+            start = 0
+            for v in sorted(self.volatile):
+                if v > start:
+                    plan.append(_Run(self, start, v))
+                plan.append(v)
+                start = v + 1
+            if start < len(self.heads):
+                plan.append(_Run(self, start, len(self.heads)))
+            self._runs = plan
+        return self._runs
 
-        Per header the cutter gives five pieces: its time stamp, its checksum field, the rest of
-        the header from the type flag, the member's data, and the next header's first 136 bytes
-        (after the last member: the end-of-archive block). Padding after the data, and what follows
-        the end-of-archive block, are skipped: no reader looks at them.
-        """
-        if self._struct is None:
-            blob, heads = self.blob, self.heads
-            assert blob is not None
-            fmt = [f"<{_STAMP}s"]
-            for i, h in enumerate(heads):
-                size = octal(blob[h + 124:h + 136])
-                data_end = h + _BLOCK + size
-                if i + 1 < len(heads):
-                    fmt.append(f"12s8s{_BLOCK - _TYPE}s{size}s{heads[i + 1] - data_end}x{_STAMP}s")
-                else:
-                    end = h + _BLOCK + -(-size // _BLOCK) * _BLOCK
-                    fmt.append(f"12s8s{_BLOCK - _TYPE}s{size}s{end - data_end}x{_BLOCK}s{len(blob) - end - _BLOCK}x")
-            cutter = struct.Struct("".join(fmt))
-            parts = cutter.unpack(blob)
-            self._first, self._fixed, self._data = parts[0], (parts[3::5], parts[5::5]), parts[4::5]
-            self._bases = [octal(c) - sum(m) for m, c in zip(parts[1::5], parts[2::5])]
-            # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
-            self._base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self._bases), "big")
-            self._ones = int.from_bytes(b"\0\0\1" * len(heads), "big")
-            self._struct = cutter
-            self.blob = None  # the tree's entries hold what they need of it
-        return self._struct
-
-    def changed_files(self, blob: bytes | memoryview) -> list[tuple[str, int, int]] | None:
+    def changed_files(self, blob: bytes | memoryview, learn: bool = True) -> list[tuple[str, int, int]] | None:
         """(name, data offset, size) of the files whose data differ in ``blob``, or ``None`` when
-        ``blob`` is not this layout with other time stamps, checksums to match and file data."""
-        parts = self._prepare().unpack(blob)
-        if parts[0] != self._first or (parts[3::5], parts[5::5]) != self._fixed:
-            return None  # a header (name, size, type, link...) differs, or the end-of-archive block
-        stamps, sums = parts[1::5], parts[2::5]
-        bases = self._bases
-        stamp_sums: dict[bytes, int] = {}
-        try:
-            for stamp in set(stamps):
-                octal(stamp)  # what fasttar checks of every numeric field
-                stamp_sums[stamp] = sum(stamp)
-        except Fallback:
-            return None
-        joined = b"".join(sums)
-        if _CANONICAL_SUMS.fullmatch(joined):
-            # each field "dddddd\0 " read as one base-8**8 digit: all checksums at once
-            found = int(b"00" + joined.replace(b"\0 ", b"00")[:-2], 8)
-            if len(stamp_sums) == 1:
-                wanted = stamp_sums[stamps[0]] * self._ones
-            else:  # pax headers are stamped 0 by tarfile
-                digit = {stamp: total.to_bytes(3, "big") for stamp, total in stamp_sums.items()}
-                wanted = int.from_bytes(b"".join(map(digit.__getitem__, stamps)), "big")
-            if found != self._base_digits + wanted:
-                return None  # a wrong checksum
-        else:  # a checksum written another way (or not a number)
-            expected = list(map(_CANONICAL.__mod__, map(add, bases, map(stamp_sums.__getitem__, stamps))))
-            try:
-                for i in compress(range(len(bases)), map(ne, expected, sums)):
-                    if octal(sums[i]) != bases[i] + stamp_sums[stamps[i]]:
-                        return None
-            except Fallback:
-                return None
+        ``blob`` is not this layout with other time stamps, checksums to match, file data and sizes
+        of regular files. ``learn``: on a miss, walk ``blob`` once to find members whose size differs."""
+        got = self._cut(blob)
+        if got is None and learn and not self.wild and self.caps is not None:
+            more = self._sizes_that_differ(blob)
+            if more:
+                self.volatile |= more
+                self._runs = None
+                if len(self.volatile) > max(64, len(self.heads) // 8):
+                    self.wild = True
+                    return None
+                got = self._cut(blob)
+        return got
+
+    def _cut(self, blob: bytes | memoryview) -> list[tuple[str, int, int]] | None:
         out: list[tuple[str, int, int]] = []
-        mine, heads, files = self._data, self.heads, self.files
-        for i in compress(range(len(mine)), map(ne, parts[4::5], mine)):
-            file = files.get(i)
-            if file is None:
-                return None  # the data of a pax or long-name header differs
-            out.append((file[0], heads[i] + _BLOCK, file[1]))
+        heads, files, size_of, rests, starts = self.heads, self.files, self.sizes, self.rests, self.head_starts
+        pos = 0
+        grown = 0
+        try:
+            for step in self._plan():
+                if type(step) is int:  # a volatile member, read on its own
+                    header = bytes(blob[pos:pos + _BLOCK])
+                    if len(header) != _BLOCK or header[:_SIZE] != starts[step][:_SIZE] \
+                            or header[_TYPE:] != rests[step]:
+                        return None
+                    octal(header[_STAMP:_STAMP + 12])
+                    size = octal(header[_SIZE:_STAMP])
+                    if octal(header[_STAMP + 12:_TYPE]) != 256 + sum(header) - sum(header[_STAMP + 12:_TYPE]):
+                        return None
+                    assert self.caps is not None
+                    if size > self.caps[0] or pos + _BLOCK + size > len(blob):
+                        return None
+                    grown += size - size_of[step]
+                    if size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data[step]:
+                        out.append((files[step][0], pos + _BLOCK, size))
+                    pos += _BLOCK + _padded(size)
+                    continue
+                run: _Run = step  # type: ignore[assignment]
+                parts = run.cutter.unpack_from(blob, pos)
+                if parts[0] != run.head or (parts[3::5], parts[5::5]) != run.fixed:
+                    return None  # a header (name, size, type, link...) differs, or the end-of-archive block
+                if not _checksums_ok(parts[1::5], parts[2::5], run.bases, run.base_digits, run.ones):
+                    return None
+                first = run.first
+                shift = pos - heads[first]
+                for k in compress(range(len(run.data)), map(ne, parts[4::5], run.data)):
+                    file = files.get(first + k)
+                    if file is None:
+                        return None  # the data of a pax or long-name header differs
+                    out.append((file[0], heads[first + k] + shift + _BLOCK, file[1]))
+                pos += run.span
+        except (Fallback, struct.error):
+            return None  # a number that is not octal, or the archive ends early
+        if blob[pos:pos + _BLOCK] != _END:
+            return None  # no end-of-archive block where this layout has it (what follows it is ignored)
+        if grown:
+            assert self.caps is not None and self.totals is not None
+            if self.totals[0] + grown > self.caps[1] or self.totals[1] + grown > self.caps[2]:
+                return None
         return out
+
+    def _sizes_that_differ(self, blob: bytes | memoryview) -> set[int]:
+        """Header indices of the regular files whose size alone differs in ``blob`` (every other
+        header piece but time stamp and checksum equal to this layout's), or an empty set."""
+        out: set[int] = set()
+        pos, end = 0, len(blob)
+        files, sizes, rests, starts = self.files, self.sizes, self.rests, self.head_starts
+        try:
+            for i in range(len(self.heads)):
+                if pos + _BLOCK > end or blob[pos:pos + _SIZE] != starts[i][:_SIZE] \
+                        or blob[pos + _TYPE:pos + _BLOCK] != rests[i]:
+                    return set()
+                size = octal(bytes(blob[pos + _SIZE:pos + _STAMP]))
+                if size != sizes[i]:
+                    if i not in files:
+                        return set()
+                    out.add(i)
+                pos += _BLOCK + _padded(size)
+        except Fallback:
+            return set()
+        return out if blob[pos:pos + _BLOCK] == _END else set()
 
 
 _kept: list[Layout] = []
@@ -140,7 +251,7 @@ _kept: list[Layout] = []
 def recall(blob: bytes | memoryview, limits: Hashable) -> tuple[Any, list[tuple[str, int, int]]] | None:
     """The tables of a kept tree laid out like ``blob`` and the files whose data differ, or ``None``."""
     for i, layout in enumerate(_kept):
-        if layout.size != len(blob) or layout.limits != limits:
+        if layout.limits != limits:
             continue
         changed = layout.changed_files(blob)
         if changed is not None:

@@ -443,14 +443,17 @@ class TarTree(Tree):
             del raw
             heads: list[int] = []
             files: dict[str, tuple[int, int]] = {}
-            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), [0, 0, 0], files), heads)
+            counts = [0, 0, 0]
+            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), counts, files), heads)
         except (fasttar.Fallback, OSError, MemoryError):
             return False
         if "" not in files:  # no hard link (its entry copies another's data): keep the layout
             index = {h + 512: i for i, h in enumerate(heads)}
             layout.remember(layout.Layout(tar, heads, {index[offset]: (name, size)
                                                        for name, (offset, size) in files.items()},
-                                          (self._entries, self._children), limits))
+                                          (self._entries, self._children), limits,
+                                          caps=(MAX_FILE_BYTES, MAX_TAR_BYTES, MAX_STREAM_BYTES),
+                                          totals=(counts[2], counts[1])))
         return True
 
     def _member_adder(self, blob: memoryview, counts: list[int],

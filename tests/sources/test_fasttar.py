@@ -162,3 +162,26 @@ def test_inflated_reuses_its_buffer_and_gives_each_archive_exactly(tmp_path: Pat
     for raw in (gzip.compress(big)[:-9], gzip.compress(big) + b"junk", b"\x1f\x8b garbage"):
         with pytest.raises(Fallback), inflated(raw):
             pass
+
+
+@pytest.mark.parametrize("library", ["zlib-ng", "zlib"])
+def test_both_inflaters_give_the_same_bytes_and_refuse_the_same_streams(monkeypatch: pytest.MonkeyPatch,
+                                                                       library: str) -> None:
+    import zlib
+
+    from doctor.sources import fasttar
+
+    if library == "zlib":
+        monkeypatch.setattr(fasttar, "_inflater", (zlib.decompressobj, zlib.error))
+    else:
+        pytest.importorskip("zlib_ng")
+        monkeypatch.setattr(fasttar, "_inflater", None)
+        assert fasttar.inflater()[0].__module__.startswith("zlib_ng")
+    payload = bytes(range(256)) * 3000
+    two = gzip.compress(payload) + gzip.compress(b"tail")  # two members, as concatenated gzips are
+    assert decompress(two) == payload + b"tail"
+    bad_crc = bytearray(gzip.compress(payload))
+    bad_crc[-6] ^= 1
+    for broken in (bytes(bad_crc), gzip.compress(payload)[:-9], gzip.compress(payload) + b"\0\0"):
+        with pytest.raises(Fallback):
+            decompress(broken)

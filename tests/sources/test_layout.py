@@ -237,6 +237,86 @@ def test_a_tree_from_a_layout_differs_from_its_reference_where_a_full_comparison
 def test_layouts_kept_are_bounded(tmp_path: Path) -> None:
     for i in range(layout.KEEP + 3):
         path = tmp_path / f"n{i}.tar"
-        path.write_bytes(_node("node-" + "x" * i, 1_700_000_000 + i, etc__pad=b"p" * (600 * i)))
+        path.write_bytes(_node("node-a", 1_700_000_000 + i, **{f"etc__pad{i}": b"p"}))  # other members
         TarTree(str(path))
     assert len(layout._kept) == layout.KEEP
+
+
+# ---- members whose size differs from node to node (interrupt counts, free memory, GPU readings) ----
+
+
+def test_a_file_of_another_size_is_learnt_and_read_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _node("node-bb", 1_700_000_002, proc__cmdline=b"BOOT_IMAGE=/vmlinuz ro quiet " + b"x" * 700 + b"\n")
+    (entries, _), hit = _second(tmp_path, monkeypatch, data)
+    assert hit and entries["proc/cmdline"][1].endswith(b"x\n") and entries["etc/hostname"][1] == b"node-bb\n"
+    assert entries[LONG][1] == b"0x10de\n"  # a member after the moved ones
+
+
+def test_later_nodes_cut_around_the_learnt_members(tmp_path: Path) -> None:
+    paths = []
+    for i, host in enumerate(("a", "bb", "ccc", "dddd")):
+        path = tmp_path / f"{host}.tar"
+        path.write_bytes(_node(host, 1_700_000_000 + i, proc__cmdline=b"ro " * (i * 90) + b"\n"))
+        paths.append(path)
+    alone = []
+    for path in paths:
+        layout.forget()
+        alone.append(_outcome(path))
+    layout.forget()
+    assert [_outcome(p) for p in paths] == alone
+    assert len(layout._kept) == 1  # one layout, its hostname, manifest and cmdline members volatile
+    volatile = layout._kept[0].volatile
+    assert len(volatile) == 3
+    for path in paths[1:]:
+        data = path.read_bytes()
+        assert layout._kept[0].changed_files(data, learn=False) is not None
+
+
+def _tamper_moved(mutate: Any) -> bytes:
+    """Node B with a longer cmdline (later headers move), then ``mutate(buf, cmdline_header)``."""
+    buf = bytearray(_node("node-b", 1_700_000_002, proc__cmdline=b"BOOT_IMAGE=/vmlinuz ro " + b"y" * 600 + b"\n"))
+    mutate(buf, _headers(bytes(buf))["proc/cmdline"])
+    return bytes(buf)
+
+
+def test_a_wrong_checksum_on_a_member_of_another_size_is_refused(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    def wrong_sum(buf: bytearray, head: int) -> None:
+        buf[head + 150] = ord("7") if buf[head + 150] != ord("7") else ord("6")
+
+    got, hit = _second(tmp_path, monkeypatch, _tamper_moved(wrong_sum))
+    assert not hit and got.startswith("refused: ") and "truncated or corrupt" in got
+
+
+def test_a_size_that_points_past_the_archive_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def huge(buf: bytearray, head: int) -> None:
+        buf[head + 124:head + 136] = b"%011o\0" % (len(buf) * 4)
+        _resum(buf, head)
+
+    got, hit = _second(tmp_path, monkeypatch, _tamper_moved(huge), gz=False)
+    assert not hit and got.startswith("refused: ")
+
+
+def test_a_renamed_member_of_another_size_is_read_under_its_new_name(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def rename(buf: bytearray, head: int) -> None:
+        buf[head:head + 12] = b"proc/cmdlinX"
+        _resum(buf, head)
+
+    (entries, _), hit = _second(tmp_path, monkeypatch, _tamper_moved(rename))
+    assert not hit and "proc/cmdlinX" in entries and "proc/cmdline" not in entries
+
+
+def test_a_member_grown_past_the_file_limit_reads_as_too_large(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tree_mod, "MAX_FILE_BYTES", 400)
+    (entries, _), hit = _second(tmp_path, monkeypatch, _tamper_moved(lambda buf, head: None))
+    assert not hit and entries["proc/cmdline"][3] is True  # too large, as a fresh read says
+
+
+def test_growth_past_the_held_bytes_limit_is_refused_as_a_fresh_read_refuses(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    held = sum(len(v) for v in FILES.values()) + 200  # node A fits, node B (600 more bytes) does not
+    monkeypatch.setattr(tree_mod, "MAX_TAR_BYTES", held + len(manifest("node-a", 1_700_000_001)))
+    got, hit = _second(tmp_path, monkeypatch, _tamper_moved(lambda buf, head: None))
+    assert not hit and got.startswith("refused: ") and "limit" in got
