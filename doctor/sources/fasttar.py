@@ -16,7 +16,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from doctor.lazyre import lazy
 
@@ -38,21 +38,23 @@ class Fallback(Exception):
     """This archive is not one the fast path reads; use the slow path (which decides any refusal)."""
 
 
-_inflater: tuple[Callable[[int], Any], type[Exception]] | None = None
+_inflater: tuple[Callable[..., Any], type[Exception]] | None = None
 
 
-def inflater() -> tuple[Callable[[int], Any], type[Exception]]:
+def inflater() -> tuple[Callable[..., Any], type[Exception]]:
     """``(decompressobj, error)`` of zlib-ng when it is installed (the ``fast`` extra: the same
     streams and checks, about twice as fast), else of the standard library's zlib."""
     global _inflater
-    if _inflater is None:
+    found = _inflater
+    if found is None:
         try:
             from zlib_ng import zlib_ng
 
-            _inflater = zlib_ng.decompressobj, zlib_ng.error
+            found = zlib_ng.decompressobj, cast("type[Exception]", zlib_ng.error)  # typed as an instance
         except ImportError:
-            _inflater = zlib.decompressobj, zlib.error
-    return _inflater
+            found = zlib.decompressobj, zlib.error
+        _inflater = found
+    return found
 
 
 def _gunzip_into(raw: bytes, out: bytearray, cap: int) -> int:
