@@ -5,8 +5,8 @@ Wall and CPU seconds (parent and workers, imports excluded) per node. Three flee
 results (``gnd check --format json`` output; what a DaemonSet or Slurm job would ship); snapshot
 tarballs whose nodes differ only in identity (hostname, machine-id, collection time), the best case
 for what a worker shares between alike nodes; and "volatile" snapshot tarballs whose nodes also
-differ in counters and readings (interrupt counts, free memory, GPU temperatures and power), as
-snapshots of a real fleet do. Checks run on every snapshot. Each measurement runs in a fresh
+differ in counters and readings (interrupt counts, free memory, GPU temperatures and power) and run
+their processes under other pids, as snapshots of a real fleet do. Checks run on every snapshot. Each measurement runs in a fresh
 process; peak memory is the aggregating parent's max RSS and the largest worker's
 (``resource.getrusage(RUSAGE_CHILDREN)``). Three nodes are planted outliers; the run checks that
 exactly they are reported.
@@ -62,7 +62,8 @@ def make_json_fleet(dest: Path, count: int) -> None:
 
 def make_snapshot_fleet(dest: Path, count: int, volatile: bool = False) -> None:
     """``volatile``: nodes also differ in counters and readings (interrupts, free memory, GPU temperatures
-    and power), so no two archives share a layout, as on a real fleet; else only in identity."""
+    and power) and in process ids, as on a real fleet, so no two archives are laid out alike; else only
+    in identity."""
     from fixtures.tools.make_node import HEALTHY
     from tests.fleet.fleetgen import FleetWriter, spec_tarball, volatile_files
 
@@ -75,7 +76,8 @@ def make_snapshot_fleet(dest: Path, count: int, volatile: bool = False) -> None:
             spec_tarball(dest / f"{name}.tar.gz", replace(specs[planted[i]], hostname=name, node_id=1000 + i))
         else:
             w = writers[i % 3]
-            w.write(dest / f"{name}.tar.gz", name, 1000 + i, files=volatile_files(w.files, 1000 + i) if volatile else None)
+            w.write(dest / f"{name}.tar.gz", name, 1000 + i, files=volatile_files(w.files, 1000 + i) if volatile else None,
+                    renumber=volatile)
 
 
 def measure(folder: str, jobs: int) -> dict[str, float]:

@@ -155,6 +155,10 @@ def _text(field: bytes) -> str:
     return field.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
+#: the same, for :mod:`doctor.sources.layout`
+text = _text
+
+
 def _pax(data: bytes) -> dict[str, str]:
     """The path/linkpath records of a pax extended header; :class:`Fallback` for anything else."""
     out: dict[str, str] = {}

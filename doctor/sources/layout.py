@@ -35,6 +35,7 @@ from operator import add, ne
 from typing import Any
 
 from doctor.sources.fasttar import Fallback, octal
+from doctor.sources.fasttar import text as _text
 
 #: layouts kept per process (a fleet worker meets a few configurations in turn)
 KEEP = 4
@@ -45,6 +46,9 @@ _STAMP, _TYPE = 136, 156  # offsets of mtime (chksum follows it) and typeflag in
 _CANONICAL = b"%06o\0 "  # how tarfile (and so gnd collect) writes a checksum
 _CANONICAL_SUMS = re.compile(rb"(?:[0-7]{6}\0 )*")
 _END = bytes(_BLOCK)
+_NAME, _LINK, _MAGIC, _PREFIX = 100, 157, 257, 345  # ends of the name field; link, magic and prefix fields
+_EXTENDED = (b"x", b"L", b"K", b"g")  # headers whose data name or describe the next member
+_KINDS = {b"0": "file", b"\0": "file", b"5": "dir", b"2": "symlink"}
 
 
 def _padded(size: int) -> int:
@@ -117,21 +121,25 @@ class _Run:
 class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
-    __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "volatile", "wild", "sizes", "head_starts",
-                 "rests", "data", "bases", "_runs")
+    __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "volatile", "wild", "sizes",
+                 "head_starts", "rests", "data", "bases", "_runs")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
-                 totals: tuple[int, int] | None = None) -> None:
+                 totals: tuple[int, int] | None = None, members: dict[int, tuple[str, str]] | None = None) -> None:
         """``files``: header index -> (name, data size) of each regular file whose tree entry holds
         its data; ``caps``: (largest file, most file bytes held, most member bytes streamed) and
         ``totals``: (file bytes held, member bytes streamed) of this tarball, which a volatile size
-        must keep within the caps (without them no size may differ)."""
+        must keep within the caps (without them no size may differ); ``members``: header index ->
+        (kind, name in the tree) of every file, directory and symbolic link, given only when the tree
+        is exactly its members (no name twice, no directory made implicitly): then members may have
+        other names (process directories under other pids), see :meth:`changed_files`."""
         self.limits = limits
         self.heads = heads
         self.files = files
         self.tables = tables
         self.caps, self.totals = caps, totals
+        self.members = members
         #: header indices whose size differed from this tarball's on a later one
         self.volatile: set[int] = set()
         #: too many volatile members to be worth cutting: no more learning
@@ -159,10 +167,12 @@ class Layout:
             self._runs = plan
         return self._runs
 
-    def changed_files(self, blob: bytes | memoryview, learn: bool = True) -> list[tuple[str, int, int]] | None:
-        """(name, data offset, size) of the files whose data differ in ``blob``, or ``None`` when
-        ``blob`` is not this layout with other time stamps, checksums to match, file data and sizes
-        of regular files. ``learn``: on a miss, walk ``blob`` once to find members whose size differs."""
+    def changed_files(self, blob: bytes | memoryview, learn: bool = True) -> Cut | None:
+        """What differs in ``blob``: (name, data offset, size) of the files whose data differ, and the
+        members with another name or link target (see :class:`Renamed`); ``None`` when ``blob`` is not
+        this layout with other time stamps, checksums to match, file data and sizes of regular files,
+        and (when the layout allows it) names and link targets of plain members. ``learn``: on a miss,
+        walk ``blob`` once to find the members whose size, name or link target differs."""
         got = self._cut(blob)
         if got is None and learn and not self.wild and self.caps is not None:
             more = self._sizes_that_differ(blob)
@@ -175,8 +185,9 @@ class Layout:
                 got = self._cut(blob)
         return got
 
-    def _cut(self, blob: bytes | memoryview) -> list[tuple[str, int, int]] | None:
+    def _cut(self, blob: bytes | memoryview) -> Cut | None:
         out: list[tuple[str, int, int]] = []
+        renamed: list[Renamed] = []
         heads, files, size_of, rests, starts = self.heads, self.files, self.sizes, self.rests, self.head_starts
         pos = 0
         grown = 0
@@ -184,18 +195,28 @@ class Layout:
             for step in self._plan():
                 if type(step) is int:  # a volatile member, read on its own
                     header = bytes(blob[pos:pos + _BLOCK])
-                    if len(header) != _BLOCK or header[:_SIZE] != starts[step][:_SIZE] \
-                            or header[_TYPE:] != rests[step]:
+                    if len(header) != _BLOCK or header[_NAME:_SIZE] != starts[step][_NAME:_SIZE] \
+                            or header[_TYPE:_LINK] != rests[step][:1] or header[_MAGIC:] != rests[step][_MAGIC - _TYPE:]:
+                        return None  # mode, ids, type, owner names, prefix: as in this layout
+                    # the same file (its data may differ), or a member replaced as a whole
+                    same = step in files and header[:_NAME] == starts[step][:_NAME] \
+                        and header[_LINK:_MAGIC] == rests[step][1:_MAGIC - _TYPE]
+                    if not same and not self._renamable(step):
                         return None
                     octal(header[_STAMP:_STAMP + 12])
                     size = octal(header[_SIZE:_STAMP])
                     if octal(header[_STAMP + 12:_TYPE]) != 256 + sum(header) - sum(header[_STAMP + 12:_TYPE]):
                         return None
                     assert self.caps is not None
-                    if size > self.caps[0] or pos + _BLOCK + size > len(blob):
+                    if pos + _BLOCK + size > len(blob) or size > self.caps[0]:
                         return None
+                    kind = header[_TYPE:_TYPE + 1]
+                    if size and kind not in (b"0", b"\0"):
+                        return None  # tarfile does not skip data of other members
                     grown += size - size_of[step]
-                    if size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data[step]:
+                    if not same:
+                        renamed.append(Renamed(step, header, pos + _BLOCK, size))
+                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data[step]:
                         out.append((files[step][0], pos + _BLOCK, size))
                     pos += _BLOCK + _padded(size)
                     continue
@@ -221,22 +242,35 @@ class Layout:
             assert self.caps is not None and self.totals is not None
             if self.totals[0] + grown > self.caps[1] or self.totals[1] + grown > self.caps[2]:
                 return None
-        return out
+        return out, renamed
+
+    def _renamable(self, i: int) -> bool:
+        """Whether member ``i`` may have another name or link target: a plain file, directory or
+        symbolic link of a layout whose tree is exactly its members, named by its own header (no pax
+        or GNU long-name header before it)."""
+        members = self.members
+        return members is not None and i in members and (i == 0 or self.rests[i - 1][:1] not in _EXTENDED)
 
     def _sizes_that_differ(self, blob: bytes | memoryview) -> set[int]:
-        """Header indices of the regular files whose size alone differs in ``blob`` (every other
-        header piece but time stamp and checksum equal to this layout's), or an empty set."""
+        """Header indices of the regular files whose size differs in ``blob``, and of the members
+        whose name or link target differs where :meth:`_renamable` allows it (every other header piece
+        but time stamp and checksum equal to this layout's); an empty set for anything else."""
         out: set[int] = set()
         pos, end = 0, len(blob)
         files, sizes, rests, starts = self.files, self.sizes, self.rests, self.head_starts
         try:
             for i in range(len(self.heads)):
-                if pos + _BLOCK > end or blob[pos:pos + _SIZE] != starts[i][:_SIZE] \
-                        or blob[pos + _TYPE:pos + _BLOCK] != rests[i]:
+                if pos + _BLOCK > end:
                     return set()
+                if blob[pos:pos + _SIZE] != starts[i][:_SIZE] or blob[pos + _TYPE:pos + _BLOCK] != rests[i]:
+                    if blob[pos + _NAME:pos + _SIZE] != starts[i][_NAME:_SIZE] \
+                            or blob[pos + _TYPE:pos + _LINK] != rests[i][:1] \
+                            or blob[pos + _MAGIC:pos + _BLOCK] != rests[i][_MAGIC - _TYPE:] or not self._renamable(i):
+                        return set()
+                    out.add(i)
                 size = octal(bytes(blob[pos + _SIZE:pos + _STAMP]))
                 if size != sizes[i]:
-                    if i not in files:
+                    if i not in files and not self._renamable(i):
                         return set()
                     out.add(i)
                 pos += _BLOCK + _padded(size)
@@ -245,19 +279,48 @@ class Layout:
         return out if blob[pos:pos + _BLOCK] == _END else set()
 
 
+class Renamed:
+    """A member of another name or link target than the layout's at its place: its header (to read
+    its name, kind and link as the tar reader does), where its data start and its size."""
+
+    __slots__ = ("index", "header", "offset", "size")
+
+    def __init__(self, index: int, header: bytes, offset: int, size: int) -> None:
+        self.index, self.header, self.offset, self.size = index, header, offset, size
+
+    def member(self) -> tuple[str, str, str]:
+        """(kind, name, link target) as :func:`doctor.sources.fasttar.members` reads them."""
+        header = self.header
+        name = _text(header[:_NAME])
+        kind = header[_TYPE:_TYPE + 1]
+        if kind == b"\0" and name.endswith("/"):
+            kind = b"5"
+        if kind == b"5":
+            name = name.rstrip("/")
+        if header[_PREFIX]:
+            prefix = _text(header[_PREFIX:500])
+            if prefix:
+                name = prefix + "/" + name
+        link = _text(header[_LINK:_MAGIC]) if header[_LINK] else ""
+        return _KINDS.get(kind, ""), name, link
+
+
+#: (files whose data differ: name, data offset, size), members with another name or link target
+Cut = tuple[list[tuple[str, int, int]], list[Renamed]]
+
 _kept: list[Layout] = []
 
 
-def recall(blob: bytes | memoryview, limits: Hashable) -> tuple[Any, list[tuple[str, int, int]]] | None:
-    """The tables of a kept tree laid out like ``blob`` and the files whose data differ, or ``None``."""
+def recall(blob: bytes | memoryview, limits: Hashable) -> tuple[Layout, Cut] | None:
+    """A kept layout like ``blob``'s and what differs (see :meth:`Layout.changed_files`), or ``None``."""
     for i, layout in enumerate(_kept):
         if layout.limits != limits:
             continue
-        changed = layout.changed_files(blob)
-        if changed is not None:
+        cut = layout.changed_files(blob)
+        if cut is not None:
             if i:
                 _kept.insert(0, _kept.pop(i))
-            return layout.tables, changed
+            return layout, cut
     return None
 
 

@@ -335,15 +335,17 @@ class _Reference:
 
     @classmethod
     def match(cls, entries: dict[str, _Entry], children: dict[str, set[str]],
-              like: tuple[dict[str, _Entry], list[str]] | None = None) -> tuple[_Reference, set[str]]:
+              like: tuple[dict[str, _Entry], dict[str, set[str]], list[str]] | None = None
+              ) -> tuple[_Reference, set[str]]:
         """A kept reference and the paths where this tree differs from it, or a new reference.
 
-        ``like``: the tables this tree's were copied from and the files replaced (layout.py); a
-        reference holding those tables differs from it in exactly those files (what delta finds)."""
+        ``like``: the tables this tree's were copied from and the paths it changed (layout.py: files
+        replaced, members renamed and their directories); a reference holding those tables differs
+        from it in those paths at most (each is compared where it matters, so more is harmless)."""
         limit = max(64, len(entries) // 10)
         for i, ref in enumerate(cls._kept):
-            if like is not None and ref.entries is like[0] and ref.children is children:
-                delta: set[str] | None = set(like[1]) if len(like[1]) <= limit else None
+            if like is not None and ref.entries is like[0] and ref.children is like[1]:
+                delta: set[str] | None = set(like[2]) if len(like[2]) <= limit else None
             else:
                 delta = ref.delta(entries, children, limit)
             if delta is not None:
@@ -397,7 +399,7 @@ class TarTree(Tree):
         self._base: _Reference | None = None
         self._delta: set[str] | None = None
         #: the tables this tree's were copied from, and the files it replaced (layout.py)
-        self._like: tuple[dict[str, _Entry], list[str]] | None = None
+        self._like: tuple[dict[str, _Entry], dict[str, set[str]], list[str]] | None = None
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
@@ -430,36 +432,100 @@ class TarTree(Tree):
                     return False  # the slow path counts what it streams, and refuses
                 known = layout.recall(view, limits)
                 if known is not None:
-                    # entries are shared, and the children table (never changed once read); the
-                    # few files of its own are copied (the view is a buffer reused for the next one)
-                    (entries, children), changed = known
-                    self._entries = dict(entries)
-                    for name, offset, size in changed:
-                        self._entries[name] = _Entry(FILE, bytes(view[offset:offset + size]))
-                    self._children = children
-                    self._like = entries, [name for name, _, _ in changed]
-                    return True
+                    like, cut = known
+                    if self._like_layout(like, cut, view):
+                        return True
+                    self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
                 tar = raw if view.obj is raw else bytes(view)
             del raw
             heads: list[int] = []
             files: dict[str, tuple[int, int]] = {}
+            named: dict[int, tuple[str, str]] = {}
             counts = [0, 0, 0]
-            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar), counts, files), heads)
+            fasttar.members(tar, MAX_NAME_CHARS * 16,
+                            self._member_adder(memoryview(tar), counts, files, heads, named), heads)
         except (fasttar.Fallback, OSError, MemoryError):
             return False
         if "" not in files:  # no hard link (its entry copies another's data): keep the layout
             index = {h + 512: i for i, h in enumerate(heads)}
+            # members may be renamed later only when the tree is exactly its members (see layout.Layout)
+            exact = len(named) == len(self._entries) - 1 and len({n for _, n in named.values()}) == len(named)
             layout.remember(layout.Layout(tar, heads, {index[offset]: (name, size)
                                                        for name, (offset, size) in files.items()},
                                           (self._entries, self._children), limits,
                                           caps=(MAX_FILE_BYTES, MAX_TAR_BYTES, MAX_STREAM_BYTES),
-                                          totals=(counts[2], counts[1])))
+                                          totals=(counts[2], counts[1]), members=named if exact else None))
         return True
 
-    def _member_adder(self, blob: memoryview, counts: list[int],
-                      files: dict[str, tuple[int, int]]) -> Callable[[str, str, str, int, int], None]:
+    def _like_layout(self, like: Any, cut: Any, view: memoryview) -> bool:
+        """Make this tree the kept ``like`` layout's with what ``cut`` found different (layout.py):
+        files with other data, members with other names or link targets. ``False`` (nothing kept)
+        when a renamed member would make the tree anything but the same members renamed (a name
+        met twice, a directory made implicitly, one left without its parent): the caller then reads
+        the archive member by member."""
+        entries, children = like.tables
+        changed, renamed = cut
+        # entries are shared, and the children table (never changed once read); the few files of
+        # its own are copied (the view is a buffer reused for the next one)
+        mine = dict(entries)
+        for name, offset, size in changed:
+            mine[name] = _Entry(FILE, bytes(view[offset:offset + size]))
+        touched = [name for name, _, _ in changed]
+        kids = children
+        if renamed:
+            kids = dict(children)
+            copied: set[str] = set()
+
+            def children_of(parent: str) -> set[str]:
+                if parent not in copied:
+                    kids[parent] = set(kids[parent])
+                    copied.add(parent)
+                return kids[parent]
+
+            gone = {like.members[r.index][1] for r in renamed}
+            for r in reversed(renamed):  # what is under a directory before it
+                kind, old = like.members[r.index]
+                parent, _, base = old.rpartition("/")
+                if mine.pop(old, None) is None or parent not in kids:
+                    return False
+                children_of(parent).discard(base)
+                if kind == "dir":
+                    if any(f"{old}/{child}" not in gone for child in children[old]):
+                        return False  # something under it keeps its name: its parent would be implicit
+                    kids.pop(old)
+                touched += (old, parent)
+            for r in renamed:
+                kind, raw, link = r.member()
+                try:
+                    name = _safe_member_name(raw)
+                except DoctorError:
+                    return False
+                parent, _, base = name.rpartition("/")
+                above = mine.get(parent)
+                if not name or name in mine or above is None or above.kind != DIR or parent not in kids:
+                    return False
+                if kind == "symlink":
+                    mine[name] = _Entry(LINK, target=link)
+                elif kind == "dir":
+                    mine[name] = _Entry(DIR)
+                    kids[name] = set()
+                    copied.add(name)
+                elif kind == "file" and not link:
+                    mine[name] = _Entry(FILE, bytes(view[r.offset:r.offset + r.size]))
+                else:
+                    return False
+                children_of(parent).add(base)
+                touched += (name, parent)
+        self._entries, self._children = mine, kids
+        self._like = entries, children, touched
+        return True
+
+    def _member_adder(self, blob: memoryview, counts: list[int], files: dict[str, tuple[int, int]],
+                      heads: list[int] | None = None,
+                      named: dict[int, tuple[str, str]] | None = None) -> Callable[[str, str, str, int, int], None]:
         """The fast path's per-member callback: adds to this tree, counting toward the limits in ``counts``;
-        ``files`` maps each name whose entry holds a member's data to its (offset, size) (``""``: a hard link)."""
+        ``files`` maps each name whose entry holds a member's data to its (offset, size) (``""``: a hard link);
+        ``named`` maps the header index (in ``heads``) of each member kept to its (kind, name)."""
         from doctor.sources import fasttar
 
         def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
@@ -473,6 +539,8 @@ class TarTree(Tree):
                 raise fasttar.Fallback from None
             if not name:
                 return
+            if named is not None and heads is not None and kind != "hardlink":
+                named[len(heads) - 1] = kind, name
             files.pop(name, None)  # a later member of that name replaces the entry
             if kind == "symlink":
                 if len(linkname) > MAX_NAME_CHARS:

@@ -88,6 +88,31 @@ def volatile_files(files: dict[str, bytes], node_id: int) -> dict[str, bytes]:
     return out
 
 
+_PID_DIR = re.compile(r"^proc/(\d+)(?=/|$)")
+
+
+def renumbered(files: dict[str, bytes], links: dict[str, str], node_id: int) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The tree with its user processes (pid 1000 and up) under other pids, as on another machine
+    (or after a restart): their /proc directories renamed, and the ids inside their status files.
+    The order of the renamed directories among the others may change, as ``gnd collect`` sorts names."""
+    offset = 1 + (node_id * 7919) % 50_000
+    pids = {m.group(1) for name in [*files, *links] if (m := _PID_DIR.match(name)) and int(m.group(1)) >= 1000}
+    if not pids:
+        return files, links
+    ids = re.compile(rb"(?<![0-9])(" + b"|".join(p.encode() for p in sorted(pids, key=len, reverse=True)) + rb")(?![0-9])")
+
+    def name(path: str) -> str:
+        m = _PID_DIR.match(path)
+        return path if not m or m.group(1) not in pids else f"proc/{int(m.group(1)) + offset}{path[m.end():]}"
+
+    def body(path: str, data: bytes) -> bytes:
+        if not path.endswith("/status") or not _PID_DIR.match(path):
+            return data
+        return ids.sub(lambda m: b"%d" % (int(m.group(1)) + offset), data)
+
+    return {name(k): body(k, v) for k, v in files.items()}, {name(k): v for k, v in links.items()}
+
+
 def _compress(data: bytes | bytearray, when: int) -> bytes:
     return gzip.compress(bytes(data), compresslevel=6, mtime=when)
 
@@ -123,19 +148,23 @@ class FleetWriter:
         self._template: tuple[bytes, list[int], dict[str, tuple[int, int]]] | None = None
 
     def write(self, dest: Path, hostname: str, node_id: int, files: dict[str, bytes] | None = None,
-              links: dict[str, str] | None = None) -> Path:
+              links: dict[str, str] | None = None, renumber: bool = False) -> Path:
         """A copy of the base tree as machine ``hostname``, collected at its own time; ``files`` and
-        ``links`` replace or add members (a node that differs from its neighbours in a file or two)."""
+        ``links`` replace or add members (a node that differs from its neighbours in a file or two);
+        ``renumber``: its user processes run under other pids (see :func:`renumbered`), after ``files``."""
         when = MTIME + node_id
         ident = {**node_files(hostname, node_id), MANIFEST: json.dumps(manifest(hostname, when), indent=2,
                                                                        sort_keys=True).encode()}
-        if not files and not links:
+        if not files and not links and not renumber:
             patched = self._patched(ident, when)
             if patched is not None:
                 dest.write_bytes(_compress(patched, when))
                 return dest
-        tar = collector_tar({**self.files, **{k: v for k, v in ident.items() if k != MANIFEST}, **(files or {})},
-                            {**self.links, **(links or {})}, manifest(hostname, when), when)
+        all_files = {**self.files, **{k: v for k, v in ident.items() if k != MANIFEST}, **(files or {})}
+        all_links = {**self.links, **(links or {})}
+        if renumber:
+            all_files, all_links = renumbered(all_files, all_links, node_id)
+        tar = collector_tar(all_files, all_links, manifest(hostname, when), when)
         dest.write_bytes(_compress(tar, when))
         return dest
 

@@ -66,7 +66,7 @@ def _fresh() -> Iterator[None]:
 
 
 def _second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, gz: bool = True) -> tuple[Any, bool]:
-    """Read node A, then ``data``: (its outcome, whether the layout shortcut took it); also checks the
+    """Read node A, then ``data``: (its outcome, whether a kept layout made its tree); also checks the
     outcome is what a process that never read A gets."""
     first, second = tmp_path / "a.tar.gz", tmp_path / ("b.tar.gz" if gz else "b.tar")
     first.write_bytes(gzip.compress(_node("node-a", 1_700_000_001)))
@@ -75,15 +75,15 @@ def _second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, gz: bo
     alone = _outcome(second)
     layout.forget()
     hits: list[bool] = []
-    recall = layout.recall
+    like_layout = TarTree._like_layout
 
-    def spy(blob: bytes, limits: Any) -> Any:
-        found = recall(blob, limits)
-        hits.append(found is not None)
-        return found
+    def spy(self: TarTree, *args: Any) -> bool:
+        took: bool = like_layout(self, *args)
+        hits.append(took)
+        return took
 
     TarTree(str(first))
-    monkeypatch.setattr(layout, "recall", spy)
+    monkeypatch.setattr(TarTree, "_like_layout", spy)
     got = _outcome(second)
     assert got == alone
     return got, hits == [True]
@@ -144,7 +144,7 @@ def test_a_renamed_member_with_its_checksum_fixed_is_read_under_its_new_name(
     buf[head:head + 12] = b"proc/cmdlinX"
     _resum(buf, head)
     (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf))
-    assert not hit and "proc/cmdlinX" in entries and "proc/cmdline" not in entries
+    assert hit and "proc/cmdlinX" in entries and "proc/cmdline" not in entries
 
 
 def test_a_pax_path_of_the_same_length_is_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,7 +162,7 @@ def test_a_link_target_of_the_same_length_is_applied(tmp_path: Path, monkeypatch
     buf[head + 157:head + 157 + len(old)] = old.replace(b"3c", b"3d")
     _resum(buf, head)
     (entries, _), hit = _second(tmp_path, monkeypatch, bytes(buf))
-    assert not hit and entries["sys/bus/pci/devices/0000:3c:00.0"][2].endswith("0000:3d:00.0")
+    assert hit and entries["sys/bus/pci/devices/0000:3c:00.0"][2].endswith("0000:3d:00.0")
 
 
 def test_headers_stamped_with_different_times_still_take_the_shortcut(tmp_path: Path,
@@ -237,7 +237,7 @@ def test_a_tree_from_a_layout_differs_from_its_reference_where_a_full_comparison
 def test_layouts_kept_are_bounded(tmp_path: Path) -> None:
     for i in range(layout.KEEP + 3):
         path = tmp_path / f"n{i}.tar"
-        path.write_bytes(_node("node-a", 1_700_000_000 + i, **{f"etc__pad{i}": b"p"}))  # other members
+        path.write_bytes(_node("node-a", 1_700_000_000 + i, **{f"etc__pad{j}": b"p" for j in range(i + 1)}))
         TarTree(str(path))
     assert len(layout._kept) == layout.KEEP
 
@@ -304,7 +304,7 @@ def test_a_renamed_member_of_another_size_is_read_under_its_new_name(tmp_path: P
         _resum(buf, head)
 
     (entries, _), hit = _second(tmp_path, monkeypatch, _tamper_moved(rename))
-    assert not hit and "proc/cmdlinX" in entries and "proc/cmdline" not in entries
+    assert hit and "proc/cmdlinX" in entries and "proc/cmdline" not in entries
 
 
 def test_a_member_grown_past_the_file_limit_reads_as_too_large(tmp_path: Path,
@@ -320,3 +320,109 @@ def test_growth_past_the_held_bytes_limit_is_refused_as_a_fresh_read_refuses(tmp
     monkeypatch.setattr(tree_mod, "MAX_TAR_BYTES", held + len(manifest("node-a", 1_700_000_001)))
     got, hit = _second(tmp_path, monkeypatch, _tamper_moved(lambda buf, head: None))
     assert not hit and got.startswith("refused: ") and "limit" in got
+
+
+# ---- members under other names: process directories of other pids, other link targets ----
+
+
+def _read_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: bytes, second: bytes) -> tuple[Any, bool]:
+    """Read ``first``, then ``second`` (tar bytes): (its outcome, whether the layout took it); the
+    outcome must be what a process that never read ``first`` gets."""
+    a, b = tmp_path / "first.tar", tmp_path / "second.tar"
+    a.write_bytes(first)
+    b.write_bytes(second)
+    layout.forget()
+    alone = _outcome(b)
+    layout.forget()
+    TarTree(str(a))
+    hits: list[bool] = []
+    like_layout = TarTree._like_layout
+
+    def spy(self: TarTree, *args: Any) -> bool:
+        took: bool = like_layout(self, *args)
+        hits.append(took)
+        return took
+
+    monkeypatch.setattr(TarTree, "_like_layout", spy)
+    got = _outcome(b)
+    assert got == alone
+    return got, hits == [True]
+
+
+def _procs(pids: dict[int, bytes], when: int = 1_700_000_001, **extra: bytes) -> bytes:
+    files = dict(FILES)
+    for pid, cmd in pids.items():
+        files[f"proc/{pid}/cmdline"] = cmd
+        files[f"proc/{pid}/status"] = b"Name:\tpython3\nPid:\t%d\n" % pid
+    files.update({k.replace("__", "/"): v for k, v in extra.items()})
+    return collector_tar(files, {**LINKS, "proc/self": str(min(pids))}, manifest("node", when), when)
+
+
+def test_processes_under_other_pids_take_the_shortcut_and_read_the_same(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _procs({4242: b"vllm\0serve\0", 4318: b"worker\0"})
+    second = _procs({9120: b"vllm\0serve\0--enforce-eager\0", 10007: b"worker\0"}, 1_700_000_777)  # order changes
+    (entries, children), hit = _read_after(tmp_path, monkeypatch, first, second)
+    assert hit
+    assert entries["proc/9120/cmdline"][1] == b"vllm\0serve\0--enforce-eager\0"
+    assert entries["proc/self"][2] == "9120" and "proc/4242" not in entries
+    assert children["proc"] == sorted(["9120", "10007", "cmdline", "self", "sys"])
+
+
+def test_the_memo_delta_of_a_renamed_tree_covers_every_path_a_full_comparison_finds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tree_mod._Reference, "_kept", [])
+    a, b = tmp_path / "a.tar", tmp_path / "b.tar"
+    a.write_bytes(_procs({4242: b"vllm\0"}))
+    b.write_bytes(_procs({5001: b"vllm\0"}, 1_700_000_002))
+    first = TarTree(str(a))
+    first.match_reference()
+    second = TarTree(str(b))
+    assert second._like is not None
+    second.match_reference()
+    ref = first._base
+    assert ref is not None and second._base is ref and second._delta is not None
+    full = ref.delta(second._entries, second._children, 10_000)
+    assert full is not None and full <= second._delta and "proc/5001/cmdline" in full
+
+
+@pytest.mark.parametrize("case", ["child keeps the old name", "collides", "escapes", "absolute"])
+def test_renames_that_are_not_a_plain_rename_read_as_a_fresh_read_does(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    first = _procs({4242: b"vllm\0", 4318: b"worker\0"})
+    buf = bytearray(_procs({4242: b"vllm\0", 4318: b"worker\0"}, 1_700_000_002))
+    heads = _headers(bytes(buf))
+    if case == "child keeps the old name":
+        head, new = heads["proc/4242/"], b"proc/4243/"  # the directory alone: its files keep proc/4242/
+    elif case == "collides":
+        head, new = heads["proc/4318/status"], b"proc/4318/cmdline"
+    elif case == "escapes":
+        head, new = heads["proc/4318/status"], b"proc/../../x"
+    else:
+        head, new = heads["proc/4318/status"], b"/etc/shadowx"
+    buf[head:head + 100] = new.ljust(100, b"\0")
+    _resum(buf, head)
+    got, hit = _read_after(tmp_path, monkeypatch, first, bytes(buf))
+    assert not hit
+    if case in ("escapes", "absolute"):
+        assert got.startswith("refused: ") and "unsafe tarball" in got
+
+
+def test_random_renames_resizes_and_rewrites_read_exactly_as_a_fresh_read(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    rng = random.Random(15)
+    base = {4242: b"vllm\0", 4318: b"worker\0", 4327: b"worker\0"}
+    first = _procs(base)
+    hits = 0
+    for case in range(40):
+        pids = {rng.choice([p, p + rng.randrange(1, 90_000)]): c + b"x" * rng.randrange(0, 3) * 300
+                for p, c in base.items()}
+        extra = {"proc__cmdline": b"BOOT_IMAGE=/vmlinuz " + b"q" * rng.randrange(0, 900)} if rng.random() < 0.5 else {}
+        tar = bytearray(_procs(pids, 1_700_000_000 + case, **extra))
+        if rng.random() < 0.3:  # a byte flipped somewhere: a header, data or padding
+            tar[rng.randrange(0, len(tar) - 1024)] ^= 1 << rng.randrange(8)
+        got, hit = _read_after(tmp_path, monkeypatch, first, bytes(tar))
+        hits += hit
+    assert hits >= 15  # most are plain renames and resizes, which the layout takes
