@@ -1,7 +1,8 @@
 """Compare two runs of one node: findings fixed, new, unchanged or changed in severity, and fact changes.
 
 The one finding diff of the tool (``gnd diff``, the TUI's re-run diff). Rule: findings are keyed
-by (check, subject); ``pass`` findings are not compared (a pass says nothing about what changed),
+by (check, subject), the subject without process ids (a fix that restarts the server gives it
+another pid; ``vllm serve (pid 4242)`` and ``vllm serve (pid 5120)`` are the same server); ``pass`` findings are not compared (a pass says nothing about what changed),
 every other severity is, ``info`` included, so a finding that went from ``info`` to ``high`` reads
 as "worse", not as new. Only ``gnd diff --fail-on`` decides which changes count as regressions.
 """
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, field
 from typing import TYPE_CHECKING, Any
 
-from doctor.findings import PASS, at_least, severity_order
+from doctor.findings import PASS, at_least, severity_order, stable_subject
 from doctor.lazyre import lazy
 from doctor.record import record
 
@@ -71,12 +72,16 @@ class Diff:
 
 
 def _keyed(findings: Sequence[Finding]) -> dict[tuple[str, str], Finding]:
-    """Findings that say something (not ``pass``) by (check, subject); a repeat keeps its title apart."""
+    """Findings that say something (not ``pass``) by (check, subject without process ids: a server
+    restarted under another pid is the same server); a repeat keeps its title apart, then its pid."""
     out: dict[tuple[str, str], Finding] = {}
     for f in findings:
         if f.severity == PASS:
             continue
-        key = (f.check, f.subject)
+        subject = stable_subject(f.subject)
+        key = (f.check, subject)
+        if key in out:
+            key = (f.check, f"{subject} [{f.title}]")
         if key in out:
             key = (f.check, f"{f.subject} [{f.title}]")
         out.setdefault(key, f)

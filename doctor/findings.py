@@ -323,6 +323,15 @@ _PID_IN_LABEL = lazy(r"\(pid (\d+)\)$")
 _ENV_IN_LABEL = lazy(r"([A-Z][A-Z0-9_]{1,127}) in \S.*")
 
 
+_PID_IN_SUBJECT = lazy(r" ?\(pid \d+\)")
+
+
+def stable_subject(subject: str) -> str:
+    """``subject`` without its process ids (``vllm api_server (pid 4242)`` -> ``vllm api_server``): how
+    findings about one process are matched across a restart (``gnd diff``) or between nodes (``gnd fleet``)."""
+    return _PID_IN_SUBJECT.sub("", subject) if "(pid " in subject else subject
+
+
 def subject_id_of(subject: str) -> str:
     """The stable id of a display subject: the address of ``GPU 5 (0000:9c:00.0)``, ``pid:N`` for
     ``vllm serve (pid 4242)`` or a bare process id, ``NCCL_IB_DISABLE`` for ``NCCL_IB_DISABLE in

@@ -104,3 +104,23 @@ def test_missing_source_is_one_line_error(tmp_path: Path, capsys) -> None:  # ty
     assert main(["diff", str(bad), str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not valid JSON" in err
+
+
+def test_a_server_restarted_under_another_pid_is_the_same_server() -> None:
+    """The usual fix restarts the server: its findings must not read as fixed plus new."""
+    eager = Finding("high", "vllm api_server (pid 4242)", "CUDA Graphs disabled", check="runtime.cuda_graphs")
+    blocking = Finding("critical", "vllm api_server (pid 4242)", "CUDA_LAUNCH_BLOCKING=1", check="runtime.debug_env")
+    gid = Finding("high", "NCCL_IB_GID_INDEX in vllm api_server (pid 4242)", "GID 0", check="rdma.gid_index")
+    restarted = [replace(eager, subject="vllm api_server (pid 5120)"),
+                 replace(gid, subject="NCCL_IB_GID_INDEX in vllm api_server (pid 5120)")]
+    changes = {(c.check, c.change, c.subject) for c in compare_findings([eager, blocking, gid], restarted)}
+    assert changes == {("runtime.debug_env", "fixed", "vllm api_server"),
+                       ("runtime.cuda_graphs", "unchanged", "vllm api_server"),
+                       ("rdma.gid_index", "unchanged", "NCCL_IB_GID_INDEX in vllm api_server")}
+
+
+def test_two_servers_of_one_name_stay_two_findings() -> None:
+    one = Finding("high", "vllm serve (pid 100)", "CUDA Graphs disabled", check="runtime.cuda_graphs")
+    two = replace(one, subject="vllm serve (pid 200)")
+    changes = compare_findings([one, two], [one])
+    assert sorted(c.change for c in changes) == ["fixed", "unchanged"]
