@@ -86,11 +86,13 @@ def _no_library_search() -> Iterator[None]:
 
 
 def _import_weasyprint() -> Any:
+    from reports import weasyprint_speed
+
     try:
+        weasyprint_speed.defer_font_tools()
         with _no_library_search():
             import weasyprint
-        from reports import weasyprint_speed
-
+        weasyprint_speed.forget_forwarders()
         weasyprint_speed.install()
     except ImportError as exc:
         raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "

@@ -22,6 +22,12 @@
   (ellipsis, emoji or bitmap fonts, missing or empty glyphs, raised glyphs) is drawn by WeasyPrint's
   own function. The PDF comes out byte for byte the same.
 
+* fontTools: WeasyPrint imports ``fontTools.subset`` and ``fontTools.varLib.instancer`` at start-up
+  (110 modules, 0.08 s) for fonts HarfBuzz cannot subset, variable fonts and emoji fonts; the
+  report's fonts need neither. :func:`defer_font_tools`, called before WeasyPrint is imported,
+  puts stand-ins in ``sys.modules`` that import the real module the first time anything is used
+  (WeasyPrint's ``instantiateVariableFont`` is a function that does so when called).
+
 ``install()`` is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -31,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+import types
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -49,6 +56,76 @@ def install() -> None:
     _install_svg_text()
     _install_cffi_types()
     _install_draw_text()
+
+
+#: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
+_DEFERRED = {"fontTools.subset": (), "fontTools.varLib.instancer": ("instantiateVariableFont",)}
+
+
+class _Deferred(types.ModuleType):
+    """Stands in for a module until an attribute is read, then imports the real one and answers from it."""
+
+    def _real(self) -> types.ModuleType:
+        import importlib
+        import sys
+
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return importlib.import_module(self.__name__)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._real(), name)
+
+
+def defer_font_tools() -> list[str]:
+    """Install the fontTools stand-ins (see the module docstring) unless WeasyPrint or they are imported already.
+
+    Returns the names of the modules now deferred.
+    """
+    import sys
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    if "weasyprint" in sys.modules or any(name in sys.modules for name in _DEFERRED):
+        return []
+    try:
+        spec = find_spec("fontTools")
+    except (ImportError, ValueError):
+        return []
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    deferred = []
+    for name, functions in _DEFERRED.items():
+        relative = Path(*name.split(".")[1:])
+        if not any((root / relative / "__init__.py").is_file() or (root / relative).with_suffix(".py").is_file()
+                   for root in roots):
+            continue  # absent or elsewhere: WeasyPrint's own import says what is wrong
+        module = _Deferred(name)
+        for function in functions:
+            setattr(module, function, _forwarder(module, function))
+        sys.modules[name] = module
+        deferred.append(name)
+    return deferred
+
+
+def forget_forwarders() -> None:
+    """After WeasyPrint's import: later importers of a deferred module get the real one's names."""
+    import sys
+
+    for name, functions in _DEFERRED.items():
+        module = sys.modules.get(name)
+        if isinstance(module, _Deferred):
+            for function in functions:
+                module.__dict__.pop(function, None)
+
+
+def _forwarder(module: _Deferred, name: str) -> Callable[..., Any]:
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        return getattr(module._real(), name)(*args, **kwargs)
+
+    forward.__name__ = name
+    return forward
 
 
 def _install_svg_text() -> None:

@@ -134,3 +134,66 @@ def test_no_fork_while_other_threads_run() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+#: text that takes each branch of WeasyPrint's glyph loop: kerning pairs, right-to-left runs, CJK and
+#: monospace fonts, combining marks, a glyph no font has (.notdef), an ellipsis, page margin boxes
+GLYPH_PAGE = """<style>@page { @top-left { content: "AVAWAY Te To" } } p.cut { width: 4em; overflow: hidden;
+white-space: nowrap; text-overflow: ellipsis } code { font-family: "DejaVu Sans Mono", monospace }</style>
+<h1>AVAWAY Te To Ta fi ffl</h1><p>mixed שלום עולם and مرحبا بالعالم text, 中文报告 检查</p>
+<p>cafe\u0301 n\u0303 a\u0308\u0301 <code>0000:15:01.0 x16 32 GT/s</code> <b>bold</b> <i>italic</i></p>
+<p>private \ue000 glyph</p><p class="cut">a line too long for its box</p>"""
+
+
+def test_text_lines_are_drawn_as_weasyprint_draws_them(sick_data: dict[str, Any]) -> None:
+    """The glyph-array shortcut writes the very bytes WeasyPrint's own ``draw_first_line`` writes."""
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # imports WeasyPrint and installs the shortcuts
+    from weasyprint.draw import text as draw_text
+
+    fast = draw_text.draw_first_line
+    assert fast.original is not fast  # installed for this WeasyPrint
+    for html in (GLYPH_PAGE, render_html(sick_data, links=False)):
+        try:
+            draw_text.draw_first_line = fast.original
+            plain = pdf.html_to_pdf(html)
+        finally:
+            draw_text.draw_first_line = fast
+        assert pdf.html_to_pdf(html) == plain
+    assert "AVAWAY" in _text(plain) or "AVAWAY" in _text(pdf.html_to_pdf(GLYPH_PAGE))
+
+
+def test_shortcut_stays_off_for_another_draw_first_line() -> None:
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.draw import text as draw_text
+
+    assert weasyprint_speed.code_fingerprint(draw_text.draw_first_line.original) == weasyprint_speed._DRAW_FIRST_LINE
+    assert weasyprint_speed.code_fingerprint(draw_text.draw_text) != weasyprint_speed._DRAW_FIRST_LINE
+
+
+def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
+    """WeasyPrint's fontTools imports are deferred: a report needs none, and a first use loads the real module."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "from reports import pdf\n"
+        "data = pdf.html_to_pdf('<p>deferred 中文</p>')\n"
+        "assert data.startswith(b'%PDF-')\n"
+        "assert type(sys.modules['fontTools.subset']).__name__ == '_Deferred'\n"
+        "assert not any(n.startswith('fontTools.varLib') and n != 'fontTools.varLib.instancer' for n in sys.modules)\n"
+        "from fontTools import subset\n"
+        "assert subset.Options().__class__.__module__ == 'fontTools.subset'\n"
+        "assert type(sys.modules['fontTools.subset']).__name__ == 'module'\n"
+        "import weasyprint.pdf.fonts as fonts\n"
+        "assert callable(fonts.instantiateVariableFont)\n"
+        "from fontTools.varLib.instancer import instantiateVariableFont\n"
+        "assert instantiateVariableFont.__module__ == 'fontTools.varLib.instancer'\n"
+        "print('ok')\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
+                         check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
