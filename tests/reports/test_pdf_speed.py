@@ -197,3 +197,30 @@ def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
                          check=False)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_parsed_stylesheet_gives_the_inline_one(sick_data: dict[str, Any]) -> None:
+    """The PDF's page has no ``<style>``; the same stylesheet, parsed once and applied to it, gives the same bytes."""
+    from doctor import i18n
+    from reports.html import render_html, render_html_view
+    from reports.print_css import report_css
+    from reports.view import build_view
+
+    with i18n.use("zh-CN"):  # the margin texts are translated
+        inline = pdf.html_to_pdf(render_html(sick_data, links=False))
+        bare = render_html_view(build_view(sick_data), links=False, style=False)
+        css = report_css()
+    assert "<style" not in bare and "string(generated)" in css
+    assert pdf.html_to_pdf(bare, css=css) == inline
+    assert pdf.stylesheet(css) is pdf.stylesheet(css)  # kept for the next report...
+    assert pdf.html_to_pdf(bare, css=css) == inline  # ...and giving it the same pages
+
+
+@linux_only
+def test_worker_applies_the_stylesheet_it_is_sent() -> None:
+    """The child parses the English stylesheet while it waits; another text sent with the page is the one applied."""
+    worker = pdf_worker.start()
+    assert worker is not None
+    red = worker.render(PAGE, "p { color: #ff0000 }")
+    assert red == pdf.html_to_pdf(PAGE, css="p { color: #ff0000 }")
+    assert red != pdf.html_to_pdf(PAGE)
