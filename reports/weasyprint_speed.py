@@ -22,6 +22,10 @@
   (ellipsis, emoji or bitmap fonts, missing or empty glyphs, raised glyphs) is drawn by WeasyPrint's
   own function. The PDF comes out byte for byte the same.
 
+* HTML parsing: tinyhtml5's ``chars_until`` caches its regular expressions under a key it never
+  looks up again (``characters = cache[key] = regex`` rebinds ``characters`` first), so every call
+  builds its pattern anew, a third of parsing the report. The cache is replaced by a dict that builds
+  the same pattern once per key on a miss.
 * fontTools: WeasyPrint imports ``fontTools.subset`` and ``fontTools.varLib.instancer`` at start-up
   (110 modules, 0.08 s) for fonts HarfBuzz cannot subset, variable fonts and emoji fonts; the
   report's fonts need neither. :func:`defer_font_tools`, called before WeasyPrint is imported,
@@ -56,6 +60,7 @@ def install() -> None:
     _install_svg_text()
     _install_cffi_types()
     _install_draw_text()
+    _install_html_parser()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -453,3 +458,32 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
         return []
 
     return draw_first_line
+
+
+#: fingerprint of tinyhtml5 2.x ``HTMLUnicodeInputStream.chars_until``, whose cache is fixed here
+_CHARS_UNTIL = "afea0270621fbcbd"
+
+
+class _UntilPatterns(dict):  # type: ignore[type-arg]
+    """tinyhtml5's ``characters_until_regex``, built on a miss as ``chars_until`` builds it, kept under its key."""
+
+    def __missing__(self, key: tuple[Any, bool]) -> re.Pattern[str]:
+        characters, opposite = key
+        regex = "".join([f"\\x{ord(character):02x}" for character in characters])
+        if not opposite:
+            regex = f"^{regex}"
+        pattern = self[key] = re.compile(f"[{regex}]+")
+        return pattern
+
+
+def _install_html_parser() -> None:
+    try:
+        from tinyhtml5 import inputstream
+    except ImportError:
+        return
+    stream_class = getattr(inputstream, "HTMLUnicodeInputStream", None)
+    chars_until = getattr(stream_class, "chars_until", None)
+    cache = getattr(inputstream, "characters_until_regex", None)
+    if type(cache) is not dict or chars_until is None or code_fingerprint(chars_until) != _CHARS_UNTIL:
+        return
+    inputstream.characters_until_regex = _UntilPatterns()

@@ -224,3 +224,27 @@ def test_worker_applies_the_stylesheet_it_is_sent() -> None:
     red = worker.render(PAGE, "p { color: #ff0000 }")
     assert red == pdf.html_to_pdf(PAGE, css="p { color: #ff0000 }")
     assert red != pdf.html_to_pdf(PAGE)
+
+
+def test_html_parser_builds_each_pattern_once(sick_data: dict[str, Any]) -> None:
+    """tinyhtml5's pattern cache, fixed, gives the same tree and keeps one pattern per character set."""
+    from xml.etree import ElementTree
+
+    import tinyhtml5
+    from tinyhtml5 import inputstream
+
+    from reports import weasyprint_speed
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # installs the shortcuts
+    page = render_html(sick_data, links=False) + "<p title='single' data-x=unquoted>&amp; &lt;tail</p><!-- c -->"
+    patterns = inputstream.characters_until_regex
+    assert isinstance(patterns, weasyprint_speed._UntilPatterns)
+    fixed = ElementTree.tostring(tinyhtml5.parse(page, namespace_html_elements=False))
+    assert 0 < len(patterns) < 20  # one per character set, not one per call
+    inputstream.characters_until_regex = {}  # tinyhtml5's own (never hit) cache
+    try:
+        plain = ElementTree.tostring(tinyhtml5.parse(page, namespace_html_elements=False))
+    finally:
+        inputstream.characters_until_regex = patterns
+    assert fixed == plain
