@@ -45,6 +45,9 @@ def render_html(data: dict[str, Any], links: bool = True) -> str:
 
     ``links=False`` (the PDF) writes each finding's reference URLs as text, not ``<a>`` links: a PDF lays
     out each link as a box of its own and annotates it, 5 % of its rendering time, and PDF viewers make
-    a printed URL clickable themselves. Nothing else differs.
+    a printed URL clickable themselves. It also puts each finding's anchor (``id="finding-N"``, the
+    summary's link target) on the severity label of its heading instead of the whole article:
+    WeasyPrint shares computed styles between alike elements, except an element with an id and all
+    it holds (9 % of the PDF's work). Nothing else differs.
     """
     return render_html_view(build_view(data), links)

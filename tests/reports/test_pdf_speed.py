@@ -274,3 +274,25 @@ def test_streams_deflated_faster_hold_the_same_pages(sick_data: dict[str, Any]) 
         return [page.get_contents().get_data() for page in pypdf.PdfReader(io.BytesIO(data)).pages]
 
     assert contents(faster) == contents(smallest)
+
+
+def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_data: dict[str, Any]) -> None:
+    """The PDF anchors each finding at its heading's label (so that alike findings share computed styles):
+    every finding still has its named destination, on the page that shows its heading, and the summary's
+    links lead there."""
+    from reports.html import render_html
+
+    html = render_html(sick_data, links=False)
+    assert 'id="finding-1" class="sev-text' in html and '<article class="finding sev-critical first" data-rank' in html
+    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(sick_data)  # HTML unchanged
+    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(sick_data)))
+    from reports.view import build_view
+
+    ranks = [f.rank for f in build_view(sick_data).findings]
+    assert len(ranks) > 20
+    destinations = reader.named_destinations
+    for rank in ranks:
+        page = reader.get_destination_page_number(destinations[f"finding-{rank}"])
+        assert f"#{rank} " in reader.pages[page].extract_text(), rank
+    linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
+    assert {"finding-1", "finding-2", "finding-3"} <= linked <= set(destinations)
