@@ -363,7 +363,8 @@ def _install_draw_text() -> None:
                      and ffi.sizeof("PangoGlyph") == 4)
     except (AttributeError, TypeError, ValueError, KeyError):  # a type cffi does not know: leave it
         return
-    if not layout_ok:
+    pango = getattr(draw_text, "pango", None)
+    if not layout_ok or getattr(pango, "PANGO_GLYPH_UNKNOWN_FLAG", None) != getattr(pango, "PANGO_GLYPH_EMPTY", 0) + 1:
         return
     fast = _fast_draw_first_line(draw_text, original)
     fast.original = original  # type: ignore[attr-defined]
@@ -374,11 +375,11 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
     """WeasyPrint's ``draw_first_line`` (``weasyprint/draw/text.py``) for plain lines, glyph arrays read at once."""
     ffi, pango, from_units = module.ffi, module.pango, module.FROM_UNITS
     null = ffi.NULL
-    empty, unknown = pango.PANGO_GLYPH_EMPTY, pango.PANGO_GLYPH_UNKNOWN_FLAG
+    empty = pango.PANGO_GLYPH_EMPTY  # PANGO_GLYPH_UNKNOWN_FLAG is the next bit: ids at or above it are unknown
     set_single_paragraph_mode = pango.pango_layout_set_single_paragraph_mode
     get_glyph_extents = pango.pango_font_get_glyph_extents
     old_pango = pango.pango_version() < 14802
-    unpack, size = _GLYPH_INFO.iter_unpack, _GLYPH_INFO.size
+    unpack_from, size = struct.unpack_from, _GLYPH_INFO.size
 
     def draw_first_line(stream: Any, textbox: Any, text_overflow: str, block_ellipsis: Any, matrix: Any) -> Any:
         if text_overflow == "ellipsis" or block_ellipsis != "none":
@@ -390,25 +391,33 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
         set_single_paragraph_mode(textbox.pango_layout.layout, True)
         first_line, _index = textbox.pango_layout.get_first_line()
 
-        runs = []  # (pango font, glyph item, glyphs as tuples); fonts added in WeasyPrint's order
+        runs = []  # (pango font, font, size, glyph item, glyph string, (glyph, width, x offset) per glyph)
+        font: Any = None
+        size_of_font: Any = None
+        scanned_font: Any = None
         run = first_line.runs[0]
         while run != null:
             glyph_item = run.data
             run = run.next
             glyph_string = glyph_item.glyphs
             pango_font = glyph_item.item.analysis.font
-            font, _size = stream.add_font(pango_font)
-            glyphs = list(unpack(ffi.buffer(glyph_string.glyphs, glyph_string.num_glyphs * size)))
-            if font.svg or font.png or font.colr or font.bitmap or any(
-                    g[0] == empty or g[0] & unknown or g[3] for g in glyphs):
+            if pango_font != scanned_font:  # fonts added in WeasyPrint's order
+                scanned_font = pango_font
+                font, size_of_font = stream.add_font(pango_font)
+            count = glyph_string.num_glyphs
+            fields = unpack_from(f"={5 * count}i", ffi.buffer(glyph_string.glyphs, count * size))
+            glyph_ids = fields[0::5]
+            if (font.svg or font.png or font.colr or font.bitmap or any(fields[3::5])  # emoji, bitmap, raised
+                    or (count and (max(glyph_ids) >= empty or min(glyph_ids) < 0))):  # empty, unknown, invalid
                 return original(stream, textbox, text_overflow, block_ellipsis, matrix)
-            runs.append((pango_font, font, _size, glyph_item, glyph_string, glyphs))
+            runs.append((pango_font, font, size_of_font, glyph_item, glyph_string,
+                         list(zip(glyph_ids, fields[1::5], fields[2::5]))))
 
         stream.set_text_matrix(*matrix.values)
         previous_pango_font = None
         string = ""
         font_size = 0.0
-        for pango_font, font, size_of_font, glyph_item, glyph_string, glyphs in runs:
+        for pango_font, font, size_of_font, glyph_item, glyph_string, glyphs in runs:  # noqa: B007
             utf8_text = None
             num_glyphs = len(glyphs)
             if pango_font != previous_pango_font:
@@ -425,9 +434,9 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
             cache = by_size.get(font_size)
             if cache is None:
                 cache = by_size[font_size] = {}
-            parts = [cache.get(glyph) for glyph in glyphs]  # a glyph's text operands, once per font and size
+            parts = list(map(cache.get, glyphs))  # a glyph's text operands, once per font and size
             if None in parts:
-                for i, (glyph_id, width, x_offset, _y_offset, _attr) in enumerate(glyphs):
+                for i, (glyph_id, width, x_offset) in enumerate(glyphs):
                     if parts[i] is not None:
                         continue
                     if glyph_id not in to_unicode:
