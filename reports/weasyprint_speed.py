@@ -1,4 +1,4 @@
-"""Two shortcuts for WeasyPrint's slowest paths on our reports; each falls back to WeasyPrint's own code.
+"""Shortcuts for WeasyPrint's slowest paths on our reports; each falls back to WeasyPrint's own code.
 
 * SVG text: WeasyPrint lays out and draws an SVG ``<text>`` one letter at a time (a Pango layout per
   letter: the 1,700 letters of an 8-GPU topology cost more than the rest of its page). A ``<text>``
@@ -26,15 +26,17 @@
   looks up again (``characters = cache[key] = regex`` rebinds ``characters`` first), so every call
   builds its pattern anew, a third of parsing the report. The cache is replaced by a dict that builds
   the same pattern once per key on a miss.
+
 * PDF streams: pydyf deflates every stream at level 9, a sixth of writing the PDF; level 6 takes a
-  quarter of that time for a file 2-3 % larger (89 KiB instead of 87 for the sick report).
+  quarter of that time for a file 2-3 % larger (91 KiB instead of 89 for the sick report).
+
 * fontTools: WeasyPrint imports ``fontTools.subset`` and ``fontTools.varLib.instancer`` at start-up
   (110 modules, 0.08 s) for fonts HarfBuzz cannot subset, variable fonts and emoji fonts; the
   report's fonts need neither. :func:`defer_font_tools`, called before WeasyPrint is imported,
   puts stand-ins in ``sys.modules`` that import the real module the first time anything is used
   (WeasyPrint's ``instantiateVariableFont`` is a function that does so when called).
 
-``install()`` is idempotent and checks that WeasyPrint's internals look as expected; when they do
+``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
 
