@@ -4,9 +4,10 @@ Loading WeasyPrint and its fonts takes about 0.4 s, running the checks and build
 long; on two cores the two overlap. :func:`start` forks (Linux only: elsewhere it returns ``None``
 and the caller renders in-process); the child imports WeasyPrint, loads the report's fonts, parses
 the stylesheet and waits for the HTML (and the stylesheet's text) on a pipe; :meth:`PdfWorker.render`
-sends them and reads the PDF back. A :class:`DoctorError` in the child (WeasyPrint or Pango missing) is raised here with its message; any
-other failure of the child, or a child that died, makes :meth:`render` render in this process instead,
-so the result and the errors are those of the plain path. The child never returns into the caller:
+sends them and reads the PDF back. A :class:`DoctorError` in the child (WeasyPrint or Pango missing)
+is raised here with its message; any other failure of the child, or a child that died, makes
+:meth:`render` render in this process instead, so the result and the errors are those of the plain
+path. The child never returns into the caller:
 it leaves with ``os._exit``.
 """
 
