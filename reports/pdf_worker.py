@@ -67,6 +67,9 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
             raise
         except Exception:  # noqa: BLE001 - parsed with the page instead, where an error shows
             pass
+        import gc
+
+        gc.freeze()  # what is loaded now lives until the end: the collector need not walk it again (~4 %)
         html = _read_message(html_fd)
         css = _read_message(html_fd)
         if html is None or css is None:  # the caller gave up (an error before the report, or no report after all)
