@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 from html import escape  # not xml.sax.saxutils: it imports urllib.request, 30 ms of the PDF's start
+from typing import Any
 
 from doctor.derived.links import DOWN, OK, POWER_SAVING, UNKNOWN, judge_record
 from doctor.lazyre import lazy
