@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from doctor.findings import SEVERITIES
-from doctor.i18n import _, language, severity_name, translations
+from doctor.i18n import language, severity_name, translations
+from reports.print_css import page_margin_css
 from reports.topology_svg import render_topology
 from reports.view import View, build_view, sentence
 
@@ -20,8 +21,12 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 MAX_EVIDENCE = 12
 
 
-def render_html_view(view: View, links: bool = True) -> str:
-    """The report for an already built view; ``links=False``: references as plain text (see :func:`render_html`)."""
+def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
+    """The report for an already built view; ``links=False``: references as plain text (see :func:`render_html`).
+
+    ``style=False`` leaves the ``<style>`` element out: the PDF applies the same stylesheet
+    (:func:`reports.print_css.report_css`), parsed before the report is ready.
+    """
     from jinja2 import Environment, FileSystemLoader
     from markupsafe import Markup
 
@@ -32,24 +37,7 @@ def render_html_view(view: View, links: bool = True) -> str:
     return env.get_template("report.html.j2").render(
         v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
         max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name,
-        page_css=Markup(page_margin_css()), links=links)
-
-
-def _css_string(text: str) -> str:
-    """``text`` as a CSS string literal (quotes, backslashes and line breaks escaped)."""
-    return '"' + "".join(f"\\{ord(ch):x} " if ch in '"\\\n\r<>' else ch for ch in text) + '"'
-
-
-def page_margin_css() -> str:
-    """Print page margin boxes (``generated …``, ``page N of M``) in the current language."""
-    before, _sep, rest = _("page {page} of {pages}").partition("{page}")
-    middle, _sep, after = rest.partition("{pages}")
-    page = " ".join(part for part in (_css_string(before) if before else "", "counter(page)",
-                                      _css_string(middle) if middle else "", "counter(pages)",
-                                      _css_string(after) if after else "") if part)
-    generated = _css_string(_("generated") + " ")
-    return ("@media print { @page { @top-right { content: " + generated + " string(generated); }"
-            " @bottom-right { content: " + page + "; } } }")
+        page_css=Markup(page_margin_css()), links=links, style=style)
 
 
 def render_html(data: dict[str, Any], links: bool = True) -> str:
@@ -57,6 +45,9 @@ def render_html(data: dict[str, Any], links: bool = True) -> str:
 
     ``links=False`` (the PDF) writes each finding's reference URLs as text, not ``<a>`` links: a PDF lays
     out each link as a box of its own and annotates it, 5 % of its rendering time, and PDF viewers make
-    a printed URL clickable themselves. Nothing else differs.
+    a printed URL clickable themselves. It also puts each finding's anchor (``id="finding-N"``, the
+    summary's link target) on the severity label of its heading instead of the whole article:
+    WeasyPrint shares computed styles between alike elements, except an element with an id and all
+    it holds (9 % of the PDF's work). Nothing else differs.
     """
     return render_html_view(build_view(data), links)

@@ -86,11 +86,13 @@ def _no_library_search() -> Iterator[None]:
 
 
 def _import_weasyprint() -> Any:
+    from reports import weasyprint_speed
+
     try:
+        weasyprint_speed.defer_font_tools()
         with _no_library_search():
             import weasyprint
-        from reports import weasyprint_speed
-
+        weasyprint_speed.forget_forwarders()
         weasyprint_speed.install()
     except ImportError as exc:
         raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "
@@ -107,10 +109,11 @@ def refusing_fetcher() -> Any:
     return _fetcher_class()()
 
 
-def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None) -> bytes:
+def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None, css: str | None = None) -> bytes:
     """PDF bytes for ``html`` (print media) with every URL fetch refused.
 
-    ``font_config``: a WeasyPrint ``FontConfiguration`` whose fonts are already loaded (see :func:`warm_fonts`).
+    ``font_config``: a WeasyPrint ``FontConfiguration`` whose fonts are already loaded (see :func:`warm_fonts`);
+    ``css``: a stylesheet applied after the page's own (parsed once, see :func:`stylesheet`).
     """
     weasyprint = _import_weasyprint()
     import logging
@@ -121,20 +124,39 @@ def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None) -> byte
 
     document = report_html_class(weasyprint)(string=html, base_url="about:blank", url_fetcher=fetcher,
                                               media_type="print")
-    data = document.render(font_config=font_config).write_pdf()
+    sheets = [stylesheet(css)] if css else None
+    data = document.render(font_config=font_config, stylesheets=sheets).write_pdf()
     return bytes(data or b"")
+
+
+#: the last stylesheet parsed, by its text
+_parsed: dict[str, Any] = {}
+
+
+def stylesheet(css: str) -> Any:
+    """``css`` as a WeasyPrint ``CSS`` (print media, every URL refused), parsed once and kept for the next report.
+
+    WeasyPrint applies it as a user stylesheet, after the user-agent one; a page without a ``<style>`` of its
+    own gets exactly the styles it would get with ``css`` inline.
+    """
+    sheet = _parsed.get(css)
+    if sheet is None:
+        weasyprint = _import_weasyprint()
+        _parsed.clear()
+        sheet = _parsed[css] = weasyprint.CSS(string=css, base_url="about:blank", url_fetcher=_fetcher_class()(),
+                                              media_type="print")
+    return sheet
 
 
 def warm_fonts() -> Any:
     """A ``FontConfiguration`` that has loaded the report's fonts (regular, bold, monospace), for :func:`html_to_pdf`."""
     weasyprint = _import_weasyprint()
-    from pathlib import Path
-
     from weasyprint.text.fonts import FontConfiguration
 
+    from reports.print_css import STYLESHEET  # not reports.html: importing that module costs the worker 0.1 s
+
     font_config = FontConfiguration()
-    # the stylesheet's path, not reports.html's TEMPLATES: importing that module costs the worker 0.1 s
-    css = (Path(__file__).resolve().parent / "templates" / "report.css").read_text(encoding="utf-8")
+    css = STYLESHEET.read_text(encoding="utf-8")
     families = sorted(set(re.findall(r"font-family:\s*([^;}]+)", css)))  # each stack, regular and bold
     page = "".join(f'<p style="font-family: {family}">gnd <b>gnd</b></p>' for family in families)
     weasyprint.HTML(string=page, base_url="about:blank", url_fetcher=_fetcher_class()(),
@@ -144,9 +166,11 @@ def warm_fonts() -> Any:
 
 def render_pdf(data: dict[str, Any], worker: Any = None) -> bytes:
     """The PDF report for a result dict; ``worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it."""
-    from reports.html import render_html
+    from reports.html import render_html_view
+    from reports.print_css import report_css
+    from reports.view import build_view
 
-    html = render_html(data, links=False)
+    html = render_html_view(build_view(data), links=False, style=False)  # the stylesheet comes parsed
     if worker is not None:
-        return bytes(worker.render(html))
-    return html_to_pdf(html)
+        return bytes(worker.render(html, report_css()))
+    return html_to_pdf(html, css=report_css())

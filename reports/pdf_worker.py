@@ -2,11 +2,12 @@
 
 Loading WeasyPrint and its fonts takes about 0.4 s, running the checks and building the HTML about as
 long; on two cores the two overlap. :func:`start` forks (Linux only: elsewhere it returns ``None``
-and the caller renders in-process); the child imports WeasyPrint, loads the report's fonts and waits
-for the HTML on a pipe; :meth:`PdfWorker.render` sends it and reads the PDF back. A
-:class:`DoctorError` in the child (WeasyPrint or Pango missing) is raised here with its message; any
-other failure of the child, or a child that died, makes :meth:`render` render in this process instead,
-so the result and the errors are those of the plain path. The child never returns into the caller:
+and the caller renders in-process); the child imports WeasyPrint, loads the report's fonts, parses
+the stylesheet and waits for the HTML (and the stylesheet's text) on a pipe; :meth:`PdfWorker.render`
+sends them and reads the PDF back. A :class:`DoctorError` in the child (WeasyPrint or Pango missing)
+is raised here with its message; any other failure of the child, or a child that died, makes
+:meth:`render` render in this process instead, so the result and the errors are those of the plain
+path. The child never returns into the caller:
 it leaves with ``os._exit``.
 """
 
@@ -48,8 +49,11 @@ def _read_message(fd: int) -> bytes | None:
 
 
 def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in the forked process
+    import gc
+
     from reports import pdf
 
+    gc.disable()  # loading makes objects that live until the end: collecting while it runs is wasted (~9 %)
     tag, payload = FAILED, b""
     try:
         try:
@@ -58,10 +62,22 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
             raise
         except Exception:  # noqa: BLE001 - fonts could not be warmed: render without
             font_config = None
+        try:  # parsed while the caller runs the checks: the same text comes with the page
+            from reports.print_css import report_css
+
+            pdf.stylesheet(report_css())
+        except DoctorError:
+            raise
+        except Exception:  # noqa: BLE001 - parsed with the page instead, where an error shows
+            pass
+        gc.freeze()  # ...and need not be walked again while the page is laid out (~4 %)
+        gc.enable()
         html = _read_message(html_fd)
-        if html is None:  # the caller gave up (an error before the report, or no report after all)
+        css = _read_message(html_fd)
+        if html is None or css is None:  # the caller gave up (an error before the report, or no report after all)
             return
-        tag, payload = OK, pdf.html_to_pdf(html.decode("utf-8"), font_config=font_config)
+        tag, payload = OK, pdf.html_to_pdf(html.decode("utf-8"), font_config=font_config,
+                                           css=css.decode("utf-8") or None)
     except DoctorError as exc:
         tag, payload = DOCTOR_ERROR, str(exc).encode("utf-8", "replace")
     except BaseException:  # noqa: BLE001 - the caller renders in-process and meets the error there
@@ -76,13 +92,14 @@ class PdfWorker:
     def __init__(self, pid: int, html_fd: int, reply_fd: int) -> None:
         self.pid, self._html_fd, self._reply_fd = pid, html_fd, reply_fd
 
-    def render(self, html: str) -> bytes:
-        """PDF bytes for ``html``, from the child when it can, else rendered here."""
+    def render(self, html: str, css: str | None = None) -> bytes:
+        """PDF bytes for ``html`` (and ``css``, see :func:`reports.pdf.html_to_pdf`), from the child when it can,
+        else rendered here."""
         reply: bytes | None = None
         try:
-            message = html.encode("utf-8")
+            page, sheet = html.encode("utf-8"), (css or "").encode("utf-8")
             with contextlib.suppress(OSError):  # the child is gone (it still may have written why)
-                _write_all(self._html_fd, _LENGTH.pack(len(message)) + message)
+                _write_all(self._html_fd, _LENGTH.pack(len(page)) + page + _LENGTH.pack(len(sheet)) + sheet)
             os.close(self._html_fd)
             self._html_fd = -1
             head = _read_exact(self._reply_fd, 1 + _LENGTH.size)
@@ -97,7 +114,7 @@ class PdfWorker:
         if reply is None:
             from reports.pdf import html_to_pdf
 
-            return html_to_pdf(html)
+            return html_to_pdf(html, css=css)
         return reply
 
     def close(self) -> None:

@@ -134,3 +134,165 @@ def test_no_fork_while_other_threads_run() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+#: text that takes each branch of WeasyPrint's glyph loop: kerning pairs, right-to-left runs, CJK and
+#: monospace fonts, combining marks, a glyph no font has (.notdef), an ellipsis, page margin boxes
+GLYPH_PAGE = """<style>@page { @top-left { content: "AVAWAY Te To" } } p.cut { width: 4em; overflow: hidden;
+white-space: nowrap; text-overflow: ellipsis } code { font-family: "DejaVu Sans Mono", monospace }</style>
+<h1>AVAWAY Te To Ta fi ffl</h1><p>mixed שלום עולם and مرحبا بالعالم text, 中文报告 检查</p>
+<p>cafe\u0301 n\u0303 a\u0308\u0301 <code>0000:15:01.0 x16 32 GT/s</code> <b>bold</b> <i>italic</i></p>
+<p>private \ue000 glyph</p><p class="cut">a line too long for its box</p>"""
+
+
+def test_text_lines_are_drawn_as_weasyprint_draws_them(sick_data: dict[str, Any]) -> None:
+    """The glyph-array shortcut writes the very bytes WeasyPrint's own ``draw_first_line`` writes."""
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # imports WeasyPrint and installs the shortcuts
+    from weasyprint.draw import text as draw_text
+
+    fast = draw_text.draw_first_line
+    assert fast.original is not fast  # installed for this WeasyPrint
+    for html in (GLYPH_PAGE, render_html(sick_data, links=False)):
+        try:
+            draw_text.draw_first_line = fast.original
+            plain = pdf.html_to_pdf(html)
+        finally:
+            draw_text.draw_first_line = fast
+        assert pdf.html_to_pdf(html) == plain
+    assert "AVAWAY" in _text(plain) or "AVAWAY" in _text(pdf.html_to_pdf(GLYPH_PAGE))
+
+
+def test_shortcut_stays_off_for_another_draw_first_line() -> None:
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.draw import text as draw_text
+
+    assert weasyprint_speed.code_fingerprint(draw_text.draw_first_line.original) == weasyprint_speed._DRAW_FIRST_LINE
+    assert weasyprint_speed.code_fingerprint(draw_text.draw_text) != weasyprint_speed._DRAW_FIRST_LINE
+
+
+def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
+    """WeasyPrint's fontTools imports are deferred: a report needs none, and a first use loads the real module."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "from reports import pdf\n"
+        "data = pdf.html_to_pdf('<p>deferred 中文</p>')\n"
+        "assert data.startswith(b'%PDF-')\n"
+        "assert type(sys.modules['fontTools.subset']).__name__ == '_Deferred'\n"
+        "assert not any(n.startswith('fontTools.varLib') and n != 'fontTools.varLib.instancer' for n in sys.modules)\n"
+        "from fontTools import subset\n"
+        "assert subset.Options().__class__.__module__ == 'fontTools.subset'\n"
+        "assert type(sys.modules['fontTools.subset']).__name__ == 'module'\n"
+        "import weasyprint.pdf.fonts as fonts\n"
+        "assert callable(fonts.instantiateVariableFont)\n"
+        "from fontTools.varLib.instancer import instantiateVariableFont\n"
+        "assert instantiateVariableFont.__module__ == 'fontTools.varLib.instancer'\n"
+        "print('ok')\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
+                         check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_parsed_stylesheet_gives_the_inline_one(sick_data: dict[str, Any]) -> None:
+    """The PDF's page has no ``<style>``; the same stylesheet, parsed once and applied to it, gives the same bytes."""
+    from doctor import i18n
+    from reports.html import render_html, render_html_view
+    from reports.print_css import report_css
+    from reports.view import build_view
+
+    with i18n.use("zh-CN"):  # the margin texts are translated
+        inline = pdf.html_to_pdf(render_html(sick_data, links=False))
+        bare = render_html_view(build_view(sick_data), links=False, style=False)
+        css = report_css()
+    assert "<style" not in bare and "string(generated)" in css
+    assert pdf.html_to_pdf(bare, css=css) == inline
+    assert pdf.stylesheet(css) is pdf.stylesheet(css)  # kept for the next report...
+    assert pdf.html_to_pdf(bare, css=css) == inline  # ...and giving it the same pages
+
+
+@linux_only
+def test_worker_applies_the_stylesheet_it_is_sent() -> None:
+    """The child parses the English stylesheet while it waits; another text sent with the page is the one applied."""
+    worker = pdf_worker.start()
+    assert worker is not None
+    red = worker.render(PAGE, "p { color: #ff0000 }")
+    assert red == pdf.html_to_pdf(PAGE, css="p { color: #ff0000 }")
+    assert red != pdf.html_to_pdf(PAGE)
+
+
+def test_html_parser_builds_each_pattern_once(sick_data: dict[str, Any]) -> None:
+    """tinyhtml5's pattern cache, fixed, gives the same tree and keeps one pattern per character set."""
+    from xml.etree import ElementTree
+
+    import tinyhtml5
+    from tinyhtml5 import inputstream
+
+    from reports import weasyprint_speed
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # installs the shortcuts
+    page = render_html(sick_data, links=False) + "<p title='single' data-x=unquoted>&amp; &lt;tail</p><!-- c -->"
+    patterns = inputstream.characters_until_regex
+    assert isinstance(patterns, weasyprint_speed._UntilPatterns)
+    fixed = ElementTree.tostring(tinyhtml5.parse(page, namespace_html_elements=False))
+    assert 0 < len(patterns) < 20  # one per character set, not one per call
+    inputstream.characters_until_regex = {}  # tinyhtml5's own (never hit) cache
+    try:
+        plain = ElementTree.tostring(tinyhtml5.parse(page, namespace_html_elements=False))
+    finally:
+        inputstream.characters_until_regex = patterns
+    assert fixed == plain
+
+
+def test_streams_deflated_faster_hold_the_same_pages(sick_data: dict[str, Any]) -> None:
+    """Level-6 streams decompress to exactly what pydyf's level 9 gives, for a file a few per cent larger."""
+    import zlib
+
+    import pydyf
+
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # installs the shortcuts
+    html = render_html(sick_data, links=False)
+    shim = pydyf.zlib
+    assert shim is not zlib
+    faster = pdf.html_to_pdf(html)
+    pydyf.zlib = zlib
+    try:
+        smallest = pdf.html_to_pdf(html)
+    finally:
+        pydyf.zlib = shim
+    assert faster != smallest and len(smallest) < len(faster) < len(smallest) * 1.05
+
+    def contents(data: bytes) -> list[bytes]:
+        return [page.get_contents().get_data() for page in pypdf.PdfReader(io.BytesIO(data)).pages]
+
+    assert contents(faster) == contents(smallest)
+
+
+def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_data: dict[str, Any]) -> None:
+    """The PDF anchors each finding at its heading's label (so that alike findings share computed styles):
+    every finding still has its named destination, on the page that shows its heading, and the summary's
+    links lead there."""
+    from reports.html import render_html
+
+    html = render_html(sick_data, links=False)
+    assert 'id="finding-1" class="sev-text' in html and '<article class="finding sev-critical first" data-rank' in html
+    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(sick_data)  # HTML unchanged
+    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(sick_data)))
+    from reports.view import build_view
+
+    ranks = [f.rank for f in build_view(sick_data).findings]
+    assert len(ranks) > 20
+    destinations = reader.named_destinations
+    for rank in ranks:
+        page = reader.get_destination_page_number(destinations[f"finding-{rank}"])
+        assert f"#{rank} " in reader.pages[page].extract_text(), rank
+    linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
+    assert {"finding-1", "finding-2", "finding-3"} <= linked <= set(destinations)
