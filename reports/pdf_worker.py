@@ -70,8 +70,9 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
             raise
         except Exception:  # noqa: BLE001 - parsed with the page instead, where an error shows
             pass
-        gc.freeze()  # ...and need not be walked again while the page is laid out (~4 %)
-        gc.enable()
+        gc.freeze()  # ...and need not be walked again if the collector runs
+        # nor is collecting worth it while the one page is laid out (~8 %): this process ends after it,
+        # and the layout's garbage cycles are a few MiB
         html = _read_message(html_fd)
         css = _read_message(html_fd)
         if html is None or css is None:  # the caller gave up (an error before the report, or no report after all)
