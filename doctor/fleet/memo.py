@@ -35,13 +35,23 @@ _NOT_WHOLE = FIELDS | {"derived"}
 
 class _Recorded:
     """One build of a fact family: the paths it looked at, their states where the recording tree
-    differed from its reference, that tree's changed paths, the facts it used, and the value."""
+    differed from its reference, that tree's changed paths, the facts it used, the collector's
+    reasons it read from the manifest, and the value."""
 
-    __slots__ = ("looked", "own", "delta", "uses", "value")
+    __slots__ = ("looked", "own", "delta", "uses", "reasons", "value")
 
     def __init__(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str],
-                 uses: tuple[tuple[str, object], ...], value: object) -> None:
+                 uses: tuple[tuple[str, object], ...], reasons: tuple[tuple[str, str | None], ...],
+                 value: object) -> None:
         self.looked, self.own, self.delta, self.uses, self.value = looked, own, delta, uses, value
+        self.reasons = reasons
+
+
+#: a traced read of the manifest's entry for one spec (``Source.manifest_reason``) is noted in the
+#: tree's trace as this prefix plus the spec's name, not as the manifest file (which differs on
+#: every node: its host name and collection time), so what reads one spec's reason is reused while
+#: that reason is the same
+_REASON = "\0manifest\0"
 
 
 _MISSING = object()
@@ -86,6 +96,24 @@ class MemoFacts(Facts):
         tree = self._source.tree
         if isinstance(tree, TarTree):
             tree.match_reference()  # what differs from a tree read before, if any is alike
+            self._reasons: dict[str, str | None] = {}
+            self._source.manifest_reason = self._manifest_reason  # this source's reads of it, noted per spec
+
+    def _manifest_reason(self, spec_name: str) -> str | None:
+        """``Source.manifest_reason``, once per spec; traced as :data:`_REASON` plus the spec's name."""
+        src = self._source
+        tree = src.tree
+        trace = tree._trace
+        reason = self._reasons.get(spec_name, _MISSING)
+        if reason is _MISSING:
+            tree._trace = None
+            try:
+                reason = self._reasons[spec_name] = type(src).manifest_reason(src, spec_name)
+            finally:
+                tree._trace = trace
+        if trace is not None:
+            trace.add(_REASON + spec_name)
+        return reason  # type: ignore[return-value]
 
     @property
     def source(self) -> Any:  # type: ignore[override]
@@ -127,15 +155,20 @@ class MemoFacts(Facts):
             value, looked = tree.traced(lambda: build(self))
         finally:
             self._stack.pop()
+        reasons = tuple((p[len(_REASON):], self._manifest_reason(p[len(_REASON):]))
+                        for p in looked if p.startswith(_REASON))
+        if reasons:
+            looked = {p for p in looked if not p.startswith(_REASON)}
         own = {path: tree.state(path) for path in looked & delta}
-        rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), value)
+        rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), reasons, value)
         # kept with the reference (and let go with it): KEEP builds of each family, most recent first
         base.memo[key] = [rec, *memo[:KEEP - 1]]
         return value
 
     def _still(self, rec: _Recorded, tree: TarTree) -> bool:
         """Whether ``rec`` is what building again on this node would give."""
-        return _same(self, rec.uses) and tree.unchanged(rec.looked, rec.own, rec.delta)
+        return _same(self, rec.uses) and tree.unchanged(rec.looked, rec.own, rec.delta) \
+            and all(self._manifest_reason(spec) == reason for spec, reason in rec.reasons)
 
     def ranked(self, findings: list[Any]) -> list[Any]:
         """``rank(group_findings(findings, self))``, reused when the findings are the very ones of an
