@@ -159,6 +159,11 @@ class MemoFacts(Facts):
                         for p in looked if p.startswith(_REASON))
         if reasons:
             looked = {p for p in looked if not p.startswith(_REASON)}
+        if name not in FIELDS:  # equal to an earlier build (a file changed in what it does not keep):
+            for earlier in memo:  # that very object, so what uses it is reused too
+                if _equal(value, earlier.value):
+                    value = earlier.value
+                    break
         own = {path: tree.state(path) for path in looked & delta}
         rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), reasons, value)
         # kept with the reference (and let go with it): KEEP builds of each family, most recent first
@@ -193,17 +198,20 @@ class MemoFacts(Facts):
 def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
     """Whether each fact in ``uses`` is the very object noted, and each field read or call noted on a
     :data:`FIELDS` value gives an equal result now (a fact that fails to build: no)."""
+    values = facts._values
     facts._stack.append([])  # checking is not using: what it reads is noted nowhere
     try:
         for use in uses:
+            current = values.get(use[0], _MISSING)
+            if current is _MISSING:  # not built yet on this node (or the source itself)
+                current = getattr(facts, use[0])
             if len(use) == 2:
-                if getattr(facts, use[0]) is not use[1]:
+                if current is not use[1]:
                     return False
                 continue
-            name, what, value = use
-            current = getattr(facts, name)
-            got = getattr(current, what[0])(*what[1]) if isinstance(what, tuple) else getattr(current, what)
-            if not _equal(got, value):
+            what = use[1]
+            got = getattr(current, what[0])(*what[1]) if type(what) is tuple else getattr(current, what)
+            if not _equal(got, use[2]):
                 return False
         return True
     except Exception:  # building it again will raise where the plain run raises
@@ -231,6 +239,8 @@ def _equal(a: object, b: object) -> bool:
         return False
     if isinstance(a, _SCALARS):
         return a == b
+    if isinstance(a, frozenset) and isinstance(b, frozenset):  # module names
+        return a == b and all(type(x) is str or type(x) is int for x in a)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
@@ -398,6 +408,10 @@ class MemoCheck:
                         for f in self.check(facts)]
         finally:
             facts._stack.pop()
+        for run in self._runs:  # the findings an earlier node got (a reading changed that it ignores):
+            if _equal(findings, run.findings):  # those very objects, so grouping and summary are reused
+                findings = run.findings
+                break
         self._runs = [_CheckRun(_dedup(uses), findings),
                       *self._runs[:KEEP - 1]]
         return findings
