@@ -191,7 +191,7 @@ def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
         from doctor.pipeline import open_facts
         from doctor.runner import run_checks
 
-        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS)
+        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS, inventory=False)
         digest = result.inventory.get("digest")
         if isinstance(digest, dict):
             data = {"source": _masked(result.source),
