@@ -229,25 +229,34 @@ def _dedup(uses: list[Any]) -> tuple[Any, ...]:
 
 
 _SCALARS = (str, int, float, bool, bytes, type(None))
+_PLAIN = frozenset(_SCALARS)
+#: field names of each dataclass compared (None: not a dataclass)
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 
 
 def _equal(a: object, b: object) -> bool:
     """Equal, in order too (dicts), made of plain values; anything else only if it is the same object."""
     if a is b:
         return True
-    if type(a) is not type(b):
+    kind = type(a)
+    if kind is not type(b):
         return False
-    if isinstance(a, _SCALARS):
+    if kind in _PLAIN:
         return a == b
-    if isinstance(a, frozenset) and isinstance(b, frozenset):  # module names
+    if kind is tuple or kind is list:
+        return len(a) == len(b) and all(map(_equal, a, b))  # type: ignore[arg-type]
+    if kind is dict:
+        return len(a) == len(b) and all(map(_equal, a, b)) \
+            and all(map(_equal, a.values(), b.values()))  # type: ignore[attr-defined]
+    names = _FIELD_NAMES.get(kind, ())
+    if names == ():
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(a)) if is_dataclass(a) else None
+    if names is not None:
+        return all(_equal(getattr(a, n), getattr(b, n)) for n in names)
+    if isinstance(a, _SCALARS):  # a str or int subclass (an enum)
+        return a == b
+    if isinstance(a, frozenset):  # module names, CPU sets
         return a == b and all(type(x) is str or type(x) is int for x in a)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return len(a) == len(b) and all(
-            _equal(ka, kb) and _equal(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items()))
-    if is_dataclass(a):
-        return all(_equal(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
     return False
 
 
