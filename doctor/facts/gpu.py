@@ -72,7 +72,7 @@ class GpuInventory:
 
 #: leaf elements of ``nvidia-smi -q -x`` that change from second to second and that nothing here
 #: reads (temperatures, power draw, fan, memory in use, utilisation other than the GPU's, PCIe
-#: throughput, the time stamp), with plain content: cleared before parsing (see :func:`parse_xml`)
+#: throughput, the time stamp), with plain content: left out before parsing (see :func:`parse_xml`)
 _READINGS = lazy(r"<(gpu_temp|memory_temp|gpu_temp_tlimit|power_draw|instant_power_draw|average_power_draw|fan_speed"
                  r"|memory_util|encoder_util|decoder_util|jpeg_util|ofa_util|tx_util|rx_util|used|free"
                  r"|graphics_volt|timestamp)>[A-Za-z0-9 .%:/+_-]*</\1>")
@@ -81,12 +81,12 @@ _PARSED: list[tuple[str, SmiReport]] = []
 
 
 def parse_xml(text: str) -> SmiReport:
-    """``parse_nvidia_smi_xml`` of ``text`` with the readings in :data:`_READINGS` cleared (the report's
+    """``parse_nvidia_smi_xml`` of ``text`` without the readings of :data:`_READINGS` (the report's
     ``timestamp`` is None). The GPUs of a fleet's snapshots differ mostly in those, so a worker parses
-    each configuration's output once. Clearing plain characters between a tag and its end tag leaves
+    each configuration's output once. Leaving out an element that holds only plain characters leaves
     the document as well- or ill-formed as it was; the parser reads none of those elements
     (``tests/facts/test_gpu_readings.py`` holds it to that)."""
-    key = _READINGS.sub(r"<\1></\1>", text)
+    key = _READINGS.sub("", text)
     for seen, report in _PARSED:
         if seen == key:
             return report

@@ -1,6 +1,6 @@
-"""The GPU fact parses ``nvidia-smi -q -x`` with its second-to-second readings cleared.
+"""The GPU fact parses ``nvidia-smi -q -x`` without its second-to-second readings.
 
-``doctor.facts.gpu.parse_xml`` clears temperatures, power draw, fan, memory in use and the like
+``doctor.facts.gpu.parse_xml`` leaves out temperatures, power draw, fan, memory in use and the like
 before parsing, so a fleet worker parses one configuration's output once however its readings
 differ. That is only sound while the parser reads none of them: every recorded output here must
 parse to the same GPUs either way, and a value the parser does read must still count.
