@@ -7,10 +7,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from doctor import __version__
+from doctor.derived.digest import safe_digest
 from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
-from doctor.derived.digest import safe_digest
 from doctor.grouping import group_findings
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks

@@ -234,7 +234,7 @@ _PLAIN = frozenset(_SCALARS)
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 
 
-def _equal(a: object, b: object) -> bool:
+def _equal(a: Any, b: Any) -> bool:
     """Equal, in order too (dicts), made of plain values; anything else only if it is the same object."""
     if a is b:
         return True
@@ -244,10 +244,9 @@ def _equal(a: object, b: object) -> bool:
     if kind in _PLAIN:
         return a == b
     if kind is tuple or kind is list:
-        return len(a) == len(b) and all(map(_equal, a, b))  # type: ignore[arg-type]
+        return len(a) == len(b) and all(map(_equal, a, b))
     if kind is dict:
-        return len(a) == len(b) and all(map(_equal, a, b)) \
-            and all(map(_equal, a.values(), b.values()))  # type: ignore[attr-defined]
+        return len(a) == len(b) and all(map(_equal, a, b)) and all(map(_equal, a.values(), b.values()))
     names = _FIELD_NAMES.get(kind, ())
     if names == ():
         names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(a)) if is_dataclass(a) else None

@@ -53,9 +53,9 @@ def collector_tar(files: dict[str, bytes], links: dict[str, str], manifest: dict
     return buf.getvalue()
 
 
-def manifest(hostname: str, when: int) -> dict[str, object]:
+def manifest(hostname: str, when: int, specs: dict[str, object] | None = None) -> dict[str, object]:
     return {"collected_at": datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="seconds"),
-            "hostname": hostname, "specs": {}}
+            "hostname": hostname, "specs": dict(specs or {})}
 
 
 def node_files(hostname: str, node_id: int) -> dict[str, bytes]:
@@ -123,19 +123,20 @@ class FleetWriter:
         self._template: tuple[bytes, list[int], dict[str, tuple[int, int]]] | None = None
 
     def write(self, dest: Path, hostname: str, node_id: int, files: dict[str, bytes] | None = None,
-              links: dict[str, str] | None = None) -> Path:
+              links: dict[str, str] | None = None, specs: dict[str, object] | None = None) -> Path:
         """A copy of the base tree as machine ``hostname``, collected at its own time; ``files`` and
-        ``links`` replace or add members (a node that differs from its neighbours in a file or two)."""
+        ``links`` replace or add members (a node that differs from its neighbours in a file or two);
+        ``specs``: the manifest's status of each spec (``{"nvidia_smi_q": {"status": "error", ...}}``)."""
         when = MTIME + node_id
-        ident = {**node_files(hostname, node_id), MANIFEST: json.dumps(manifest(hostname, when), indent=2,
+        ident = {**node_files(hostname, node_id), MANIFEST: json.dumps(manifest(hostname, when, specs), indent=2,
                                                                        sort_keys=True).encode()}
-        if not files and not links:
+        if not files and not links and not specs:
             patched = self._patched(ident, when)
             if patched is not None:
                 dest.write_bytes(_compress(patched, when))
                 return dest
         tar = collector_tar({**self.files, **{k: v for k, v in ident.items() if k != MANIFEST}, **(files or {})},
-                            {**self.links, **(links or {})}, manifest(hostname, when), when)
+                            {**self.links, **(links or {})}, manifest(hostname, when, specs), when)
         dest.write_bytes(_compress(tar, when))
         return dest
 

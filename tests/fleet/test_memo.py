@@ -164,3 +164,37 @@ def test_a_check_reading_the_source_itself_is_never_reused(nodes: list[Path]) ->
         facts.pci  # noqa: B018  facts built from the source are still reused
         assert chk(facts)[0].subject == path.name[:-7]
     assert calls == ["raw"] * len(nodes)
+
+
+def test_a_fact_reading_a_commands_reason_follows_that_spec_in_the_manifest(nodes: list[Path], tmp_path: Path) -> None:
+    """The manifest differs on every node (host name, time); what reads one spec's status in it is
+    reused while that status is the same, and built again when it differs."""
+    writer = FleetWriter(replace(HEALTHY, node_id=970))
+    failed = {"nvidia_smi_q": {"status": "error", "detail": "Failed to initialize NVML: Driver/library version mismatch"}}
+    odd = writer.write(tmp_path / "m-odd.tar.gz", "m-odd", 3100, specs=failed)
+    first, second, third = (open_facts(str(p), reuse=True) for p in (*nodes[:2], odd))
+    assert first.nvidia_driver.nvml_mismatch is None
+    assert second.nvidia_driver is first.nvidia_driver  # only the host name and time differ in its manifest
+    assert third.nvidia_driver.nvml_mismatch == "Driver/library version mismatch"
+    assert third.nvidia_driver == Facts(open_facts(str(odd)).source).nvidia_driver
+
+
+def test_a_fact_built_again_equal_to_an_earlier_build_is_that_object(tmp_path: Path) -> None:
+    """Readings that differ on every node (GPU temperatures, interrupt counts) make the GPU and IRQ
+    facts be built again; equal to the earlier build, they are that very object, so what reads
+    them is reused; a reading a fact keeps makes a different object."""
+    from tests.fleet.fleetgen import volatile_files
+
+    writer = FleetWriter(replace(HEALTHY, node_id=980))
+    paths = [writer.write(tmp_path / f"v-{i}.tar.gz", f"v-{i}", 3200 + i, files=volatile_files(writer.files, 3200 + i))
+             for i in range(2)]
+    smi = "commands/nvidia-smi_-q_-x"
+    busy = volatile_files(writer.files, 3202)
+    busy[smi] = busy[smi].replace(b"<gpu_util>0 %</gpu_util>", b"<gpu_util>93 %</gpu_util>", 1)
+    paths.append(writer.write(tmp_path / "v-busy.tar.gz", "v-busy", 3202, files=busy))
+    first, second, third = (open_facts(str(p), reuse=True) for p in paths)
+    assert first.source.read_bytes(smi) != second.source.read_bytes(smi)
+    assert first.source.read_bytes("proc/interrupts") != second.source.read_bytes("proc/interrupts")
+    assert second.gpus is first.gpus and second.irqs is first.irqs
+    assert third.gpus is not first.gpus and third.irqs is first.irqs
+    assert sorted(g.runtime.util_gpu for g in third.gpus.gpus if g.runtime)[-1] == 93.0
