@@ -207,7 +207,7 @@ def _rows(findings: list[Any]) -> list[tuple[str, str, str, str]]:
             severity = _masked(Severity.parse(f.severity).value)
             row = None if severity in (PASS, INFO) else \
                 (str(_masked(f.check)), str(_masked(f.subject)), str(severity), str(_masked(f.title)))
-            if len(_ROWS) >= 1 << 14:
+            if len(_ROWS) >= 1 << 12:
                 _ROWS.clear()
             hit = _ROWS[id(f)] = (f, row)
         if hit[1] is not None:
