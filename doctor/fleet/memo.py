@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import fields, is_dataclass, replace
 from functools import cached_property
+from math import copysign
 from typing import Any
 
 from doctor.facts import Facts
@@ -242,7 +243,9 @@ def _equal(a: Any, b: Any) -> bool:
     if kind is not type(b):
         return False
     if kind in _PLAIN:
-        return a == b
+        if kind is float and a == 0.0:  # 0.0 and -0.0 are equal but print otherwise
+            return b == 0.0 and copysign(1.0, a) == copysign(1.0, b)
+        return a == b  # type: ignore[no-any-return]
     if kind is tuple or kind is list:
         return len(a) == len(b) and all(map(_equal, a, b))
     if kind is dict:
@@ -254,8 +257,12 @@ def _equal(a: Any, b: Any) -> bool:
         return all(_equal(getattr(a, n), getattr(b, n)) for n in names)
     if isinstance(a, _SCALARS):  # a str or int subclass (an enum)
         return a == b
+    if isinstance(a, (tuple, list)):  # a named tuple
+        return len(a) == len(b) and all(map(_equal, a, b))
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(map(_equal, a, b)) and all(map(_equal, a.values(), b.values()))
     if isinstance(a, frozenset):  # module names, CPU sets
-        return a == b and all(type(x) is str or type(x) is int for x in a)
+        return a == b and all(type(x) is str or type(x) is int for x in (*a, *b))
     return False
 
 

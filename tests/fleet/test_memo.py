@@ -198,3 +198,29 @@ def test_a_fact_built_again_equal_to_an_earlier_build_is_that_object(tmp_path: P
     assert second.gpus is first.gpus and second.irqs is first.irqs
     assert third.gpus is not first.gpus and third.irqs is first.irqs
     assert sorted(g.runtime.util_gpu for g in third.gpus.gpus if g.runtime)[-1] == 93.0
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ((1, "x", None), (1, "x", None), True),
+    ({"a": 1, "b": 2}, {"a": 1, "b": 2}, True),
+    (frozenset({1, 2}), frozenset({2, 1}), True),
+    (1, 1.0, False), (1, True, False), (0.0, -0.0, False), (0.0, 0.0, True), (float("nan"), float("nan"), False),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}, False),  # another order renders otherwise
+    (frozenset({1}), frozenset({1.0}), False), (frozenset({(1,)}), frozenset({(1,)}), False),
+    ((1, 2), [1, 2], False),
+    (object(), object(), False),
+])
+def test_equal_is_equality_that_renders_alike(a: object, b: object, same: bool) -> None:
+    """What a reuse compares: equal plain values, in the same order and of the same types; an
+    unknown kind of object only to itself."""
+    assert memo._equal(a, b) is same
+    assert memo._equal(b, a) is same
+
+
+def test_equal_compares_records_field_by_field() -> None:
+    from doctor.facts.numa import Irq
+
+    one = Irq(7, "mlx5_comp0@pci:0000:19:00.0", frozenset({1}), frozenset({1, 2}), "proc/irq/7")
+    assert memo._equal(one, replace(one))
+    assert not memo._equal(one, replace(one, effective=frozenset({2})))
+    assert not memo._equal(one, replace(one, number=7.0))  # type: ignore[arg-type]
