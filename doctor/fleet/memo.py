@@ -160,8 +160,8 @@ class MemoFacts(Facts):
                         for p in looked if p.startswith(_REASON))
         if reasons:
             looked = {p for p in looked if not p.startswith(_REASON)}
-        if name not in FIELDS:  # equal to a recent build (a file changed in what it does not keep):
-            for earlier in memo[:2]:  # that very object, so what uses it is reused too
+        if name not in FIELDS:  # equal to an earlier build (a file changed in what it does not keep):
+            for earlier in memo:  # that very object, so what uses it is reused too
                 if _equal(value, earlier.value):
                     value = earlier.value
                     break

@@ -224,3 +224,18 @@ def test_equal_compares_records_field_by_field() -> None:
     assert memo._equal(one, replace(one))
     assert not memo._equal(one, replace(one, effective=frozenset({2})))
     assert not memo._equal(one, replace(one, number=7.0))  # type: ignore[arg-type]
+
+
+def test_equal_builds_are_found_among_configurations_met_in_turn(tmp_path: Path) -> None:
+    """A worker meets nodes of a few configurations in turn (as the fleet benchmark's three): the
+    build a rebuilt family equals may be any of the recent ones, not only the last."""
+    from tests.fleet.fleetgen import volatile_files
+
+    writers = [FleetWriter(replace(HEALTHY, node_id=990 + b)) for b in range(3)]
+    facts = []
+    for i in range(6):
+        w = writers[i % 3]
+        path = w.write(tmp_path / f"t-{i}.tar.gz", f"t-{i}", 3300 + i, files=volatile_files(w.files, 3300 + i))
+        facts.append(open_facts(str(path), reuse=True))
+    assert len({id(f.gpus) for f in facts[:3]}) == 3  # three configurations: three GPU facts
+    assert all(facts[3 + b].gpus is facts[b].gpus for b in range(3))
