@@ -18,6 +18,7 @@ import inspect
 from dataclasses import fields, is_dataclass, replace
 from functools import cached_property
 from math import copysign
+from operator import attrgetter
 from typing import Any
 
 from doctor.facts import Facts
@@ -231,8 +232,8 @@ def _dedup(uses: list[Any]) -> tuple[Any, ...]:
 
 _SCALARS = (str, int, float, bool, bytes, type(None))
 _PLAIN = frozenset(_SCALARS)
-#: field names of each dataclass compared (None: not a dataclass)
-_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+#: the fields of each dataclass compared, as a tuple (None: not a dataclass)
+_FIELDS_OF: dict[type, Any] = {}
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -250,11 +251,13 @@ def _equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(map(_equal, a, b))
     if kind is dict:
         return len(a) == len(b) and all(map(_equal, a, b)) and all(map(_equal, a.values(), b.values()))
-    names = _FIELD_NAMES.get(kind, ())
-    if names == ():
-        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(a)) if is_dataclass(a) else None
-    if names is not None:
-        return all(_equal(getattr(a, n), getattr(b, n)) for n in names)
+    get = _FIELDS_OF.get(kind, _MISSING)
+    if get is _MISSING:
+        names = tuple(f.name for f in fields(a)) if is_dataclass(a) else None
+        get = _FIELDS_OF[kind] = None if names is None else attrgetter(*names) if len(names) > 1 else \
+            (lambda o, n=names[0]: (getattr(o, n),)) if names else (lambda o: ())
+    if get is not None:
+        return all(map(_equal, get(a), get(b)))
     if isinstance(a, _SCALARS):  # a str or int subclass (an enum)
         return a == b
     if isinstance(a, (tuple, list)):  # a named tuple
