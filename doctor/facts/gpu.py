@@ -76,8 +76,9 @@ class GpuInventory:
 _READINGS = lazy(r"<(gpu_temp|memory_temp|gpu_temp_tlimit|power_draw|instant_power_draw|average_power_draw|fan_speed"
                  r"|memory_util|encoder_util|decoder_util|jpeg_util|ofa_util|tx_util|rx_util|used|free"
                  r"|graphics_volt|timestamp)>[A-Za-z0-9 .%:/+_-]*</\1>")
-#: the last few texts parsed (readings cleared) and their reports
+#: the last few texts parsed (readings left out) and their reports; a text over the size below is not kept
 _PARSED: list[tuple[str, SmiReport]] = []
+_KEEP_CHARS = 1 << 21
 
 
 def parse_xml(text: str) -> SmiReport:
@@ -93,7 +94,8 @@ def parse_xml(text: str) -> SmiReport:
     from doctor.parsers.nvidia_smi import parse_nvidia_smi_xml
 
     report = parse_nvidia_smi_xml(key)
-    _PARSED[:] = [(key, report), *_PARSED[:3]]
+    if len(key) <= _KEEP_CHARS:
+        _PARSED[:] = [(key, report), *_PARSED[:3]]
     return report
 
 
