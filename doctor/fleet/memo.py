@@ -15,6 +15,7 @@ stays flat however many nodes a worker analyses.
 from __future__ import annotations
 
 import inspect
+import weakref
 from dataclasses import fields, is_dataclass, replace
 from functools import cached_property
 from math import copysign
@@ -59,6 +60,30 @@ _REASON = "\0manifest\0"
 _MISSING = object()
 
 
+def _noted_reasons(source: Any) -> Any:
+    """``source.manifest_reason``, once per spec, traced as :data:`_REASON` plus the spec's name
+    (the source is held weakly: no cycle keeps a node's tree alive after it)."""
+    ref = weakref.ref(source)
+    reasons: dict[str, str | None] = {}
+
+    def manifest_reason(spec_name: str) -> str | None:
+        src: Any = ref()
+        tree = src.tree
+        trace = tree._trace
+        reason = reasons.get(spec_name, _MISSING)
+        if reason is _MISSING:
+            tree._trace = None
+            try:
+                reason = reasons[spec_name] = type(src).manifest_reason(src, spec_name)
+            finally:
+                tree._trace = trace
+        if trace is not None:
+            trace.add(_REASON + spec_name)
+        return reason  # type: ignore[return-value]
+
+    return manifest_reason
+
+
 class _Builds(list):  # type: ignore[type-arg]
     """The use list of a fact family's build (its reads of the source are traced in the tree)."""
 
@@ -98,24 +123,10 @@ class MemoFacts(Facts):
         tree = self._source.tree
         if isinstance(tree, TarTree):
             tree.match_reference()  # what differs from a tree read before, if any is alike
-            self._reasons: dict[str, str | None] = {}
-            self._source.manifest_reason = self._manifest_reason  # this source's reads of it, noted per spec
+            self._source.manifest_reason = _noted_reasons(self._source)  # reads of it noted per spec
 
     def _manifest_reason(self, spec_name: str) -> str | None:
-        """``Source.manifest_reason``, once per spec; traced as :data:`_REASON` plus the spec's name."""
-        src = self._source
-        tree = src.tree
-        trace = tree._trace
-        reason = self._reasons.get(spec_name, _MISSING)
-        if reason is _MISSING:
-            tree._trace = None
-            try:
-                reason = self._reasons[spec_name] = type(src).manifest_reason(src, spec_name)
-            finally:
-                tree._trace = trace
-        if trace is not None:
-            trace.add(_REASON + spec_name)
-        return reason  # type: ignore[return-value]
+        return self._source.manifest_reason(spec_name)  # type: ignore[no-any-return]
 
     @property
     def source(self) -> Any:  # type: ignore[override]
