@@ -175,26 +175,31 @@ def build_digest(facts: Facts) -> dict[str, str]:
     _put(out, "host.product", host.product)
     _put(out, "host.kernel", host.kernel)
     _put(out, "host.os", host.os_release)
+    out.update(shared(facts, "digest.node", lambda: _part(facts, _node)))
+    out.update(shared(facts, "digest.pci", lambda: _part(facts, _pci)))
+    out.update(shared(facts, "digest.net", lambda: _part(facts, _net)))
+    out.update(shared(facts, "digest.processes", lambda: _part(facts, _processes)))
+    return dict(sorted(out.items()))
+
+
+def _node(facts: Facts, out: dict[str, str]) -> None:
+    """GPU and NIC counts, driver versions, chosen sysctls, kernel parameters, kubelet policies."""
     gpus = facts.gpus
     _put(out, "gpu.count", len(gpus.gpus))
     _put(out, "gpu.driver", gpus.driver_version)
     _put(out, "gpu.cuda", gpus.cuda_version)
     _put(out, "nic.count", len(facts.pci.nics))
-    out.update(shared(facts, "digest.pci", lambda: _part(facts, _pci)))
-    out.update(shared(facts, "digest.net", lambda: _part(facts, _net)))
     for key in SYSCTLS:
         _put(out, f"sysctl.{key}", facts.sysctls.get(key))
     if facts.cmdline.raw is not None:
         for param, value in facts.cmdline.params.items():
             _put(out, f"cmdline.{param}", value)
-    out.update(shared(facts, "digest.processes", lambda: _part(facts, _processes)))
     kubelet = facts.kubelet
     if kubelet is not None:
         for config_key, flag in (("cpuManagerPolicy", "cpu-manager-policy"),
                                  ("topologyManagerPolicy", "topology-manager-policy")):
             policy, _ = kubelet.policy(config_key, flag)
             _put(out, f"kubelet.{config_key}", policy)
-    return dict(sorted(out.items()))
 
 
 def digest_from_inventory(inventory: dict[str, Any]) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from doctor.facts.pci import PciDevice, PciTree
 from doctor.facts.util import SPEED_OF_GEN, normalise_bdf
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import LIVE, Source
 
@@ -69,6 +70,35 @@ class GpuInventory:
         return next((g for g in self.gpus if g.address == address), None)
 
 
+#: leaf elements of ``nvidia-smi -q -x`` that change from second to second and that nothing here
+#: reads (temperatures, power draw, fan, memory in use, utilisation other than the GPU's, PCIe
+#: throughput, the time stamp), with plain content: left out before parsing (see :func:`parse_xml`)
+_READINGS = lazy(r"<(gpu_temp|memory_temp|gpu_temp_tlimit|power_draw|instant_power_draw|average_power_draw|fan_speed"
+                 r"|memory_util|encoder_util|decoder_util|jpeg_util|ofa_util|tx_util|rx_util|used|free"
+                 r"|graphics_volt|timestamp)>[A-Za-z0-9 .%:/+_-]*</\1>")
+#: the last few texts parsed (readings left out) and their reports; a text over the size below is not kept
+_PARSED: list[tuple[str, SmiReport]] = []
+_KEEP_CHARS = 1 << 21
+
+
+def parse_xml(text: str) -> SmiReport:
+    """``parse_nvidia_smi_xml`` of ``text`` without the readings of :data:`_READINGS` (the report's
+    ``timestamp`` is None). The GPUs of a fleet's snapshots differ mostly in those, so a worker parses
+    each configuration's output once. Leaving out an element that holds only plain characters leaves
+    the document as well- or ill-formed as it was; the parser reads none of those elements
+    (``tests/facts/test_gpu_readings.py`` holds it to that)."""
+    key = _READINGS.sub("", text)
+    for seen, report in _PARSED:
+        if seen == key:
+            return report
+    from doctor.parsers.nvidia_smi import parse_nvidia_smi_xml
+
+    report = parse_nvidia_smi_xml(key)
+    if len(key) <= _KEEP_CHARS:
+        _PARSED[:] = [(key, report), *_PARSED[:3]]
+    return report
+
+
 def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | None]:
     reasons: list[str] = []
     if src.kind == LIVE:
@@ -80,9 +110,7 @@ def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | No
         reasons.append(reason or "NVML unavailable")
     xml = src.command("nvidia_smi_xml")
     if xml.text:
-        from doctor.parsers.nvidia_smi import parse_nvidia_smi_xml
-
-        report = parse_nvidia_smi_xml(xml.text)
+        report = parse_xml(xml.text)
         if report.gpus:
             return report, xml.where, None
         reasons.append(f"{xml.where} holds no GPU")

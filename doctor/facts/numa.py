@@ -59,6 +59,20 @@ class Irq:
     origin: str
 
 
+def _affinities(src: Source, numbers: set[int]) -> dict[int, tuple[frozenset[int] | None, frozenset[int] | None]]:
+    """IRQ number -> (effective, configured) CPU sets from ``proc/irq/N``."""
+    out = {}
+    for n in sorted(numbers):
+        base = f"proc/irq/{n}"
+        out[n] = (parse_cpulist(src.read_line(f"{base}/effective_affinity_list")),
+                  parse_cpulist(src.read_line(f"{base}/smp_affinity_list")))
+    return out
+
+
+def _listed_affinities(src: Source) -> dict[int, tuple[frozenset[int] | None, frozenset[int] | None]]:
+    return _affinities(src, {int(n) for n in src.listdir("proc/irq") if n.isdigit()})
+
+
 def build_irqs(src: Source) -> tuple[Irq, ...]:
     names: dict[int, str] = {}
     text = src.read_text("proc/interrupts") or ""
@@ -70,11 +84,15 @@ def build_irqs(src: Source) -> tuple[Irq, ...]:
             continue
         fields = rest.split()
         names[int(head)] = " ".join(fields[ncpu + 1:]) if len(fields) > ncpu else ""
+    # the affinity files of a fleet's nodes rarely differ where their interrupt counts always do:
+    # a tree matched to an earlier one reuses what was read there when those files are the same
+    reuse = getattr(src.tree, "reuse", None)
+    affinity = reuse(("irq affinities",), lambda: _listed_affinities(src)) if reuse is not None \
+        else _listed_affinities(src)
+    listed = set(affinity)
+    extra = _affinities(src, set(names) - listed)
     irqs = []
-    numbers = {int(n) for n in src.listdir("proc/irq") if n.isdigit()} | set(names)
-    for n in sorted(numbers):
-        base = f"proc/irq/{n}"
-        irqs.append(Irq(n, names.get(n, ""),
-                        parse_cpulist(src.read_line(f"{base}/effective_affinity_list")),
-                        parse_cpulist(src.read_line(f"{base}/smp_affinity_list")), base))
+    for n in sorted(listed | set(names)):
+        effective, configured = affinity[n] if n in affinity else extra[n]
+        irqs.append(Irq(n, names.get(n, ""), effective, configured, f"proc/irq/{n}"))
     return tuple(irqs)

@@ -177,6 +177,44 @@ def _masked(value: Any) -> Any:
     return value
 
 
+#: statuses of the checks of a node, masked, by (id, status) pairs (a worker meets a few); bounded
+_STATUSES: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+#: what each finding adds to a summary, masked (None: pass or info), by identity: a finding a
+#: reused check returned is the very object an earlier node got (doctor/fleet/memo.py); bounded
+_ROWS: dict[int, tuple[Any, tuple[str, str, str, str] | None]] = {}
+
+
+def _statuses(checks: list[dict[str, Any]]) -> dict[str, str]:
+    """``_summary_from_dict``'s statuses of the masked ``{"id", "status"}`` of each check."""
+    key = tuple((c["id"], c["status"]) for c in checks)
+    got = _STATUSES.get(key)
+    if got is None:
+        if len(_STATUSES) >= 64:
+            _STATUSES.clear()
+        got = _STATUSES[key] = {str(_masked(cid)): str(_masked(status)) for cid, status in key}
+    return dict(got)
+
+
+def _rows(findings: list[Any]) -> list[tuple[str, str, str, str]]:
+    """``_summary_from_dict``'s rows of the masked findings: (check, subject, severity, title) of each
+    one that is neither pass nor info."""
+    from doctor.findings import Severity
+
+    out = []
+    for f in findings:
+        hit = _ROWS.get(id(f))
+        if hit is None or hit[0] is not f:
+            severity = _masked(Severity.parse(f.severity).value)
+            row = None if severity in (PASS, INFO) else \
+                (str(_masked(f.check)), str(_masked(f.subject)), str(severity), str(_masked(f.title)))
+            if len(_ROWS) >= 1 << 12:
+                _ROWS.clear()
+            hit = _ROWS[id(f)] = (f, row)
+        if hit[1] is not None:
+            out.append(hit[1])
+    return out
+
+
 def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
     """Summary of a snapshot or sosreport: its checks run, with facts and findings reused where unchanged.
 
@@ -184,23 +222,20 @@ def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
     masking maps each string on its own, so this is the summary of the masked result, which
     ``gnd check --format json`` prints.
     """
-    from doctor.findings import Severity
     from doctor.fleet.load import load_node
 
     if cached is None:
         from doctor.pipeline import open_facts
         from doctor.runner import run_checks
 
-        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS)
+        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS, inventory=False)
         digest = result.inventory.get("digest")
         if isinstance(digest, dict):
-            data = {"source": _masked(result.source),
-                    "checks": _masked([{"id": c["id"], "status": c["status"]} for c in result.checks]),
-                    "findings": _masked([{"check": f.check, "subject": f.subject, "title": f.title,
-                                          "severity": Severity.parse(f.severity).value}
-                                         for f in result.findings])}
-            kind = str(data["source"].get("kind") or "snapshot")
-            return _summary_from_dict(path, kind, data, _masked(digest))
+            source, digest = _masked(result.source), _masked(digest)  # as _summary_from_dict would make it
+            name = digest.get("host.hostname") or source.get("hostname") or os.path.basename(path.rstrip("/"))
+            return {"path": path, "kind": str(source.get("kind") or "snapshot"), "name": str(name),
+                    "error": None, "statuses": _statuses(result.checks), "findings": _rows(result.findings),
+                    "digest": digest}
     node = load_node(path, _CHECKS, reuse=True)
     data = node.result.to_dict()
     if cached:

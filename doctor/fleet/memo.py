@@ -15,8 +15,11 @@ stays flat however many nodes a worker analyses.
 from __future__ import annotations
 
 import inspect
+import weakref
 from dataclasses import fields, is_dataclass, replace
 from functools import cached_property
+from math import copysign
+from operator import attrgetter
 from typing import Any
 
 from doctor.facts import Facts
@@ -35,16 +38,50 @@ _NOT_WHOLE = FIELDS | {"derived"}
 
 class _Recorded:
     """One build of a fact family: the paths it looked at, their states where the recording tree
-    differed from its reference, that tree's changed paths, the facts it used, and the value."""
+    differed from its reference, that tree's changed paths, the facts it used, the collector's
+    reasons it read from the manifest, and the value."""
 
-    __slots__ = ("looked", "own", "delta", "uses", "value")
+    __slots__ = ("looked", "own", "delta", "uses", "reasons", "value")
 
     def __init__(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str],
-                 uses: tuple[tuple[str, object], ...], value: object) -> None:
+                 uses: tuple[tuple[str, object], ...], reasons: tuple[tuple[str, str | None], ...],
+                 value: object) -> None:
         self.looked, self.own, self.delta, self.uses, self.value = looked, own, delta, uses, value
+        self.reasons = reasons
+
+
+#: a traced read of the manifest's entry for one spec (``Source.manifest_reason``) is noted in the
+#: tree's trace as this prefix plus the spec's name, not as the manifest file (which differs on
+#: every node: its host name and collection time), so what reads one spec's reason is reused while
+#: that reason is the same
+_REASON = "\0manifest\0"
 
 
 _MISSING = object()
+
+
+def _noted_reasons(source: Any) -> Any:
+    """``source.manifest_reason``, once per spec, traced as :data:`_REASON` plus the spec's name
+    (the source is held weakly: no cycle keeps a node's tree alive after it)."""
+    ref = weakref.ref(source)
+    reasons: dict[str, str | None] = {}
+
+    def manifest_reason(spec_name: str) -> str | None:
+        src: Any = ref()
+        tree = src.tree
+        trace = tree._trace
+        reason = reasons.get(spec_name, _MISSING)
+        if reason is _MISSING:
+            tree._trace = None
+            try:
+                reason = reasons[spec_name] = type(src).manifest_reason(src, spec_name)
+            finally:
+                tree._trace = trace
+        if trace is not None:
+            trace.add(_REASON + spec_name)
+        return reason  # type: ignore[return-value]
+
+    return manifest_reason
 
 
 class _Builds(list):  # type: ignore[type-arg]
@@ -86,6 +123,10 @@ class MemoFacts(Facts):
         tree = self._source.tree
         if isinstance(tree, TarTree):
             tree.match_reference()  # what differs from a tree read before, if any is alike
+            self._source.manifest_reason = _noted_reasons(self._source)  # reads of it noted per spec
+
+    def _manifest_reason(self, spec_name: str) -> str | None:
+        return self._source.manifest_reason(spec_name)  # type: ignore[no-any-return]
 
     @property
     def source(self) -> Any:  # type: ignore[override]
@@ -127,15 +168,25 @@ class MemoFacts(Facts):
             value, looked = tree.traced(lambda: build(self))
         finally:
             self._stack.pop()
+        reasons = tuple((p[len(_REASON):], self._manifest_reason(p[len(_REASON):]))
+                        for p in looked if p.startswith(_REASON))
+        if reasons:
+            looked = {p for p in looked if not p.startswith(_REASON)}
+        if name not in FIELDS:  # equal to an earlier build (a file changed in what it does not keep):
+            for earlier in memo:  # that very object, so what uses it is reused too
+                if _equal(value, earlier.value):
+                    value = earlier.value
+                    break
         own = {path: tree.state(path) for path in looked & delta}
-        rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), value)
+        rec = _Recorded(frozenset(looked), own, frozenset(delta), _dedup(uses), reasons, value)
         # kept with the reference (and let go with it): KEEP builds of each family, most recent first
         base.memo[key] = [rec, *memo[:KEEP - 1]]
         return value
 
     def _still(self, rec: _Recorded, tree: TarTree) -> bool:
         """Whether ``rec`` is what building again on this node would give."""
-        return _same(self, rec.uses) and tree.unchanged(rec.looked, rec.own, rec.delta)
+        return _same(self, rec.uses) and tree.unchanged(rec.looked, rec.own, rec.delta) \
+            and all(self._manifest_reason(spec) == reason for spec, reason in rec.reasons)
 
     def ranked(self, findings: list[Any]) -> list[Any]:
         """``rank(group_findings(findings, self))``, reused when the findings are the very ones of an
@@ -160,17 +211,20 @@ class MemoFacts(Facts):
 def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
     """Whether each fact in ``uses`` is the very object noted, and each field read or call noted on a
     :data:`FIELDS` value gives an equal result now (a fact that fails to build: no)."""
+    values = facts._values
     facts._stack.append([])  # checking is not using: what it reads is noted nowhere
     try:
         for use in uses:
+            current = values.get(use[0], _MISSING)
+            if current is _MISSING:  # not built yet on this node (or the source itself)
+                current = getattr(facts, use[0])
             if len(use) == 2:
-                if getattr(facts, use[0]) is not use[1]:
+                if current is not use[1]:
                     return False
                 continue
-            name, what, value = use
-            current = getattr(facts, name)
-            got = getattr(current, what[0])(*what[1]) if isinstance(what, tuple) else getattr(current, what)
-            if not _equal(got, value):
+            what = use[1]
+            got = getattr(current, what[0])(*what[1]) if type(what) is tuple else getattr(current, what)
+            if not _equal(got, use[2]):
                 return False
         return True
     except Exception:  # building it again will raise where the plain run raises
@@ -188,23 +242,41 @@ def _dedup(uses: list[Any]) -> tuple[Any, ...]:
 
 
 _SCALARS = (str, int, float, bool, bytes, type(None))
+_PLAIN = frozenset(_SCALARS)
+#: the fields of each dataclass compared, as a tuple (None: not a dataclass)
+_FIELDS_OF: dict[type, Any] = {}
 
 
-def _equal(a: object, b: object) -> bool:
+def _equal(a: Any, b: Any) -> bool:
     """Equal, in order too (dicts), made of plain values; anything else only if it is the same object."""
     if a is b:
         return True
-    if type(a) is not type(b):
+    kind = type(a)
+    if kind is not type(b):
         return False
-    if isinstance(a, _SCALARS):
+    if kind in _PLAIN:
+        if kind is float and a == 0.0:  # 0.0 and -0.0 are equal but print otherwise
+            return b == 0.0 and copysign(1.0, a) == copysign(1.0, b)
+        return a == b  # type: ignore[no-any-return]
+    if kind is tuple or kind is list:
+        return len(a) == len(b) and all(map(_equal, a, b))
+    if kind is dict:
+        return len(a) == len(b) and all(map(_equal, a, b)) and all(map(_equal, a.values(), b.values()))
+    get = _FIELDS_OF.get(kind, _MISSING)
+    if get is _MISSING:
+        names = tuple(f.name for f in fields(a)) if is_dataclass(a) else None
+        get = _FIELDS_OF[kind] = None if names is None else attrgetter(*names) if len(names) > 1 else \
+            (lambda o, n=names[0]: (getattr(o, n),)) if names else (lambda o: ())
+    if get is not None:
+        return all(map(_equal, get(a), get(b)))
+    if isinstance(a, _SCALARS):  # a str or int subclass (an enum)
         return a == b
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return len(a) == len(b) and all(
-            _equal(ka, kb) and _equal(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items()))
-    if is_dataclass(a):
-        return all(_equal(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
+    if isinstance(a, (tuple, list)):  # a named tuple
+        return len(a) == len(b) and all(map(_equal, a, b))
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(map(_equal, a, b)) and all(map(_equal, a.values(), b.values()))
+    if isinstance(a, frozenset):  # module names, CPU sets
+        return a == b and all(type(x) is str or type(x) is int for x in (*a, *b))
     return False
 
 
@@ -365,6 +437,10 @@ class MemoCheck:
                         for f in self.check(facts)]
         finally:
             facts._stack.pop()
+        for run in self._runs:  # the findings an earlier node got (a reading changed that it ignores):
+            if _equal(findings, run.findings):  # those very objects, so grouping and summary are reused
+                findings = run.findings
+                break
         self._runs = [_CheckRun(_dedup(uses), findings),
                       *self._runs[:KEEP - 1]]
         return findings

@@ -53,9 +53,9 @@ def collector_tar(files: dict[str, bytes], links: dict[str, str], manifest: dict
     return buf.getvalue()
 
 
-def manifest(hostname: str, when: int) -> dict[str, object]:
+def manifest(hostname: str, when: int, specs: dict[str, object] | None = None) -> dict[str, object]:
     return {"collected_at": datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="seconds"),
-            "hostname": hostname, "specs": {}}
+            "hostname": hostname, "specs": dict(specs or {})}
 
 
 def node_files(hostname: str, node_id: int) -> dict[str, bytes]:
@@ -148,14 +148,16 @@ class FleetWriter:
         self._template: tuple[bytes, list[int], dict[str, tuple[int, int]]] | None = None
 
     def write(self, dest: Path, hostname: str, node_id: int, files: dict[str, bytes] | None = None,
-              links: dict[str, str] | None = None, renumber: bool = False) -> Path:
+              links: dict[str, str] | None = None, specs: dict[str, object] | None = None,
+              renumber: bool = False) -> Path:
         """A copy of the base tree as machine ``hostname``, collected at its own time; ``files`` and
         ``links`` replace or add members (a node that differs from its neighbours in a file or two);
+        ``specs``: the manifest's status of each spec (``{"nvidia_smi_q": {"status": "error", ...}}``);
         ``renumber``: its user processes run under other pids (see :func:`renumbered`), after ``files``."""
         when = MTIME + node_id
-        ident = {**node_files(hostname, node_id), MANIFEST: json.dumps(manifest(hostname, when), indent=2,
+        ident = {**node_files(hostname, node_id), MANIFEST: json.dumps(manifest(hostname, when, specs), indent=2,
                                                                        sort_keys=True).encode()}
-        if not files and not links and not renumber:
+        if not files and not links and not specs and not renumber:
             patched = self._patched(ident, when)
             if patched is not None:
                 dest.write_bytes(_compress(patched, when))
@@ -164,7 +166,7 @@ class FleetWriter:
         all_links = {**self.links, **(links or {})}
         if renumber:
             all_files, all_links = renumbered(all_files, all_links, node_id)
-        tar = collector_tar(all_files, all_links, manifest(hostname, when), when)
+        tar = collector_tar(all_files, all_links, manifest(hostname, when, specs), when)
         dest.write_bytes(_compress(tar, when))
         return dest
 

@@ -164,3 +164,78 @@ def test_a_check_reading_the_source_itself_is_never_reused(nodes: list[Path]) ->
         facts.pci  # noqa: B018  facts built from the source are still reused
         assert chk(facts)[0].subject == path.name[:-7]
     assert calls == ["raw"] * len(nodes)
+
+
+def test_a_fact_reading_a_commands_reason_follows_that_spec_in_the_manifest(nodes: list[Path], tmp_path: Path) -> None:
+    """The manifest differs on every node (host name, time); what reads one spec's status in it is
+    reused while that status is the same, and built again when it differs."""
+    writer = FleetWriter(replace(HEALTHY, node_id=970))
+    failed = {"nvidia_smi_q": {"status": "error", "detail": "Failed to initialize NVML: Driver/library version mismatch"}}
+    odd = writer.write(tmp_path / "m-odd.tar.gz", "m-odd", 3100, specs=failed)
+    first, second, third = (open_facts(str(p), reuse=True) for p in (*nodes[:2], odd))
+    assert first.nvidia_driver.nvml_mismatch is None
+    assert second.nvidia_driver is first.nvidia_driver  # only the host name and time differ in its manifest
+    assert third.nvidia_driver.nvml_mismatch == "Driver/library version mismatch"
+    assert third.nvidia_driver == Facts(open_facts(str(odd)).source).nvidia_driver
+
+
+def test_a_fact_built_again_equal_to_an_earlier_build_is_that_object(tmp_path: Path) -> None:
+    """Readings that differ on every node (GPU temperatures, interrupt counts) make the GPU and IRQ
+    facts be built again; equal to the earlier build, they are that very object, so what reads
+    them is reused; a reading a fact keeps makes a different object."""
+    from tests.fleet.fleetgen import volatile_files
+
+    writer = FleetWriter(replace(HEALTHY, node_id=980))
+    paths = [writer.write(tmp_path / f"v-{i}.tar.gz", f"v-{i}", 3200 + i, files=volatile_files(writer.files, 3200 + i))
+             for i in range(2)]
+    smi = "commands/nvidia-smi_-q_-x"
+    busy = volatile_files(writer.files, 3202)
+    busy[smi] = busy[smi].replace(b"<gpu_util>0 %</gpu_util>", b"<gpu_util>93 %</gpu_util>", 1)
+    paths.append(writer.write(tmp_path / "v-busy.tar.gz", "v-busy", 3202, files=busy))
+    first, second, third = (open_facts(str(p), reuse=True) for p in paths)
+    assert first.source.read_bytes(smi) != second.source.read_bytes(smi)
+    assert first.source.read_bytes("proc/interrupts") != second.source.read_bytes("proc/interrupts")
+    assert second.gpus is first.gpus and second.irqs is first.irqs
+    assert third.gpus is not first.gpus and third.irqs is first.irqs
+    assert sorted(g.runtime.util_gpu for g in third.gpus.gpus if g.runtime)[-1] == 93.0
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ((1, "x", None), (1, "x", None), True),
+    ({"a": 1, "b": 2}, {"a": 1, "b": 2}, True),
+    (frozenset({1, 2}), frozenset({2, 1}), True),
+    (1, 1.0, False), (1, True, False), (0.0, -0.0, False), (0.0, 0.0, True), (float("nan"), float("nan"), False),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}, False),  # another order renders otherwise
+    (frozenset({1}), frozenset({1.0}), False), (frozenset({(1,)}), frozenset({(1,)}), False),
+    ((1, 2), [1, 2], False),
+    (object(), object(), False),
+])
+def test_equal_is_equality_that_renders_alike(a: object, b: object, same: bool) -> None:
+    """What a reuse compares: equal plain values, in the same order and of the same types; an
+    unknown kind of object only to itself."""
+    assert memo._equal(a, b) is same
+    assert memo._equal(b, a) is same
+
+
+def test_equal_compares_records_field_by_field() -> None:
+    from doctor.facts.numa import Irq
+
+    one = Irq(7, "mlx5_comp0@pci:0000:19:00.0", frozenset({1}), frozenset({1, 2}), "proc/irq/7")
+    assert memo._equal(one, replace(one))
+    assert not memo._equal(one, replace(one, effective=frozenset({2})))
+    assert not memo._equal(one, replace(one, number=7.0))  # type: ignore[arg-type]
+
+
+def test_equal_builds_are_found_among_configurations_met_in_turn(tmp_path: Path) -> None:
+    """A worker meets nodes of a few configurations in turn (as the fleet benchmark's three): the
+    build a rebuilt family equals may be any of the recent ones, not only the last."""
+    from tests.fleet.fleetgen import volatile_files
+
+    writers = [FleetWriter(replace(HEALTHY, node_id=990 + b)) for b in range(3)]
+    facts = []
+    for i in range(6):
+        w = writers[i % 3]
+        path = w.write(tmp_path / f"t-{i}.tar.gz", f"t-{i}", 3300 + i, files=volatile_files(w.files, 3300 + i))
+        facts.append(open_facts(str(path), reuse=True))
+    assert len({id(f.gpus) for f in facts[:3]}) == 3  # three configurations: three GPU facts
+    assert all(facts[3 + b].gpus is facts[b].gpus for b in range(3))
