@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order
+from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order, stable_subject
 from doctor.record import record
 from doctor.sources import SOURCE_MARKERS
 
@@ -348,7 +348,7 @@ class Aggregate:
         row.statuses = self._status_cache.setdefault(key, key)
         worst = PASS
         for check, subject, severity, title in summary["findings"]:
-            fkey = (check, subject, severity)
+            fkey = (check, stable_subject(subject), severity)  # one server, whatever its pid on each node
             entry = self.findings.get(fkey)
             if entry is None:
                 entry = self.findings[fkey] = (title, array("i"))

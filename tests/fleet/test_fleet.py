@@ -142,3 +142,17 @@ def test_nothing_readable_exits_2(tmp_path: Path, capsys) -> None:  # type: igno
     assert main(["fleet", str(tmp_path / "x.json"), str(tmp_path / "missing.tar.gz")]) == 2
     out = capsys.readouterr().out
     assert "missing.tar.gz: " in out and "not a gnd result" in out
+
+
+def test_a_finding_on_every_node_is_fleet_wide_whatever_pid_its_server_runs_under(tmp_path: Path) -> None:
+    """Real nodes run the same server under different pids: that must not split one fleet-wide
+    finding into one outlier per node."""
+    from fixtures.tools.make_node import SICK
+
+    writer = FleetWriter(replace(SICK, node_id=700))
+    for i in range(6):
+        writer.write(tmp_path / f"{_name(i)}.tar.gz", _name(i), 2000 + i, renumber=True)
+    report = analyse_fleet(expand_paths([str(tmp_path)]), jobs=1)
+    eager = [f for f in report.common if f.check == "runtime.cuda_graphs"]
+    assert len(eager) == 1 and len(eager[0].nodes) == 6 and "pid" not in eager[0].subject
+    assert not [f for f in report.outlier_findings if f.check == "runtime.cuda_graphs"]
