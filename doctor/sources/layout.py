@@ -121,25 +121,28 @@ class _Run:
 class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
-    __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "volatile", "wild", "sizes",
+    __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "implicit", "volatile", "wild", "sizes",
                  "head_starts", "rests", "data", "bases", "_runs")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
-                 totals: tuple[int, int] | None = None, members: dict[int, tuple[str, str]] | None = None) -> None:
+                 totals: tuple[int, int] | None = None, members: dict[int, tuple[str, str]] | None = None,
+                 implicit: frozenset[str] = frozenset()) -> None:
         """``files``: header index -> (name, data size) of each regular file whose tree entry holds
         its data; ``caps``: (largest file, most file bytes held, most member bytes streamed) and
         ``totals``: (file bytes held, member bytes streamed) of this tarball, which a volatile size
         must keep within the caps (without them no size may differ); ``members``: header index ->
-        (kind, name in the tree) of every file, directory and symbolic link, given only when the tree
-        is exactly its members (no name twice, no directory made implicitly): then members may have
-        other names (process directories under other pids), see :meth:`changed_files`."""
+        (kind, name in the tree) of every file, directory and symbolic link, given only when no name
+        is met twice: then members may have other names (process directories under other pids), see
+        :meth:`changed_files`; ``implicit``: the directories of the tree that no member made (their
+        members under them made them)."""
         self.limits = limits
         self.heads = heads
         self.files = files
         self.tables = tables
         self.caps, self.totals = caps, totals
         self.members = members
+        self.implicit = implicit
         #: header indices whose size differed from this tarball's on a later one
         self.volatile: set[int] = set()
         #: too many volatile members to be worth cutting: no more learning
@@ -246,8 +249,8 @@ class Layout:
 
     def _renamable(self, i: int) -> bool:
         """Whether member ``i`` may have another name or link target: a plain file, directory or
-        symbolic link of a layout whose tree is exactly its members, named by its own header (no pax
-        or GNU long-name header before it)."""
+        symbolic link of a layout where no name is met twice, named by its own header (no pax or GNU
+        long-name header before it)."""
         members = self.members
         return members is not None and i in members and (i == 0 or self.rests[i - 1][:1] not in _EXTENDED)
 

@@ -448,21 +448,25 @@ class TarTree(Tree):
             return False
         if "" not in files:  # no hard link (its entry copies another's data): keep the layout
             index = {h + 512: i for i, h in enumerate(heads)}
-            # members may be renamed later only when the tree is exactly its members (see layout.Layout)
-            exact = len(named) == len(self._entries) - 1 and len({n for _, n in named.values()}) == len(named)
+            # members may be renamed later only when no name is met twice (see layout.Layout)
+            once = {n for _, n in named.values()}
+            exact = len(once) == len(named)
+            implicit = frozenset(n for n, e in self._entries.items() if e.kind == DIR and n and n not in once)
             layout.remember(layout.Layout(tar, heads, {index[offset]: (name, size)
                                                        for name, (offset, size) in files.items()},
                                           (self._entries, self._children), limits,
                                           caps=(MAX_FILE_BYTES, MAX_TAR_BYTES, MAX_STREAM_BYTES),
-                                          totals=(counts[2], counts[1]), members=named if exact else None))
+                                          totals=(counts[2], counts[1]), members=named if exact else None,
+                                          implicit=implicit))
         return True
 
     def _like_layout(self, like: Any, cut: Any, view: memoryview) -> bool:
         """Make this tree the kept ``like`` layout's with what ``cut`` found different (layout.py):
         files with other data, members with other names or link targets. ``False`` (nothing kept)
         when a renamed member would make the tree anything but the same members renamed (a name
-        met twice, a directory made implicitly, one left without its parent): the caller then reads
-        the archive member by member."""
+        met twice, a directory it would make implicitly, something left without its parent, a
+        directory the earlier tree made implicitly left empty): the caller then reads the archive
+        member by member."""
         entries, children = like.tables
         changed, renamed = cut
         # entries are shared, and the children table (never changed once read); the few files of
@@ -516,6 +520,8 @@ class TarTree(Tree):
                     return False
                 children_of(parent).add(base)
                 touched += (name, parent)
+            if any(not kids.get(d) for d in like.implicit.intersection(touched)):
+                return False  # reading member by member would not make that directory
         self._entries, self._children = mine, kids
         self._like = entries, children, touched
         return True

@@ -426,3 +426,44 @@ def test_random_renames_resizes_and_rewrites_read_exactly_as_a_fresh_read(tmp_pa
         got, hit = _read_after(tmp_path, monkeypatch, first, bytes(tar))
         hits += hit
     assert hits >= 15  # most are plain renames and resizes, which the layout takes
+
+
+def _plain_tar(members: list[tuple[str, bytes | None]], when: int) -> bytes:
+    """A tar of these members in this order (``None``: a directory), with no directory added for
+    them: a directory no member names is made by the reader (as ``gnd collect`` leaves ``commands``)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.mtime = when
+            if data is None:
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tf.addfile(info)
+            else:
+                info.size, info.mode = len(data), 0o644
+                tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _collected(pid: int, when: int, tool: str = "commands/lspci") -> bytes:
+    return _plain_tar([("proc", None), (f"proc/{pid}", None), ("commands/nvidia-smi", b"smi\n"),
+                       (tool, b"lspci\n"), (f"proc/{pid}/cmdline", b"gnd\0collect\0"),
+                       (f"proc/{pid}/status", b"Pid:\t%d\n" % pid)], when)
+
+
+def test_renames_beside_a_directory_no_member_names_take_the_shortcut(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (entries, children), hit = _read_after(tmp_path, monkeypatch, _collected(22692, 1_700_000_001),
+                                           _collected(22771, 1_700_000_002))
+    assert hit and entries["commands"][0] == tree_mod.DIR and "22771" in children["proc"]
+
+
+def test_a_rename_that_would_leave_an_implicit_directory_empty_reads_as_a_fresh_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _plain_tar([("etc", None), ("etc/a", b"1"), ("opt/x/f", b"2")], 1_700_000_001)  # opt, opt/x implicit
+    second = _plain_tar([("etc", None), ("etc/a", b"1"), ("etc/f__", b"2")], 1_700_000_002)
+    (entries, _), hit = _read_after(tmp_path, monkeypatch, first, second)
+    assert not hit and "opt/x" not in entries and "etc/f__" in entries
