@@ -89,9 +89,10 @@ def mask_text(text: str) -> str:
     return OPTION_VALUE.sub(_mask_quoted, text)
 
 
-#: ``--api-key sk``, ``"--api-key", "sk"`` (YAML/JSON flow lists), ``--api-key=sk`` inside free text.
+#: ``--api-key sk``, ``"--api-key", "sk"`` (YAML/JSON flow lists), ``--api-key=sk`` inside free text; a
+#: vertical tab or form feed between them counts as a space (shells do not split there, but a reader sees one).
 OPTION_VALUE = lazy(
-    rf"((?<![\w-])[\"']?--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}[\"']?(?:[ \t]{{0,8}}[,=][ \t]{{0,8}}|[ \t]{{1,8}}))"
+    rf"((?<![\w-])[\"']?--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}[\"']?(?:[ \t\v\f]{{0,8}}[,=][ \t\v\f]{{0,8}}|[ \t\v\f]{{1,8}}))"
     r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|(?!-)[^\s\"',\]]+)",
     re.IGNORECASE,
 )

@@ -33,3 +33,12 @@ def test_secrets_in_a_shell_script_are_masked_with_or_without_quotes() -> None:
         assert MASK in masked[2]
     plain = "exec vllm serve m --max-num-batched-tokens 8192 --port 8000"
     assert mask_argv(["bash", "-c", plain]) == ["bash", "-c", plain]  # nothing to hide: unchanged
+
+
+def test_a_vertical_tab_or_form_feed_between_option_and_secret_still_masks_it() -> None:
+    """No shell splits there, but a reader of the report sees two words: the value is hidden anyway."""
+    for sep in ("\x0b", "\x0c", " \x0b "):
+        for argv in (["vllm", f"--password{sep}hunter2xyz"], ["bash", "-c", f"serve --api-key{sep}hunter2xyz"]):
+            masked = mask_argv(argv)
+            assert "hunter2xyz" not in "".join(masked) and MASK in masked[-1], (sep, masked)
+    assert mask_argv(["vllm", "--max-num-batched-tokens\x0b8192"]) == ["vllm", "--max-num-batched-tokens\x0b8192"]
