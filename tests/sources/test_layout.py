@@ -66,14 +66,20 @@ def _fresh() -> Iterator[None]:
 
 
 def _second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, gz: bool = True) -> tuple[Any, bool]:
-    """Read node A, then ``data``: (its outcome, whether a kept layout made its tree); also checks the
-    outcome is what a process that never read A gets."""
+    """Read node A, then ``data``: see :func:`_read_after`."""
     first, second = tmp_path / "a.tar.gz", tmp_path / ("b.tar.gz" if gz else "b.tar")
     first.write_bytes(gzip.compress(_node("node-a", 1_700_000_001)))
     second.write_bytes(gzip.compress(data) if gz else data)
+    return _read_paths_after(monkeypatch, first, second)
+
+
+def _read_paths_after(monkeypatch: pytest.MonkeyPatch, first: Path, second: Path) -> tuple[Any, bool]:
+    """Read ``first``, then ``second``: (its outcome, whether a kept layout made its tree); also checks
+    the outcome is what a process that never read ``first`` gets."""
     layout.forget()
     alone = _outcome(second)
     layout.forget()
+    TarTree(str(first))
     hits: list[bool] = []
     like_layout = TarTree._like_layout
 
@@ -82,7 +88,6 @@ def _second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, gz: bo
         hits.append(took)
         return took
 
-    TarTree(str(first))
     monkeypatch.setattr(TarTree, "_like_layout", spy)
     got = _outcome(second)
     assert got == alone
@@ -326,27 +331,11 @@ def test_growth_past_the_held_bytes_limit_is_refused_as_a_fresh_read_refuses(tmp
 
 
 def _read_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: bytes, second: bytes) -> tuple[Any, bool]:
-    """Read ``first``, then ``second`` (tar bytes): (its outcome, whether the layout took it); the
-    outcome must be what a process that never read ``first`` gets."""
+    """Read the tar bytes ``first``, then ``second``: see :func:`_read_paths_after`."""
     a, b = tmp_path / "first.tar", tmp_path / "second.tar"
     a.write_bytes(first)
     b.write_bytes(second)
-    layout.forget()
-    alone = _outcome(b)
-    layout.forget()
-    TarTree(str(a))
-    hits: list[bool] = []
-    like_layout = TarTree._like_layout
-
-    def spy(self: TarTree, *args: Any) -> bool:
-        took: bool = like_layout(self, *args)
-        hits.append(took)
-        return took
-
-    monkeypatch.setattr(TarTree, "_like_layout", spy)
-    got = _outcome(b)
-    assert got == alone
-    return got, hits == [True]
+    return _read_paths_after(monkeypatch, a, b)
 
 
 def _procs(pids: dict[int, bytes], when: int = 1_700_000_001, **extra: bytes) -> bytes:
