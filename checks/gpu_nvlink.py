@@ -40,8 +40,9 @@ def _label(facts: Facts, link: NvlinkGpu) -> tuple[str, str | None]:
 def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
     """High when a GPU has inactive NVLinks (or all of them) while its peers' are up, medium when links run
     below the node's link speed; replay/CRC/recovery counters: low from 1, medium from 1000 (or any
-    recovery), high from 100000 (or 100 recoveries). Quiet on PCIe-only GPUs (no active link anywhere)."""
-    if not facts.gpus.gpus:
+    recovery), high from 100000 (or 100 recoveries). Quiet on PCIe-only GPUs (no active link anywhere).
+    A recording that holds ``nvlink -s`` but no PCI view of the GPUs (a trimmed sosreport) is still read."""
+    if not facts.gpus.gpus and getattr(facts.source, "run_commands", False):
         return  # no GPU: do not even run nvidia-smi nvlink on a live host
     nv = facts.nvlink
     active = {g.index: [s for s in g.speeds.values() if s is not None] for g in nv.gpus}

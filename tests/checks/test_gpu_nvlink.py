@@ -67,3 +67,30 @@ def test_sick_fixture_flags_gpu5_link_7() -> None:
 def test_empty_nvlink_output_is_quiet_even_with_nvswitches() -> None:
     # empty output (exit 0) is what nvidia-smi prints when no link exists: recorded, not missing
     assert findings_of(facts({STATUS: "", "commands/nvidia-smi_nvlink_-e": ""}), CHECK) == []
+
+
+# Real `nvidia-smi nvlink -s` of an Azure NDv2 (Azure/azhpc-diagnostics Linux/test/samples/nvlink.bad.out, MIT):
+# GPU 7 has dropped off and the four peers wired to it lost those links. Trimmed to two of its seven GPUs.
+NDV2 = ("GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-b45d9bdf-1feb-0bd0-c8c5-9d833071005d)\n"
+        + "".join(f"         Link {i}: 25.781 GB/s\n" for i in range(6))
+        + "GPU 3: Tesla V100-SXM2-32GB (UUID: GPU-50b1bd2e-77ee-2731-fd2f-17c44103b7b9)\n"
+        "         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n"
+        "         Link 3: <inactive>\n         Link 4: 25.781 GB/s\n         Link 5: <inactive>")
+
+
+def test_recording_with_nvlink_status_but_no_pci_view_is_still_read() -> None:
+    """A sosreport trimmed to the nvidia plugin has no GPU in sysfs or lspci: the recorded links still count."""
+    (f,) = findings_of(facts({STATUS: NDV2}, base=None), CHECK)
+    assert f.severity == "high" and f.subject == "GPU 3" and f.title == "2 of 6 NVLinks inactive"
+    assert "links 3, 5" in f.evidence[0].value
+
+
+def test_live_host_without_gpus_does_not_read_nvlink(monkeypatch: pytest.MonkeyPatch) -> None:
+    from doctor.facts import Facts
+    from doctor.sources import LiveSource
+
+    src = LiveSource("/nonexistent-root", run_commands=True)
+    real = src.command
+    monkeypatch.setattr(src, "command", lambda name: pytest.fail(f"ran {name} on a host without GPUs")
+                        if name.startswith("nvlink") else real(name))
+    assert findings_of(Facts(src), CHECK) == []
