@@ -94,3 +94,22 @@ def test_live_host_without_gpus_does_not_read_nvlink(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(src, "command", lambda name: pytest.fail(f"ran {name} on a host without GPUs")
                         if name.startswith("nvlink") else real(name))
     assert findings_of(Facts(src), CHECK) == []
+
+
+# Real `nvidia-smi nvlink -s -i 6` of an Azure ND A100 v4 (Azure/azurehpc-health-checks test/data/bad_nvlink_status.txt
+# at 85922ba, MIT): one SXM4 GPU alone in the output, every link down.
+SXM_ALL_INACTIVE = ("GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\n"
+                    "NVML: Unable to retrieve NVLink information as all links are inActive\n")
+
+
+def test_sxm_gpu_with_every_link_down_is_high_without_peers() -> None:
+    (f,) = findings_of(facts({STATUS: SXM_ALL_INACTIVE}, base=None), CHECK)
+    assert f.severity == "high" and f.subject == "GPU 6" and "all NVLinks inactive" in f.title
+    assert f.fix.runtime == ("nvidia-smi nvlink -s -i 6",)
+
+
+def test_pcie_card_with_every_link_down_stays_quiet_but_not_behind_nvswitches() -> None:
+    assert findings_of(facts({STATUS: ALL_INACTIVE}, base=None), CHECK) == []
+    # the same PCIe-style message on the NVSwitch fixture: that GPU cannot be PCIe-only
+    (f,) = findings_of(facts({STATUS: ALL_INACTIVE}), CHECK)
+    assert f.severity == "high" and f.subject.startswith("GPU 0")
