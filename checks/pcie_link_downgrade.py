@@ -20,6 +20,7 @@ from doctor.derived.pcie import (
 )
 from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
+from doctor.facts.chipsets import chipset_integrated_nic
 from doctor.facts.link_caps import FirmwareCap, firmware_cap
 from doctor.facts.pcie_gen import link_bandwidth
 from doctor.facts.util import BDF
@@ -294,6 +295,10 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
         return Finding(UNKNOWN, subject.label, "PCIe link state not readable",
                        detail=_missing_detail(dev, own),
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
+    if not subject.is_gpu and chipset_integrated_nic(dev):
+        links = links[1:]  # its own link is a stub inside the chipset: only the chipset's uplink is real
+        if not any(lk.known for lk in links):
+            return None
     activity = gpu_activity(facts, dev.address) if subject.is_gpu else "busy"
     busy_ok = activity == "busy"
     if not any(lk.width_short for lk in links):
