@@ -8,6 +8,7 @@ parents taken from each bridge's secondary bus number.
 
 from __future__ import annotations
 
+import re
 from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
@@ -152,6 +153,12 @@ class PciTree:
         return [d for d in self.devices.values() if d.is_nic and not d.is_vf]
 
 
+#: Drivers that bind only SR-IOV virtual functions: a VF when a recording lacks the ``physfn`` link (ghw, hwloc).
+VF_DRIVERS = frozenset({"igbvf", "ixgbevf", "iavf", "i40evf"})
+#: pci.ids names every VF "... Virtual Function" ("ConnectX-6 Virtual Function", "I350 Ethernet Controller Virtual
+#: Function", "Ethernet Adaptive Virtual Function"): what a sosreport's lspci shows instead of ``physfn``.
+_VF_NAME = lazy(r"\bVirtual Function\b", re.IGNORECASE)
+
 _SPEED_CODE = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 
@@ -248,7 +255,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         path=path,
         host_bridge=host,
         port_type=port_type,
-        is_vf=src.exists(f"{base}/physfn"),
+        is_vf=src.exists(f"{base}/physfn") or src.link_name(f"{base}/driver") in VF_DRIVERS,
         acs=acs,
         acs_origin=f"{base}/config" if acs is not None else None,
         power_state=src.read_line(f"{base}/power_state"),
@@ -284,6 +291,8 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
         changes["acs_origin"] = where
     if info.description:
         changes["name"] = info.description
+        if not dev.is_vf and _VF_NAME.search(info.description):
+            changes["is_vf"] = True
     if dev.numa_node is None and info.numa_node is not None:
         changes["numa_node"] = info.numa_node
     if dev.driver is None and info.driver:
