@@ -8,13 +8,11 @@ from doctor.facts.numa import irq_actions
 from tests.helpers import facts
 
 # canonical/hotsos tests/unit/fake_data_root/openstack/proc/interrupts (Apache-2.0), a two-CPU KVM guest (Linux 5.4)
-HOTSOS = """\
-           CPU0       CPU1       
-  1:          9          0   IO-APIC   1-edge      i8042
- 10:          0          0   IO-APIC  10-fasteoi   virtio10, ehci_hcd:usb1, uhci_hcd:usb2
- 25:   24376036      13487   PCI-MSI 49153-edge      virtio0-input.0
-NMI:          0          0   Non-maskable interrupts
-"""
+HOTSOS = ("           CPU0       CPU1       \n"
+          "  1:          9          0   IO-APIC   1-edge      i8042\n"
+          " 10:          0          0   IO-APIC  10-fasteoi   virtio10, ehci_hcd:usb1, uhci_hcd:usb2\n"
+          " 25:   24376036      13487   PCI-MSI 49153-edge      virtio0-input.0\n"
+          "NMI:          0          0   Non-maskable interrupts\n")
 
 
 def test_real_rows_keep_only_the_handler_names() -> None:
