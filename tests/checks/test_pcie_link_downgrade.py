@@ -164,6 +164,9 @@ X722_UPLINK = "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/current_link_wid
 def test_chipset_integrated_x722_stub_link_is_not_a_downgrade() -> None:
     found = findings_of(facts(base=X722_NODE), CHECK)
     assert not [f for f in found if f.severity not in ("pass", "info")]
+    stub = [f for f in found if f.subject.startswith("0000:60:00.")]
+    assert len(stub) == 2 and all(f.severity == "info" and "built into the chipset" in f.title for f in stub)
+    assert "runs at its expected rate" in stub[0].detail
 
 
 def test_chipset_uplink_above_the_x722_is_still_checked() -> None:
