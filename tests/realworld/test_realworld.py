@@ -50,7 +50,7 @@ def test_case(case: dict) -> None:  # type: ignore[type-arg]
     findings = _findings(case["name"])
     for want in case["fires"]:
         ok = [f for f in findings if f.check == want["check"] and f.severity in want["severity"].split("|")
-              and want["subject"] in f.subject]
+              and want["subject"] in f.subject and want.get("title", "") in f.title]
         assert ok, f"{case['name']}: expected {want}, got\n{_show(findings)}"
     for check_id in case["quiet"]:
         alarms = [f for f in findings if f.check == check_id and f.severity in ALARMS]
