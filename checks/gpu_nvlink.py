@@ -46,7 +46,7 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
     recovery), high from 100000 (or 100 recoveries). Quiet on PCIe-only GPUs (no active link anywhere), except
     that an SXM GPU, or any GPU of a system with NVSwitches, with every link inactive is high.
     A recording that holds ``nvlink -s`` but no PCI view of the GPUs (a trimmed sosreport) is still read."""
-    if not facts.gpus.gpus and getattr(facts.source, "run_commands", False):
+    if not facts.gpus.gpus and facts.runs_commands:
         return  # no GPU: do not even run nvidia-smi nvlink on a live host
     nv = facts.nvlink
     active = {g.index: [s for s in g.speeds.values() if s is not None] for g in nv.gpus}

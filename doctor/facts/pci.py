@@ -230,6 +230,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
     express = _express(config)
     msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit()))
     override = src.read_line(f"{base}/driver_override")
+    driver = src.link_name(f"{base}/driver")
     aer = {}
     for kind in ("correctable", "nonfatal", "fatal"):
         parsed = _parse_aer(src.read_text(f"{base}/aer_dev_{kind}"))
@@ -243,7 +244,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         origin=base,
         subsystem_vendor=parse_int(src.read_line(f"{base}/subsystem_vendor"), 16),
         subsystem_device=parse_int(src.read_line(f"{base}/subsystem_device"), 16),
-        driver=src.link_name(f"{base}/driver"),
+        driver=driver,
         driver_override=None if override in (None, "(null)") else override,
         numa_node=parse_int(src.read_line(f"{base}/numa_node")),
         local_cpulist=src.read_line(f"{base}/local_cpulist"),
@@ -255,7 +256,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         path=path,
         host_bridge=host,
         port_type=port_type,
-        is_vf=src.exists(f"{base}/physfn") or src.link_name(f"{base}/driver") in VF_DRIVERS,
+        is_vf=driver in VF_DRIVERS or src.exists(f"{base}/physfn"),
         acs=acs,
         acs_origin=f"{base}/config" if acs is not None else None,
         power_state=src.read_line(f"{base}/power_state"),
