@@ -14,16 +14,13 @@ GHW = Path(__file__).resolve().parent.parent / "realworld" / "cases" / "ghw-xeon
 VFS = ("0000:05:10.0", "0000:05:10.1", "0000:05:10.4", "0000:05:10.5",
        "0000:05:11.0", "0000:05:11.1", "0000:05:11.4", "0000:05:11.5")
 
-# Device heads as `lspci -nnvv` prints them (names from pci.ids), on one bus behind no bridge.
+# Device heads of real `lspci -nn` outputs (leptonai/gpud components/accelerator/nvidia/fabric-manager/testdata/
+# lspci.nn.a100 and lspci.nn.a10, Apache-2.0): Azure VMs whose InfiniBand/Ethernet functions are VFs.
 LSPCI = """\
-3b:00.0 Ethernet controller [0200]: Mellanox Technologies MT28908 Family [ConnectX-6] [15b3:101b]
-\tKernel driver in use: mlx5_core
-
-3b:00.2 Ethernet controller [0200]: Mellanox Technologies MT28908 Family [ConnectX-6 Virtual Function] [15b3:101c]
-\tKernel driver in use: mlx5_core
-
-5e:02.0 Ethernet controller [0200]: Intel Corporation Ethernet Adaptive Virtual Function [8086:1889] (rev 02)
-\tKernel driver in use: iavf
+0001:00:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100 SXM4 80GB] [10de:20b2] (rev a1)
+0101:00:00.0 Infiniband controller [0207]: Mellanox Technologies MT28908 Family [ConnectX-6 Virtual Function] [15b3:101c]
+c941:00:02.0 Ethernet controller [0200]: Mellanox Technologies MT27710 Family [ConnectX-4 Lx Virtual Function] [15b3:1016] (rev 80)
+05:00.0 Ethernet controller [0200]: Mellanox Technologies ConnectX Family mlx5Gen Virtual Function [15b3:101e]
 """
 
 
@@ -38,5 +35,5 @@ def test_vf_driver_marks_a_vf_when_physfn_is_not_recorded() -> None:
 def test_lspci_name_marks_a_vf_in_a_sosreport() -> None:
     pci = Facts(source({"sos_commands/pci/lspci_-nnvv": LSPCI}, base=None)).pci
     assert pci.origin == "lspci"
-    assert [d.address for d in pci.nics] == ["0000:3b:00.0"]
-    assert pci.devices["0000:3b:00.2"].is_vf and pci.devices["0000:5e:02.0"].is_vf
+    assert [d.address for d in pci.nics] == [] and [d.address for d in pci.gpus] == ["0001:00:00.0"]
+    assert all(pci.devices[a].is_vf for a in ("0101:00:00.0", "c941:00:02.0", "0000:05:00.0"))
