@@ -17,6 +17,9 @@ from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
               "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html")
+_RESET_NOTE = ("Re-read after stopping all GPU work and resetting every GPU together (`nvidia-smi -r`) with the "
+               "Fabric Manager restarted; links that stay inactive are hardware (baseboard, NVSwitch tray): open a "
+               "support case. Nothing to roll back.")
 #: A link slower than this share of the node's fastest link is degraded.
 SLOW_SHARE = 0.9
 #: (replay + CRC errors at least, or recoveries at least, severity, score), worst first
@@ -40,13 +43,31 @@ def _label(facts: Facts, link: NvlinkGpu) -> tuple[str, str | None]:
 def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
     """High when a GPU has inactive NVLinks (or all of them) while its peers' are up, medium when links run
     below the node's link speed; replay/CRC/recovery counters: low from 1, medium from 1000 (or any
-    recovery), high from 100000 (or 100 recoveries). Quiet on PCIe-only GPUs (no active link anywhere)."""
-    if not facts.gpus.gpus:
+    recovery), high from 100000 (or 100 recoveries). Quiet on PCIe-only GPUs (no active link anywhere), except
+    that an SXM GPU, or any GPU of a system with NVSwitches, with every link inactive is high.
+    A recording that holds ``nvlink -s`` but no PCI view of the GPUs (a trimmed sosreport) is still read."""
+    if not facts.gpus.gpus and facts.runs_commands:
         return  # no GPU: do not even run nvidia-smi nvlink on a live host
     nv = facts.nvlink
     active = {g.index: [s for s in g.speeds.values() if s is not None] for g in nv.gpus}
     if not any(active.values()):
-        if nv.status_missing and any(d.is_nvswitch for d in facts.pci.devices.values()):
+        nvswitch = any(d.is_nvswitch for d in facts.pci.devices.values())
+        stranded = [g for g in nv.gpus if (g.all_inactive or (g.speeds and not active[g.index]))
+                    and (nvswitch or "SXM" in (g.name or "").upper())]
+        for g in stranded:  # an SXM board or a GPU behind NVSwitches is never PCIe-only
+            label, address = _label(facts, g)
+            yield Finding(
+                HIGH, label, "all NVLinks inactive on an NVLink-only board",
+                detail=f"{g.name or 'This GPU'} is an SXM module{' behind NVSwitches' if nvswitch else ''}: it always "
+                       "has NVLinks, and nvidia-smi reports every one inactive. It is cut off from the NVLink fabric; "
+                       "collectives that include it fall back to PCIe or fail.",
+                evidence=(Evidence(nv.status_origin or "nvidia-smi nvlink -s", f"GPU {g.index}: all links inactive"),),
+                expected="every NVLink active", observed="none active",
+                impact=Impact(60, "tensor-parallel all-reduce slows to PCIe speed for this GPU",
+                              basis="an SXM GPU without NVLink reaches its peers over PCIe only"),
+                fix=make("gpu_query", _RESET_NOTE, index=g.index, query="nvlink_status"),
+                references=REFERENCES, related=(address,) if address else ())
+        if not stranded and nv.status_missing and nvswitch:
             yield Finding(UNKNOWN, "node", "NVLink state not recorded on an NVSwitch system",
                           evidence=(Evidence("nvidia-smi nvlink -s", nv.status_missing),))
         return
@@ -73,11 +94,7 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                 impact=Impact(60 if n == expected_links else 100 * n / (expected_links * 2),
                               "tensor-parallel all-reduce slows to the weakest GPU's NVLink bandwidth",
                           basis="ring and tree all-reduce run at the pace of the slowest link: the share of this GPU's links that are inactive"),
-                fix=make("gpu_query",
-                         "Re-read after stopping all GPU work and resetting every GPU together (`nvidia-smi -r`) "
-                              "with the Fabric Manager restarted; links that stay inactive are hardware (baseboard, "
-                              "NVSwitch tray): open a support case. Nothing to roll back.",
-                         index=g.index, query="nvlink_status"),
+                fix=make("gpu_query", _RESET_NOTE, index=g.index, query="nvlink_status"),
                 references=REFERENCES, related=related)
         elif slow:
             found += 1

@@ -20,6 +20,7 @@ from doctor.derived.pcie import (
 )
 from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
+from doctor.facts.chipsets import chipset_integrated_nic
 from doctor.facts.link_caps import FirmwareCap, firmware_cap
 from doctor.facts.pcie_gen import link_bandwidth
 from doctor.facts.util import BDF
@@ -294,6 +295,32 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
         return Finding(UNKNOWN, subject.label, "PCIe link state not readable",
                        detail=_missing_detail(dev, own),
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
+    integrated = None if subject.is_gpu else chipset_integrated_nic(dev)
+    if integrated and own is not None:
+        upstream = _judge(facts, subject, links[1:]) if any(lk.known for lk in links[1:]) else None
+        if upstream is not None or not (own.width_short or own.speed_short):
+            return upstream
+        return _chipset_stub(subject, own, integrated, uplink=any(lk.known for lk in links[1:]))
+    return _judge(facts, subject, links)
+
+
+def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) -> Finding:
+    """Info: a NIC built into the chipset reads a narrow, slow link on a stub inside the PCH."""
+    return Finding(
+        INFO, subject.label, f"NIC built into the chipset: its {link_label(lk.cur_speed, lk.cur_width)} link is "
+                             "internal, not a slot",
+        detail=f"{integrated}. Its PCIe registers describe a stub inside the chipset (the X722's 10 GbE ports run at "
+               "line rate, which a real 2.5 GT/s x1 link could not carry). The chipset's uplink above it is the "
+               "real link: " + ("it runs at its expected rate." if uplink else "it is not in this recording."),
+        evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
+        observed=link_label(lk.cur_speed, lk.cur_width),
+        impact=Impact(0, "none: the stub link does not limit the NIC",
+                      basis="chipset-integrated NICs are reached over the chipset's own uplink"),
+        references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
+
+
+def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None:
+    dev = subject.dev
     activity = gpu_activity(facts, dev.address) if subject.is_gpu else "busy"
     busy_ok = activity == "busy"
     if not any(lk.width_short for lk in links):

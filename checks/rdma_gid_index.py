@@ -86,15 +86,17 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
     env_ev = [Evidence(src, val) for s in settings.values() if s for src, val in s.evidence]
     forced_hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]] = {}
     for port in ports:
+        if port.link_layer is not None and port.link_layer.lower() != "ethernet":
+            continue  # InfiniBand: NCCL uses index 0 or the routable-FLID index; no RoCE rule applies
+        if hca_list is not None and not hca_list.matches(port.device, port.port):
+            continue
         if not port.gids:
             yield Finding(UNKNOWN, port.name, f"GID table of {port.name} not recorded",
                           detail=f"{port.gids_missing or 'no gids/ files'}: NCCL's GID choice cannot be reproduced.",
                           evidence=(Evidence(port.origin, port.gids_missing or "no GID entries"),))
             continue
         if (port.link_layer or "").lower() != "ethernet":
-            continue  # InfiniBand: NCCL uses index 0 or the routable-FLID index; no RoCE rule applies
-        if hca_list is not None and not hca_list.matches(port.device, port.port):
-            continue
+            continue  # link layer not recorded: no RoCE rule can be applied
         choice = choose_gid(port, env)
         own = _port_netdevs(facts, port)
         evidence = (_table_evidence(port), *env_ev)

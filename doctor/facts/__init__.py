@@ -50,6 +50,12 @@ class Facts:
         for path in deploy_paths:  # a missing or FIFO --deploy file is the user's mistake: exit 2 now
             read_deploy_file(path)
 
+    @property
+    def runs_commands(self) -> bool:
+        """Whether asking for a command's output runs it on this host (a live check) rather than reading a
+        recording: checks skip costly commands that cannot matter (``nvidia-smi nvlink`` without a GPU)."""
+        return bool(getattr(self.source, "run_commands", False))
+
     @cached_property
     def host(self) -> Host:
         return build_host(self.source)

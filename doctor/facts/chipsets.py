@@ -118,3 +118,21 @@ def amd_chipset_bridge(dev: PciDevice) -> str | None:
     if bare and _AMD_CHIPSET_NAME.search(bare):
         return f"{_label(dev)}: AMD chipset bridge (by the name lspci printed)"
     return None
+
+
+#: Intel NICs built into a chipset (C620 "Lewisburg" X722): their PCIe "link" is a stub inside the PCH that
+#: reads 2.5 GT/s x1 whatever the traffic; the chipset's uplink above them is the real link.
+INTEL_CHIPSET_NICS: tuple[tuple[int, int, str], ...] = ((0x37CC, 0x37D3, "Ethernet Connection X722 (C620 chipset)"),)
+_INTEL_CHIPSET_NIC_NAME = lazy(r"\bEthernet Connection X722\b", re.IGNORECASE)
+
+
+def chipset_integrated_nic(dev: PciDevice) -> str | None:
+    """Evidence text when ``dev`` is a NIC integrated in an Intel chipset (its own link is nominal), else None."""
+    name = dev.name or ""
+    if _vendor(dev, name) != INTEL:
+        return None
+    if dev.device is not None:
+        family = next((f for lo, hi, f in INTEL_CHIPSET_NICS if lo <= dev.device <= hi), None)
+        return f"{_label(dev)}: Intel {family}" if family else None
+    return f"{_label(dev)}: Intel X722 integrated in the chipset (by name)" if _INTEL_CHIPSET_NIC_NAME.search(name) \
+        else None

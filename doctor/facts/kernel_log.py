@@ -1,6 +1,7 @@
 """Kernel log facts: NVIDIA Xid events and the PCIe bandwidth line the kernel prints at probe time.
 
-Sample ``dmesg`` lines (plain, ``dmesg -T`` and ``journalctl -k`` prefixes are all accepted)::
+Sample ``dmesg`` lines (plain, ``dmesg -T``, ``dmesg -x --time-format=iso`` and ``journalctl -k`` prefixes are all
+accepted)::
 
     [ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
     [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM ...
@@ -30,6 +31,10 @@ BANDWIDTH_RE = lazy(
     r"(?P<flit>, in Flit mode)?")
 _STAMP_RE = lazy(r"^\s*\[\s*([^\]]+?)\s*\]")
 _SYSLOG_STAMP_RE = lazy(r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s")
+#: ``dmesg --time-format=iso`` and ``journalctl -o short-iso``: ``2025-01-21T04:41:44,283302+00:00``
+_ISO_STAMP_RE = lazy(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s")
+#: ``dmesg -x`` (``--decode``) puts facility and level first: ``kern  :warn  : ``
+_DECODE_RE = lazy(r"^[a-z]{2,8}\s*:[a-z]{3,6}\s*:\s")
 #: How the refusal under ``kernel.dmesg_restrict=1`` reads (util-linux dmesg, EPERM).
 _REFUSED = ("operation not permitted", "permission denied")
 
@@ -89,7 +94,10 @@ def xid_address(raw: str) -> str:
 
 
 def _timestamp(line: str) -> str | None:
-    match = _STAMP_RE.match(line) or _SYSLOG_STAMP_RE.match(line)
+    decoded = _DECODE_RE.match(line)
+    if decoded:
+        line = line[decoded.end():]
+    match = _STAMP_RE.match(line) or _SYSLOG_STAMP_RE.match(line) or _ISO_STAMP_RE.match(line)
     return match.group(1) if match else None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from doctor.facts.util import parse_cpulist
+from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
 
@@ -73,6 +74,19 @@ def _listed_affinities(src: Source) -> dict[int, tuple[frozenset[int] | None, fr
     return _affinities(src, {int(n) for n in src.listdir("proc/irq") if n.isdigit()})
 
 
+_HWIRQ = lazy(r"^\d+(?:-[a-z]+)?$")
+
+
+def irq_actions(fields: list[str], ncpu: int) -> str:
+    """The handler names of one ``/proc/interrupts`` row, split after its ``N:``: the per-CPU counts, the chip
+    (``IR-PCI-MSI``) and, since Linux 4.x, the hardware IRQ and trigger (``524288-edge``; ``27 Level`` on
+    ARM GIC) come first. Kernels before 4.x print ``PCI-MSI-edge eth0`` with no hardware IRQ."""
+    rest = fields[ncpu + 1:] if len(fields) > ncpu else []
+    if rest and _HWIRQ.match(rest[0]):
+        rest = rest[2:] if rest[0].isdigit() and rest[1:2] in (["Edge"], ["Level"]) else rest[1:]
+    return " ".join(rest)
+
+
 def build_irqs(src: Source) -> tuple[Irq, ...]:
     names: dict[int, str] = {}
     text = src.read_text("proc/interrupts") or ""
@@ -82,8 +96,7 @@ def build_irqs(src: Source) -> tuple[Irq, ...]:
         head, _, rest = line.partition(":")
         if not head.strip().isdigit():
             continue
-        fields = rest.split()
-        names[int(head)] = " ".join(fields[ncpu + 1:]) if len(fields) > ncpu else ""
+        names[int(head)] = irq_actions(rest.split(), ncpu)
     # the affinity files of a fleet's nodes rarely differ where their interrupt counts always do:
     # a tree matched to an earlier one reuses what was read there when those files are the same
     reuse = getattr(src.tree, "reuse", None)

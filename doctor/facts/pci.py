@@ -8,6 +8,7 @@ parents taken from each bridge's secondary bus number.
 
 from __future__ import annotations
 
+import re
 from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
@@ -152,6 +153,12 @@ class PciTree:
         return [d for d in self.devices.values() if d.is_nic and not d.is_vf]
 
 
+#: Drivers that bind only SR-IOV virtual functions: a VF when a recording lacks the ``physfn`` link (ghw, hwloc).
+VF_DRIVERS = frozenset({"igbvf", "ixgbevf", "iavf", "i40evf"})
+#: pci.ids names every VF "... Virtual Function" ("ConnectX-6 Virtual Function", "I350 Ethernet Controller Virtual
+#: Function", "Ethernet Adaptive Virtual Function"): what a sosreport's lspci shows instead of ``physfn``.
+_VF_NAME = lazy(r"\bVirtual Function\b", re.IGNORECASE)
+
 _SPEED_CODE = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 
@@ -223,6 +230,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
     express = _express(config)
     msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit()))
     override = src.read_line(f"{base}/driver_override")
+    driver = src.link_name(f"{base}/driver")
     aer = {}
     for kind in ("correctable", "nonfatal", "fatal"):
         parsed = _parse_aer(src.read_text(f"{base}/aer_dev_{kind}"))
@@ -236,7 +244,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         origin=base,
         subsystem_vendor=parse_int(src.read_line(f"{base}/subsystem_vendor"), 16),
         subsystem_device=parse_int(src.read_line(f"{base}/subsystem_device"), 16),
-        driver=src.link_name(f"{base}/driver"),
+        driver=driver,
         driver_override=None if override in (None, "(null)") else override,
         numa_node=parse_int(src.read_line(f"{base}/numa_node")),
         local_cpulist=src.read_line(f"{base}/local_cpulist"),
@@ -248,7 +256,7 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         path=path,
         host_bridge=host,
         port_type=port_type,
-        is_vf=src.exists(f"{base}/physfn"),
+        is_vf=driver in VF_DRIVERS or src.exists(f"{base}/physfn"),
         acs=acs,
         acs_origin=f"{base}/config" if acs is not None else None,
         power_state=src.read_line(f"{base}/power_state"),
@@ -284,6 +292,8 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
         changes["acs_origin"] = where
     if info.description:
         changes["name"] = info.description
+        if not dev.is_vf and _VF_NAME.search(info.description):
+            changes["is_vf"] = True
     if dev.numa_node is None and info.numa_node is not None:
         changes["numa_node"] = info.numa_node
     if dev.driver is None and info.driver:

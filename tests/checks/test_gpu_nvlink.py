@@ -67,3 +67,49 @@ def test_sick_fixture_flags_gpu5_link_7() -> None:
 def test_empty_nvlink_output_is_quiet_even_with_nvswitches() -> None:
     # empty output (exit 0) is what nvidia-smi prints when no link exists: recorded, not missing
     assert findings_of(facts({STATUS: "", "commands/nvidia-smi_nvlink_-e": ""}), CHECK) == []
+
+
+# Real `nvidia-smi nvlink -s` of an Azure NDv2 (Azure/azhpc-diagnostics Linux/test/samples/nvlink.bad.out, MIT):
+# GPU 7 has dropped off and the four peers wired to it lost those links. Trimmed to two of its seven GPUs.
+NDV2 = ("GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-b45d9bdf-1feb-0bd0-c8c5-9d833071005d)\n"
+        + "".join(f"         Link {i}: 25.781 GB/s\n" for i in range(6))
+        + "GPU 3: Tesla V100-SXM2-32GB (UUID: GPU-50b1bd2e-77ee-2731-fd2f-17c44103b7b9)\n"
+        "         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n"
+        "         Link 3: <inactive>\n         Link 4: 25.781 GB/s\n         Link 5: <inactive>")
+
+
+def test_recording_with_nvlink_status_but_no_pci_view_is_still_read() -> None:
+    """A sosreport trimmed to the nvidia plugin has no GPU in sysfs or lspci: the recorded links still count."""
+    (f,) = findings_of(facts({STATUS: NDV2}, base=None), CHECK)
+    assert f.severity == "high" and f.subject == "GPU 3" and f.title == "2 of 6 NVLinks inactive"
+    assert "links 3, 5" in f.evidence[0].value
+
+
+def test_live_host_without_gpus_does_not_read_nvlink(monkeypatch: pytest.MonkeyPatch) -> None:
+    from doctor.facts import Facts
+    from doctor.sources import LiveSource
+
+    src = LiveSource("/nonexistent-root", run_commands=True)
+    real = src.command
+    monkeypatch.setattr(src, "command", lambda name: pytest.fail(f"ran {name} on a host without GPUs")
+                        if name.startswith("nvlink") else real(name))
+    assert findings_of(Facts(src), CHECK) == []
+
+
+# Real `nvidia-smi nvlink -s -i 6` of an Azure ND A100 v4 (Azure/azurehpc-health-checks test/data/bad_nvlink_status.txt
+# at 85922ba, MIT): one SXM4 GPU alone in the output, every link down.
+SXM_ALL_INACTIVE = ("GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\n"
+                    "NVML: Unable to retrieve NVLink information as all links are inActive\n")
+
+
+def test_sxm_gpu_with_every_link_down_is_high_without_peers() -> None:
+    (f,) = findings_of(facts({STATUS: SXM_ALL_INACTIVE}, base=None), CHECK)
+    assert f.severity == "high" and f.subject == "GPU 6" and "all NVLinks inactive" in f.title
+    assert f.fix.runtime == ("nvidia-smi nvlink -s -i 6",)
+
+
+def test_pcie_card_with_every_link_down_stays_quiet_but_not_behind_nvswitches() -> None:
+    assert findings_of(facts({STATUS: ALL_INACTIVE}, base=None), CHECK) == []
+    # the same PCIe-style message on the NVSwitch fixture: that GPU cannot be PCIe-only
+    (f,) = findings_of(facts({STATUS: ALL_INACTIVE}), CHECK)
+    assert f.severity == "high" and f.subject.startswith("GPU 0")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.checks.pcie_overlays import (
     DSP_GPU3,
     GPU0,
@@ -17,7 +19,7 @@ from tests.checks.pcie_overlays import (
     severities,
     sick,
 )
-from tests.helpers import Link, findings_of
+from tests.helpers import Link, facts, findings_of
 
 CHECK = "pcie.link_downgrade"
 
@@ -151,3 +153,24 @@ def test_integrated_nic_on_root_bus_without_link_files_is_silent() -> None:
     tree = {**mini_device("pci0000:00/0000:00:1f.6", vendor="0x8086", device="0x15bb", **{"class": "0x020000"}),
             "proc/cpuinfo": "flags\t\t: fpu sse\n"}
     assert [f for f in findings_of(facts(tree, base=None), CHECK) if f.severity != "pass"] == []
+
+
+# A real sysfs tree (open-mpi/hwloc tests/hwloc/linux/32intel64-2p8co2t+8ve.tar.bz2, BSD-3-Clause): the X722 NICs
+# built into the C620 chipset read current_link_speed 2.5 GT/s of max 8 GT/s at x1, a stub inside the PCH.
+X722_NODE = Path(__file__).resolve().parent.parent / "realworld" / "cases" / "hwloc-xeon-sx-aurora-x722"
+X722_UPLINK = "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/current_link_width"
+
+
+def test_chipset_integrated_x722_stub_link_is_not_a_downgrade() -> None:
+    found = findings_of(facts(base=X722_NODE), CHECK)
+    assert not [f for f in found if f.severity not in ("pass", "info")]
+    stub = [f for f in found if f.subject.startswith("0000:60:00.")]
+    assert len(stub) == 2 and all(f.severity == "info" and "built into the chipset" in f.title for f in stub)
+    assert "runs at its expected rate" in stub[0].detail
+
+
+def test_chipset_uplink_above_the_x722_is_still_checked() -> None:
+    found = findings_of(facts({X722_UPLINK: "4\n"}, base=X722_NODE), CHECK)
+    hit = [f for f in found if f.subject.startswith("0000:60:00.")]
+    assert hit and all(f.severity in ("low", "medium") and "upstream" in f.title for f in hit)
+    assert "0000:5d:02.0" in hit[0].related

@@ -108,6 +108,9 @@ def test_infiniband_port_does_not_apply_and_missing_gids_is_unknown() -> None:
     assert not [f for f in ib if f.subject == "mlx5_0/1"]
     gone = findings_of(facts({f"{port}/gids": None}, base=base), CHECK)
     assert [f.severity for f in gone if f.subject == "mlx5_0/1"] == ["unknown"]
+    # an InfiniBand port without gids/ (gpud's H100 /sys/class/infiniband, procfs fixtures): still nothing to say
+    ib_gone = findings_of(facts({f"{port}/link_layer": "InfiniBand\n", f"{port}/gids": None}, base=base), CHECK)
+    assert not [f for f in ib_gone if f.subject == "mlx5_0/1"]
 
 
 def test_unit_file_value_counts_without_a_process() -> None:

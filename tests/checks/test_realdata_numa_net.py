@@ -52,6 +52,7 @@ def test_infiniband_ports_have_no_gid_findings(unpacked: dict[str, Path]) -> Non
         assert not [x for x in _findings(unpacked[name]) if x[0] == "rdma.gid_index"], name
 
 
-def test_procfs_ports_without_gids_are_unknown(unpacked: dict[str, Path]) -> None:
-    gid = [x for x in _findings(unpacked["procfs-fixtures"]) if x[0] == "rdma.gid_index"]
-    assert gid and {x[2] for x in gid} == {"unknown"}
+def test_procfs_infiniband_ports_without_gids_say_nothing(unpacked: dict[str, Path]) -> None:
+    """mlx4/mlx5/hfi1 ports there are all InfiniBand: the GID index rule is RoCE-only, missing gids/ do not matter
+    (a RoCE port without its table is unknown: tests/realworld gpud-h100-infiniband-sysfs, mlx5_bond_0)."""
+    assert not [x for x in _findings(unpacked["procfs-fixtures"]) if x[0] == "rdma.gid_index"]

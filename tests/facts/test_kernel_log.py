@@ -34,6 +34,21 @@ def test_xid_lines_in_every_prefix_format() -> None:
     assert xids[0].text == "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus."
 
 
+# `dmesg -x --time-format=iso` (facility and level first), as kept in leptonai/gpud
+# components/memory/testdata/dmesg.decode.iso.log (Apache-2.0), and the same decode prefix before a bracketed stamp.
+DECODED = (
+    "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 NVRM: Xid (PCI:0000:38:00): 13, pid='<unknown>', "
+    "name=<unknown>, Graphics SM Global Exception on (GPC 8, TPC 5, SM 1): Multiple Warp Errors\n"
+    "kern  :err   : [ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n"
+)
+
+
+def test_decoded_iso_dmesg_keeps_its_timestamps() -> None:
+    xids, _ = parse_kernel_log(DECODED)
+    assert [(x.address, x.xid, x.timestamp) for x in xids] == [
+        ("0000:38:00.0", 13, "2025-01-21T04:41:44,283302+00:00"), ("0000:3b:00.0", 79, "1843.308145")]
+
+
 def test_bandwidth_lines_name_the_limiting_link() -> None:
     _, bw = parse_kernel_log(DMESG)
     first, second, flit = bw

@@ -279,3 +279,20 @@ def test_real_lspci_device_count(args: list[str]) -> None:
     assert len(devs) == len([line for line in ids.splitlines() if line.strip()])
     if "-nn" in args:
         assert all(d.vendor_id is not None and d.class_code is not None for d in devs.values())
+
+
+def test_real_space_indented_lspci_vvv_of_a_gpu_server() -> None:
+    """`sudo lspci -vvv -s ...` as published on a page that turned lspci's tabs into spaces (luigifcruz/stelline
+    hardware/asus-esc8000a-e12.md, MIT; tests/realworld/cases/stelline-asus-esc8000a-e12): no numeric ids."""
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parent.parent / "realworld" / "cases" / "stelline-asus-esc8000a-e12"
+    parsed = parse_lspci((case / "commands" / "lspci_-vvv").read_text(encoding="utf-8"))
+    assert len(parsed) == 8
+    gpu, nic = parsed["0000:01:00.0"], parsed["0000:21:00.0"]
+    assert (gpu.class_name, gpu.driver, gpu.numa_node, gpu.port_type) == (
+        "VGA compatible controller", "nvidia", 0, "Legacy Endpoint")
+    assert (gpu.link_cap_speed, gpu.link_cap_width, gpu.link_sta_speed, gpu.link_sta_width) == (16.0, 16, 2.5, 16)
+    assert nic.description == "Mellanox Technologies MT2910 Family [ConnectX-7]" and nic.driver == "mlx5_core"
+    assert (nic.link_sta_speed, nic.link_sta_width, nic.link_target_speed) == (32.0, 16, 32.0)
+    assert nic.acs_ctl is not None and not any(nic.acs_ctl.values())
