@@ -47,6 +47,8 @@ REFERENCES = (
     "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
     "https://docs.kernel.org/PCI/sysfs-pci.html",
 )
+#: Linux commit 3fced535079a, "i40e: X722 is on the IOSF bus and does not report the PCI bus info".
+X722_INTERNAL_BUS = "https://git.kernel.org/linus/3fced535079a"
 #: A NIC whose whole path is slower than this (GB/s per direction, about Gen3 x4) is a management
 #: port: a downgrade there is reported ``low`` at most.
 SMALL_NIC_GBPS = 3.9
@@ -205,7 +207,7 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
         impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
                       f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind], basis="PCIe bandwidth = transfer rate x lanes (less encoding overhead): the link's current speed and width against its capability"),
         fix=make("inspect_pci", BIOS_LINK_SPEED, address=port, flags="-vvv"),
-        references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
+        references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports), confidence=0.8)
 
 
 def _limited_note(lk: Link) -> str:
@@ -310,13 +312,14 @@ def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) ->
         INFO, subject.label, f"NIC built into the chipset: its {link_label(lk.cur_speed, lk.cur_width)} link is "
                              "internal, not a slot",
         detail=f"{integrated}. Its PCIe registers describe a stub inside the chipset (the X722's 10 GbE ports run at "
-               "line rate, which a real 2.5 GT/s x1 link could not carry). The chipset's uplink above it is the "
-               "real link: " + ("it runs at its expected rate." if uplink else "it is not in this recording."),
+               "line rate, which a real 2.5 GT/s x1 link could not carry; Linux's i40e driver skips its PCIe "
+               "bandwidth warning for the X722, which sits on the chipset's internal bus). The chipset's uplink "
+               "above it is the real link: " + ("it runs at its expected rate." if uplink else "it is not in this recording."),
         evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
         observed=link_label(lk.cur_speed, lk.cur_width),
         impact=Impact(0, "none: the stub link does not limit the NIC",
                       basis="chipset-integrated NICs are reached over the chipset's own uplink"),
-        references=REFERENCES, related=_addresses(lk.ports), confidence=0.8)
+        references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports), confidence=0.8)
 
 
 def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None:
