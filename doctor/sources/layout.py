@@ -43,8 +43,11 @@ _BLOCK = 512
 _HEAD = 136  # a header's first bytes up to its time stamp (name, mode, ids, size)
 _SIZE = 124  # offset of the size field (the first _SIZE bytes hold name, mode and ids)
 _STAMP, _TYPE = 136, 156  # offsets of mtime (chksum follows it) and typeflag in a header
+_REST = 512 - 156  # a header's bytes from its type flag
 _CANONICAL = b"%06o\0 "  # how tarfile (and so gnd collect) writes a checksum
 _CANONICAL_SUMS = re.compile(rb"(?:[0-7]{6}\0 )*")
+_OCTAL = b"01234567\0 "
+_PLAIN_STAMP = re.compile(rb"[0-7]{11}\0")  # how tarfile writes a time stamp
 _END = bytes(_BLOCK)
 _NAME, _LINK, _MAGIC, _PREFIX = 100, 157, 257, 345  # ends of the name field; link, magic and prefix fields
 _EXTENDED = (b"x", b"L", b"K", b"g")  # headers whose data name or describe the next member
@@ -92,37 +95,80 @@ def _checksums_ok(stamps: Sequence[bytes], sums: Sequence[bytes], bases: Sequenc
 class _Run:
     """Members ``first``..``stop - 1`` of a layout, none of them volatile, cut with one struct.
 
-    Per header the cutter gives five pieces: its time stamp, its checksum field, the rest of the
-    header from the type flag, the member's data, and the next header's first 136 bytes (none after
-    the run's last member). Padding after the data is skipped: no reader looks at it.
+    Per header the cutter gives three pieces: its time stamp, its checksum field, and everything up
+    to the next header's time stamp (the rest of the header from the type flag, the member's data,
+    its padding and the next header's first 136 bytes; after the run's last member, up to the end of
+    its padding). Few objects per member, each compared with the earlier archive's in one go; where
+    one differs, it is compared part by part (padding is ignored there: no reader looks at it).
     """
 
-    __slots__ = ("first", "stop", "cutter", "head", "fixed", "data", "bases", "base_digits", "ones", "span")
+    __slots__ = ("first", "stop", "cutter", "head", "gaps", "bases", "base_digits", "ones", "span", "stamps",
+                 "common", "at", "common_ones", "others")
 
     def __init__(self, layout: Layout, first: int, stop: int) -> None:
         heads, sizes = layout.heads, layout.sizes
         fmt = [f"<{_HEAD}s"]
+        gaps: list[bytes] = []
         for i in range(first, stop):
-            fmt.append(f"12s8s{_BLOCK - _TYPE}s{sizes[i]}s{_padded(sizes[i]) - sizes[i]}x")
+            pad = _padded(sizes[i]) - sizes[i]
+            gap = layout.rests[i] + layout.data[i] + layout.pads.get(i, bytes(pad))
             if i + 1 < stop:
-                fmt.append(f"{_HEAD}s")
+                gap += layout.head_starts[i + 1]
+            fmt.append(f"12s8s{len(gap)}s")
+            gaps.append(gap)
         self.first, self.stop = first, stop
         self.cutter = struct.Struct("".join(fmt))
         self.head = layout.head_starts[first]
-        self.fixed = (tuple(layout.rests[first:stop]), tuple(layout.head_starts[first + 1:stop]))
-        self.data = tuple(layout.data[first:stop])
+        self.gaps = tuple(gaps)
         self.bases = layout.bases[first:stop]
         # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
         self.base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self.bases), "big")
         self.ones = int.from_bytes(b"\0\0\1" * (stop - first), "big")
         self.span = heads[stop - 1] + _BLOCK + _padded(sizes[stop - 1]) - heads[first]
+        # the time stamps: the most common one (the node's time), which a later archive may have
+        # another of, and the others (pax headers are stamped 0), which it must have as they are
+        olds = layout.stamps[first:stop]
+        self.common = max(set(olds), key=olds.count)
+        self.at = olds.index(self.common)
+        self.stamps: bytes | None = None
+        if all(map(_PLAIN_STAMP.fullmatch, set(olds))):  # then each 12 bytes of the joined stamps are one
+            self.stamps = b"".join(olds)
+            self.common_ones = int.from_bytes(b"".join(b"\0\0\1" if x == self.common else b"\0\0\0" for x in olds), "big")
+            self.others = int.from_bytes(b"".join((0 if x == self.common else sum(x)).to_bytes(3, "big") for x in olds),
+                                         "big")
+
+    def checksums_ok(self, stamps: tuple[bytes, ...], sums: tuple[bytes, ...]) -> bool:
+        """Whether each header's checksum field is right for its bytes (see :func:`_checksums_ok`);
+        at once when every header has the same time stamp and a checksum written as tarfile writes it
+        (what ``gnd collect`` writes)."""
+        count = len(stamps)
+        joined = b"".join(sums)
+        if self.stamps is not None and _canonical(joined, count):
+            stamp = stamps[self.at]
+            wanted = self.stamps if stamp == self.common else self.stamps.replace(self.common, stamp)
+            if b"".join(stamps) == wanted:
+                try:
+                    octal(stamp)  # what fasttar checks of every numeric field (the others were checked before)
+                except Fallback:
+                    return False
+                # each field "dddddd\0 " read as one base-8**8 digit: all checksums at once
+                found = int(b"00" + joined.replace(b"\0 ", b"00")[:-2], 8)
+                return found == self.base_digits + sum(stamp) * self.common_ones + self.others
+        return _checksums_ok(stamps, sums, self.bases, self.base_digits, self.ones)
+
+
+def _canonical(joined: bytes, count: int) -> bool:
+    """Whether ``joined`` is ``count`` checksum fields each written ``"%06o\0 "`` (six octal digits, a
+    NUL and a space), as :data:`_CANONICAL_SUMS` matches, without a per-byte loop."""
+    return len(joined) == 8 * count and joined[6::8] == b"\0" * count and joined[7::8] == b" " * count \
+        and joined.count(0) == count and joined.count(32) == count and not joined.translate(None, _OCTAL)
 
 
 class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
     __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "implicit", "volatile", "wild", "sizes",
-                 "head_starts", "rests", "data", "bases", "_runs")
+                 "head_starts", "rests", "stamps", "data", "pads", "bases", "_runs")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
@@ -150,7 +196,11 @@ class Layout:
         self.sizes = [octal(blob[h + _SIZE:h + _STAMP]) for h in heads]
         self.head_starts = [bytes(blob[h:h + _HEAD]) for h in heads]
         self.rests = [bytes(blob[h + _TYPE:h + _BLOCK]) for h in heads]
+        self.stamps = [bytes(blob[h + _STAMP:h + _STAMP + 12]) for h in heads]
         self.data = [bytes(blob[h + _BLOCK:h + _BLOCK + s]) for h, s in zip(heads, self.sizes)]
+        #: padding after a member's data that is not all zero bytes (tarfile writes zeros)
+        self.pads = {i: pad for i, (h, s) in enumerate(zip(heads, self.sizes))
+                     if s % _BLOCK and (pad := bytes(blob[h + _BLOCK + s:h + _BLOCK + _padded(s)])).count(0) != len(pad)}
         self.bases = [sum(blob[h:h + _BLOCK]) - sum(blob[h + _STAMP:h + _TYPE]) + 256 for h in heads]
         self._runs: list[_Run | int] | None = None
 
@@ -225,17 +275,24 @@ class Layout:
                     continue
                 run: _Run = step  # type: ignore[assignment]
                 parts = run.cutter.unpack_from(blob, pos)
-                if parts[0] != run.head or (parts[3::5], parts[5::5]) != run.fixed:
-                    return None  # a header (name, size, type, link...) differs, or the end-of-archive block
-                if not _checksums_ok(parts[1::5], parts[2::5], run.bases, run.base_digits, run.ones):
+                if parts[0] != run.head:
+                    return None  # a header (name, mode, ids, size) differs
+                if not run.checksums_ok(parts[1::3], parts[2::3]):
                     return None
                 first = run.first
-                shift = pos - heads[first]
-                for k in compress(range(len(run.data)), map(ne, parts[4::5], run.data)):
-                    file = files.get(first + k)
-                    if file is None:
-                        return None  # the data of a pax or long-name header differs
-                    out.append((file[0], heads[first + k] + shift + _BLOCK, file[1]))
+                gaps, known = parts[3::3], run.gaps
+                last = len(known) - 1
+                for k in compress(range(len(known)), map(ne, gaps, known)):
+                    new, old = gaps[k], known[k]
+                    i = first + k
+                    size = size_of[i]
+                    if new[:_REST] != old[:_REST] or (k < last and new[-_HEAD:] != old[-_HEAD:]):
+                        return None  # a header (name, size, type, link...) differs, or the end-of-archive block
+                    if new[_REST:_REST + size] != old[_REST:_REST + size]:
+                        file = files.get(i)
+                        if file is None:
+                            return None  # the data of a pax or long-name header differs
+                        out.append((file[0], heads[i] + pos - heads[first] + _BLOCK, file[1]))
                 pos += run.span
         except (Fallback, struct.error):
             return None  # a number that is not octal, or the archive ends early
