@@ -101,7 +101,9 @@ def _init_worker() -> None:
     if _CHECKS is None:
         from doctor.fleet.memo import MemoCheck
         from doctor.registry import load_checks
+        from doctor.sources.fasttar import keep_large_blocks
 
+        keep_large_blocks()  # each snapshot inflated in one call, its memory reused for the next
         _CHECKS = [MemoCheck(c) for c in load_checks()[0]]
 
 
