@@ -107,6 +107,17 @@ def _init_worker() -> None:
         _CHECKS = [MemoCheck(c) for c in load_checks()[0]]
 
 
+def _start_worker() -> None:
+    """A pool worker's start: the checks (inherited when forked), and the youngest generation of the
+    garbage collector collected every 5,000 allocations rather than 700 (a node makes tens of
+    thousands of short-lived objects; on snapshots whose processes and counters differ from node to
+    node this halves the time spent collecting, about 0.5 ms per node)."""
+    import gc
+
+    gc.set_threshold(5000, *gc.get_threshold()[1:])
+    _init_worker()
+
+
 def _summary_from_dict(path: str, kind: str, data: dict[str, Any], digest: dict[str, str]) -> dict[str, Any]:
     statuses = {str(c.get("id")): str(c.get("status")) for c in data.get("checks") or [] if isinstance(c, dict)}
     findings = []
@@ -333,7 +344,7 @@ def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, A
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     chunk = max(1, min(16, len(paths) // (jobs * 8) or 1))
     # a worker's caches (doctor/fleet/memo.py, kept reference trees) are bounded; a fresh worker rebuilds them
-    with ctx.Pool(processes=jobs, initializer=_init_worker, maxtasksperchild=10_000) as pool:
+    with ctx.Pool(processes=jobs, initializer=_start_worker, maxtasksperchild=10_000) as pool:
         yield from pool.imap_unordered(_indexed, items, chunksize=chunk)
 
 
