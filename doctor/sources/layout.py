@@ -103,7 +103,7 @@ class _Run:
     """
 
     __slots__ = ("first", "stop", "cutter", "head", "gaps", "bases", "base_digits", "ones", "span", "stamps",
-                 "common", "at", "common_ones", "others")
+                 "common", "at", "fixed", "written")
 
     def __init__(self, layout: Layout, first: int, stop: int) -> None:
         heads, sizes = layout.heads, layout.sizes
@@ -133,17 +133,17 @@ class _Run:
         self.stamps: bytes | None = None
         if all(map(_PLAIN_STAMP.fullmatch, set(olds))):  # then each 12 bytes of the joined stamps are one
             self.stamps = b"".join(olds)
-            self.common_ones = int.from_bytes(b"".join(b"\0\0\1" if x == self.common else b"\0\0\0" for x in olds), "big")
-            self.others = int.from_bytes(b"".join((0 if x == self.common else sum(x)).to_bytes(3, "big") for x in olds),
-                                         "big")
+            #: per header, the byte sum of the stamp it keeps (None: it has the node's time)
+            self.fixed = [None if x == self.common else sum(x) for x in olds]
+            #: the checksum fields as tarfile writes them, by the byte sum of the node's time stamp
+            self.written: dict[int, bytes] = {}
 
     def checksums_ok(self, stamps: tuple[bytes, ...], sums: tuple[bytes, ...]) -> bool:
         """Whether each header's checksum field is right for its bytes (see :func:`_checksums_ok`);
         at once when every header has the same time stamp and a checksum written as tarfile writes it
         (what ``gnd collect`` writes)."""
-        count = len(stamps)
         joined = b"".join(sums)
-        if self.stamps is not None and _canonical(joined, count):
+        if self.stamps is not None:
             stamp = stamps[self.at]
             wanted = self.stamps if stamp == self.common else self.stamps.replace(self.common, stamp)
             if b"".join(stamps) == wanted:
@@ -151,9 +151,20 @@ class _Run:
                     octal(stamp)  # what fasttar checks of every numeric field (the others were checked before)
                 except Fallback:
                     return False
-                # each field "dddddd\0 " read as one base-8**8 digit: all checksums at once
-                found = int(b"00" + joined.replace(b"\0 ", b"00")[:-2], 8)
-                return found == self.base_digits + sum(stamp) * self.common_ones + self.others
+                # a time stamp's digits sum to one of a few dozen values: each one's checksums, as
+                # tarfile writes them, are made once (a checksum is its header's base plus its stamp's sum)
+                total = sum(stamp)
+                written = self.written.get(total)
+                if written is None:
+                    if len(self.written) >= 32:
+                        self.written.clear()
+                    written = self.written[total] = b"".join(
+                        _CANONICAL % (base + (total if fixed is None else fixed))
+                        for base, fixed in zip(self.bases, self.fixed))
+                if joined == written:
+                    return True
+                if _canonical(joined, len(sums)):
+                    return False  # written that way, but a value differs: a wrong checksum
         return _checksums_ok(stamps, sums, self.bases, self.base_digits, self.ones)
 
 
