@@ -108,18 +108,13 @@ class _Run:
     def __init__(self, layout: Layout, first: int, stop: int) -> None:
         heads, sizes = layout.heads, layout.sizes
         fmt = [f"<{_HEAD}s"]
-        gaps: list[bytes] = []
-        for i in range(first, stop):
-            pad = _padded(sizes[i]) - sizes[i]
-            gap = layout.rests[i] + layout.data[i] + layout.pads.get(i, bytes(pad))
-            if i + 1 < stop:
-                gap += layout.head_starts[i + 1]
-            fmt.append(f"12s8s{len(gap)}s")
-            gaps.append(gap)
+        gaps = layout.gaps
+        for i in range(first, stop):  # the last one's next header is not in the run (when there is one)
+            fmt.append(f"12s8s{len(gaps[i]) - (_HEAD if i + 1 == stop < len(gaps) else 0)}s")
         self.first, self.stop = first, stop
         self.cutter = struct.Struct("".join(fmt))
-        self.head = layout.head_starts[first]
-        self.gaps = tuple(gaps)
+        self.head = layout.start(first)
+        self.gaps = tuple(gaps[first:stop])  # the layout's (the last one with the next header's start)
         self.bases = layout.bases[first:stop]
         # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
         self.base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self.bases), "big")
@@ -179,7 +174,7 @@ class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
     __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "implicit", "volatile", "wild", "sizes",
-                 "head_starts", "rests", "stamps", "data", "pads", "bases", "_runs")
+                 "head", "gaps", "stamps", "bases", "_runs")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
@@ -205,15 +200,27 @@ class Layout:
         #: too many volatile members to be worth cutting: no more learning
         self.wild = False
         self.sizes = [octal(blob[h + _SIZE:h + _STAMP]) for h in heads]
-        self.head_starts = [bytes(blob[h:h + _HEAD]) for h in heads]
-        self.rests = [bytes(blob[h + _TYPE:h + _BLOCK]) for h in heads]
+        #: the first header's first bytes, and per header everything up to the next one's time stamp (the
+        #: rest of the header from its type flag, the member's data and padding, the next header's
+        #: first bytes; the last one's ends with its padding): see :class:`_Run`
+        self.head = bytes(blob[heads[0]:heads[0] + _HEAD]) if heads else b""
+        self.gaps = [bytes(blob[h + _TYPE:(heads[i + 1] + _HEAD if i + 1 < len(heads) else h + _BLOCK + _padded(s))])
+                     for i, (h, s) in enumerate(zip(heads, self.sizes))]
         self.stamps = [bytes(blob[h + _STAMP:h + _STAMP + 12]) for h in heads]
-        self.data = [bytes(blob[h + _BLOCK:h + _BLOCK + s]) for h, s in zip(heads, self.sizes)]
-        #: padding after a member's data that is not all zero bytes (tarfile writes zeros)
-        self.pads = {i: pad for i, (h, s) in enumerate(zip(heads, self.sizes))
-                     if s % _BLOCK and (pad := bytes(blob[h + _BLOCK + s:h + _BLOCK + _padded(s)])).count(0) != len(pad)}
         self.bases = [sum(blob[h:h + _BLOCK]) - sum(blob[h + _STAMP:h + _TYPE]) + 256 for h in heads]
         self._runs: list[_Run | int] | None = None
+
+    def start(self, i: int) -> bytes:
+        """Header ``i``'s first bytes (up to its time stamp)."""
+        return self.gaps[i - 1][-_HEAD:] if i else self.head
+
+    def rest(self, i: int) -> bytes:
+        """Header ``i``'s bytes from its type flag."""
+        return self.gaps[i][:_REST]
+
+    def data(self, i: int) -> bytes:
+        """Member ``i``'s data."""
+        return self.gaps[i][_REST:_REST + self.sizes[i]]
 
     def _plan(self) -> list[_Run | int]:
         """The runs and, between them, the volatile header indices, in archive order (built once per
@@ -252,19 +259,20 @@ class Layout:
     def _cut(self, blob: bytes | memoryview) -> Cut | None:
         out: list[tuple[str, int, int]] = []
         renamed: list[Renamed] = []
-        heads, files, size_of, rests, starts = self.heads, self.files, self.sizes, self.rests, self.head_starts
+        heads, files, size_of = self.heads, self.files, self.sizes
         pos = 0
         grown = 0
         try:
             for step in self._plan():
                 if type(step) is int:  # a volatile member, read on its own
                     header = bytes(blob[pos:pos + _BLOCK])
-                    if len(header) != _BLOCK or header[_NAME:_SIZE] != starts[step][_NAME:_SIZE] \
-                            or header[_TYPE:_LINK] != rests[step][:1] or header[_MAGIC:] != rests[step][_MAGIC - _TYPE:]:
+                    start, rest = self.start(step), self.rest(step)
+                    if len(header) != _BLOCK or header[_NAME:_SIZE] != start[_NAME:_SIZE] \
+                            or header[_TYPE:_LINK] != rest[:1] or header[_MAGIC:] != rest[_MAGIC - _TYPE:]:
                         return None  # mode, ids, type, owner names, prefix: as in this layout
                     # the same file (its data may differ), or a member replaced as a whole
-                    same = step in files and header[:_NAME] == starts[step][:_NAME] \
-                        and header[_LINK:_MAGIC] == rests[step][1:_MAGIC - _TYPE]
+                    same = step in files and header[:_NAME] == start[:_NAME] \
+                        and header[_LINK:_MAGIC] == rest[1:_MAGIC - _TYPE]
                     if not same and not self._renamable(step):
                         return None
                     octal(header[_STAMP:_STAMP + 12])
@@ -280,7 +288,7 @@ class Layout:
                     grown += size - size_of[step]
                     if not same:
                         renamed.append(Renamed(step, header, pos + _BLOCK, size))
-                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data[step]:
+                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data(step):
                         out.append((files[step][0], pos + _BLOCK, size))
                     pos += _BLOCK + _padded(size)
                     continue
@@ -320,7 +328,7 @@ class Layout:
         symbolic link of a layout where no name is met twice, named by its own header (no pax or GNU
         long-name header before it)."""
         members = self.members
-        return members is not None and i in members and (i == 0 or self.rests[i - 1][:1] not in _EXTENDED)
+        return members is not None and i in members and (i == 0 or self.gaps[i - 1][:1] not in _EXTENDED)
 
     def _sizes_that_differ(self, blob: bytes | memoryview) -> set[int]:
         """Header indices of the regular files whose size differs in ``blob``, and of the members
@@ -328,15 +336,16 @@ class Layout:
         but time stamp and checksum equal to this layout's); an empty set for anything else."""
         out: set[int] = set()
         pos, end = 0, len(blob)
-        files, sizes, rests, starts = self.files, self.sizes, self.rests, self.head_starts
+        files, sizes = self.files, self.sizes
         try:
             for i in range(len(self.heads)):
                 if pos + _BLOCK > end:
                     return set()
-                if blob[pos:pos + _SIZE] != starts[i][:_SIZE] or blob[pos + _TYPE:pos + _BLOCK] != rests[i]:
-                    if blob[pos + _NAME:pos + _SIZE] != starts[i][_NAME:_SIZE] \
-                            or blob[pos + _TYPE:pos + _LINK] != rests[i][:1] \
-                            or blob[pos + _MAGIC:pos + _BLOCK] != rests[i][_MAGIC - _TYPE:] or not self._renamable(i):
+                start, rest = self.start(i), self.rest(i)
+                if blob[pos:pos + _SIZE] != start[:_SIZE] or blob[pos + _TYPE:pos + _BLOCK] != rest:
+                    if blob[pos + _NAME:pos + _SIZE] != start[_NAME:_SIZE] \
+                            or blob[pos + _TYPE:pos + _LINK] != rest[:1] \
+                            or blob[pos + _MAGIC:pos + _BLOCK] != rest[_MAGIC - _TYPE:] or not self._renamable(i):
                         return set()
                     out.add(i)
                 size = octal(bytes(blob[pos + _SIZE:pos + _STAMP]))
