@@ -174,7 +174,7 @@ class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
     __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "implicit", "volatile", "wild", "sizes",
-                 "head", "gaps", "stamps", "bases", "_runs")
+                 "head", "gaps", "stamps", "bases", "_runs", "_parts")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
@@ -209,6 +209,8 @@ class Layout:
         self.stamps = [bytes(blob[h + _STAMP:h + _STAMP + 12]) for h in heads]
         self.bases = [sum(blob[h:h + _BLOCK]) - sum(blob[h + _STAMP:h + _TYPE]) + 256 for h in heads]
         self._runs: list[_Run | int] | None = None
+        #: each volatile member's header start, header rest and data (what its own reading compares)
+        self._parts: dict[int, tuple[bytes, bytes, bytes]] = {}
 
     def start(self, i: int) -> bytes:
         """Header ``i``'s first bytes (up to its time stamp)."""
@@ -236,6 +238,7 @@ class Layout:
             if start < len(self.heads):
                 plan.append(_Run(self, start, len(self.heads)))
             self._runs = plan
+            self._parts = {v: (self.start(v), self.rest(v), self.data(v)) for v in self.volatile}
         return self._runs
 
     def changed_files(self, blob: bytes | memoryview, learn: bool = True) -> Cut | None:
@@ -260,13 +263,15 @@ class Layout:
         out: list[tuple[str, int, int]] = []
         renamed: list[Renamed] = []
         heads, files, size_of = self.heads, self.files, self.sizes
+        plan = self._plan()
+        parts_of = self._parts
         pos = 0
         grown = 0
         try:
-            for step in self._plan():
+            for step in plan:
                 if type(step) is int:  # a volatile member, read on its own
                     header = bytes(blob[pos:pos + _BLOCK])
-                    start, rest = self.start(step), self.rest(step)
+                    start, rest, data = parts_of[step]
                     if len(header) != _BLOCK or header[_NAME:_SIZE] != start[_NAME:_SIZE] \
                             or header[_TYPE:_LINK] != rest[:1] or header[_MAGIC:] != rest[_MAGIC - _TYPE:]:
                         return None  # mode, ids, type, owner names, prefix: as in this layout
@@ -288,7 +293,7 @@ class Layout:
                     grown += size - size_of[step]
                     if not same:
                         renamed.append(Renamed(step, header, pos + _BLOCK, size))
-                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data(step):
+                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != data:
                         out.append((files[step][0], pos + _BLOCK, size))
                     pos += _BLOCK + _padded(size)
                     continue
