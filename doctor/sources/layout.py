@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from itertools import compress
 from operator import add, ne
@@ -123,7 +124,7 @@ class _Run:
         # the time stamps: the most common one (the node's time), which a later archive may have
         # another of, and the others (pax headers are stamped 0), which it must have as they are
         olds = layout.stamps[first:stop]
-        self.common = max(set(olds), key=olds.count)
+        self.common = Counter(olds).most_common(1)[0][0]
         self.at = olds.index(self.common)
         self.stamps: bytes | None = None
         if all(map(_PLAIN_STAMP.fullmatch, set(olds))):  # then each 12 bytes of the joined stamps are one
