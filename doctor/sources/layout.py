@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from itertools import compress
 from operator import add, ne
@@ -43,8 +44,11 @@ _BLOCK = 512
 _HEAD = 136  # a header's first bytes up to its time stamp (name, mode, ids, size)
 _SIZE = 124  # offset of the size field (the first _SIZE bytes hold name, mode and ids)
 _STAMP, _TYPE = 136, 156  # offsets of mtime (chksum follows it) and typeflag in a header
+_REST = 512 - 156  # a header's bytes from its type flag
 _CANONICAL = b"%06o\0 "  # how tarfile (and so gnd collect) writes a checksum
 _CANONICAL_SUMS = re.compile(rb"(?:[0-7]{6}\0 )*")
+_OCTAL = b"01234567\0 "
+_PLAIN_STAMP = re.compile(rb"[0-7]{11}\0")  # how tarfile writes a time stamp
 _END = bytes(_BLOCK)
 _NAME, _LINK, _MAGIC, _PREFIX = 100, 157, 257, 345  # ends of the name field; link, magic and prefix fields
 _EXTENDED = (b"x", b"L", b"K", b"g")  # headers whose data name or describe the next member
@@ -92,37 +96,86 @@ def _checksums_ok(stamps: Sequence[bytes], sums: Sequence[bytes], bases: Sequenc
 class _Run:
     """Members ``first``..``stop - 1`` of a layout, none of them volatile, cut with one struct.
 
-    Per header the cutter gives five pieces: its time stamp, its checksum field, the rest of the
-    header from the type flag, the member's data, and the next header's first 136 bytes (none after
-    the run's last member). Padding after the data is skipped: no reader looks at it.
+    Per header the cutter gives three pieces: its time stamp, its checksum field, and everything up
+    to the next header's time stamp (the rest of the header from the type flag, the member's data,
+    its padding and the next header's first 136 bytes; after the run's last member, up to the end of
+    its padding). Few objects per member, each compared with the earlier archive's in one go; where
+    one differs, it is compared part by part (padding is ignored there: no reader looks at it).
     """
 
-    __slots__ = ("first", "stop", "cutter", "head", "fixed", "data", "bases", "base_digits", "ones", "span")
+    __slots__ = ("first", "stop", "cutter", "head", "gaps", "bases", "base_digits", "ones", "span", "stamps",
+                 "common", "at", "fixed", "written")
 
     def __init__(self, layout: Layout, first: int, stop: int) -> None:
         heads, sizes = layout.heads, layout.sizes
         fmt = [f"<{_HEAD}s"]
-        for i in range(first, stop):
-            fmt.append(f"12s8s{_BLOCK - _TYPE}s{sizes[i]}s{_padded(sizes[i]) - sizes[i]}x")
-            if i + 1 < stop:
-                fmt.append(f"{_HEAD}s")
+        gaps = layout.gaps
+        for i in range(first, stop):  # the last one's next header is not in the run (when there is one)
+            fmt.append(f"12s8s{len(gaps[i]) - (_HEAD if i + 1 == stop < len(gaps) else 0)}s")
         self.first, self.stop = first, stop
         self.cutter = struct.Struct("".join(fmt))
-        self.head = layout.head_starts[first]
-        self.fixed = (tuple(layout.rests[first:stop]), tuple(layout.head_starts[first + 1:stop]))
-        self.data = tuple(layout.data[first:stop])
+        self.head = layout.start(first)
+        self.gaps = tuple(gaps[first:stop])  # the layout's (the last one with the next header's start)
         self.bases = layout.bases[first:stop]
         # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
         self.base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self.bases), "big")
         self.ones = int.from_bytes(b"\0\0\1" * (stop - first), "big")
         self.span = heads[stop - 1] + _BLOCK + _padded(sizes[stop - 1]) - heads[first]
+        # the time stamps: the most common one (the node's time), which a later archive may have
+        # another of, and the others (pax headers are stamped 0), which it must have as they are
+        olds = layout.stamps[first:stop]
+        self.common = Counter(olds).most_common(1)[0][0]
+        self.at = olds.index(self.common)
+        self.stamps: bytes | None = None
+        if all(map(_PLAIN_STAMP.fullmatch, set(olds))):  # then each 12 bytes of the joined stamps are one
+            self.stamps = b"".join(olds)
+            #: per header, the byte sum of the stamp it keeps (None: it has the node's time)
+            self.fixed = [None if x == self.common else sum(x) for x in olds]
+            #: the checksum fields as tarfile writes them, by the byte sum of the node's time stamp
+            self.written: dict[int, bytes] = {}
+
+    def checksums_ok(self, stamps: tuple[bytes, ...], sums: tuple[bytes, ...]) -> bool:
+        """Whether each header's checksum field is right for its bytes (see :func:`_checksums_ok`);
+        at once when every header has the same time stamp and a checksum written as tarfile writes it
+        (what ``gnd collect`` writes)."""
+        joined = b"".join(sums)
+        if self.stamps is not None:
+            stamp = stamps[self.at]
+            wanted = self.stamps if stamp == self.common else self.stamps.replace(self.common, stamp)
+            if b"".join(stamps) == wanted:
+                try:
+                    octal(stamp)  # what fasttar checks of every numeric field (the others were checked before)
+                except Fallback:
+                    return False
+                # a time stamp's digits sum to one of a few dozen values: each one's checksums, as
+                # tarfile writes them, are made once (a checksum is its header's base plus its stamp's sum)
+                total = sum(stamp)
+                written = self.written.get(total)
+                if written is None:
+                    if len(self.written) >= 32:
+                        self.written.clear()
+                    written = self.written[total] = b"".join(
+                        _CANONICAL % (base + (total if fixed is None else fixed))
+                        for base, fixed in zip(self.bases, self.fixed))
+                if joined == written:
+                    return True
+                if _canonical(joined, len(sums)):
+                    return False  # written that way, but a value differs: a wrong checksum
+        return _checksums_ok(stamps, sums, self.bases, self.base_digits, self.ones)
+
+
+def _canonical(joined: bytes, count: int) -> bool:
+    """Whether ``joined`` is ``count`` checksum fields each written ``"%06o\0 "`` (six octal digits, a
+    NUL and a space), as :data:`_CANONICAL_SUMS` matches, without a per-byte loop."""
+    return len(joined) == 8 * count and joined[6::8] == b"\0" * count and joined[7::8] == b" " * count \
+        and joined.count(0) == count and joined.count(32) == count and not joined.translate(None, _OCTAL)
 
 
 class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
     __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "implicit", "volatile", "wild", "sizes",
-                 "head_starts", "rests", "data", "bases", "_runs")
+                 "head", "gaps", "stamps", "bases", "_runs", "_parts")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
@@ -148,11 +201,29 @@ class Layout:
         #: too many volatile members to be worth cutting: no more learning
         self.wild = False
         self.sizes = [octal(blob[h + _SIZE:h + _STAMP]) for h in heads]
-        self.head_starts = [bytes(blob[h:h + _HEAD]) for h in heads]
-        self.rests = [bytes(blob[h + _TYPE:h + _BLOCK]) for h in heads]
-        self.data = [bytes(blob[h + _BLOCK:h + _BLOCK + s]) for h, s in zip(heads, self.sizes)]
+        #: the first header's first bytes, and per header everything up to the next one's time stamp (the
+        #: rest of the header from its type flag, the member's data and padding, the next header's
+        #: first bytes; the last one's ends with its padding): see :class:`_Run`
+        self.head = bytes(blob[heads[0]:heads[0] + _HEAD]) if heads else b""
+        self.gaps = [bytes(blob[h + _TYPE:(heads[i + 1] + _HEAD if i + 1 < len(heads) else h + _BLOCK + _padded(s))])
+                     for i, (h, s) in enumerate(zip(heads, self.sizes))]
+        self.stamps = [bytes(blob[h + _STAMP:h + _STAMP + 12]) for h in heads]
         self.bases = [sum(blob[h:h + _BLOCK]) - sum(blob[h + _STAMP:h + _TYPE]) + 256 for h in heads]
         self._runs: list[_Run | int] | None = None
+        #: each volatile member's header start, header rest and data (what its own reading compares)
+        self._parts: dict[int, tuple[bytes, bytes, bytes]] = {}
+
+    def start(self, i: int) -> bytes:
+        """Header ``i``'s first bytes (up to its time stamp)."""
+        return self.gaps[i - 1][-_HEAD:] if i else self.head
+
+    def rest(self, i: int) -> bytes:
+        """Header ``i``'s bytes from its type flag."""
+        return self.gaps[i][:_REST]
+
+    def data(self, i: int) -> bytes:
+        """Member ``i``'s data."""
+        return self.gaps[i][_REST:_REST + self.sizes[i]]
 
     def _plan(self) -> list[_Run | int]:
         """The runs and, between them, the volatile header indices, in archive order (built once per
@@ -168,6 +239,7 @@ class Layout:
             if start < len(self.heads):
                 plan.append(_Run(self, start, len(self.heads)))
             self._runs = plan
+            self._parts = {v: (self.start(v), self.rest(v), self.data(v)) for v in self.volatile}
         return self._runs
 
     def changed_files(self, blob: bytes | memoryview, learn: bool = True) -> Cut | None:
@@ -191,19 +263,22 @@ class Layout:
     def _cut(self, blob: bytes | memoryview) -> Cut | None:
         out: list[tuple[str, int, int]] = []
         renamed: list[Renamed] = []
-        heads, files, size_of, rests, starts = self.heads, self.files, self.sizes, self.rests, self.head_starts
+        heads, files, size_of = self.heads, self.files, self.sizes
+        plan = self._plan()
+        parts_of = self._parts
         pos = 0
         grown = 0
         try:
-            for step in self._plan():
+            for step in plan:
                 if type(step) is int:  # a volatile member, read on its own
                     header = bytes(blob[pos:pos + _BLOCK])
-                    if len(header) != _BLOCK or header[_NAME:_SIZE] != starts[step][_NAME:_SIZE] \
-                            or header[_TYPE:_LINK] != rests[step][:1] or header[_MAGIC:] != rests[step][_MAGIC - _TYPE:]:
+                    start, rest, data = parts_of[step]
+                    if len(header) != _BLOCK or header[_NAME:_SIZE] != start[_NAME:_SIZE] \
+                            or header[_TYPE:_LINK] != rest[:1] or header[_MAGIC:] != rest[_MAGIC - _TYPE:]:
                         return None  # mode, ids, type, owner names, prefix: as in this layout
                     # the same file (its data may differ), or a member replaced as a whole
-                    same = step in files and header[:_NAME] == starts[step][:_NAME] \
-                        and header[_LINK:_MAGIC] == rests[step][1:_MAGIC - _TYPE]
+                    same = step in files and header[:_NAME] == start[:_NAME] \
+                        and header[_LINK:_MAGIC] == rest[1:_MAGIC - _TYPE]
                     if not same and not self._renamable(step):
                         return None
                     octal(header[_STAMP:_STAMP + 12])
@@ -219,23 +294,30 @@ class Layout:
                     grown += size - size_of[step]
                     if not same:
                         renamed.append(Renamed(step, header, pos + _BLOCK, size))
-                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != self.data[step]:
+                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != data:
                         out.append((files[step][0], pos + _BLOCK, size))
                     pos += _BLOCK + _padded(size)
                     continue
                 run: _Run = step  # type: ignore[assignment]
                 parts = run.cutter.unpack_from(blob, pos)
-                if parts[0] != run.head or (parts[3::5], parts[5::5]) != run.fixed:
-                    return None  # a header (name, size, type, link...) differs, or the end-of-archive block
-                if not _checksums_ok(parts[1::5], parts[2::5], run.bases, run.base_digits, run.ones):
+                if parts[0] != run.head:
+                    return None  # a header (name, mode, ids, size) differs
+                if not run.checksums_ok(parts[1::3], parts[2::3]):
                     return None
                 first = run.first
-                shift = pos - heads[first]
-                for k in compress(range(len(run.data)), map(ne, parts[4::5], run.data)):
-                    file = files.get(first + k)
-                    if file is None:
-                        return None  # the data of a pax or long-name header differs
-                    out.append((file[0], heads[first + k] + shift + _BLOCK, file[1]))
+                gaps, known = parts[3::3], run.gaps
+                last = len(known) - 1
+                for k in compress(range(len(known)), map(ne, gaps, known)):
+                    new, old = gaps[k], known[k]
+                    i = first + k
+                    size = size_of[i]
+                    if new[:_REST] != old[:_REST] or (k < last and new[-_HEAD:] != old[-_HEAD:]):
+                        return None  # a header (name, size, type, link...) differs, or the end-of-archive block
+                    if new[_REST:_REST + size] != old[_REST:_REST + size]:
+                        file = files.get(i)
+                        if file is None:
+                            return None  # the data of a pax or long-name header differs
+                        out.append((file[0], heads[i] + pos - heads[first] + _BLOCK, file[1]))
                 pos += run.span
         except (Fallback, struct.error):
             return None  # a number that is not octal, or the archive ends early
@@ -252,7 +334,7 @@ class Layout:
         symbolic link of a layout where no name is met twice, named by its own header (no pax or GNU
         long-name header before it)."""
         members = self.members
-        return members is not None and i in members and (i == 0 or self.rests[i - 1][:1] not in _EXTENDED)
+        return members is not None and i in members and (i == 0 or self.gaps[i - 1][:1] not in _EXTENDED)
 
     def _sizes_that_differ(self, blob: bytes | memoryview) -> set[int]:
         """Header indices of the regular files whose size differs in ``blob``, and of the members
@@ -260,15 +342,16 @@ class Layout:
         but time stamp and checksum equal to this layout's); an empty set for anything else."""
         out: set[int] = set()
         pos, end = 0, len(blob)
-        files, sizes, rests, starts = self.files, self.sizes, self.rests, self.head_starts
+        files, sizes = self.files, self.sizes
         try:
             for i in range(len(self.heads)):
                 if pos + _BLOCK > end:
                     return set()
-                if blob[pos:pos + _SIZE] != starts[i][:_SIZE] or blob[pos + _TYPE:pos + _BLOCK] != rests[i]:
-                    if blob[pos + _NAME:pos + _SIZE] != starts[i][_NAME:_SIZE] \
-                            or blob[pos + _TYPE:pos + _LINK] != rests[i][:1] \
-                            or blob[pos + _MAGIC:pos + _BLOCK] != rests[i][_MAGIC - _TYPE:] or not self._renamable(i):
+                start, rest = self.start(i), self.rest(i)
+                if blob[pos:pos + _SIZE] != start[:_SIZE] or blob[pos + _TYPE:pos + _BLOCK] != rest:
+                    if blob[pos + _NAME:pos + _SIZE] != start[_NAME:_SIZE] \
+                            or blob[pos + _TYPE:pos + _LINK] != rest[:1] \
+                            or blob[pos + _MAGIC:pos + _BLOCK] != rest[_MAGIC - _TYPE:] or not self._renamable(i):
                         return set()
                     out.add(i)
                 size = octal(bytes(blob[pos + _SIZE:pos + _STAMP]))

@@ -436,7 +436,8 @@ class TarTree(Tree):
                     if self._like_layout(like, cut, view):
                         return True
                     self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
-                tar = raw if view.obj is raw else bytes(view)
+                whole = view.obj
+                tar = whole if type(whole) is bytes and len(whole) == len(view) else bytes(view)
             del raw
             heads: list[int] = []
             files: dict[str, tuple[int, int]] = {}

@@ -156,3 +156,57 @@ def test_a_finding_on_every_node_is_fleet_wide_whatever_pid_its_server_runs_unde
     eager = [f for f in report.common if f.check == "runtime.cuda_graphs"]
     assert len(eager) == 1 and len(eager[0].nodes) == 6 and "pid" not in eager[0].subject
     assert not [f for f in report.outlier_findings if f.check == "runtime.cuda_graphs"]
+
+
+def test_digests_sent_as_changes_fold_into_the_report_whole_digests_give(fleet_dir: Path, report: FleetReport) -> None:
+    """Workers send a digest as its changes from the last one they sent whole (doctor/fleet/fleet.py
+    ``_sent``); the report is the one folding every node's whole digest gives."""
+    from doctor.fleet.fleet import Aggregate, NodeRow, analyse, finish
+
+    paths = expand_paths([str(fleet_dir)])
+    whole = Aggregate([NodeRow(p) for p in paths])
+    for i, path in enumerate(paths):
+        whole.add(i, analyse(path))
+    sent: list[str] = []
+    alone = analyse_fleet(paths, jobs=1, progress=lambda done, total, s: sent.extend(k for k in s if k.startswith("digest")))
+    assert sent.count("digest_delta") > NODES // 2 and sent.count("digest_base") >= 1  # both ways were taken
+    want = finish(whole).to_dict()
+    for got in (report.to_dict(), alone.to_dict()):
+        for d in (want, got):
+            d["summary"].pop("duration_s", None)
+            d["summary"].pop("jobs", None)
+        assert got == want
+
+
+def test_changes_against_bases_of_interleaved_workers_fold_like_whole_digests() -> None:
+    from doctor.fleet.fleet import Aggregate, NodeRow
+
+    def summary(digest: dict[str, str], **extra: object) -> dict[str, object]:
+        return {"path": "p", "kind": "json", "name": "n", "error": None, "statuses": {"c": "pass"},
+                "findings": [], "digest": digest, **extra}
+
+    a = {f"k{i}": f"a{i}" for i in range(40)}
+    b = {f"k{i}": f"b{i}" for i in range(30)} | {"only.b": "1"}
+    a2 = {**{k: v for k, v in a.items() if k != "k3"}, "k5": "changed", "new": "x"}  # removed, changed, added
+    b2 = {**b, "k7": "b-other"}
+    # (worker pid, digest, how it is sent): bases whole, the rest as changes, two workers interleaved
+    sends = [(1, a, ("base", (1, 1))), (2, b, ("base", (2, 1))), (1, a2, ("delta", (1, 1))), (2, b2, ("delta", (2, 1))),
+             (1, b, ("base", (1, 2))), (1, b2, ("delta", (1, 2))), (2, b, ("delta", (2, 1))), (1, b, ("delta", (1, 2)))]
+    whole, sent = Aggregate([NodeRow(str(i)) for i in range(len(sends))]), Aggregate([NodeRow(str(i)) for i in range(len(sends))])
+    for i, (_, digest, (how, number)) in enumerate(sends):
+        whole.add(i, summary(digest))
+        if how == "base":
+            sent.add(i, summary(digest, digest_base=number))
+        else:
+            base = a if number == (1, 1) else b
+            changes = {k: v for k, v in digest.items() if base.get(k) != v}
+            encoded = summary({}, digest_delta=(number, changes, [k for k in base if k not in digest]))
+            del encoded["digest"]
+            sent.add(i, encoded)
+    sent.settle()
+
+    def table(agg: Aggregate) -> dict[str, dict[str, list[int]]]:
+        return {k: {v: sorted(nodes) for v, nodes in values.items()} for k, values in agg.facts.items()}
+
+    assert table(sent) == table(whole)
+    assert table(whole)["k3"]["a3"] == [0] and table(whole)["new"] == {"x": [2]}  # node 2 lost k3, gained "new"

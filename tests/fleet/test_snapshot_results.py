@@ -178,3 +178,22 @@ def test_fleet_finds_outliers_that_differ_in_one_file(tail_snapshots: tuple[list
     paths, changed = tail_snapshots
     report = analyse_fleet([str(p) for p in paths], jobs=1)
     assert {report.rows[i].name for i in report.outlier_nodes} == set(changed.values())
+
+
+def test_snapshots_of_this_host_collected_in_turn_equal_plain_check(tmp_path: Path) -> None:
+    """Real snapshots (this host, collected one after another: other pids, counters and times, maybe
+    other processes) read by one worker in turn, as `gnd fleet` reads a node's history."""
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"this-host-{i}.tar.gz"
+        collect(open_source(None), str(path))
+        paths.append(path)
+    plain = plain_checks(paths, tmp_path)
+    fleet._init_worker()
+    for path in paths:
+        got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
+        assert _stable(got) == _stable(plain[path]), path.name
+        summary = fleet.analyse(str(path))
+        summary.pop("duration_s")
+        ref = plain[path]
+        assert summary == fleet._summary_from_dict(str(path), ref["source"]["kind"], ref, ref["inventory"]["digest"])

@@ -149,7 +149,12 @@ def test_decompress_and_members_decline_garbage() -> None:
             members(decompress(raw), 65536, lambda *a: None)
 
 
-def test_inflated_reuses_its_buffer_and_gives_each_archive_exactly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", [False, True], ids=["scratch-buffer", "one-call"])
+def test_inflated_reuses_its_buffer_and_gives_each_archive_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   kept: bool) -> None:
+    from doctor.sources import fasttar
+
+    monkeypatch.setattr(fasttar, "_KEPT", kept)  # the allocator keeps large blocks: one call, no buffer
     big, small = _archive(tarfile.PAX_FORMAT) * 3, _archive(tarfile.GNU_FORMAT)
     for data, raw in ((big, gzip.compress(big)), (small, gzip.compress(small[:700]) + gzip.compress(small[700:])),
                       (small, small)):
@@ -182,6 +187,42 @@ def test_both_inflaters_give_the_same_bytes_and_refuse_the_same_streams(monkeypa
     assert decompress(two) == payload + b"tail"
     bad_crc = bytearray(gzip.compress(payload))
     bad_crc[-6] ^= 1
-    for broken in (bytes(bad_crc), gzip.compress(payload)[:-9], gzip.compress(payload) + b"\0\0"):
+    for kept in (False, True):  # through the kept buffer, and in one call
+        monkeypatch.setattr(fasttar, "_KEPT", kept)
+        with inflated(two) as view:
+            assert bytes(view) == payload + b"tail"
+        for broken in (bytes(bad_crc), gzip.compress(payload)[:-9], gzip.compress(payload) + b"\0\0",
+                       gzip.compress(payload) + b"junk"):
+            with pytest.raises(Fallback):
+                decompress(broken)
+            with pytest.raises(Fallback), inflated(broken):
+                pass
+
+
+def test_a_stream_over_the_cap_is_left_to_the_slow_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from doctor.sources import fasttar
+
+    payload = bytes(100_000)
+    assert fasttar.gunzip(gzip.compress(payload), cap=len(payload)) == payload
+    for raw in (gzip.compress(payload), gzip.compress(payload[:60_000]) + gzip.compress(payload[60_000:])):
         with pytest.raises(Fallback):
-            decompress(broken)
+            fasttar.gunzip(raw, cap=len(payload) - 1)
+        monkeypatch.setattr(fasttar, "FAST_MAX_BYTES", len(payload) - 1)
+        for kept in (False, True):
+            monkeypatch.setattr(fasttar, "_KEPT", kept)
+            with pytest.raises(Fallback), inflated(raw):
+                pass
+        monkeypatch.undo()
+
+
+def test_the_allocator_is_asked_to_keep_large_blocks_only_where_it_is_glibc() -> None:
+    import os
+
+    from doctor.sources import fasttar
+
+    try:
+        glibc = bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    except (ValueError, OSError):
+        glibc = False
+    assert fasttar.keep_large_blocks() is glibc
+    assert fasttar._KEPT is glibc
