@@ -36,6 +36,19 @@
   puts stand-ins in ``sys.modules`` that import the real module the first time anything is used
   (WeasyPrint's ``instantiateVariableFont`` is a function that does so when called).
 
+* Line breaking: a report repeats many text runs exactly (labels, headings, severities, the page
+  margin texts on every page, table headers). WeasyPrint's ``split_first_line`` lays each out with
+  Pango anew. :func:`_memo_split_first_line` keeps its result per layout (the ``LayoutContext``),
+  keyed by the text, every style value the function and the Pango layout it builds read, the font
+  configuration, the width and the flags; a repeat gets the same lengths and sizes and a copy of the
+  (deactivated) layout object, which holds only the line's text and a few numbers until drawing
+  sets it up again from the box's own style. The PDF comes out byte for byte the same.
+
+* Struts: WeasyPrint's ``strut`` (the line height and baseline of a style's font, 2,500 calls a
+  report) keys its cache with ``str()`` of a tuple of fourteen font values, built anew on every
+  call. :func:`_fast_strut` keys its own cache per font configuration with the same values, as a
+  tuple; a miss, or a value that cannot be hashed, asks WeasyPrint's ``strut``.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -66,6 +79,8 @@ def install() -> None:
     _install_draw_text()
     _install_html_parser()
     _install_stream_level()
+    _install_line_memo()
+    _install_strut()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -534,3 +549,142 @@ def _install_stream_level() -> None:
     if getattr(pydyf, "zlib", None) is not zlib or data is None or "compressobj" not in data.__code__.co_names:
         return
     pydyf.zlib = _Deflate()
+
+
+#: fingerprint of the line-breaking functions whose results the memo keeps (WeasyPrint 70): ``split_first_line``
+#: and what it calls with the style (see :func:`_line_functions`)
+_LINE_CODE = "3170653fff6cf21a"
+#: every style value those functions read (their string constants, checked by the fingerprint)
+_LINE_STYLE = (
+    "direction", "font_family", "font_feature_settings", "font_kerning", "font_language_override", "font_size",
+    "font_stretch", "font_style", "font_variant_alternates", "font_variant_caps", "font_variant_east_asian",
+    "font_variant_ligatures", "font_variant_numeric", "font_variant_position", "font_variation_settings",
+    "font_weight", "hyphenate_character", "hyphenate_limit_chars", "hyphenate_limit_zone", "hyphens", "lang",
+    "letter_spacing", "overflow_wrap", "tab_size", "text_decoration_line", "white_space", "word_break",
+    "word_spacing")
+
+
+def _line_functions() -> list[Any]:
+    """The functions whose code decides what ``split_first_line`` returns, in a fixed order."""
+    from weasyprint.layout import percent
+    from weasyprint.text import fonts, line_break
+
+    layout = line_break.Layout
+    split_first_line = line_break.split_first_line
+    return [getattr(split_first_line, "original", split_first_line), line_break.first_line_metrics, line_break.create_layout, layout.__init__,
+            layout.setup, layout.set_text, layout.set_tabs, layout.deactivate, line_break.line_size,
+            fonts.get_font_description, percent.percentage]
+
+
+def line_code_fingerprint() -> str:
+    """One fingerprint (see :func:`code_fingerprint`) of :func:`_line_functions`."""
+    return hashlib.sha256(repr([code_fingerprint(f) for f in _line_functions()]).encode()).hexdigest()[:16]
+
+
+def _install_line_memo() -> None:
+    try:
+        from weasyprint.layout import inline, preferred
+        from weasyprint.text import line_break
+
+        if line_code_fingerprint() != _LINE_CODE:
+            return
+    except (ImportError, AttributeError):
+        return
+    original = line_break.split_first_line
+    memo = _memo_split_first_line(original)
+    memo.original = original  # type: ignore[attr-defined]
+    for module in (line_break, inline, preferred):
+        if getattr(module, "split_first_line", None) is original:
+            module.split_first_line = memo  # type: ignore[attr-defined]
+
+
+def _memo_split_first_line(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``split_first_line`` answered from a memo per layout context (see the module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_LINE_STYLE)
+    new = object.__new__
+
+    def clone(layout: Any) -> Any:  # ``copy.copy`` of the deactivated layout, without the pickle protocol's detour
+        twin = new(type(layout))
+        twin.__dict__.update(layout.__dict__)
+        return twin
+
+    def split_first_line(text: str, style: Any, context: Any, max_width: Any, justification_spacing: Any,
+                         is_line_start: bool = True, minimum: bool = False) -> Any:
+        try:
+            lines = context._gnd_first_lines
+        except AttributeError:
+            try:
+                lines = context._gnd_first_lines = {}
+            except AttributeError:  # no context (or one without attributes): nothing to keep it in
+                return original(text, style, context, max_width, justification_spacing, is_line_start, minimum)
+        try:
+            key = (text, style_values(style), style.font_config, max_width, justification_spacing, is_line_start,
+                   minimum)
+            found = lines.get(key)
+        except (AttributeError, KeyError, TypeError):  # a style without these values, or an unhashable one
+            return original(text, style, context, max_width, justification_spacing, is_line_start, minimum)
+        if found is None:
+            result = original(text, style, context, max_width, justification_spacing, is_line_start, minimum)
+            lines[key] = (clone(result[0]), *result[1:])  # the caller's own may be changed when it is drawn
+            return result
+        return (clone(found[0]), *found[1:])
+
+    return split_first_line
+
+
+#: fingerprints of WeasyPrint 70's ``strut`` and of the cache key it builds (``_font_style_cache_key``)
+_STRUT_CODE = ("c1965b010d660333", "c873d537366719b9")
+#: the values of that key (the fourteen font values, then the size and the line height), in its order
+_STRUT_STYLE = (
+    "font_family", "font_style", "font_stretch", "font_weight", "font_variant_ligatures", "font_variant_position",
+    "font_variant_caps", "font_variant_numeric", "font_variant_alternates", "font_variant_east_asian",
+    "font_feature_settings", "font_variation_settings", "font_language_override", "lang", "font_size",
+    "line_height")
+
+
+def _install_strut() -> None:
+    import importlib
+
+    try:
+        from weasyprint.text import line_break
+
+        original = line_break.strut
+        if (code_fingerprint(original), code_fingerprint(line_break._font_style_cache_key)) != _STRUT_CODE:
+            return
+        modules = [importlib.import_module(f"weasyprint.{name}") for name in ("layout.inline", "css.units",
+                                                                              "css.computed_values")]
+    except (ImportError, AttributeError):
+        return
+    fast = _fast_strut(original)
+    fast.original = original  # type: ignore[attr-defined]
+    for module in (line_break, *modules):
+        if getattr(module, "strut", None) is original:
+            module.strut = fast  # type: ignore[attr-defined]
+
+
+def _fast_strut(original: Callable[..., Any]) -> Callable[..., Any]:
+    """WeasyPrint's ``strut`` with a tuple-keyed cache in front (see the module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_STRUT_STYLE)
+
+    def strut(style: Any) -> Any:
+        try:
+            known = style.font_config._gnd_struts
+        except AttributeError:
+            try:
+                known = style.font_config._gnd_struts = {}
+            except AttributeError:
+                return original(style)
+        try:
+            key = style_values(style)
+            found = known.get(key)
+        except (KeyError, TypeError):  # a value that cannot be hashed: WeasyPrint's own key copes
+            return original(style)
+        if found is None:
+            found = known[key] = original(style)
+        return found
+
+    return strut

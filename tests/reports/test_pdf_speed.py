@@ -296,3 +296,88 @@ def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_da
         assert f"#{rank} " in reader.pages[page].extract_text(), rank
     linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
     assert {"finding-1", "finding-2", "finding-3"} <= linked <= set(destinations)
+
+
+#: text the line memo must answer as WeasyPrint does: repeats in styles that differ only in colour (shared) or in
+#: a value Pango reads (letter and word spacing, weight, language, decoration, wrapping), ellipses drawn from a
+#: shared line, justified lines (WeasyPrint sets a spacing on the layout it drew), soft hyphens, tabs, a narrow box
+REPEATS_PAGE = """<style>p { width: 9em } .r { color: #c00 } .s { letter-spacing: 0.2em } .w { word-spacing: 1em }
+.b { font-weight: bold } .u { text-decoration: underline } .n { white-space: nowrap } .j { text-align: justify }
+.cut { overflow: hidden; white-space: nowrap; text-overflow: ellipsis } .pre { white-space: pre-wrap; tab-size: 3 }
+.any { overflow-wrap: anywhere; width: 3em }</style>
+""" + "".join(f'<p class="{cls}">Expected value</p><p class="{cls}">Expected value and a longer tail that wraps</p>'
+              f'<p class="{cls}" lang="tr">Expected value</p>'
+              for cls in ("", "r", "s", "w", "b", "u", "n", "j", "cut", "pre", "any")) + """
+<p style="width: 4em">hyphen&shy;ated hyphen&shy;ated words</p><p class="pre">tab\there\tand\tthere</p><p class="j">Expected value and a
+longer tail that wraps in a justified paragraph</p><p class="j">Expected value and a longer tail that wraps in a
+justified paragraph</p>"""
+
+
+def _switched_off(*names: str) -> Any:
+    """A context in which the named WeasyPrint functions are WeasyPrint's own (the shortcuts' ``original``)."""
+    import contextlib
+    import importlib
+
+    @contextlib.contextmanager
+    def off() -> Any:
+        swapped = []
+        for module_name in ("weasyprint.text.line_break", "weasyprint.layout.inline", "weasyprint.layout.preferred",
+                            "weasyprint.css.units", "weasyprint.css.computed_values"):
+            module = importlib.import_module(module_name)
+            for name in names:
+                fast = getattr(module, name, None)
+                if fast is not None and hasattr(fast, "original"):
+                    swapped.append((module, name, fast))
+                    setattr(module, name, fast.original)
+        try:
+            yield swapped
+        finally:
+            for module, name, fast in swapped:
+                setattr(module, name, fast)
+
+    return off()
+
+
+def test_line_memo_and_strut_cache_give_weasyprints_pages(sick_data: dict[str, Any]) -> None:
+    """Line breaks answered from the memo, and struts from the tuple-keyed cache, give the very bytes WeasyPrint's
+    own functions give, for the sick report (both languages) and for repeats that differ in what Pango reads."""
+    from doctor import i18n
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # installs the shortcuts
+    pages = [REPEATS_PAGE, GLYPH_PAGE, render_html(sick_data, links=False)]
+    with i18n.use("zh-CN"):
+        pages.append(render_html(sick_data, links=False))
+    for html in pages:
+        with _switched_off("split_first_line", "strut") as swapped:
+            assert {name for _module, name, _fast in swapped} == {"split_first_line", "strut"}
+            plain = pdf.html_to_pdf(html)
+        assert pdf.html_to_pdf(html) == plain
+        if html is REPEATS_PAGE:
+            assert "Expected value and a" in _text(plain) and "hyphen\u2010" in _text(plain)
+
+
+def test_line_memo_answers_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo is on for this WeasyPrint, and a label repeated in alike paragraphs is laid out by Pango once."""
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.layout import inline
+    from weasyprint.text import line_break
+
+    assert weasyprint_speed.line_code_fingerprint() == weasyprint_speed._LINE_CODE
+    memo = line_break.split_first_line
+    assert inline.split_first_line is memo and memo.original is not memo
+    assert inline.strut is line_break.strut and line_break.strut.original is not line_break.strut
+    texts: list[str] = []
+    monkeypatch.setattr(line_break, "create_layout", _counting_layouts(line_break.create_layout, texts))
+    pdf.html_to_pdf("<p>Impact label</p>" * 40 + "<p style='color: red'>Impact label</p>")
+    assert texts.count("Impact label") == 1  # one Pango layout for 41 alike lines (the colour does not matter)
+
+
+def _counting_layouts(create_layout: Any, texts: list[str]) -> Any:
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        texts.append(text)
+        return create_layout(text, *args, **kwargs)
+
+    return counting
