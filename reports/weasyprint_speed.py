@@ -49,6 +49,10 @@
   call. :func:`_fast_strut` keys its own cache per font configuration with the same values, as a
   tuple; a miss, or a value that cannot be hashed, asks WeasyPrint's ``strut``.
 
+* Font descriptions: every Pango layout WeasyPrint sets up (one per line laid out or drawn) builds a
+  new ``PangoFontDescription`` from seven style values. Pango copies the description into the
+  layout, so :func:`_shared_font_description` hands out one per set of values.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -81,6 +85,7 @@ def install() -> None:
     _install_stream_level()
     _install_line_memo()
     _install_strut()
+    _install_font_descriptions()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -203,7 +208,8 @@ def _draw_single_run(text_module: Any, svg: Any, node: Any, font_size: float) ->
     style = text_module.Style()
     style.update(INITIAL_VALUES)
     style.font_config = svg.font_config
-    style["font_family"] = [font.strip("\"'") for font in node.get("font-family", "sans-serif").split(",")]
+    # a tuple, not WeasyPrint's list: the same families, and labels alike are laid out once (see the line memo)
+    style["font_family"] = tuple(font.strip("\"'") for font in node.get("font-family", "sans-serif").split(","))
     style["font_style"] = node.get("font-style", "normal")
     weight = node.get("font-weight", 400)
     if weight == "normal":
@@ -688,3 +694,44 @@ def _fast_strut(original: Callable[..., Any]) -> Callable[..., Any]:
         return found
 
     return strut
+
+
+#: fingerprint of WeasyPrint 70's ``get_font_description``, and the style values it reads
+_FONT_DESCRIPTION_CODE = "ecc587f0c56bcc23"
+_FONT_DESCRIPTION_STYLE = ("font_family", "font_style", "font_stretch", "font_weight", "font_size",
+                           "font_variant_caps", "font_variation_settings")
+
+
+def _install_font_descriptions() -> None:
+    try:
+        from weasyprint.text import fonts, line_break
+    except ImportError:
+        return
+    original = getattr(fonts, "get_font_description", None)
+    if not callable(original) or code_fingerprint(original) != _FONT_DESCRIPTION_CODE:
+        return
+    if getattr(line_break, "get_font_description", None) is not original:
+        return
+    shared = _shared_font_description(original)
+    shared.original = original  # type: ignore[attr-defined]
+    line_break.get_font_description = shared  # only the line layouts: they hand it to Pango, which copies it
+
+
+def _shared_font_description(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``get_font_description`` that builds one description per set of values (see the module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_FONT_DESCRIPTION_STYLE)
+    built: dict[Any, Any] = {}
+
+    def get_font_description(style: Any) -> Any:
+        try:
+            key = style_values(style)
+            found = built.get(key)
+        except (KeyError, TypeError):  # a list of families (SVG text), or another unhashable value
+            return original(style)
+        if found is None:
+            found = built[key] = original(style)
+        return found
+
+    return get_font_description

@@ -338,9 +338,10 @@ def _switched_off(*names: str) -> Any:
     return off()
 
 
-def test_line_memo_and_strut_cache_give_weasyprints_pages(sick_data: dict[str, Any]) -> None:
-    """Line breaks answered from the memo, and struts from the tuple-keyed cache, give the very bytes WeasyPrint's
-    own functions give, for the sick report (both languages) and for repeats that differ in what Pango reads."""
+def test_line_memo_strut_and_font_description_caches_give_weasyprints_pages(sick_data: dict[str, Any]) -> None:
+    """Line breaks answered from the memo, struts from the tuple-keyed cache and shared font descriptions give the
+    very bytes WeasyPrint's own functions give, for the sick report (both languages, topology labels included) and
+    for repeats that differ in what Pango reads."""
     from doctor import i18n
     from reports.html import render_html
 
@@ -349,8 +350,8 @@ def test_line_memo_and_strut_cache_give_weasyprints_pages(sick_data: dict[str, A
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
     for html in pages:
-        with _switched_off("split_first_line", "strut") as swapped:
-            assert {name for _module, name, _fast in swapped} == {"split_first_line", "strut"}
+        with _switched_off("split_first_line", "strut", "get_font_description") as swapped:
+            assert {name for _module, name, _fast in swapped} == {"split_first_line", "strut", "get_font_description"}
             plain = pdf.html_to_pdf(html)
         assert pdf.html_to_pdf(html) == plain
         if html is REPEATS_PAGE:
