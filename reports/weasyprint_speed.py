@@ -707,7 +707,7 @@ def _install_font_descriptions() -> None:
         from weasyprint.text import fonts, line_break
     except ImportError:
         return
-    original = getattr(fonts, "get_font_description", None)
+    original: Any = getattr(fonts, "get_font_description", None)
     if not callable(original) or code_fingerprint(original) != _FONT_DESCRIPTION_CODE:
         return
     if getattr(line_break, "get_font_description", None) is not original:
