@@ -712,7 +712,7 @@ def _install_font_descriptions() -> None:
         return
     if getattr(line_break, "get_font_description", None) is not original:
         return
-    shared = _shared_font_description(original)
+    shared = _shared_font_description(cast("Callable[..., Any]", original))
     shared.original = original  # type: ignore[attr-defined]
     line_break.get_font_description = shared  # only the line layouts: they hand it to Pango, which copies it
 
