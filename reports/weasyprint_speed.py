@@ -53,6 +53,10 @@
   new ``PangoFontDescription`` from seven style values. Pango copies the description into the
   layout, so :func:`_shared_font_description` hands out one per set of values.
 
+* Repeated text: :func:`_memo_draw_text` draws a text box whose text and font are those of one drawn
+  earlier in the document by replaying the text operators recorded then (fonts, sizes, glyph strings)
+  at its own position and colour: no Pango layout is set up again for it. Same bytes.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -389,13 +393,49 @@ def _install_draw_text() -> None:
     pango = getattr(draw_text, "pango", None)
     if not layout_ok or getattr(pango, "PANGO_GLYPH_UNKNOWN_FLAG", None) != getattr(pango, "PANGO_GLYPH_EMPTY", 0) + 1:
         return
-    fast = _fast_draw_first_line(draw_text, original)
+    recorder: list[Any] = [None]
+    fast = _fast_draw_first_line(draw_text, original, recorder)
     fast.original = original  # type: ignore[attr-defined]
     draw_text.draw_first_line = fast
+    _install_draw_memo(draw_text, recorder)
 
 
-def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """WeasyPrint's ``draw_first_line`` (``weasyprint/draw/text.py``) for plain lines, glyph arrays read at once."""
+#: fingerprint of WeasyPrint 70's ``draw_text``, whose plain path :func:`_memo_draw_text` replays
+_DRAW_TEXT = "b5de47a97bd9398e"
+
+
+def _install_draw_memo(module: Any, recorder: list[Any]) -> None:
+    import importlib
+
+    original = getattr(module, "draw_text", None)
+    if not callable(original) or code_fingerprint(original) != _DRAW_TEXT or not hasattr(module, "Matrix"):
+        return
+    try:
+        draw = importlib.import_module("weasyprint.draw")
+    except ImportError:
+        return
+    memo = _memo_draw_text(module, cast("Callable[..., Any]", original), recorder)
+    memo.original = original  # type: ignore[attr-defined]
+    for holder in (module, draw):
+        if getattr(holder, "draw_text", None) is original:
+            setattr(holder, "draw_text", memo)  # noqa: B010 - either module may be a stand-in to mypy
+
+
+def _fast_draw_first_line(module: Any, original: Callable[..., Any],
+                          recorder: list[Any] | None = None) -> Callable[..., Any]:
+    """WeasyPrint's ``draw_first_line`` (``weasyprint/draw/text.py``) for plain lines, glyph arrays read at once.
+
+    ``recorder``: while its item is a list, the text operators of a line drawn here are appended to it
+    (``(font, size)`` pairs and strings, see :func:`_memo_draw_text`); a line WeasyPrint's own function draws
+    sets it to ``False``.
+    """
+    recording = recorder if recorder is not None else [None]
+
+    def fallback(stream: Any, textbox: Any, text_overflow: str, block_ellipsis: Any, matrix: Any) -> Any:
+        if recording[0] is not None:
+            recording[0] = False
+        return original(stream, textbox, text_overflow, block_ellipsis, matrix)
+
     ffi, pango, from_units = module.ffi, module.pango, module.FROM_UNITS
     null = ffi.NULL
     empty = pango.PANGO_GLYPH_EMPTY  # PANGO_GLYPH_UNKNOWN_FLAG is the next bit: ids at or above it are unknown
@@ -406,7 +446,7 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
 
     def draw_first_line(stream: Any, textbox: Any, text_overflow: str, block_ellipsis: Any, matrix: Any) -> Any:
         if text_overflow == "ellipsis" or block_ellipsis != "none":
-            return original(stream, textbox, text_overflow, block_ellipsis, matrix)
+            return fallback(stream, textbox, text_overflow, block_ellipsis, matrix)
         if not textbox.text.strip():
             return []
         if textbox.style["font_size"] < 1e-6:
@@ -432,11 +472,12 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
             glyph_ids = fields[0::5]
             if (font.svg or font.png or font.colr or font.bitmap or any(fields[3::5])  # emoji, bitmap, raised
                     or (count and (max(glyph_ids) >= empty or min(glyph_ids) < 0))):  # empty, unknown, invalid
-                return original(stream, textbox, text_overflow, block_ellipsis, matrix)
+                return fallback(stream, textbox, text_overflow, block_ellipsis, matrix)
             runs.append((pango_font, font, size_of_font, glyph_item, glyph_string,
                          list(zip(glyph_ids, fields[1::5], fields[2::5]))))
 
         stream.set_text_matrix(*matrix.values)
+        operators = recording[0] if isinstance(recording[0], list) else None
         previous_pango_font = None
         string = ""
         font_size = 0.0
@@ -450,8 +491,12 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
                     font_size = textbox.style["font_size"]
                 if string:
                     stream.show_text(string)
+                    if operators is not None:
+                        operators.append(string)
                 string = ""
                 stream.set_font_size(font.hash, font_size)
+                if operators is not None:
+                    operators.append((font.hash, font_size))
             widths, to_unicode = font.widths, font.to_unicode
             by_size = font.__dict__.setdefault("_gnd_fragments", {})
             cache = by_size.get(font_size)
@@ -490,6 +535,8 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
             else:
                 string += ">"
         stream.show_text(string)
+        if operators is not None:
+            operators.append(string)
         return []
 
     return draw_first_line
@@ -735,3 +782,59 @@ def _shared_font_description(original: Callable[..., Any]) -> Callable[..., Any]
         return found
 
     return get_font_description
+
+
+def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: list[Any]) -> Callable[..., Any]:
+    """WeasyPrint's ``draw_text``, replaying the text operators of a line drawn before in the same document.
+
+    A text box whose text, Pango-relevant style values (those of the line memo) and justification spacing
+    equal those of one drawn earlier gets the operators recorded then: the same fonts, sizes and glyph
+    strings, at its own position and colour, without setting up its Pango layout again. Text with a
+    decoration, an ellipsis, no visible glyphs, or drawn by WeasyPrint's own ``draw_first_line`` (emoji,
+    unknown glyphs) always goes through WeasyPrint.
+    """
+    import operator
+
+    matrix_class = module.Matrix
+    style_values = operator.itemgetter(*_LINE_STYLE)
+    document: list[Any] = [None, {}]  # the fonts of the document drawn (its ``Stream._fonts``), its lines
+
+    def draw_text(stream: Any, textbox: Any, offset_x: Any, text_overflow: Any, block_ellipsis: Any) -> Any:
+        if text_overflow == "ellipsis" or block_ellipsis != "none" or recorder[0] is not None:
+            return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+        try:
+            style = textbox.style
+            font_size = style["font_size"]
+            if (not font_size or font_size < 1e-6 or style["visibility"] != "visible"
+                    or style["text_decoration_line"] != "none" or not textbox.text.strip()):
+                return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+            layout = textbox.pango_layout
+            key = (layout.text, style_values(style), style.font_config, layout.justification_spacing)
+            fonts = stream._fonts
+            if document[0] is not fonts:
+                document[:] = [fonts, {}]
+            operators = document[1].get(key)
+        except (AttributeError, KeyError, TypeError):
+            return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+        if operators is None:
+            recorder[0] = []
+            try:
+                result = original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+                if recorder[0]:
+                    document[1][key] = recorder[0]
+            finally:
+                recorder[0] = None
+            return result
+        stream.set_color(style["color"])
+        stream.begin_text()
+        stream.set_text_matrix(*matrix_class(d=-1, e=textbox.position_x,
+                                             f=textbox.position_y + textbox.baseline).values)
+        for operator_ in operators:
+            if type(operator_) is str:
+                stream.show_text(operator_)
+            else:
+                stream.set_font_size(*operator_)
+        stream.end_text()
+        return None
+
+    return draw_text

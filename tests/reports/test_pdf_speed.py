@@ -322,7 +322,8 @@ def _switched_off(*names: str) -> Any:
     def off() -> Any:
         swapped = []
         for module_name in ("weasyprint.text.line_break", "weasyprint.layout.inline", "weasyprint.layout.preferred",
-                            "weasyprint.css.units", "weasyprint.css.computed_values"):
+                            "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
+                            "weasyprint.draw"):
             module = importlib.import_module(module_name)
             for name in names:
                 fast = getattr(module, name, None)
@@ -338,20 +339,24 @@ def _switched_off(*names: str) -> Any:
     return off()
 
 
-def test_line_memo_strut_and_font_description_caches_give_weasyprints_pages(sick_data: dict[str, Any]) -> None:
-    """Line breaks answered from the memo, struts from the tuple-keyed cache and shared font descriptions give the
-    very bytes WeasyPrint's own functions give, for the sick report (both languages, topology labels included) and
-    for repeats that differ in what Pango reads."""
+def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
+                                                                  hostile_data: dict[str, Any]) -> None:
+    """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions and text
+    drawn again from recorded operators give the very bytes WeasyPrint's own functions give, for the sick report
+    (both languages, topology labels included), a hostile one, and repeats that differ in what Pango reads."""
     from doctor import i18n
     from reports.html import render_html
 
     pdf.refusing_fetcher()  # installs the shortcuts
-    pages = [REPEATS_PAGE, GLYPH_PAGE, render_html(sick_data, links=False)]
+    unknown = "<p>unknown \ue000 glyph</p>" * 2 + "<p style='color: red'>unknown \ue000 glyph</p>"  # WeasyPrint's own
+    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, render_html(sick_data, links=False),
+             render_html(hostile_data, links=False)]
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
+    names = {"split_first_line", "strut", "get_font_description", "draw_text"}
     for html in pages:
-        with _switched_off("split_first_line", "strut", "get_font_description") as swapped:
-            assert {name for _module, name, _fast in swapped} == {"split_first_line", "strut", "get_font_description"}
+        with _switched_off(*names) as swapped:
+            assert {name for _module, name, _fast in swapped} == names
             plain = pdf.html_to_pdf(html)
         assert pdf.html_to_pdf(html) == plain
         if html is REPEATS_PAGE:
@@ -382,3 +387,28 @@ def _counting_layouts(create_layout: Any, texts: list[str]) -> Any:
         return create_layout(text, *args, **kwargs)
 
     return counting
+
+
+def test_repeated_text_is_drawn_without_pango_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text drawn before in the document is drawn from its recorded operators, at its own place and colour;
+    underlined text always goes through WeasyPrint."""
+    pdf.refusing_fetcher()
+    from weasyprint.draw import text as draw_text
+    from weasyprint.text import line_break
+
+    assert draw_text.draw_text.original is not draw_text.draw_text
+    drawn: list[str] = []
+    reactivate = line_break.Layout.reactivate
+
+    def counting(self: Any, style: Any) -> None:
+        drawn.append(self.text)
+        reactivate(self, style)
+
+    monkeypatch.setattr(line_break.Layout, "reactivate", counting)
+    page = ("<p>Evidence label</p>" * 30 + "<p style='color: #ff0000'>Evidence label</p>"
+            + "<p style='text-decoration: underline'>Underlined label</p>" * 3)
+    data = pdf.html_to_pdf(page)
+    assert drawn.count("Evidence label") == 1 and drawn.count("Underlined label") == 3
+    contents = b"".join(p.get_contents().get_data() for p in pypdf.PdfReader(io.BytesIO(data)).pages)
+    assert contents.count(b" Tm") == 34  # each label at its own place
+    assert b"1 0 0 rg" in contents  # the red one in red
