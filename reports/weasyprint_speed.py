@@ -57,6 +57,11 @@
   earlier in the document by replaying the text operators recorded then (fonts, sizes, glyph strings)
   at its own position and colour: no Pango layout is set up again for it. Same bytes.
 
+* Pango contexts: WeasyPrint's ``Layout.setup`` creates a Pango context for every layout (one per
+  line laid out or drawn). :func:`_shared_context_setup` gives layouts of the same font
+  configuration and style values one context, set up as WeasyPrint sets it up; text with font
+  features or a decoration is set up by WeasyPrint's own ``setup``.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -90,6 +95,7 @@ def install() -> None:
     _install_line_memo()
     _install_strut()
     _install_font_descriptions()
+    _install_shared_contexts()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -623,10 +629,10 @@ def _line_functions() -> list[Any]:
     from weasyprint.text import fonts, line_break
 
     layout = line_break.Layout
-    split_first_line = line_break.split_first_line
-    return [getattr(split_first_line, "original", split_first_line), line_break.first_line_metrics, line_break.create_layout, layout.__init__,
-            layout.setup, layout.set_text, layout.set_tabs, layout.deactivate, line_break.line_size,
-            fonts.get_font_description, percent.percentage]
+    functions = [line_break.split_first_line, line_break.first_line_metrics, line_break.create_layout,
+                 layout.__init__, layout.setup, layout.set_text, layout.set_tabs, layout.deactivate,
+                 line_break.line_size, fonts.get_font_description, percent.percentage]
+    return [getattr(function, "original", function) for function in functions]  # WeasyPrint's, not the shortcuts
 
 
 def line_code_fingerprint() -> str:
@@ -838,3 +844,87 @@ def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: list[An
         return None
 
     return draw_text
+
+
+#: fingerprints of WeasyPrint 70's ``Layout.setup`` and of ``font_features``, which it calls
+_SETUP_CODE = ("7acfee79355a5def", "45cef2f54826e83b")
+#: the style values ``setup`` reads (the font description's among them)
+_SETUP_STYLE = (
+    "direction", "font_language_override", "lang", "text_decoration_line", "font_kerning", "font_variant_ligatures",
+    "font_variant_position", "font_variant_caps", "font_variant_numeric", "font_variant_alternates",
+    "font_variant_east_asian", "font_feature_settings", *_FONT_DESCRIPTION_STYLE)
+
+
+def _install_shared_contexts() -> None:
+    try:
+        from weasyprint.text import fonts, line_break
+
+        layout_class = line_break.Layout
+        original = layout_class.setup
+        if (code_fingerprint(original), code_fingerprint(fonts.font_features)) != _SETUP_CODE:
+            return
+        if not all(hasattr(line_break, name) for name in ("ffi", "gobject", "pango", "PANGO_DIRECTION", "LST_TO_ISO",
+                                                          "unicode_to_char_p", "font_features",
+                                                          "get_font_description")):
+            return
+    except (ImportError, AttributeError):
+        return
+    setup = _shared_context_setup(line_break, original)
+    setup.original = original  # type: ignore[attr-defined]
+    layout_class.setup = setup
+
+
+def _shared_context_setup(module: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """``Layout.setup`` (``weasyprint/text/line_break.py``) with one Pango context per font configuration and
+    style values (see the module docstring)."""
+    import operator
+
+    ffi, gobject, pango = module.ffi, module.gobject, module.pango
+    style_values = operator.itemgetter(*_SETUP_STYLE)
+    contexts: dict[Any, Any] = {}  # key -> (context, language), or False: WeasyPrint's own setup
+
+    def context_for(style: Any) -> Any:
+        features = module.font_features(
+            style["font_kerning"], style["font_variant_ligatures"], style["font_variant_position"],
+            style["font_variant_caps"], style["font_variant_numeric"], style["font_variant_alternates"],
+            style["font_variant_east_asian"], style["font_feature_settings"])
+        if features or style["text_decoration_line"] != "none":
+            return False
+        pango_context = ffi.gc(pango.pango_font_map_create_context(style.font_config.font_map),
+                               gobject.g_object_unref)
+        pango.pango_context_set_round_glyph_positions(pango_context, False)
+        pango.pango_context_set_base_dir(pango_context, module.PANGO_DIRECTION[style["direction"]])
+        if style["font_language_override"] != "normal":
+            lang_p, lang = module.unicode_to_char_p(module.LST_TO_ISO.get(
+                style["font_language_override"].lower(), style["font_language_override"]))
+        elif style["lang"]:
+            lang_p, lang = module.unicode_to_char_p(style["lang"])
+        else:
+            lang = None
+            language = pango.pango_language_get_default()
+        if lang:
+            language = pango.pango_language_from_string(lang_p)
+            pango.pango_context_set_language(pango_context, language)
+        return pango_context, language
+
+    def setup(self: Any, style: Any) -> None:
+        shared: Any
+        try:
+            key = (style.font_config, style_values(style))
+            shared = contexts.get(key)
+            if shared is None:
+                shared = contexts[key] = context_for(style)
+        except (AttributeError, KeyError, TypeError):
+            shared = False
+        if shared is False:
+            original(self, style)
+            return
+        self.style = style
+        self.first_line_direction = 0
+        self.language = shared[1]
+        self.layout = ffi.gc(pango.pango_layout_new(shared[0]), gobject.g_object_unref)
+        pango.pango_layout_set_auto_dir(self.layout, False)
+        pango.pango_layout_set_font_description(self.layout, module.get_font_description(style))
+        self.ascent = self.underline_position = self.strikethrough_position = None
+
+    return setup

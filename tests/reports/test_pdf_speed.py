@@ -325,11 +325,12 @@ def _switched_off(*names: str) -> Any:
                             "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
                             "weasyprint.draw"):
             module = importlib.import_module(module_name)
-            for name in names:
-                fast = getattr(module, name, None)
-                if fast is not None and hasattr(fast, "original"):
-                    swapped.append((module, name, fast))
-                    setattr(module, name, fast.original)
+            for holder in (module, getattr(module, "Layout", None)):  # setup is a method of line_break.Layout
+                for name in names:
+                    fast = getattr(holder, name, None)
+                    if fast is not None and hasattr(fast, "original"):
+                        swapped.append((holder, name, fast))
+                        setattr(holder, name, fast.original)
         try:
             yield swapped
         finally:
@@ -341,9 +342,10 @@ def _switched_off(*names: str) -> Any:
 
 def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
                                                                   hostile_data: dict[str, Any]) -> None:
-    """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions and text
-    drawn again from recorded operators give the very bytes WeasyPrint's own functions give, for the sick report
-    (both languages, topology labels included), a hostile one, and repeats that differ in what Pango reads."""
+    """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions and Pango
+    contexts, and text drawn again from recorded operators give the very bytes WeasyPrint's own functions give,
+    for the sick report (both languages, topology labels included), a hostile one, and repeats that differ in
+    what Pango reads."""
     from doctor import i18n
     from reports.html import render_html
 
@@ -353,7 +355,7 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
              render_html(hostile_data, links=False)]
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
-    names = {"split_first_line", "strut", "get_font_description", "draw_text"}
+    names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup"}
     for html in pages:
         with _switched_off(*names) as swapped:
             assert {name for _module, name, _fast in swapped} == names
