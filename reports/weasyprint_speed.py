@@ -62,6 +62,12 @@
   configuration and style values one context, set up as WeasyPrint sets it up; text with font
   features or a decoration is set up by WeasyPrint's own ``setup``.
 
+* Page margin boxes: WeasyPrint computes the styles of all sixteen margin boxes anew for every page
+  (a page's type holds its index), a twentieth of a report's time. :func:`_shared_margin_styles`
+  gives a page the margin box styles of an earlier page whose page and margin box declarations are
+  the very same (the computed values cannot differ); WeasyPrint changes such a style per page only
+  by normalising its counter properties, which gives the same values again.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -96,6 +102,7 @@ def install() -> None:
     _install_strut()
     _install_font_descriptions()
     _install_shared_contexts()
+    _install_shared_margin_styles()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -928,3 +935,51 @@ def _shared_context_setup(module: Any, original: Callable[..., Any]) -> Callable
         self.ascent = self.underline_position = self.strikethrough_position = None
 
     return setup
+
+
+#: fingerprints of WeasyPrint 70's ``set_page_type_computed_styles`` and ``_standardize_page_based_counters``
+_PAGE_STYLES_CODE = ("49d9031517a8a64a", "f7e8031ec4175f21")
+_MARGIN_BOXES = frozenset(f"@{name}" for name in (
+    "top-left-corner", "top-left", "top-center", "top-right", "top-right-corner", "bottom-left-corner",
+    "bottom-left", "bottom-center", "bottom-right", "bottom-right-corner", "left-top", "left-middle",
+    "left-bottom", "right-top", "right-middle", "right-bottom"))
+
+
+def _install_shared_margin_styles() -> None:
+    try:
+        from weasyprint.layout import page
+
+        original = page.set_page_type_computed_styles
+        if (code_fingerprint(original), code_fingerprint(page._standardize_page_based_counters)) != _PAGE_STYLES_CODE:
+            return
+    except (ImportError, AttributeError):
+        return
+    shared = _shared_margin_styles(original)
+    shared.original = original  # type: ignore[attr-defined]
+    page.set_page_type_computed_styles = shared
+
+
+def _shared_margin_styles(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``set_page_type_computed_styles`` reusing an earlier page's margin box styles (see the module docstring)."""
+
+    def set_page_type_computed_styles(page_type: Any, html: Any, style_for: Any) -> None:
+        original(page_type, html, style_for)
+        try:
+            cascaded, computed = style_for._cascaded_styles, style_for._computed_styles
+            earlier_pages = style_for.__dict__.setdefault("_gnd_margin_styles", [])
+            page_declarations = cascaded.get((page_type, None))
+            margins = {pseudo: cascaded[page_type, pseudo] for pseudo in _MARGIN_BOXES
+                       if (page_type, pseudo) in cascaded and (page_type, pseudo) in computed}
+        except (AttributeError, TypeError):
+            return
+        for earlier_declarations, earlier_margins in earlier_pages:
+            if earlier_declarations == page_declarations and earlier_margins.keys() == margins.keys():
+                for pseudo, declarations in margins.items():
+                    earlier, style = earlier_margins[pseudo]
+                    if earlier == declarations:
+                        computed[page_type, pseudo] = style
+                return
+        earlier_pages.append((page_declarations, {pseudo: (declarations, computed[page_type, pseudo])
+                                                  for pseudo, declarations in margins.items()}))
+
+    return set_page_type_computed_styles

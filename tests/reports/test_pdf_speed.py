@@ -313,6 +313,31 @@ longer tail that wraps in a justified paragraph</p><p class="j">Expected value a
 justified paragraph</p>"""
 
 
+#: margin boxes that differ by page (first, left and right, the third, a named page) and a page counter
+MARGINS_PAGE = """<style>@page { @bottom-right { content: "p" counter(page) "/" counter(pages) }
+@top-left { content: "any" } } @page :first { @top-left { content: "first"; color: #ff0000 } }
+@page :left { @top-right { content: "left" } } @page :nth(3) { @top-center { content: "third" } }
+@page wide { size: A4 landscape; @top-left { content: "wide" } } .wide { page: wide }
+h1 { break-before: page }</style>""" + "".join(f"<h1>part {n}</h1>" for n in range(1, 6)) + \
+    "<div class='wide'><h1>part 6</h1></div><h1>part 7</h1>"
+
+
+def test_pages_get_their_own_margin_boxes() -> None:
+    """Pages sharing margin box styles still show each page's own margin texts and counters."""
+    pdf.refusing_fetcher()
+    from weasyprint.layout import page
+
+    assert page.set_page_type_computed_styles.original is not page.set_page_type_computed_styles
+    texts = [" ".join((p.extract_text() or "").split())
+             for p in pypdf.PdfReader(io.BytesIO(pdf.html_to_pdf(MARGINS_PAGE))).pages]
+    assert len(texts) == 7
+    for number, text in enumerate(texts, start=1):
+        assert f"part {number}" in text and f"p{number}/7" in text, text
+        assert ("first" in text) == (number == 1) and ("third" in text) == (number == 3)
+        assert ("left" in text) == (number % 2 == 0) and ("wide" in text) == (number == 6)
+        assert ("any" in text) == (number not in (1, 6))
+
+
 def _switched_off(*names: str) -> Any:
     """A context in which the named WeasyPrint functions are WeasyPrint's own (the shortcuts' ``original``)."""
     import contextlib
@@ -323,7 +348,7 @@ def _switched_off(*names: str) -> Any:
         swapped = []
         for module_name in ("weasyprint.text.line_break", "weasyprint.layout.inline", "weasyprint.layout.preferred",
                             "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
-                            "weasyprint.draw"):
+                            "weasyprint.draw", "weasyprint.layout.page"):
             module = importlib.import_module(module_name)
             for holder in (module, getattr(module, "Layout", None)):  # setup is a method of line_break.Layout
                 for name in names:
@@ -351,11 +376,11 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
 
     pdf.refusing_fetcher()  # installs the shortcuts
     unknown = "<p>unknown \ue000 glyph</p>" * 2 + "<p style='color: red'>unknown \ue000 glyph</p>"  # WeasyPrint's own
-    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, render_html(sick_data, links=False),
+    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, render_html(sick_data, links=False),
              render_html(hostile_data, links=False)]
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
-    names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup"}
+    names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles"}
     for html in pages:
         with _switched_off(*names) as swapped:
             assert {name for _module, name, _fast in swapped} == names
