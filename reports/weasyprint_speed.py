@@ -68,6 +68,11 @@
   the very same (the computed values cannot differ); WeasyPrint changes such a style per page only
   by normalising its counter properties, which gives the same values again.
 
+* Used lengths: WeasyPrint's ``resolve_percentages`` (4,400 calls a report) resolves fourteen
+  properties through two calls each. :func:`_fast_resolve_percentages` does the same in one loop,
+  with ``percentage``'s own arithmetic for pixels and percentages and ``percentage`` itself for
+  anything else (``calc()``).
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -103,6 +108,7 @@ def install() -> None:
     _install_font_descriptions()
     _install_shared_contexts()
     _install_shared_margin_styles()
+    _install_percentages()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -983,3 +989,82 @@ def _shared_margin_styles(original: Callable[..., Any]) -> Callable[..., Any]:
                                                   for pseudo, declarations in margins.items()}))
 
     return set_page_type_computed_styles
+
+
+#: fingerprints of WeasyPrint 70's ``resolve_percentages``, ``resolve_one_percentage`` and ``percentage``
+_PERCENT_CODE = ("c828feca26b259c8", "4b7c6ea84a3d7f41", "6f3409b3c0c59d49")
+
+
+def _install_percentages() -> None:
+    import importlib
+
+    try:
+        from weasyprint.layout import percent
+
+        original = percent.resolve_percentages
+        fingerprints = tuple(code_fingerprint(f) for f in (original, percent.resolve_one_percentage,
+                                                           percent.percentage))
+        if fingerprints != _PERCENT_CODE or not all(hasattr(percent, name) for name in (
+                "boxes", "check_math", "adjust_box_sizing", "inf")):
+            return
+        modules = [importlib.import_module(f"weasyprint.layout.{name}")
+                   for name in ("inline", "page", "float", "grid", "absolute", "block", "column", "table")]
+    except (ImportError, AttributeError):
+        return
+    fast = _fast_resolve_percentages(percent)
+    fast.original = original  # type: ignore[attr-defined]
+    for module in (percent, *modules):
+        if getattr(module, "resolve_percentages", None) is original:
+            module.resolve_percentages = fast  # type: ignore[attr-defined]
+
+
+def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
+    """WeasyPrint's ``resolve_percentages`` (``weasyprint/layout/percent.py``) in one loop (see the module
+    docstring)."""
+    box_class, page_class = module.boxes.Box, module.boxes.PageBox
+    percentage, check_math, adjust_box_sizing, inf = (module.percentage, module.check_math,
+                                                      module.adjust_box_sizing, module.inf)
+    sides = ("border_top_width", "border_right_width", "border_bottom_width", "border_left_width")
+
+    def resolve_percentages(box: Any, containing_block: Any) -> None:
+        if isinstance(containing_block, box_class):
+            cb_width = containing_block.width
+            cb_height = containing_block.height
+        else:
+            cb_width, cb_height = containing_block
+        maybe_height = cb_height if isinstance(box, page_class) else cb_width
+        style = box.style
+        if cb_height == "auto":
+            height = style["height"]
+            if height == "auto" or check_math(height) or height.unit == "%":
+                box.height = "auto"
+            else:
+                assert height.unit.lower() == "px"
+                box.height = height.value
+            heights: tuple[tuple[str, Any], ...] = (("min_height", 0), ("max_height", inf))
+        else:
+            heights = (("height", cb_height), ("min_height", cb_height), ("max_height", cb_height))
+        for name, refer_to in (("margin_left", cb_width), ("margin_right", cb_width), ("margin_top", maybe_height),
+                               ("margin_bottom", maybe_height), ("padding_left", cb_width),
+                               ("padding_right", cb_width), ("padding_top", maybe_height),
+                               ("padding_bottom", maybe_height), ("width", cb_width), ("min_width", cb_width),
+                               ("max_width", cb_width), *heights):
+            value = style[name]
+            unit = getattr(value, "unit", None)
+            if unit == "%":
+                value = refer_to * value.value / 100
+            elif unit is not None:
+                value = value.value
+            elif value is not None and value != "auto":
+                value = percentage(value, style, refer_to)
+            if value == "auto" and name in ("min_width", "min_height"):
+                value = 0
+            setattr(box, name, value)
+        collapse = style["border_collapse"] == "collapse"
+        for side in sides:
+            if not (collapse and hasattr(box, side)):
+                setattr(box, side, style[side])
+        adjust_box_sizing(box, "width")
+        adjust_box_sizing(box, "height")
+
+    return resolve_percentages

@@ -348,7 +348,9 @@ def _switched_off(*names: str) -> Any:
         swapped = []
         for module_name in ("weasyprint.text.line_break", "weasyprint.layout.inline", "weasyprint.layout.preferred",
                             "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
-                            "weasyprint.draw", "weasyprint.layout.page"):
+                            "weasyprint.draw", "weasyprint.layout.page", "weasyprint.layout.percent",
+                            *(f"weasyprint.layout.{name}" for name in ("float", "grid", "absolute", "block",
+                                                                       "column", "table"))):
             module = importlib.import_module(module_name)
             for holder in (module, getattr(module, "Layout", None)):  # setup is a method of line_break.Layout
                 for name in names:
@@ -367,8 +369,9 @@ def _switched_off(*names: str) -> Any:
 
 def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
                                                                   hostile_data: dict[str, Any]) -> None:
-    """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions and Pango
-    contexts, and text drawn again from recorded operators give the very bytes WeasyPrint's own functions give,
+    """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions, Pango
+    contexts and margin box styles, used lengths resolved in one loop, and text drawn again from recorded
+    operators give the very bytes WeasyPrint's own functions give,
     for the sick report (both languages, topology labels included), a hostile one, and repeats that differ in
     what Pango reads."""
     from doctor import i18n
@@ -376,11 +379,17 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
 
     pdf.refusing_fetcher()  # installs the shortcuts
     unknown = "<p>unknown \ue000 glyph</p>" * 2 + "<p style='color: red'>unknown \ue000 glyph</p>"  # WeasyPrint's own
-    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, render_html(sick_data, links=False),
+    lengths = ("<div style='width: 50%; padding: 2% 1em; margin: calc(1em + 2%) auto; min-height: 10%; "
+               "max-width: calc(100% - 3em); box-sizing: content-box; border: 3px solid red'>percent</div>"
+               "<div style='height: 20%; max-height: 40px; box-sizing: padding-box; padding: 5%'>auto height</div>"
+               "<table style='border-collapse: collapse; width: 80%'><tr><td style='width: 30%; padding: 1%; "
+               "border: 2px solid'>cell</td><td>other</td></tr></table>")
+    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, lengths, render_html(sick_data, links=False),
              render_html(hostile_data, links=False)]
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
-    names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles"}
+    names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles",
+             "resolve_percentages"}
     for html in pages:
         with _switched_off(*names) as swapped:
             assert {name for _module, name, _fast in swapped} == names
