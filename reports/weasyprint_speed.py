@@ -894,7 +894,6 @@ def _shared_context_setup(module: Any, original: Callable[..., Any]) -> Callable
 
     ffi, gobject, pango = module.ffi, module.gobject, module.pango
     style_values = operator.itemgetter(*_SETUP_STYLE)
-    contexts: dict[Any, Any] = {}  # key -> (context, language), or False: WeasyPrint's own setup
 
     def context_for(style: Any) -> Any:
         features = module.font_features(
@@ -922,8 +921,10 @@ def _shared_context_setup(module: Any, original: Callable[..., Any]) -> Callable
 
     def setup(self: Any, style: Any) -> None:
         shared: Any
-        try:
-            key = (style.font_config, style_values(style))
+        try:  # kept with the font configuration (whose font map they hold): style values -> (context, language),
+            # or False: WeasyPrint's own setup
+            contexts = style.font_config.__dict__.setdefault("_gnd_contexts", {})
+            key = style_values(style)
             shared = contexts.get(key)
             if shared is None:
                 shared = contexts[key] = context_for(style)

@@ -448,3 +448,22 @@ def test_repeated_text_is_drawn_without_pango_again(monkeypatch: pytest.MonkeyPa
     contents = b"".join(p.get_contents().get_data() for p in pypdf.PdfReader(io.BytesIO(data)).pages)
     assert contents.count(b" Tm") == 34  # each label at its own place
     assert b"1 0 0 rg" in contents  # the red one in red
+
+
+def test_shortcut_caches_let_a_document_and_its_fonts_go() -> None:
+    """What the shortcuts keep lives on the font configuration, the layout and the document: once a report is
+    written, nothing holds them (a long-running TUI exports many)."""
+    import gc
+    import weakref
+
+    pdf.refusing_fetcher()
+    from weasyprint.text.fonts import FontConfiguration
+
+    config = FontConfiguration()
+    assert pdf.html_to_pdf(REPEATS_PAGE + MARGINS_PAGE, font_config=config).startswith(b"%PDF-")
+    assert config.__dict__.get("_gnd_contexts") and config.__dict__.get("_gnd_struts")  # the shortcuts ran
+    gone = weakref.ref(config)
+    del config
+    pdf.html_to_pdf("<p>another document</p>")  # the draw memo keeps the last document only
+    gc.collect()
+    assert gone() is None
