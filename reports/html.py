@@ -42,8 +42,8 @@ def _template_key(source: str) -> str:
 
     import jinja2
 
-    return "# gnd template key " + hashlib.sha256(repr((source, jinja2.__version__, sorted(_OPTIONS.items())))
-                                                  .encode()).hexdigest()
+    digest = hashlib.sha256(repr((source, jinja2.__version__, sorted(_OPTIONS.items()))).encode()).hexdigest()
+    return f"# gnd template key: jinja2 {jinja2.__version__} {digest}"
 
 
 def compiled_template_source() -> str:
