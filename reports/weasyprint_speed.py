@@ -82,6 +82,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+import threading
 import types
 from collections.abc import Callable
 from typing import Any, cast
@@ -412,7 +413,7 @@ def _install_draw_text() -> None:
     pango = getattr(draw_text, "pango", None)
     if not layout_ok or getattr(pango, "PANGO_GLYPH_UNKNOWN_FLAG", None) != getattr(pango, "PANGO_GLYPH_EMPTY", 0) + 1:
         return
-    recorder: list[Any] = [None]
+    recorder = _Recorder()
     fast = _fast_draw_first_line(draw_text, original, recorder)
     fast.original = original  # type: ignore[attr-defined]
     draw_text.draw_first_line = fast
@@ -423,7 +424,16 @@ def _install_draw_text() -> None:
 _DRAW_TEXT = "b5de47a97bd9398e"
 
 
-def _install_draw_memo(module: Any, recorder: list[Any]) -> None:
+class _Recorder(threading.local):
+    """Per thread (documents drawn in two threads keep apart): ``ops``, the text operators being recorded (a list),
+    ``False`` once WeasyPrint's own ``draw_first_line`` drew the line, ``None`` when not recording; ``document``,
+    the fonts of the document last drawn (its ``Stream._fonts``) and its recorded lines."""
+
+    ops: Any = None
+    document: Any = None
+
+
+def _install_draw_memo(module: Any, recorder: _Recorder) -> None:
     import importlib
 
     original = getattr(module, "draw_text", None)
@@ -441,18 +451,18 @@ def _install_draw_memo(module: Any, recorder: list[Any]) -> None:
 
 
 def _fast_draw_first_line(module: Any, original: Callable[..., Any],
-                          recorder: list[Any] | None = None) -> Callable[..., Any]:
+                          recorder: _Recorder | None = None) -> Callable[..., Any]:
     """WeasyPrint's ``draw_first_line`` (``weasyprint/draw/text.py``) for plain lines, glyph arrays read at once.
 
-    ``recorder``: while its item is a list, the text operators of a line drawn here are appended to it
+    ``recorder``: while its ``ops`` is a list, the text operators of a line drawn here are appended to it
     (``(font, size)`` pairs and strings, see :func:`_memo_draw_text`); a line WeasyPrint's own function draws
     sets it to ``False``.
     """
-    recording = recorder if recorder is not None else [None]
+    recording = recorder if recorder is not None else _Recorder()
 
     def fallback(stream: Any, textbox: Any, text_overflow: str, block_ellipsis: Any, matrix: Any) -> Any:
-        if recording[0] is not None:
-            recording[0] = False
+        if recording.ops is not None:
+            recording.ops = False
         return original(stream, textbox, text_overflow, block_ellipsis, matrix)
 
     ffi, pango, from_units = module.ffi, module.pango, module.FROM_UNITS
@@ -496,7 +506,7 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any],
                          list(zip(glyph_ids, fields[1::5], fields[2::5]))))
 
         stream.set_text_matrix(*matrix.values)
-        operators = recording[0] if isinstance(recording[0], list) else None
+        operators = recording.ops if isinstance(recording.ops, list) else None
         previous_pango_font = None
         string = ""
         font_size = 0.0
@@ -803,7 +813,7 @@ def _shared_font_description(original: Callable[..., Any]) -> Callable[..., Any]
     return get_font_description
 
 
-def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: list[Any]) -> Callable[..., Any]:
+def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: _Recorder) -> Callable[..., Any]:
     """WeasyPrint's ``draw_text``, replaying the text operators of a line drawn before in the same document.
 
     A text box whose text, Pango-relevant style values (those of the line memo) and justification spacing
@@ -816,10 +826,9 @@ def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: list[An
 
     matrix_class = module.Matrix
     style_values = operator.itemgetter(*_LINE_STYLE)
-    document: list[Any] = [None, {}]  # the fonts of the document drawn (its ``Stream._fonts``), its lines
 
     def draw_text(stream: Any, textbox: Any, offset_x: Any, text_overflow: Any, block_ellipsis: Any) -> Any:
-        if text_overflow == "ellipsis" or block_ellipsis != "none" or recorder[0] is not None:
+        if text_overflow == "ellipsis" or block_ellipsis != "none" or recorder.ops is not None:
             return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
         try:
             style = textbox.style
@@ -830,19 +839,20 @@ def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: list[An
             layout = textbox.pango_layout
             key = (layout.text, style_values(style), style.font_config, layout.justification_spacing)
             fonts = stream._fonts
-            if document[0] is not fonts:
-                document[:] = [fonts, {}]
+            document = recorder.document
+            if document is None or document[0] is not fonts:
+                document = recorder.document = (fonts, {})
             operators = document[1].get(key)
         except (AttributeError, KeyError, TypeError):
             return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
         if operators is None:
-            recorder[0] = []
+            recorder.ops = []
             try:
                 result = original(stream, textbox, offset_x, text_overflow, block_ellipsis)
-                if recorder[0]:
-                    document[1][key] = recorder[0]
+                if recorder.ops:
+                    document[1][key] = recorder.ops
             finally:
-                recorder[0] = None
+                recorder.ops = None
             return result
         stream.set_color(style["color"])
         stream.begin_text()

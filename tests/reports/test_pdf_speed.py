@@ -467,3 +467,25 @@ def test_shortcut_caches_let_a_document_and_its_fonts_go() -> None:
     pdf.html_to_pdf("<p>another document</p>")  # the draw memo keeps the last document only
     gc.collect()
     assert gone() is None
+
+
+def test_documents_drawn_in_two_threads_keep_their_own_recorded_text() -> None:
+    """The draw memo records and replays per thread: two documents drawn at once give what each gives alone."""
+    import threading
+
+    pdf.refusing_fetcher()
+    pages = ["<p>Evidence label</p>" * 40 + "<p><b>bold label</b></p>" * 20,
+             "<p style='font-family: monospace'>Evidence label</p>" * 40 + "<p>plain label</p>" * 20]
+    alone = [pdf.html_to_pdf(page) for page in pages]
+    results: dict[int, list[bytes]] = {0: [], 1: []}
+
+    def draw(index: int) -> None:
+        for _round in range(3):
+            results[index].append(pdf.html_to_pdf(pages[index]))
+
+    threads = [threading.Thread(target=draw, args=(index,)) for index in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {0: [alone[0]] * 3, 1: [alone[1]] * 3}
