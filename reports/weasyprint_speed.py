@@ -36,6 +36,43 @@
   puts stand-ins in ``sys.modules`` that import the real module the first time anything is used
   (WeasyPrint's ``instantiateVariableFont`` is a function that does so when called).
 
+* Line breaking: a report repeats many text runs exactly (labels, headings, severities, the page
+  margin texts on every page, table headers). WeasyPrint's ``split_first_line`` lays each out with
+  Pango anew. :func:`_memo_split_first_line` keeps its result per layout (the ``LayoutContext``),
+  keyed by the text, every style value the function and the Pango layout it builds read, the font
+  configuration, the width and the flags; a repeat gets the same lengths and sizes and a copy of the
+  (deactivated) layout object, which holds only the line's text and a few numbers until drawing
+  sets it up again from the box's own style. The PDF comes out byte for byte the same.
+
+* Struts: WeasyPrint's ``strut`` (the line height and baseline of a style's font, 2,500 calls a
+  report) keys its cache with ``str()`` of a tuple of fourteen font values, built anew on every
+  call. :func:`_fast_strut` keys its own cache per font configuration with the same values, as a
+  tuple; a miss, or a value that cannot be hashed, asks WeasyPrint's ``strut``.
+
+* Font descriptions: every Pango layout WeasyPrint sets up (one per line laid out or drawn) builds a
+  new ``PangoFontDescription`` from seven style values. Pango copies the description into the
+  layout, so :func:`_shared_font_description` hands out one per set of values.
+
+* Repeated text: :func:`_memo_draw_text` draws a text box whose text and font are those of one drawn
+  earlier in the document by replaying the text operators recorded then (fonts, sizes, glyph strings)
+  at its own position and colour: no Pango layout is set up again for it. Same bytes.
+
+* Pango contexts: WeasyPrint's ``Layout.setup`` creates a Pango context for every layout (one per
+  line laid out or drawn). :func:`_shared_context_setup` gives layouts of the same font
+  configuration and style values one context, set up as WeasyPrint sets it up; text with font
+  features or a decoration is set up by WeasyPrint's own ``setup``.
+
+* Page margin boxes: WeasyPrint computes the styles of all sixteen margin boxes anew for every page
+  (a page's type holds its index), a twentieth of a report's time. :func:`_shared_margin_styles`
+  gives a page the margin box styles of an earlier page whose page and margin box declarations are
+  the very same (the computed values cannot differ); WeasyPrint changes such a style per page only
+  by normalising its counter properties, which gives the same values again.
+
+* Used lengths: WeasyPrint's ``resolve_percentages`` (4,400 calls a report) resolves fourteen
+  properties through two calls each. :func:`_fast_resolve_percentages` does the same in one loop,
+  with ``percentage``'s own arithmetic for pixels and percentages and ``percentage`` itself for
+  anything else (``calc()``).
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -45,6 +82,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+import threading
 import types
 from collections.abc import Callable
 from typing import Any, cast
@@ -66,6 +104,12 @@ def install() -> None:
     _install_draw_text()
     _install_html_parser()
     _install_stream_level()
+    _install_line_memo()
+    _install_strut()
+    _install_font_descriptions()
+    _install_shared_contexts()
+    _install_shared_margin_styles()
+    _install_percentages()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
@@ -188,7 +232,8 @@ def _draw_single_run(text_module: Any, svg: Any, node: Any, font_size: float) ->
     style = text_module.Style()
     style.update(INITIAL_VALUES)
     style.font_config = svg.font_config
-    style["font_family"] = [font.strip("\"'") for font in node.get("font-family", "sans-serif").split(",")]
+    # a tuple, not WeasyPrint's list: the same families, and labels alike are laid out once (see the line memo)
+    style["font_family"] = tuple(font.strip("\"'") for font in node.get("font-family", "sans-serif").split(","))
     style["font_style"] = node.get("font-style", "normal")
     weight = node.get("font-weight", 400)
     if weight == "normal":
@@ -368,13 +413,58 @@ def _install_draw_text() -> None:
     pango = getattr(draw_text, "pango", None)
     if not layout_ok or getattr(pango, "PANGO_GLYPH_UNKNOWN_FLAG", None) != getattr(pango, "PANGO_GLYPH_EMPTY", 0) + 1:
         return
-    fast = _fast_draw_first_line(draw_text, original)
+    recorder = _Recorder()
+    fast = _fast_draw_first_line(draw_text, original, recorder)
     fast.original = original  # type: ignore[attr-defined]
     draw_text.draw_first_line = fast
+    _install_draw_memo(draw_text, recorder)
 
 
-def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """WeasyPrint's ``draw_first_line`` (``weasyprint/draw/text.py``) for plain lines, glyph arrays read at once."""
+#: fingerprint of WeasyPrint 70's ``draw_text``, whose plain path :func:`_memo_draw_text` replays
+_DRAW_TEXT = "b5de47a97bd9398e"
+
+
+class _Recorder(threading.local):
+    """Per thread (documents drawn in two threads keep apart): ``ops``, the text operators being recorded (a list),
+    ``False`` once WeasyPrint's own ``draw_first_line`` drew the line, ``None`` when not recording; ``document``,
+    the fonts of the document last drawn (its ``Stream._fonts``) and its recorded lines."""
+
+    ops: Any = None
+    document: Any = None
+
+
+def _install_draw_memo(module: Any, recorder: _Recorder) -> None:
+    import importlib
+
+    original = getattr(module, "draw_text", None)
+    if not callable(original) or code_fingerprint(original) != _DRAW_TEXT or not hasattr(module, "Matrix"):
+        return
+    try:
+        draw = importlib.import_module("weasyprint.draw")
+    except ImportError:
+        return
+    memo = _memo_draw_text(module, cast("Callable[..., Any]", original), recorder)
+    memo.original = original  # type: ignore[attr-defined]
+    for holder in (module, draw):
+        if getattr(holder, "draw_text", None) is original:
+            setattr(holder, "draw_text", memo)  # noqa: B010 - either module may be a stand-in to mypy
+
+
+def _fast_draw_first_line(module: Any, original: Callable[..., Any],
+                          recorder: _Recorder | None = None) -> Callable[..., Any]:
+    """WeasyPrint's ``draw_first_line`` (``weasyprint/draw/text.py``) for plain lines, glyph arrays read at once.
+
+    ``recorder``: while its ``ops`` is a list, the text operators of a line drawn here are appended to it
+    (``(font, size)`` pairs and strings, see :func:`_memo_draw_text`); a line WeasyPrint's own function draws
+    sets it to ``False``.
+    """
+    recording = recorder if recorder is not None else _Recorder()
+
+    def fallback(stream: Any, textbox: Any, text_overflow: str, block_ellipsis: Any, matrix: Any) -> Any:
+        if recording.ops is not None:
+            recording.ops = False
+        return original(stream, textbox, text_overflow, block_ellipsis, matrix)
+
     ffi, pango, from_units = module.ffi, module.pango, module.FROM_UNITS
     null = ffi.NULL
     empty = pango.PANGO_GLYPH_EMPTY  # PANGO_GLYPH_UNKNOWN_FLAG is the next bit: ids at or above it are unknown
@@ -385,7 +475,7 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
 
     def draw_first_line(stream: Any, textbox: Any, text_overflow: str, block_ellipsis: Any, matrix: Any) -> Any:
         if text_overflow == "ellipsis" or block_ellipsis != "none":
-            return original(stream, textbox, text_overflow, block_ellipsis, matrix)
+            return fallback(stream, textbox, text_overflow, block_ellipsis, matrix)
         if not textbox.text.strip():
             return []
         if textbox.style["font_size"] < 1e-6:
@@ -411,11 +501,12 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
             glyph_ids = fields[0::5]
             if (font.svg or font.png or font.colr or font.bitmap or any(fields[3::5])  # emoji, bitmap, raised
                     or (count and (max(glyph_ids) >= empty or min(glyph_ids) < 0))):  # empty, unknown, invalid
-                return original(stream, textbox, text_overflow, block_ellipsis, matrix)
+                return fallback(stream, textbox, text_overflow, block_ellipsis, matrix)
             runs.append((pango_font, font, size_of_font, glyph_item, glyph_string,
                          list(zip(glyph_ids, fields[1::5], fields[2::5]))))
 
         stream.set_text_matrix(*matrix.values)
+        operators = recording.ops if isinstance(recording.ops, list) else None
         previous_pango_font = None
         string = ""
         font_size = 0.0
@@ -429,8 +520,12 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
                     font_size = textbox.style["font_size"]
                 if string:
                     stream.show_text(string)
+                    if operators is not None:
+                        operators.append(string)
                 string = ""
                 stream.set_font_size(font.hash, font_size)
+                if operators is not None:
+                    operators.append((font.hash, font_size))
             widths, to_unicode = font.widths, font.to_unicode
             by_size = font.__dict__.setdefault("_gnd_fragments", {})
             cache = by_size.get(font_size)
@@ -469,6 +564,8 @@ def _fast_draw_first_line(module: Any, original: Callable[..., Any]) -> Callable
             else:
                 string += ">"
         stream.show_text(string)
+        if operators is not None:
+            operators.append(string)
         return []
 
     return draw_first_line
@@ -534,3 +631,451 @@ def _install_stream_level() -> None:
     if getattr(pydyf, "zlib", None) is not zlib or data is None or "compressobj" not in data.__code__.co_names:
         return
     pydyf.zlib = _Deflate()
+
+
+#: fingerprint of the line-breaking functions whose results the memo keeps (WeasyPrint 70): ``split_first_line``
+#: and what it calls with the style (see :func:`_line_functions`)
+_LINE_CODE = "3170653fff6cf21a"
+#: every style value those functions read (their string constants, checked by the fingerprint)
+_LINE_STYLE = (
+    "direction", "font_family", "font_feature_settings", "font_kerning", "font_language_override", "font_size",
+    "font_stretch", "font_style", "font_variant_alternates", "font_variant_caps", "font_variant_east_asian",
+    "font_variant_ligatures", "font_variant_numeric", "font_variant_position", "font_variation_settings",
+    "font_weight", "hyphenate_character", "hyphenate_limit_chars", "hyphenate_limit_zone", "hyphens", "lang",
+    "letter_spacing", "overflow_wrap", "tab_size", "text_decoration_line", "white_space", "word_break",
+    "word_spacing")
+
+
+def _line_functions() -> list[Any]:
+    """The functions whose code decides what ``split_first_line`` returns, in a fixed order."""
+    from weasyprint.layout import percent
+    from weasyprint.text import fonts, line_break
+
+    layout = line_break.Layout
+    functions = [line_break.split_first_line, line_break.first_line_metrics, line_break.create_layout,
+                 layout.__init__, layout.setup, layout.set_text, layout.set_tabs, layout.deactivate,
+                 line_break.line_size, fonts.get_font_description, percent.percentage]
+    return [getattr(function, "original", function) for function in functions]  # WeasyPrint's, not the shortcuts
+
+
+def line_code_fingerprint() -> str:
+    """One fingerprint (see :func:`code_fingerprint`) of :func:`_line_functions`."""
+    return hashlib.sha256(repr([code_fingerprint(f) for f in _line_functions()]).encode()).hexdigest()[:16]
+
+
+def _install_line_memo() -> None:
+    try:
+        from weasyprint.layout import inline, preferred
+        from weasyprint.text import line_break
+
+        if line_code_fingerprint() != _LINE_CODE:
+            return
+    except (ImportError, AttributeError):
+        return
+    original = line_break.split_first_line
+    memo = _memo_split_first_line(original)
+    memo.original = original  # type: ignore[attr-defined]
+    for module in (line_break, inline, preferred):
+        if getattr(module, "split_first_line", None) is original:
+            module.split_first_line = memo  # type: ignore[attr-defined]
+
+
+def _memo_split_first_line(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``split_first_line`` answered from a memo per layout context (see the module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_LINE_STYLE)
+    new = object.__new__
+
+    def clone(layout: Any) -> Any:  # ``copy.copy`` of the deactivated layout, without the pickle protocol's detour
+        twin = new(type(layout))
+        twin.__dict__.update(layout.__dict__)
+        return twin
+
+    def split_first_line(text: str, style: Any, context: Any, max_width: Any, justification_spacing: Any,
+                         is_line_start: bool = True, minimum: bool = False) -> Any:
+        try:
+            lines = context._gnd_first_lines
+        except AttributeError:
+            try:
+                lines = context._gnd_first_lines = {}
+            except AttributeError:  # no context (or one without attributes): nothing to keep it in
+                return original(text, style, context, max_width, justification_spacing, is_line_start, minimum)
+        try:
+            key = (text, style_values(style), style.font_config, max_width, justification_spacing, is_line_start,
+                   minimum)
+            found = lines.get(key)
+        except (AttributeError, KeyError, TypeError):  # a style without these values, or an unhashable one
+            return original(text, style, context, max_width, justification_spacing, is_line_start, minimum)
+        if found is None:
+            result = original(text, style, context, max_width, justification_spacing, is_line_start, minimum)
+            lines[key] = (clone(result[0]), *result[1:])  # the caller's own may be changed when it is drawn
+            return result
+        return (clone(found[0]), *found[1:])
+
+    return split_first_line
+
+
+#: fingerprints of WeasyPrint 70's ``strut`` and of the cache key it builds (``_font_style_cache_key``)
+_STRUT_CODE = ("c1965b010d660333", "c873d537366719b9")
+#: the values of that key (the fourteen font values, then the size and the line height), in its order
+_STRUT_STYLE = (
+    "font_family", "font_style", "font_stretch", "font_weight", "font_variant_ligatures", "font_variant_position",
+    "font_variant_caps", "font_variant_numeric", "font_variant_alternates", "font_variant_east_asian",
+    "font_feature_settings", "font_variation_settings", "font_language_override", "lang", "font_size",
+    "line_height")
+
+
+def _install_strut() -> None:
+    import importlib
+
+    try:
+        from weasyprint.text import line_break
+
+        original = line_break.strut
+        if (code_fingerprint(original), code_fingerprint(line_break._font_style_cache_key)) != _STRUT_CODE:
+            return
+        modules = [importlib.import_module(f"weasyprint.{name}") for name in ("layout.inline", "css.units",
+                                                                              "css.computed_values")]
+    except (ImportError, AttributeError):
+        return
+    fast = _fast_strut(original)
+    fast.original = original  # type: ignore[attr-defined]
+    for module in (line_break, *modules):
+        if getattr(module, "strut", None) is original:
+            module.strut = fast  # type: ignore[attr-defined]
+
+
+def _fast_strut(original: Callable[..., Any]) -> Callable[..., Any]:
+    """WeasyPrint's ``strut`` with a tuple-keyed cache in front (see the module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_STRUT_STYLE)
+
+    def strut(style: Any) -> Any:
+        try:
+            known = style.font_config._gnd_struts
+        except AttributeError:
+            try:
+                known = style.font_config._gnd_struts = {}
+            except AttributeError:
+                return original(style)
+        try:
+            key = style_values(style)
+            found = known.get(key)
+        except (KeyError, TypeError):  # a value that cannot be hashed: WeasyPrint's own key copes
+            return original(style)
+        if found is None:
+            found = known[key] = original(style)
+        return found
+
+    return strut
+
+
+#: fingerprint of WeasyPrint 70's ``get_font_description``, and the style values it reads
+_FONT_DESCRIPTION_CODE = "ecc587f0c56bcc23"
+_FONT_DESCRIPTION_STYLE = ("font_family", "font_style", "font_stretch", "font_weight", "font_size",
+                           "font_variant_caps", "font_variation_settings")
+
+
+def _install_font_descriptions() -> None:
+    try:
+        from weasyprint.text import fonts, line_break
+    except ImportError:
+        return
+    original: Any = getattr(fonts, "get_font_description", None)
+    if not callable(original) or code_fingerprint(original) != _FONT_DESCRIPTION_CODE:
+        return
+    if getattr(line_break, "get_font_description", None) is not original:
+        return
+    shared = _shared_font_description(cast("Callable[..., Any]", original))
+    shared.original = original  # type: ignore[attr-defined]
+    line_break.get_font_description = shared  # only the line layouts: they hand it to Pango, which copies it
+
+
+def _shared_font_description(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``get_font_description`` that builds one description per set of values (see the module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_FONT_DESCRIPTION_STYLE)
+    built: dict[Any, Any] = {}
+
+    def get_font_description(style: Any) -> Any:
+        try:
+            key = style_values(style)
+            found = built.get(key)
+        except (KeyError, TypeError):  # a list of families (SVG text), or another unhashable value
+            return original(style)
+        if found is None:
+            found = built[key] = original(style)
+        return found
+
+    return get_font_description
+
+
+def _memo_draw_text(module: Any, original: Callable[..., Any], recorder: _Recorder) -> Callable[..., Any]:
+    """WeasyPrint's ``draw_text``, replaying the text operators of a line drawn before in the same document.
+
+    A text box whose text, Pango-relevant style values (those of the line memo) and justification spacing
+    equal those of one drawn earlier gets the operators recorded then: the same fonts, sizes and glyph
+    strings, at its own position and colour, without setting up its Pango layout again. Text with a
+    decoration, an ellipsis, no visible glyphs, or drawn by WeasyPrint's own ``draw_first_line`` (emoji,
+    unknown glyphs) always goes through WeasyPrint.
+    """
+    import operator
+
+    matrix_class = module.Matrix
+    style_values = operator.itemgetter(*_LINE_STYLE)
+
+    def draw_text(stream: Any, textbox: Any, offset_x: Any, text_overflow: Any, block_ellipsis: Any) -> Any:
+        if text_overflow == "ellipsis" or block_ellipsis != "none" or recorder.ops is not None:
+            return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+        try:
+            style = textbox.style
+            font_size = style["font_size"]
+            if (not font_size or font_size < 1e-6 or style["visibility"] != "visible"
+                    or style["text_decoration_line"] != "none" or not textbox.text.strip()):
+                return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+            layout = textbox.pango_layout
+            key = (layout.text, style_values(style), style.font_config, layout.justification_spacing)
+            fonts = stream._fonts
+            document = recorder.document
+            if document is None or document[0] is not fonts:
+                document = recorder.document = (fonts, {})
+            operators = document[1].get(key)
+        except (AttributeError, KeyError, TypeError):
+            return original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+        if operators is None:
+            recorder.ops = []
+            try:
+                result = original(stream, textbox, offset_x, text_overflow, block_ellipsis)
+                if recorder.ops:
+                    document[1][key] = recorder.ops
+            finally:
+                recorder.ops = None
+            return result
+        stream.set_color(style["color"])
+        stream.begin_text()
+        stream.set_text_matrix(*matrix_class(d=-1, e=textbox.position_x,
+                                             f=textbox.position_y + textbox.baseline).values)
+        for operator_ in operators:
+            if type(operator_) is str:
+                stream.show_text(operator_)
+            else:
+                stream.set_font_size(*operator_)
+        stream.end_text()
+        return None
+
+    return draw_text
+
+
+#: fingerprints of WeasyPrint 70's ``Layout.setup`` and of ``font_features``, which it calls
+_SETUP_CODE = ("7acfee79355a5def", "45cef2f54826e83b")
+#: the style values ``setup`` reads (the font description's among them)
+_SETUP_STYLE = (
+    "direction", "font_language_override", "lang", "text_decoration_line", "font_kerning", "font_variant_ligatures",
+    "font_variant_position", "font_variant_caps", "font_variant_numeric", "font_variant_alternates",
+    "font_variant_east_asian", "font_feature_settings", *_FONT_DESCRIPTION_STYLE)
+
+
+def _install_shared_contexts() -> None:
+    try:
+        from weasyprint.text import fonts, line_break
+
+        layout_class = line_break.Layout
+        original = layout_class.setup
+        if (code_fingerprint(original), code_fingerprint(fonts.font_features)) != _SETUP_CODE:
+            return
+        if not all(hasattr(line_break, name) for name in ("ffi", "gobject", "pango", "PANGO_DIRECTION", "LST_TO_ISO",
+                                                          "unicode_to_char_p", "font_features",
+                                                          "get_font_description")):
+            return
+    except (ImportError, AttributeError):
+        return
+    setup = _shared_context_setup(line_break, original)
+    setup.original = original  # type: ignore[attr-defined]
+    layout_class.setup = setup
+
+
+def _shared_context_setup(module: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """``Layout.setup`` (``weasyprint/text/line_break.py``) with one Pango context per font configuration and
+    style values (see the module docstring)."""
+    import operator
+
+    ffi, gobject, pango = module.ffi, module.gobject, module.pango
+    style_values = operator.itemgetter(*_SETUP_STYLE)
+
+    def context_for(style: Any) -> Any:
+        features = module.font_features(
+            style["font_kerning"], style["font_variant_ligatures"], style["font_variant_position"],
+            style["font_variant_caps"], style["font_variant_numeric"], style["font_variant_alternates"],
+            style["font_variant_east_asian"], style["font_feature_settings"])
+        if features or style["text_decoration_line"] != "none":
+            return False
+        pango_context = ffi.gc(pango.pango_font_map_create_context(style.font_config.font_map),
+                               gobject.g_object_unref)
+        pango.pango_context_set_round_glyph_positions(pango_context, False)
+        pango.pango_context_set_base_dir(pango_context, module.PANGO_DIRECTION[style["direction"]])
+        if style["font_language_override"] != "normal":
+            lang_p, lang = module.unicode_to_char_p(module.LST_TO_ISO.get(
+                style["font_language_override"].lower(), style["font_language_override"]))
+        elif style["lang"]:
+            lang_p, lang = module.unicode_to_char_p(style["lang"])
+        else:
+            lang = None
+            language = pango.pango_language_get_default()
+        if lang:
+            language = pango.pango_language_from_string(lang_p)
+            pango.pango_context_set_language(pango_context, language)
+        return pango_context, language
+
+    def setup(self: Any, style: Any) -> None:
+        shared: Any
+        try:  # kept with the font configuration (whose font map they hold): style values -> (context, language),
+            # or False: WeasyPrint's own setup
+            contexts = style.font_config.__dict__.setdefault("_gnd_contexts", {})
+            key = style_values(style)
+            shared = contexts.get(key)
+            if shared is None:
+                shared = contexts[key] = context_for(style)
+        except (AttributeError, KeyError, TypeError):
+            shared = False
+        if shared is False:
+            original(self, style)
+            return
+        self.style = style
+        self.first_line_direction = 0
+        self.language = shared[1]
+        self.layout = ffi.gc(pango.pango_layout_new(shared[0]), gobject.g_object_unref)
+        pango.pango_layout_set_auto_dir(self.layout, False)
+        pango.pango_layout_set_font_description(self.layout, module.get_font_description(style))
+        self.ascent = self.underline_position = self.strikethrough_position = None
+
+    return setup
+
+
+#: fingerprints of WeasyPrint 70's ``set_page_type_computed_styles`` and ``_standardize_page_based_counters``
+_PAGE_STYLES_CODE = ("49d9031517a8a64a", "f7e8031ec4175f21")
+_MARGIN_BOXES = frozenset(f"@{name}" for name in (
+    "top-left-corner", "top-left", "top-center", "top-right", "top-right-corner", "bottom-left-corner",
+    "bottom-left", "bottom-center", "bottom-right", "bottom-right-corner", "left-top", "left-middle",
+    "left-bottom", "right-top", "right-middle", "right-bottom"))
+
+
+def _install_shared_margin_styles() -> None:
+    try:
+        from weasyprint.layout import page
+
+        original = page.set_page_type_computed_styles
+        if (code_fingerprint(original), code_fingerprint(page._standardize_page_based_counters)) != _PAGE_STYLES_CODE:
+            return
+    except (ImportError, AttributeError):
+        return
+    shared = _shared_margin_styles(original)
+    shared.original = original  # type: ignore[attr-defined]
+    page.set_page_type_computed_styles = shared
+
+
+def _shared_margin_styles(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``set_page_type_computed_styles`` reusing an earlier page's margin box styles (see the module docstring)."""
+
+    def set_page_type_computed_styles(page_type: Any, html: Any, style_for: Any) -> None:
+        original(page_type, html, style_for)
+        try:
+            cascaded, computed = style_for._cascaded_styles, style_for._computed_styles
+            earlier_pages = style_for.__dict__.setdefault("_gnd_margin_styles", [])
+            page_declarations = cascaded.get((page_type, None))
+            margins = {pseudo: cascaded[page_type, pseudo] for pseudo in _MARGIN_BOXES
+                       if (page_type, pseudo) in cascaded and (page_type, pseudo) in computed}
+        except (AttributeError, TypeError):
+            return
+        for earlier_declarations, earlier_margins in earlier_pages:
+            if earlier_declarations == page_declarations and earlier_margins.keys() == margins.keys():
+                for pseudo, declarations in margins.items():
+                    earlier, style = earlier_margins[pseudo]
+                    if earlier == declarations:
+                        computed[page_type, pseudo] = style
+                return
+        earlier_pages.append((page_declarations, {pseudo: (declarations, computed[page_type, pseudo])
+                                                  for pseudo, declarations in margins.items()}))
+
+    return set_page_type_computed_styles
+
+
+#: fingerprints of WeasyPrint 70's ``resolve_percentages``, ``resolve_one_percentage`` and ``percentage``
+_PERCENT_CODE = ("c828feca26b259c8", "4b7c6ea84a3d7f41", "6f3409b3c0c59d49")
+
+
+def _install_percentages() -> None:
+    import importlib
+
+    try:
+        from weasyprint.layout import percent
+
+        original = percent.resolve_percentages
+        fingerprints = tuple(code_fingerprint(f) for f in (original, percent.resolve_one_percentage,
+                                                           percent.percentage))
+        if fingerprints != _PERCENT_CODE or not all(hasattr(percent, name) for name in (
+                "boxes", "check_math", "adjust_box_sizing", "inf")):
+            return
+        modules = [importlib.import_module(f"weasyprint.layout.{name}")
+                   for name in ("inline", "page", "float", "grid", "absolute", "block", "column", "table")]
+    except (ImportError, AttributeError):
+        return
+    fast = _fast_resolve_percentages(percent)
+    fast.original = original  # type: ignore[attr-defined]
+    for module in (percent, *modules):
+        if getattr(module, "resolve_percentages", None) is original:
+            module.resolve_percentages = fast  # type: ignore[attr-defined]
+
+
+def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
+    """WeasyPrint's ``resolve_percentages`` (``weasyprint/layout/percent.py``) in one loop (see the module
+    docstring)."""
+    box_class, page_class = module.boxes.Box, module.boxes.PageBox
+    percentage, check_math, adjust_box_sizing, inf = (module.percentage, module.check_math,
+                                                      module.adjust_box_sizing, module.inf)
+    sides = ("border_top_width", "border_right_width", "border_bottom_width", "border_left_width")
+
+    def resolve_percentages(box: Any, containing_block: Any) -> None:
+        if isinstance(containing_block, box_class):
+            cb_width = containing_block.width
+            cb_height = containing_block.height
+        else:
+            cb_width, cb_height = containing_block
+        maybe_height = cb_height if isinstance(box, page_class) else cb_width
+        style = box.style
+        if cb_height == "auto":
+            height = style["height"]
+            if height == "auto" or check_math(height) or height.unit == "%":
+                box.height = "auto"
+            else:
+                assert height.unit.lower() == "px"
+                box.height = height.value
+            heights: tuple[tuple[str, Any], ...] = (("min_height", 0), ("max_height", inf))
+        else:
+            heights = (("height", cb_height), ("min_height", cb_height), ("max_height", cb_height))
+        for name, refer_to in (("margin_left", cb_width), ("margin_right", cb_width), ("margin_top", maybe_height),
+                               ("margin_bottom", maybe_height), ("padding_left", cb_width),
+                               ("padding_right", cb_width), ("padding_top", maybe_height),
+                               ("padding_bottom", maybe_height), ("width", cb_width), ("min_width", cb_width),
+                               ("max_width", cb_width), *heights):
+            value = style[name]
+            unit = getattr(value, "unit", None)
+            if unit == "%":
+                value = refer_to * value.value / 100
+            elif unit is not None:
+                value = value.value
+            elif value is not None and value != "auto":
+                value = percentage(value, style, refer_to)
+            if value == "auto" and name in ("min_width", "min_height"):
+                value = 0
+            setattr(box, name, value)
+        collapse = style["border_collapse"] == "collapse"
+        for side in sides:
+            if not (collapse and hasattr(box, side)):
+                setattr(box, side, style[side])
+        adjust_box_sizing(box, "width")
+        adjust_box_sizing(box, "height")
+
+    return resolve_percentages

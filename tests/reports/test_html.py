@@ -7,6 +7,7 @@ import shlex
 from html.parser import HTMLParser
 from typing import Any
 
+import pytest
 from markupsafe import escape
 
 from doctor.findings import cmd
@@ -108,3 +109,53 @@ def test_hostile_values_render_inert_and_quoted(hostile_data: dict[str, Any]) ->
     block = next(b for b in parsed.pre if "ip link set" in b)
     assert expected in block.splitlines()
     assert shlex.split(expected)[4] == EVIL
+
+
+def test_stored_compiled_template_is_current_and_renders_as_jinja_does(sick_data: dict[str, Any],
+                                                                       hostile_data: dict[str, Any],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report template's compiled code ships with it (Jinja's compiling is a third of building a report);
+    it is the code Jinja generates from today's template, and pages rendered from it equal Jinja's own."""
+    import jinja2
+
+    from doctor import i18n
+    from reports import html
+
+    stored_key = html.COMPILED.read_text(encoding="utf-8").partition("\n")[0]
+    if f" jinja2 {jinja2.__version__} " not in stored_key:  # compiled by another Jinja: the template is compiled
+        pytest.skip(f"report.html.j2.compiled comes from another Jinja2 ({stored_key}); python -m reports.html")
+    assert html.COMPILED.read_text(encoding="utf-8") == html.compiled_template_source(), \
+        "templates/report.html.j2.compiled is stale: run python -m reports.html"
+    pages = []
+    for data in (sick_data, hostile_data):
+        for lang in ("en", "zh-CN"):
+            with i18n.use(lang):
+                pages += [(data, lang, links, style) for links in (True, False) for style in (True, False)]
+    stored = [_render(data, lang, links, style) for data, lang, links, style in pages]
+    monkeypatch.setattr(html, "COMPILED", html.TEMPLATES / "absent.compiled")
+    compiled_by_jinja = [_render(data, lang, links, style) for data, lang, links, style in pages]
+    assert stored == compiled_by_jinja
+    assert "<script>" not in "".join(stored) and "&lt;script&gt;" in stored[-1]
+
+
+def _render(data: dict[str, Any], lang: str, links: bool, style: bool) -> str:
+    from doctor import i18n
+    from reports.html import render_html_view
+    from reports.view import build_view
+
+    with i18n.use(lang):
+        return render_html_view(build_view(data), links=links, style=style)
+
+
+def test_stale_compiled_template_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+                                             healthy_data: dict[str, Any]) -> None:
+    """A compiled copy whose key is not the template's (edited template, other Jinja) is ignored."""
+    from reports import html
+
+    stale = tmp_path / "report.compiled"
+    key, _newline, code = html.compiled_template_source().partition("\n")
+    stale.write_text(key + "\n" + code.replace("gpu-node-doctor", "STALE COPY"), encoding="utf-8")
+    monkeypatch.setattr(html, "COMPILED", stale)
+    assert "STALE COPY" in html.render_html(healthy_data)  # the key matches: the stored code is what runs
+    stale.write_text(key + "f\n" + code.replace("gpu-node-doctor", "STALE COPY"), encoding="utf-8")  # another key
+    assert "STALE COPY" not in html.render_html(healthy_data)

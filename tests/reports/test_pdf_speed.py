@@ -296,3 +296,196 @@ def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_da
         assert f"#{rank} " in reader.pages[page].extract_text(), rank
     linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
     assert {"finding-1", "finding-2", "finding-3"} <= linked <= set(destinations)
+
+
+#: text the line memo must answer as WeasyPrint does: repeats in styles that differ only in colour (shared) or in
+#: a value Pango reads (letter and word spacing, weight, language, decoration, wrapping), ellipses drawn from a
+#: shared line, justified lines (WeasyPrint sets a spacing on the layout it drew), soft hyphens, tabs, a narrow box
+REPEATS_PAGE = """<style>p { width: 9em } .r { color: #c00 } .s { letter-spacing: 0.2em } .w { word-spacing: 1em }
+.b { font-weight: bold } .u { text-decoration: underline } .n { white-space: nowrap } .j { text-align: justify }
+.cut { overflow: hidden; white-space: nowrap; text-overflow: ellipsis } .pre { white-space: pre-wrap; tab-size: 3 }
+.any { overflow-wrap: anywhere; width: 3em }</style>
+""" + "".join(f'<p class="{cls}">Expected value</p><p class="{cls}">Expected value and a longer tail that wraps</p>'
+              f'<p class="{cls}" lang="tr">Expected value</p>'
+              for cls in ("", "r", "s", "w", "b", "u", "n", "j", "cut", "pre", "any")) + """
+<p style="width: 4em">hyphen&shy;ated hyphen&shy;ated words</p><p class="pre">tab\there\tand\tthere</p><p class="j">Expected value and a
+longer tail that wraps in a justified paragraph</p><p class="j">Expected value and a longer tail that wraps in a
+justified paragraph</p>"""
+
+
+#: margin boxes that differ by page (first, left and right, the third, a named page) and a page counter
+MARGINS_PAGE = """<style>@page { @bottom-right { content: "p" counter(page) "/" counter(pages) }
+@top-left { content: "any" } } @page :first { @top-left { content: "first"; color: #ff0000 } }
+@page :left { @top-right { content: "left" } } @page :nth(3) { @top-center { content: "third" } }
+@page wide { size: A4 landscape; @top-left { content: "wide" } } .wide { page: wide }
+h1 { break-before: page }</style>""" + "".join(f"<h1>part {n}</h1>" for n in range(1, 6)) + \
+    "<div class='wide'><h1>part 6</h1></div><h1>part 7</h1>"
+
+
+def test_pages_get_their_own_margin_boxes() -> None:
+    """Pages sharing margin box styles still show each page's own margin texts and counters."""
+    pdf.refusing_fetcher()
+    from weasyprint.layout import page
+
+    assert page.set_page_type_computed_styles.original is not page.set_page_type_computed_styles
+    texts = [" ".join((p.extract_text() or "").split())
+             for p in pypdf.PdfReader(io.BytesIO(pdf.html_to_pdf(MARGINS_PAGE))).pages]
+    assert len(texts) == 7
+    for number, text in enumerate(texts, start=1):
+        assert f"part {number}" in text and f"p{number}/7" in text, text
+        assert ("first" in text) == (number == 1) and ("third" in text) == (number == 3)
+        assert ("left" in text) == (number % 2 == 0) and ("wide" in text) == (number == 6)
+        assert ("any" in text) == (number not in (1, 6))
+
+
+def _switched_off(*names: str) -> Any:
+    """A context in which the named WeasyPrint functions are WeasyPrint's own (the shortcuts' ``original``)."""
+    import contextlib
+    import importlib
+
+    @contextlib.contextmanager
+    def off() -> Any:
+        swapped = []
+        for module_name in ("weasyprint.text.line_break", "weasyprint.layout.inline", "weasyprint.layout.preferred",
+                            "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
+                            "weasyprint.draw", "weasyprint.layout.page", "weasyprint.layout.percent",
+                            *(f"weasyprint.layout.{name}" for name in ("float", "grid", "absolute", "block",
+                                                                       "column", "table"))):
+            module = importlib.import_module(module_name)
+            for holder in (module, getattr(module, "Layout", None)):  # setup is a method of line_break.Layout
+                for name in names:
+                    fast = getattr(holder, name, None)
+                    if fast is not None and hasattr(fast, "original"):
+                        swapped.append((holder, name, fast))
+                        setattr(holder, name, fast.original)
+        try:
+            yield swapped
+        finally:
+            for module, name, fast in swapped:
+                setattr(module, name, fast)
+
+    return off()
+
+
+def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
+                                                                  hostile_data: dict[str, Any]) -> None:
+    """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions, Pango
+    contexts and margin box styles, used lengths resolved in one loop, and text drawn again from recorded
+    operators give the very bytes WeasyPrint's own functions give,
+    for the sick report (both languages, topology labels included), a hostile one, and repeats that differ in
+    what Pango reads."""
+    from doctor import i18n
+    from reports.html import render_html
+
+    pdf.refusing_fetcher()  # installs the shortcuts
+    unknown = "<p>unknown \ue000 glyph</p>" * 2 + "<p style='color: red'>unknown \ue000 glyph</p>"  # WeasyPrint's own
+    lengths = ("<div style='width: 50%; padding: 2% 1em; margin: calc(1em + 2%) auto; min-height: 10%; "
+               "max-width: calc(100% - 3em); box-sizing: content-box; border: 3px solid red'>percent</div>"
+               "<div style='height: 20%; max-height: 40px; box-sizing: padding-box; padding: 5%'>auto height</div>"
+               "<table style='border-collapse: collapse; width: 80%'><tr><td style='width: 30%; padding: 1%; "
+               "border: 2px solid'>cell</td><td>other</td></tr></table>")
+    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, lengths, render_html(sick_data, links=False),
+             render_html(hostile_data, links=False)]
+    with i18n.use("zh-CN"):
+        pages.append(render_html(sick_data, links=False))
+    names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles",
+             "resolve_percentages"}
+    for html in pages:
+        with _switched_off(*names) as swapped:
+            assert {name for _module, name, _fast in swapped} == names
+            plain = pdf.html_to_pdf(html)
+        assert pdf.html_to_pdf(html) == plain
+        if html is REPEATS_PAGE:
+            assert "Expected value and a" in _text(plain) and "hyphen\u2010" in _text(plain)
+
+
+def test_line_memo_answers_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo is on for this WeasyPrint, and a label repeated in alike paragraphs is laid out by Pango once."""
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.layout import inline
+    from weasyprint.text import line_break
+
+    assert weasyprint_speed.line_code_fingerprint() == weasyprint_speed._LINE_CODE
+    memo = line_break.split_first_line
+    assert inline.split_first_line is memo and memo.original is not memo
+    assert inline.strut is line_break.strut and line_break.strut.original is not line_break.strut
+    texts: list[str] = []
+    monkeypatch.setattr(line_break, "create_layout", _counting_layouts(line_break.create_layout, texts))
+    pdf.html_to_pdf("<p>Impact label</p>" * 40 + "<p style='color: red'>Impact label</p>")
+    assert texts.count("Impact label") == 1  # one Pango layout for 41 alike lines (the colour does not matter)
+
+
+def _counting_layouts(create_layout: Any, texts: list[str]) -> Any:
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        texts.append(text)
+        return create_layout(text, *args, **kwargs)
+
+    return counting
+
+
+def test_repeated_text_is_drawn_without_pango_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text drawn before in the document is drawn from its recorded operators, at its own place and colour;
+    underlined text always goes through WeasyPrint."""
+    pdf.refusing_fetcher()
+    from weasyprint.draw import text as draw_text
+    from weasyprint.text import line_break
+
+    assert draw_text.draw_text.original is not draw_text.draw_text
+    drawn: list[str] = []
+    reactivate = line_break.Layout.reactivate
+
+    def counting(self: Any, style: Any) -> None:
+        drawn.append(self.text)
+        reactivate(self, style)
+
+    monkeypatch.setattr(line_break.Layout, "reactivate", counting)
+    page = ("<p>Evidence label</p>" * 30 + "<p style='color: #ff0000'>Evidence label</p>"
+            + "<p style='text-decoration: underline'>Underlined label</p>" * 3)
+    data = pdf.html_to_pdf(page)
+    assert drawn.count("Evidence label") == 1 and drawn.count("Underlined label") == 3
+    contents = b"".join(p.get_contents().get_data() for p in pypdf.PdfReader(io.BytesIO(data)).pages)
+    assert contents.count(b" Tm") == 34  # each label at its own place
+    assert b"1 0 0 rg" in contents  # the red one in red
+
+
+def test_shortcut_caches_let_a_document_and_its_fonts_go() -> None:
+    """What the shortcuts keep lives on the font configuration, the layout and the document: once a report is
+    written, nothing holds them (a long-running TUI exports many)."""
+    import gc
+    import weakref
+
+    pdf.refusing_fetcher()
+    from weasyprint.text.fonts import FontConfiguration
+
+    config = FontConfiguration()
+    assert pdf.html_to_pdf(REPEATS_PAGE + MARGINS_PAGE, font_config=config).startswith(b"%PDF-")
+    assert config.__dict__.get("_gnd_contexts") and config.__dict__.get("_gnd_struts")  # the shortcuts ran
+    gone = weakref.ref(config)
+    del config
+    pdf.html_to_pdf("<p>another document</p>")  # the draw memo keeps the last document only
+    gc.collect()
+    assert gone() is None
+
+
+def test_documents_drawn_in_two_threads_keep_their_own_recorded_text() -> None:
+    """The draw memo records and replays per thread: two documents drawn at once give what each gives alone."""
+    import threading
+
+    pdf.refusing_fetcher()
+    pages = ["<p>Evidence label</p>" * 40 + "<p><b>bold label</b></p>" * 20,
+             "<p style='font-family: monospace'>Evidence label</p>" * 40 + "<p>plain label</p>" * 20]
+    alone = [pdf.html_to_pdf(page) for page in pages]
+    results: dict[int, list[bytes]] = {0: [], 1: []}
+
+    def draw(index: int) -> None:
+        for _round in range(3):
+            results[index].append(pdf.html_to_pdf(pages[index]))
+
+    threads = [threading.Thread(target=draw, args=(index,)) for index in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {0: [alone[0]] * 3, 1: [alone[1]] * 3}
