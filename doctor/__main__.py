@@ -1,5 +1,5 @@
 """Allow ``python -m doctor``."""
 
-from doctor.cli import main
+from doctor.cli import console_main
 
-raise SystemExit(main())
+console_main()

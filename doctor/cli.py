@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -24,7 +25,7 @@ from doctor.errors import DoctorError
 from doctor.i18n import set_language
 from doctor.output import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
-__all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "build_parser", "console_main", "main"]
 
 #: subcommand -> module providing HELP, add_arguments(parser) and run(args), in --help order
 COMMANDS: dict[str, str] = {
@@ -99,14 +100,22 @@ def _run_without_gc(command: ModuleType, args: argparse.Namespace) -> int:
             gc.enable()
 
 
+def _with_command(argv: Sequence[str]) -> list[str]:
+    """``argv`` with its subcommand made explicit: none means ``tui`` on a terminal, else ``check``;
+    ``gnd SOURCE`` and ``gnd --format json`` mean ``gnd check ...``."""
+    args_list = list(argv)
+    if not args_list:
+        tui = sys.stdin.isatty() and sys.stdout.isatty() and _load_command("tui") is not None
+        return ["tui" if tui else "check"]
+    if args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
+        return ["check", *args_list]
+    return args_list
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    """Run one ``gnd`` command line (``sys.argv[1:]`` by default); its exit status."""
     try:
-        if not args_list:
-            tui = sys.stdin.isatty() and sys.stdout.isatty() and _load_command("tui") is not None
-            args_list = ["tui" if tui else "check"]
-        elif args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
-            args_list = ["check", *args_list]  # `gnd SOURCE` and `gnd --format json` mean `gnd check ...`
+        args_list = _with_command(sys.argv[1:] if argv is None else argv)
         parser, commands = build_parser(only=args_list[0])
         args = parser.parse_args(args_list)
         set_language(getattr(args, "lang", None))
@@ -128,5 +137,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+#: Commands after which the executable leaves at once: they have written and closed every file and
+#: reaped their renderer, start no pool or thread, and leave no terminal state to restore.
+QUICK_EXIT = frozenset({"check", "report", "checks", "fix-script", "baseline", "diff"})
+
+
+def console_main() -> None:
+    """The ``gnd`` executable: :func:`main`, then, after ``check`` or ``report`` and the like, exit
+    without tearing the interpreter down (tens of milliseconds of freeing objects nobody will use)."""
+    args_list = _with_command(sys.argv[1:])
+    code = main(args_list)
+    if args_list[0] not in QUICK_EXIT:
+        raise SystemExit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader went away (``gnd check | head``): nothing left to say
+            pass
+        except OSError:  # a full disk behind a redirection: the output is incomplete
+            code = EXIT_ERROR
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console_main()

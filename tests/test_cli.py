@@ -66,3 +66,29 @@ def test_no_arguments_in_a_pipe_runs_check_not_the_tui() -> None:
                          stdin=subprocess.DEVNULL)
     assert out.returncode in (0, 1)
     assert "Summary:" in out.stdout
+
+
+SICK = Path(__file__).parent.parent / "fixtures" / "hgx-h100-sick"
+
+
+def test_executable_writes_all_output_and_the_run_s_exit_status_before_its_quick_exit(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    want = main(["check", str(SICK), "--format", "json"])
+    expected = json.loads(capsys.readouterr().out)
+    out = subprocess.run([sys.executable, "-m", "doctor", "check", str(SICK), "--format", "json"],
+                         capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == want == 1  # the sick node has findings at --fail-on high
+    got = json.loads(out.stdout)  # complete: the buffered tail was flushed before the process left
+    assert [f["check"] for f in got["findings"]] == [f["check"] for f in expected["findings"]]
+    assert out.stderr == b""
+
+
+def test_executable_keeps_its_exit_status_and_stays_quiet_when_the_reader_goes_away() -> None:
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    assert reader.stdin is not None
+    out = subprocess.run([sys.executable, "-m", "doctor", "check", str(SICK), "--format", "json"],
+                         stdout=reader.stdin, stderr=subprocess.PIPE, timeout=60, stdin=subprocess.DEVNULL)
+    reader.stdin.close()
+    reader.wait(timeout=10)
+    assert out.returncode in (0, 1)  # not 120, Python's status for a failed flush at shutdown
+    assert b"Exception ignored" not in out.stderr and b"Traceback" not in out.stderr
