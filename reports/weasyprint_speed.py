@@ -84,7 +84,7 @@ import re
 import struct
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 _installed: list[bool] = []
@@ -180,6 +180,15 @@ def _forwarder(module: _Deferred, name: str) -> Callable[..., Any]:
 
     forward.__name__ = name
     return forward
+
+
+def _replace_in(modules: Iterable[Any], name: str, original: Any, replacement: Any) -> None:
+    """Put ``replacement`` (which remembers ``original``) in place of ``original`` wherever one of
+    ``modules`` holds it under ``name`` (modules that imported it by name have their own reference)."""
+    replacement.original = original
+    for module in modules:
+        if getattr(module, name, None) is original:
+            setattr(module, name, replacement)
 
 
 def _install_svg_text() -> None:
@@ -444,10 +453,7 @@ def _install_draw_memo(module: Any, recorder: _Recorder) -> None:
     except ImportError:
         return
     memo = _memo_draw_text(module, cast("Callable[..., Any]", original), recorder)
-    memo.original = original  # type: ignore[attr-defined]
-    for holder in (module, draw):
-        if getattr(holder, "draw_text", None) is original:
-            setattr(holder, "draw_text", memo)  # noqa: B010 - either module may be a stand-in to mypy
+    _replace_in((module, draw), "draw_text", original, memo)
 
 
 def _fast_draw_first_line(module: Any, original: Callable[..., Any],
@@ -674,10 +680,7 @@ def _install_line_memo() -> None:
         return
     original = line_break.split_first_line
     memo = _memo_split_first_line(original)
-    memo.original = original  # type: ignore[attr-defined]
-    for module in (line_break, inline, preferred):
-        if getattr(module, "split_first_line", None) is original:
-            module.split_first_line = memo  # type: ignore[attr-defined]
+    _replace_in((line_break, inline, preferred), "split_first_line", original, memo)
 
 
 def _memo_split_first_line(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -740,10 +743,7 @@ def _install_strut() -> None:
     except (ImportError, AttributeError):
         return
     fast = _fast_strut(original)
-    fast.original = original  # type: ignore[attr-defined]
-    for module in (line_break, *modules):
-        if getattr(module, "strut", None) is original:
-            module.strut = fast  # type: ignore[attr-defined]
+    _replace_in((line_break, *modules), "strut", original, fast)
 
 
 def _fast_strut(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -1023,10 +1023,7 @@ def _install_percentages() -> None:
     except (ImportError, AttributeError):
         return
     fast = _fast_resolve_percentages(percent)
-    fast.original = original  # type: ignore[attr-defined]
-    for module in (percent, *modules):
-        if getattr(module, "resolve_percentages", None) is original:
-            module.resolve_percentages = fast  # type: ignore[attr-defined]
+    _replace_in((percent, *modules), "resolve_percentages", original, fast)
 
 
 def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
