@@ -105,5 +105,9 @@ def render_html(data: dict[str, Any], links: bool = True) -> str:
 
 
 if __name__ == "__main__":  # python -m reports.html: store the compiled template
+    import sys
+
+    if sys.argv[1:]:
+        sys.exit("usage: python -m reports.html  (rewrites templates/report.html.j2.compiled; takes no arguments)")
     COMPILED.write_text(compiled_template_source(), encoding="utf-8")
     print(f"wrote {COMPILED}")
