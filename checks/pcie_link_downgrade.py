@@ -306,20 +306,43 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
     return _judge(facts, subject, links)
 
 
+#: How likely a chipset-integrated NIC's slow link registers are a real limit (i40e ignores them for the X722).
+CHIPSET_STUB_CONFIDENCE = 0.4
+
+
+CHIPSET_NIC_VERIFY = (
+    "This NIC is part of the chipset, so there is no card to reseat. Before acting, measure what the port "
+    "really carries (iperf3 between this host and a peer over this NIC's interface, several streams): if it "
+    "reaches its line rate, the link registers describe the chipset's internal stub and nothing limits it. If it "
+    "stays near 2 Gb/s, set the chipset's PCIe/LAN link options to Auto in the BIOS and update the BIOS.")
+
+
 def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) -> Finding:
-    """Info: a NIC built into the chipset reads a narrow, slow link on a stub inside the PCH."""
+    """Low: a NIC built into the chipset reads a narrow, slow link; reported, but below every GPU and RDMA path.
+
+    Its registers may describe a stub inside the PCH rather than a real bottleneck (Linux's i40e driver skips
+    its bandwidth warning for the X722), so the finding asks for a throughput test rather than a reseat.
+    """
+    lost = 1 - (lk.current_bw or 0) / lk.expected_bw if lk.expected_bw else 0.0
     return Finding(
-        INFO, subject.label, f"NIC built into the chipset: its {link_label(lk.cur_speed, lk.cur_width)} link is "
-                             "internal, not a slot",
-        detail=f"{integrated}. Its PCIe registers describe a stub inside the chipset (the X722's 10 GbE ports run at "
-               "line rate, which a real 2.5 GT/s x1 link could not carry; Linux's i40e driver skips its PCIe "
-               "bandwidth warning for the X722, which sits on the chipset's internal bus). The chipset's uplink "
-               "above it is the real link: " + ("it runs at its expected rate." if uplink else "it is not in this recording."),
-        evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
-        observed=link_label(lk.cur_speed, lk.cur_width),
-        impact=Impact(0, "none: the stub link does not limit the NIC",
-                      basis="chipset-integrated NICs are reached over the chipset's own uplink"),
-        references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports), confidence=0.8)
+        LOW, subject.label, f"chipset NIC link reads {link_label(lk.cur_speed, lk.cur_width)} of "
+                            f"{link_label(lk.exp_speed, lk.exp_width)}: verify its throughput",
+        detail=f"{integrated}. Its link registers read {link_label(lk.cur_speed, lk.cur_width)} "
+               f"({gbps(lk.current_bw)} per direction) although it supports {link_label(lk.exp_speed, lk.exp_width)}. "
+               "A real link this slow would cap a 10 GbE port near 2 Gb/s. But this NIC is built into the chipset, "
+               "and its registers may describe a stub inside the PCH rather than its real path: Linux's i40e driver "
+               "skips its PCIe bandwidth warning for the X722 for that reason. The chipset's uplink above it "
+               + ("runs at its expected rate." if uplink else "is not in this recording."),
+        evidence=tuple(_link_evidence(lk)),
+        expected=f"{link_label(lk.exp_speed, lk.exp_width)} ({gbps(lk.expected_bw)} per direction)",
+        observed=f"{link_label(lk.cur_speed, lk.cur_width)} ({gbps(lk.current_bw)} per direction)",
+        impact=Impact(round(WEIGHT_OTHER * lost * CHIPSET_STUB_CONFIDENCE, 1),
+                      f"if the link is real, {lost:.0%} of its bandwidth is unavailable; " + _USES[subject.kind],
+                      basis="PCIe bandwidth = transfer rate x lanes, weighted by the chance that a chipset NIC's "
+                            "registers describe its real path"),
+        fix=make("inspect_pci", CHIPSET_NIC_VERIFY, address=subject.dev.address, flags="-vvv"),
+        references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports),
+        confidence=CHIPSET_STUB_CONFIDENCE)
 
 
 def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None:

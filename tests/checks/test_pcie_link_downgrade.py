@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from doctor.findings import rank
 from tests.checks.pcie_overlays import (
     DSP_GPU3,
     GPU0,
@@ -161,12 +162,24 @@ X722_NODE = Path(__file__).resolve().parent.parent / "realworld" / "cases" / "hw
 X722_UPLINK = "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/current_link_width"
 
 
-def test_chipset_integrated_x722_stub_link_is_not_a_downgrade() -> None:
+def test_chipset_integrated_x722_slow_link_is_reported_low_with_a_throughput_test() -> None:
     found = findings_of(facts(base=X722_NODE), CHECK)
-    assert not [f for f in found if f.severity not in ("pass", "info")]
     stub = [f for f in found if f.subject.startswith("0000:60:00.")]
-    assert len(stub) == 2 and all(f.severity == "info" and "built into the chipset" in f.title for f in stub)
-    assert "runs at its expected rate" in stub[0].detail
+    assert len(stub) == 2 and all(f.severity == "low" and "chipset NIC" in f.title for f in stub)
+    assert stub[0].observed.startswith("2.5 GT/s (Gen1) x1") and stub[0].expected.startswith("8 GT/s (Gen3) x1")
+    assert "runs at its expected rate" in stub[0].detail and "i40e" in stub[0].detail
+    assert stub[0].fix is not None and "iperf3" in stub[0].fix.notes and "reseat" not in stub[0].fix.runtime[0]
+    assert stub[0].confidence < 1
+    assert not [f for f in found if f.severity not in ("pass", "info", "low")]
+
+
+def test_chipset_nic_ranks_below_a_downgraded_rdma_nic() -> None:
+    """The X722's reading is reported, but ranked below anything on an RDMA NIC's path (here a ConnectX-4 at x8)."""
+    hca = "sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:04.0/0000:1a:00.0/current_link_width"
+    ranked = rank(findings_of(facts({hca: "8\n"}, base=X722_NODE), CHECK))
+    order = [f.subject for f in ranked if f.severity not in ("pass", "info")]
+    assert order.index("0000:1a:00.0") < order.index("0000:60:00.0")
+    assert order.index("0000:1a:00.0") < order.index("0000:60:00.1")
 
 
 def test_chipset_uplink_above_the_x722_is_still_checked() -> None:

@@ -28,14 +28,15 @@ def findings(rd: dict[str, Path], name: str) -> list[Finding]:
     return run(Facts(open_source(str(root))), only=MINE).findings
 
 
-def test_32intel64_x722_chipset_stub_is_info_and_plx_devices_are_clean(rd: dict[str, Path]) -> None:
-    """The X722 (8086:37d2) is built into the C620 chipset: its 2.5 GT/s x1 'link' is a stub inside the PCH (its
-    10 GbE ports run at line rate, which Gen1 x1 could not carry), so it is told at info, not as a downgrade."""
+def test_32intel64_x722_slow_link_is_low_and_plx_devices_are_clean(rd: dict[str, Path]) -> None:
+    """EXPECTED.md: the X722 NICs at 2.5 of 8 GT/s x1 are reported, ranked below any GPU or RDMA NIC path. They
+    are built into the C620 chipset, whose registers may describe an internal stub (i40e ignores them for the
+    X722), so the finding is low and asks for a throughput test."""
     found = findings(rd, "32intel64-2p8co2t+8ve")
     x722 = [f for f in found if f.check == "pcie.link_downgrade" and f.subject.startswith("0000:60:00.")]
     assert sorted(f.subject for f in x722) == ["0000:60:00.0", "0000:60:00.1"]
-    assert {f.severity for f in x722} == {"info"}
-    assert all("built into the chipset" in f.title and f.impact.score == 0 for f in x722)
+    assert {f.severity for f in x722} == {"low"}
+    assert all("2.5 GT/s" in f.observed and "8 GT/s" in f.expected for f in x722)
     others = [f for f in found if f.severity not in ("pass", "info") and f not in x722]
     assert others == []  # ConnectX-4 behind the PLX switches at 8 GT/s x16: nothing
 
