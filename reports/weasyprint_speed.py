@@ -35,6 +35,10 @@
   report's fonts need neither. :func:`defer_font_tools`, called before WeasyPrint is imported,
   puts stand-ins in ``sys.modules`` that import the real module the first time anything is used
   (WeasyPrint's ``instantiateVariableFont`` is a function that does so when called).
+  Pillow is deferred alike (``PIL.Image``, ``ImageCms``, ``ImageOps``, ``ImageFile``, ``EpsImagePlugin``: 0.05 s
+  at start-up): WeasyPrint needs it for raster images, colour profiles and emoji only, and a report has none
+  (its fetcher refuses every image). The settings WeasyPrint makes on import (no Ghostscript for EPS, truncated
+  images loaded) are kept and made on the real module when it loads.
 
 * Line breaking: a report repeats many text runs exactly (labels, headings, severities, the page
   margin texts on every page, table headers). WeasyPrint's ``split_first_line`` lays each out with
@@ -73,6 +77,15 @@
   with ``percentage``'s own arithmetic for pixels and percentages and ``percentage`` itself for
   anything else (``calc()``).
 
+* Kept layouts: WeasyPrint frees a line's Pango layout once the line is laid out and, to draw the line,
+  builds it again (a context, the text, its attributes) and Pango shapes the text a second time.
+  :func:`_keep_layouts` keeps the laid-out Pango layout with the line; drawing takes it when the
+  line's style values, font configuration and text are those it was laid out with and no
+  justification spacing was added, which is exactly what WeasyPrint would build again. Lines are laid
+  out in Pango's single-paragraph mode (what drawing sets) when their text holds no paragraph
+  separator, where the mode changes nothing, so the kept lines need no new shaping. Lines with a
+  decoration, and anything else, are set up again by WeasyPrint. Same bytes.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -110,14 +123,22 @@ def install() -> None:
     _install_shared_contexts()
     _install_shared_margin_styles()
     _install_percentages()
+    _install_kept_layouts()
 
 
-#: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
-_DEFERRED = {"fontTools.subset": (), "fontTools.varLib.instancer": ("instantiateVariableFont",)}
+#: modules WeasyPrint imports at start-up for rare fonts and images only, and the names it imports from them
+#: (classes and functions, called through a forwarder)
+_DEFERRED = {"fontTools.subset": (), "fontTools.varLib.instancer": ("instantiateVariableFont",),
+             "PIL.Image": (), "PIL.ImageCms": ("ImageCmsProfile",), "PIL.ImageOps": (), "PIL.ImageFile": (),
+             "PIL.EpsImagePlugin": ()}
 
 
 class _Deferred(types.ModuleType):
-    """Stands in for a module until an attribute is read, then imports the real one and answers from it."""
+    """Stands in for a module until an attribute is read, then imports the real one and answers from it.
+
+    Attributes set on it before then (WeasyPrint's ``EpsImagePlugin.gs_binary = False``) are set on the real
+    module as it loads; after, they are set on the real module directly.
+    """
 
     def _real(self) -> types.ModuleType:
         import importlib
@@ -125,12 +146,28 @@ class _Deferred(types.ModuleType):
 
         if sys.modules.get(self.__name__) is self:
             del sys.modules[self.__name__]
-        return importlib.import_module(self.__name__)
+        real = importlib.import_module(self.__name__)
+        pending = self.__dict__.pop("_gnd_pending", None)
+        self.__dict__["_gnd_loaded"] = True
+        for name, value in (pending or {}).items():
+            setattr(real, name, value)
+        return real
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        pending = self.__dict__.get("_gnd_pending")
+        if pending and name in pending:
+            return pending[name]
         return getattr(self._real(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__"):
+            super().__setattr__(name, value)
+        elif self.__dict__.get("_gnd_loaded"):
+            setattr(self._real(), name, value)
+        else:
+            self.__dict__.setdefault("_gnd_pending", {})[name] = value
 
 
 def defer_font_tools() -> list[str]:
@@ -138,28 +175,36 @@ def defer_font_tools() -> list[str]:
 
     Returns the names of the modules now deferred.
     """
+    import importlib
     import sys
     from importlib.util import find_spec
     from pathlib import Path
 
-    if "weasyprint" in sys.modules or any(name in sys.modules for name in _DEFERRED):
+    if "weasyprint" in sys.modules:
         return []
-    try:
-        spec = find_spec("fontTools")
-    except (ImportError, ValueError):
-        return []
-    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
     deferred = []
-    for name, functions in _DEFERRED.items():
-        relative = Path(*name.split(".")[1:])
-        if not any((root / relative / "__init__.py").is_file() or (root / relative).with_suffix(".py").is_file()
-                   for root in roots):
-            continue  # absent or elsewhere: WeasyPrint's own import says what is wrong
-        module = _Deferred(name)
-        for function in functions:
-            setattr(module, function, _forwarder(module, function))
-        sys.modules[name] = module
-        deferred.append(name)
+    for package in ("fontTools", "PIL"):
+        names = [name for name in _DEFERRED if name.startswith(package + ".")]
+        if any(name in sys.modules for name in names):
+            continue  # imported already: nothing to save
+        try:
+            spec = find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+        for name in names:
+            relative = Path(*name.split(".")[1:])
+            if not any((root / relative / "__init__.py").is_file() or (root / relative).with_suffix(".py").is_file()
+                       for root in roots):
+                continue  # absent or elsewhere: WeasyPrint's own import says what is wrong
+            module = _Deferred(name)
+            for function in _DEFERRED[name]:
+                module.__dict__[function] = _forwarder(module, function)
+            sys.modules[name] = module
+            parent, _dot, child = name.rpartition(".")
+            if parent == package:  # ``import PIL.Image; PIL.Image.open`` finds it (the package itself is small)
+                setattr(importlib.import_module(parent), child, module)
+            deferred.append(name)
     return deferred
 
 
@@ -1076,3 +1121,78 @@ def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
         adjust_box_sizing(box, "height")
 
     return resolve_percentages
+
+
+#: fingerprints of WeasyPrint 70's ``Layout.deactivate``, ``reactivate``, ``set_text`` and ``get_first_line``
+_KEPT_CODE = ("345f147eb7961a74", "514aa78bbc9f28e8", "bbe930c627d7917a", "0a5c64847b0d379a")
+#: what Pango takes for a paragraph separator (``pango_find_paragraph_boundary``), and other line separators
+_PARAGRAPH_SEPARATORS = re.compile("[\n\r\u2029\u2028\x85\x0b\x0c]")
+
+
+def _install_kept_layouts() -> None:
+    try:
+        from weasyprint.text import line_break
+
+        layout_class = line_break.Layout
+        functions = (layout_class.deactivate, layout_class.reactivate, layout_class.set_text,
+                     layout_class.get_first_line)
+        if tuple(code_fingerprint(f) for f in functions) != _KEPT_CODE:
+            return
+        if code_fingerprint(getattr(layout_class.setup, "original", layout_class.setup)) != _SETUP_CODE[0]:
+            return
+        pango = line_break.pango
+        single_paragraph = pango.pango_layout_set_single_paragraph_mode
+    except (ImportError, AttributeError):
+        return
+    for name, function in zip(("deactivate", "reactivate", "set_text"),
+                              _keep_layouts(*functions[:3], single_paragraph), strict=True):
+        function.original = getattr(layout_class, name)  # type: ignore[attr-defined]
+        setattr(layout_class, name, function)
+
+
+def _keep_layouts(deactivate: Callable[..., Any], reactivate: Callable[..., Any], set_text: Callable[..., Any],
+                  single_paragraph: Callable[..., Any]) -> tuple[Callable[..., Any], ...]:
+    """``Layout.deactivate``, ``reactivate`` and ``set_text`` that keep a laid-out Pango layout for drawing (see the
+    module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_LINE_STYLE)
+    separator = _PARAGRAPH_SEPARATORS.search
+
+    def set_text_(self: Any, text: str, justify: bool = False) -> None:
+        set_text(self, text, justify)
+        if not separator(self.text):  # Pango shapes it alike in either mode: drawing's mode, set before shaping
+            single_paragraph(self.layout, True)
+
+    def deactivate_(self: Any) -> None:
+        kept = None
+        attributes = self.__dict__
+        if "_gnd_kept" not in attributes:  # laid out, not drawn: drawing may change a layout (an ellipsis)
+            try:
+                style = self.style
+                if style["text_decoration_line"] == "none" and not separator(self.text):
+                    kept = [(self.layout, self.language, style_values(style), style.font_config, self.text)]
+            except (AttributeError, KeyError, TypeError):
+                kept = None
+        deactivate(self)
+        attributes["_gnd_kept"] = kept
+
+    def reactivate_(self: Any, style: Any) -> None:
+        kept = self.__dict__.get("_gnd_kept")
+        self._gnd_kept = None  # drawn: not kept again
+        if kept and not self.justification_spacing:
+            layout, language, values, font_config, text = kept.pop()  # a copy of the line (the memo's) draws anew
+            try:
+                same = text == self.text and style.font_config is font_config and style_values(style) == values
+            except (AttributeError, KeyError, TypeError):
+                same = False
+            if same:
+                self.style = style
+                self.first_line_direction = 0
+                self.language = language
+                self.layout = layout
+                self.ascent = self.underline_position = self.strikethrough_position = None
+                return
+        reactivate(self, style)
+
+    return deactivate_, reactivate_, set_text_

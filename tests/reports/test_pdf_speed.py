@@ -370,8 +370,9 @@ def _switched_off(*names: str) -> Any:
 def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
                                                                   hostile_data: dict[str, Any]) -> None:
     """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions, Pango
-    contexts and margin box styles, used lengths resolved in one loop, and text drawn again from recorded
-    operators give the very bytes WeasyPrint's own functions give,
+    contexts and margin box styles, used lengths resolved in one loop, text drawn again from recorded
+    operators, and lines drawn from the Pango layouts they were laid out with give the very bytes WeasyPrint's
+    own functions give,
     for the sick report (both languages, topology labels included), a hostile one, and repeats that differ in
     what Pango reads."""
     from doctor import i18n
@@ -389,7 +390,7 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
     names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles",
-             "resolve_percentages"}
+             "resolve_percentages", "deactivate", "reactivate", "set_text"}
     for html in pages:
         with _switched_off(*names) as swapped:
             assert {name for _module, name, _fast in swapped} == names
@@ -489,3 +490,35 @@ def test_documents_drawn_in_two_threads_keep_their_own_recorded_text() -> None:
     for thread in threads:
         thread.join()
     assert results == {0: [alone[0]] * 3, 1: [alone[1]] * 3}
+
+
+def test_lines_are_drawn_from_the_layouts_they_were_laid_out_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawing a laid-out line sets no Pango layout up again, unless it is decorated, justified or holds a line
+    separator (WeasyPrint's own set-up draws those); the pages are WeasyPrint's (see the byte comparison above)."""
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.text import line_break
+
+    layout_class = line_break.Layout
+    assert [weasyprint_speed.code_fingerprint(getattr(layout_class, name).original)
+            for name in ("deactivate", "reactivate", "set_text")] == list(weasyprint_speed._KEPT_CODE[:3])
+    set_up_again: list[str] = []
+    own = layout_class.reactivate.original
+
+    def counting(self: Any, style: Any) -> None:
+        set_up_again.append(self.text)
+        own(self, style)
+
+    _deactivate, reactivate, _set_text = weasyprint_speed._keep_layouts(
+        layout_class.deactivate.original, counting, layout_class.set_text.original,
+        line_break.pango.pango_layout_set_single_paragraph_mode)
+    monkeypatch.setattr(layout_class, "reactivate", reactivate)  # the installed one, WeasyPrint's own counted
+    page = ("<p>first plain line</p><p>second plain line, longer and wrapped " + "filler " * 60 + "</p>"
+            "<p style='text-decoration: underline'>underlined line</p>"
+            "<p style='text-align: justify; width: 20em'>" + "justified words here " * 8 + "</p>")
+    data = pdf.html_to_pdf(page)
+    assert "first plain line" in _text(data) and "underlined line" in _text(data)
+    assert not any("plain" in text or "filler" in text for text in set_up_again), set_up_again
+    assert "underlined line" in set_up_again
+    assert any("justified" in text for text in set_up_again)
