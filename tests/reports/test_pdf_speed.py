@@ -175,7 +175,8 @@ def test_shortcut_stays_off_for_another_draw_first_line() -> None:
 
 
 def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
-    """WeasyPrint's fontTools imports are deferred: a report needs none, and a first use loads the real module."""
+    """WeasyPrint's fontTools and Pillow imports are deferred: a report needs none, and a first use loads the real
+    module, with the settings WeasyPrint made on it."""
     import subprocess
 
     script = (
@@ -192,6 +193,16 @@ def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
         "assert callable(fonts.instantiateVariableFont)\n"
         "from fontTools.varLib.instancer import instantiateVariableFont\n"
         "assert instantiateVariableFont.__module__ == 'fontTools.varLib.instancer'\n"
+        "assert all(type(sys.modules[f'PIL.{name}']).__name__ == '_Deferred' for name in ('Image', 'ImageCms'))\n"
+        "import io, PIL.EpsImagePlugin, PIL.ImageFile\n"
+        "assert PIL.EpsImagePlugin.EpsImageFile.format == 'EPS' and PIL.ImageFile.ImageFile  # the real ones\n"
+        "assert type(sys.modules['PIL.EpsImagePlugin']).__name__ == 'module'\n"
+        "assert sys.modules['PIL.EpsImagePlugin'].gs_binary is False  # WeasyPrint's settings, made when loaded\n"
+        "assert sys.modules['PIL.ImageFile'].LOAD_TRUNCATED_IMAGES is True\n"
+        "from PIL import Image\n"
+        "png = io.BytesIO()\n"
+        "Image.new('RGB', (3, 2)).save(png, 'PNG')\n"
+        "assert Image.open(io.BytesIO(png.getvalue())).size == (3, 2)\n"
         "print('ok')\n")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
