@@ -395,7 +395,9 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
                "max-width: calc(100% - 3em); box-sizing: content-box; border: 3px solid red'>percent</div>"
                "<div style='height: 20%; max-height: 40px; box-sizing: padding-box; padding: 5%'>auto height</div>"
                "<table style='border-collapse: collapse; width: 80%'><tr><td style='width: 30%; padding: 1%; "
-               "border: 2px solid'>cell</td><td>other</td></tr></table>")
+               "border: 2px solid'>cell</td><td>other</td></tr></table>"
+               + "".join(f"<div style='font-size: {size}px; padding-left: calc(1em + 2%); width: 60%'>em {size}</div>"
+                         for size in (10, 20, 10)))
     pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, lengths, render_html(sick_data, links=False),
              render_html(hostile_data, links=False)]
     with i18n.use("zh-CN"):
@@ -409,6 +411,38 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
         assert pdf.html_to_pdf(html) == plain
         if html is REPEATS_PAGE:
             assert "Expected value and a" in _text(plain) and "hyphen\u2010" in _text(plain)
+
+
+def test_used_lengths_are_kept_for_alike_boxes() -> None:
+    """The used lengths memo is on for this WeasyPrint, and boxes alike but for their ``calc()`` font sizes get
+    their own lengths (the byte comparison above covers the pages)."""
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.layout import percent
+
+    assert weasyprint_speed.code_fingerprint(percent.adjust_box_sizing) == weasyprint_speed._BOX_SIZING_CODE
+    assert percent.resolve_percentages.original is not percent.resolve_percentages
+    widths: dict[int, float] = {}  # per paragraph
+    page = "".join(f"<p style='font-size: {size}px; width: calc(10em + 10%)'>w{size}</p>" for size in (10, 20, 10, 20))
+    pdf.html_to_pdf(page + "<p style='width: 50%'>a</p>" * 3)  # warms the memo with these styles
+    fast = percent.resolve_percentages
+
+    def recording(box: Any, containing_block: Any) -> None:
+        fast(box, containing_block)
+        if box.element_tag == "p":
+            widths[id(box.element)] = box.width
+
+    percent.resolve_percentages = recording
+    from weasyprint.layout import block
+
+    block_fast, block.resolve_percentages = block.resolve_percentages, recording
+    try:
+        pdf.html_to_pdf(page + "<p style='width: 50%'>a</p>" * 3)
+    finally:
+        percent.resolve_percentages, block.resolve_percentages = fast, block_fast
+    found = list(widths.values())
+    assert len(found) == 7 and found[0] == found[2] != found[1] == found[3] and found[4] == found[5] == found[6], found
 
 
 def test_line_memo_answers_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
