@@ -5,10 +5,17 @@
   with one ``x``/``y`` and no per-letter placement (``dx``, ``dy``, ``rotate``, ``textLength``,
   ``letter-spacing``) is laid out and drawn as one run here: same position, same font, same anchor
   handling (the caller's, unchanged); glyphs keep the font's kerning.
+* cffi declarations: WeasyPrint declares Pango's, HarfBuzz's and GObject's C API to cffi at import
+  (16 KB of C parsed by pycparser: 0.05-0.1 s, a fifth of the renderer's start-up, and pycparser's own
+  import). :func:`stored_declarations` restores the parser's state from
+  ``templates/weasyprint-cdef.pickle``, written by ``python -m reports.weasyprint_speed`` from a fresh
+  parse of the very text, when its key (the text, cffi's and Python's versions, hashed) is that of
+  the text WeasyPrint declares; else cffi parses as usual. pycparser is then imported only if a type
+  string needs it.
 * cffi types: ``ffi.new("PangoRectangle *")`` and the like parse their type string with pycparser,
   prefixed by a ``typedef`` for each of the hundreds of declared names: 5-10 ms per new string, and
-  the font subsetter asks for ``hb_codepoint_t[N]`` with a new N per font. Pointers to and arrays of
-  an already declared type are built from the declaration directly.
+  the font subsetter asks for ``hb_codepoint_t[N]`` with a new N per font. Declared types, pointers to
+  and arrays of them are built from the declaration directly.
 
 * User-agent stylesheet: WeasyPrint's gives every element a ``::marker``, two ``::footnote-*`` and
   three ``::note-*`` pseudo-elements (universal selectors), so it computes seven styles per element.
@@ -95,18 +102,20 @@ not (another WeasyPrint version), it changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import struct
 import threading
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 _installed: list[bool] = []
 
-#: ``NAME *``, ``NAME[]`` and ``NAME[123]`` with a declared or primitive ``NAME``
-_SIMPLE_TYPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*)\s*(\*|\[(\d*)\])\s*")
+#: ``NAME``, ``NAME *``, ``NAME[]`` and ``NAME[123]`` with a declared or primitive ``NAME``
+_SIMPLE_TYPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*)\s*(\*|\[(\d*)\])?\s*")
 _PER_LETTER = ("dx", "dy", "rotate", "textLength", "lengthAdjust", "letter-spacing", "direction")
 
 
@@ -136,12 +145,19 @@ _DEFERRED = {"fontTools.subset": (), "fontTools.varLib.instancer": ("instantiate
              "PIL.EpsImagePlugin": ()}
 
 
+#: module attributes a stand-in answers from the real module: a version, ``import *``
+_FORWARDED_DUNDERS = frozenset({"__version__", "__all__"})
+
+
 class _Deferred(types.ModuleType):
     """Stands in for a module until an attribute is read, then imports the real one and answers from it.
 
     Attributes set on it before then (WeasyPrint's ``EpsImagePlugin.gs_binary = False``) are set on the real
-    module as it loads; after, they are set on the real module directly.
+    module as it loads; after, they are set on the real module directly. A ``_package`` stand-in loads the real
+    package when a submodule is imported (which reads ``__path__``; so does ``from PACKAGE import NAME``).
     """
+
+    _package = False
 
     def _real(self) -> types.ModuleType:
         import importlib
@@ -157,8 +173,8 @@ class _Deferred(types.ModuleType):
         return real
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") and name not in _FORWARDED_DUNDERS and not (name == "__path__" and self._package):
+            raise AttributeError(name)  # ``__spec__``: asked by every import statement, ``__path__`` by ``from``
         pending = self.__dict__.get("_gnd_pending")
         if pending and name in pending:
             return pending[name]
@@ -383,6 +399,8 @@ def _shortcut_types(ffi: Any) -> None:
             declared = declarations.get("typedef " + name)
             base = declared[0] if declared else model.PrimitiveType(name) if name in primitives else None
             if base is not None:
+                if not suffix:
+                    return base
                 if suffix == "*":
                     return model.PointerType(base)
                 return model.ArrayType(base, int(length) if length else None)
@@ -1228,3 +1246,117 @@ def _keep_layouts(deactivate: Callable[..., Any], reactivate: Callable[..., Any]
         reactivate(self, style)
 
     return deactivate_, reactivate_, set_text_
+
+
+#: cffi's parser state after WeasyPrint's ``cdef``, stored (see the module docstring)
+DECLARATIONS = Path(__file__).resolve().parent / "templates" / "weasyprint-cdef.pickle"
+#: the parser attributes a ``cdef`` sets (``_structnode2type`` holds weak references to syntax trees: left empty)
+_PARSER_STATE = ("_declarations", "_included_declarations", "_anonymous_counter", "_int_constants", "_recomplete",
+                 "_uses_new_feature", "_inside_extern_python", "_partial_length")
+#: fingerprints of cffi 2's ``FFI.cdef`` and ``FFI._cdef`` (what a restored ``cdef`` does in their place)
+_CDEF_CODE = ("7beb3558510ce313", "f0ebabf57785f773")
+#: set once WeasyPrint's declarations came from the stored state (the tests read it)
+restored_declarations: list[bool] = []
+
+
+def _declarations_key(csource: str) -> bytes:
+    import sys
+
+    import cffi
+
+    digest = hashlib.sha256(repr((csource, cffi.__version__, sys.version_info[:2])).encode()).hexdigest()
+    return f"# gnd cffi declarations: cffi {cffi.__version__} {digest}\n".encode()
+
+
+def declarations_bytes(csource: str) -> bytes:
+    """What :data:`DECLARATIONS` holds for ``csource``: its key line, then cffi's parser state after a fresh
+    ``cdef`` of it, pickled."""
+    import pickle
+
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(csource)
+    parser = ffi._parser
+    if parser._recomplete:  # would need finishing against this FFI: not stored
+        raise ValueError("the declarations leave types to complete")
+    state = {name: getattr(parser, name) for name in _PARSER_STATE}
+    return _declarations_key(csource) + pickle.dumps(state, protocol=4)
+
+
+def weasyprint_csource() -> str:
+    """The C declarations WeasyPrint gives cffi (imports WeasyPrint)."""
+    from weasyprint.text.ffi import ffi
+
+    return str(ffi._cdefsources[0])
+
+
+@contextlib.contextmanager
+def stored_declarations() -> Iterator[None]:
+    """While WeasyPrint is imported: a first ``cdef`` of a fresh FFI whose text has the stored key takes the stored
+    parser state instead of parsing; pycparser is imported when first needed (see the module docstring)."""
+    import sys
+
+    try:
+        from cffi import api
+        data = DECLARATIONS.read_bytes()
+    except (ImportError, OSError):
+        yield
+        return
+    ffi_class = api.FFI
+    original = ffi_class.cdef
+    if (code_fingerprint(original), code_fingerprint(ffi_class._cdef)) != _CDEF_CODE:
+        yield
+        return
+    if "pycparser" not in sys.modules and "cffi.cparser" not in sys.modules and data.startswith(b"# gnd cffi "):
+        _defer_module("pycparser")
+
+    def cdef(self: Any, csource: str, override: bool = False, packed: bool = False, pack: Any = None) -> None:
+        parser = self._parser
+        if (isinstance(csource, str) and not (override or packed or pack) and not self._cdefsources
+                and not getattr(parser, "_declarations", True) and not getattr(parser, "_int_constants", True)):
+            key = _declarations_key(csource)
+            state = _stored_state(data[len(key):]) if data.startswith(key) else None
+            if state is not None:
+                with self._lock:
+                    self._cdef_version = object()
+                    parser.__dict__.update(state)
+                    self._cdefsources.append(csource)
+                restored_declarations.append(True)
+                return
+        original(self, csource, override=override, packed=packed, pack=pack)
+
+    ffi_class.cdef = cdef
+    try:
+        yield
+    finally:
+        ffi_class.cdef = original
+
+
+def _stored_state(data: bytes) -> dict[str, Any] | None:
+    import pickle
+
+    try:
+        state = pickle.loads(data)  # our own file, shipped beside this module
+    except Exception:  # noqa: BLE001 - damaged: cffi parses instead
+        return None
+    if not isinstance(state, dict) or tuple(state) != _PARSER_STATE or state["_recomplete"]:
+        return None
+    return state
+
+
+def _defer_module(name: str) -> None:
+    import sys
+
+    module = _Deferred(name)
+    module.__dict__["_package"] = True  # cffi reads attributes only: ``import pycparser.c_parser`` elsewhere works
+    sys.modules[name] = module
+
+
+if __name__ == "__main__":  # python -m reports.weasyprint_speed: store WeasyPrint's cffi declarations
+    import sys
+
+    if sys.argv[1:]:
+        sys.exit("usage: python -m reports.weasyprint_speed  (rewrites templates/weasyprint-cdef.pickle)")
+    DECLARATIONS.write_bytes(declarations_bytes(weasyprint_csource()))
+    print(f"wrote {DECLARATIONS}")

@@ -96,7 +96,7 @@ def test_cffi_type_shortcut_builds_the_declared_types() -> None:
 
     cffi_own = ffi._parser.parse_type.original
     for cdecl in ("PangoRectangle *", "PangoFcFontMap *", "hb_codepoint_t[7]", "char[]", "char[4]",
-                  "unsigned int *", "PangoLogAttr[]"):
+                  "unsigned int *", "PangoLogAttr[]", "PangoGlyphInfo", "PangoGlyph", "int", "unsigned int"):
         with ffi._lock:
             built = ffi._get_cached_btype(cffi_own(cdecl))
         assert ffi.typeof(cdecl) is built, cdecl  # the very type cffi's own parser gives
@@ -567,3 +567,54 @@ def test_lines_are_drawn_from_the_layouts_they_were_laid_out_with(monkeypatch: p
     assert not any("plain" in text or "filler" in text for text in set_up_again), set_up_again
     assert "underlined line" in set_up_again
     assert any("justified" in text for text in set_up_again)
+
+
+def _run_script(script: str) -> str:
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
+                         check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
+def test_stored_cffi_declarations_are_current_and_equal_a_parse() -> None:
+    """WeasyPrint's cffi declarations come from templates/weasyprint-cdef.pickle (regenerate it with
+    ``python -m reports.weasyprint_speed`` after upgrading WeasyPrint or cffi), equal to what cffi parses from the
+    same text, and pycparser is not imported for a report."""
+    script = (
+        "import sys, cffi\n"
+        "from reports import pdf, weasyprint_speed as w\n"
+        "pdf.refusing_fetcher()\n"
+        "assert w.restored_declarations == [True], 'stale: python -m reports.weasyprint_speed'\n"
+        "assert pdf.html_to_pdf('<p>declared 中文 <b>bold</b></p><pre>mono</pre>').startswith(b'%PDF-')\n"
+        "assert type(sys.modules['pycparser']).__name__ == '_Deferred'\n"
+        "from weasyprint.text.ffi import ffi\n"
+        "fresh = cffi.FFI()\n"
+        "fresh.cdef(w.weasyprint_csource())\n"
+        "def shape(parser):\n"
+        "    c_name = lambda tp: tp._get_c_name() if hasattr(tp, '_get_c_name') else repr(tp)\n"
+        "    return {name: (type(tp).__name__, c_name(tp), getattr(tp, 'fldnames', None),\n"
+        "                   [c_name(t) for t in getattr(tp, 'fldtypes', None) or ()], quals)\n"
+        "            for name, (tp, quals) in parser._declarations.items()}, parser._int_constants\n"
+        "assert shape(ffi._parser) == shape(fresh._parser)\n"
+        "assert ffi.sizeof('PangoGlyphInfo') == fresh.sizeof('PangoGlyphInfo') == 20\n"
+        "assert ffi.offsetof('PangoRectangle', 'height') == 12\n"
+        "print('ok')\n")
+    assert _run_script(script) == "ok"
+
+
+def test_damaged_stored_declarations_are_parsed_instead(tmp_path: Any) -> None:
+    """A stored state whose key is another text's, or that does not load, leaves cffi to parse WeasyPrint's text."""
+    for content in (b"# gnd cffi declarations: cffi 0 0\n" + b"x" * 40, b""):
+        damaged = tmp_path / "cdef.pickle"
+        damaged.write_bytes(content)
+        script = (
+            "from pathlib import Path\n"
+            "from reports import pdf, weasyprint_speed as w\n"
+            f"w.DECLARATIONS = Path({str(damaged)!r})\n"
+            "assert pdf.html_to_pdf('<p>parsed</p>').startswith(b'%PDF-')\n"
+            "assert w.restored_declarations == []\n"
+            "print('ok')\n")
+        assert _run_script(script) == "ok"
