@@ -96,6 +96,11 @@
   separator, where the mode changes nothing, so the kept lines need no new shaping. Lines with a
   decoration, and anything else, are set up again by WeasyPrint. Same bytes.
 
+* Flow tests: ``Box.is_in_normal_flow`` (21,000 calls a report) asks five methods in turn;
+  :func:`_fast_in_normal_flow` reads the same two style values once. pydyf's ``_to_bytes`` (38,000
+  calls: every operand of every drawing operator) formats each float anew; :func:`_fast_to_bytes`
+  keeps the bytes of a float once made and takes the common types first. Same bytes.
+
 ``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
 not (another WeasyPrint version), it changes nothing.
 """
@@ -136,6 +141,8 @@ def install() -> None:
     _install_shared_margin_styles()
     _install_percentages()
     _install_kept_layouts()
+    _install_normal_flow()
+    _install_to_bytes()
 
 
 #: modules WeasyPrint imports at start-up for rare fonts and images only, and the names it imports from them
@@ -1246,6 +1253,92 @@ def _keep_layouts(deactivate: Callable[..., Any], reactivate: Callable[..., Any]
         reactivate(self, style)
 
     return deactivate_, reactivate_, set_text_
+
+
+def constants_fingerprint(function: Any) -> str:
+    """A short hash of the names and all the constants (tuples of strings too) of ``function``'s code."""
+    code = function.__code__
+    return hashlib.sha256(repr((code.co_names, code.co_consts)).encode()).hexdigest()[:16]
+
+
+#: fingerprints (:func:`constants_fingerprint`) of WeasyPrint 70's ``Box.is_in_normal_flow`` and the five tests it asks
+_FLOW_CODE = ("e2fc48b19c36b793",)
+_FLOW_TESTS = ("is_in_normal_flow", "is_floated", "is_absolutely_positioned", "is_running", "is_footnote", "is_note")
+
+
+def _install_normal_flow() -> None:
+    try:
+        from weasyprint.formatting_structure import boxes
+
+        box_class = boxes.Box
+        methods = [box_class.__dict__[name] for name in _FLOW_TESTS]
+    except (ImportError, AttributeError, KeyError):
+        return
+    if hashlib.sha256(repr([constants_fingerprint(m) for m in methods]).encode()).hexdigest()[:16] != _FLOW_CODE[0]:
+        return
+    for value in vars(boxes).values():  # a subclass with its own test would not be asked
+        if isinstance(value, type) and issubclass(value, box_class) and value is not box_class:
+            if any(name in value.__dict__ for name in _FLOW_TESTS):
+                return
+    fast = _fast_in_normal_flow()
+    fast.original = methods[0]  # type: ignore[attr-defined]
+    box_class.is_in_normal_flow = fast
+
+
+def _fast_in_normal_flow() -> Callable[[Any], bool]:
+    """``Box.is_in_normal_flow`` (``weasyprint/formatting_structure/boxes.py``) reading each style value once."""
+    out_of_flow = frozenset({"left", "right", "inline-start", "inline-end", "footnote"})
+
+    def is_in_normal_flow(self: Any) -> bool:
+        style = self.style
+        if style["float"] in out_of_flow:
+            return False
+        position = style["position"]
+        if position in ("absolute", "fixed"):
+            return False
+        head = position[0]
+        return head != "running()" and head != "note()"
+
+    return is_in_normal_flow
+
+
+#: fingerprint (:func:`constants_fingerprint`) of pydyf 0.13's ``_to_bytes``
+_TO_BYTES_CODE = "9035054386f86fd9"
+
+
+def _install_to_bytes() -> None:
+    try:
+        import pydyf
+    except ImportError:
+        return
+    original = getattr(pydyf, "_to_bytes", None)
+    if not callable(original) or constants_fingerprint(original) != _TO_BYTES_CODE:
+        return
+    fast = _fast_to_bytes(cast("Callable[[Any], bytes]", original))
+    fast.original = original  # type: ignore[attr-defined]
+    pydyf._to_bytes = fast
+
+
+def _fast_to_bytes(original: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """pydyf's ``_to_bytes`` with a float's bytes kept once made (see the module docstring)."""
+    floats: dict[float, bytes] = {}
+
+    def to_bytes(item: Any) -> bytes:
+        kind = type(item)
+        if kind is bytes:
+            return cast(bytes, item)
+        if kind is float:
+            found = floats.get(item)
+            if found is None:
+                if len(floats) > 100_000:
+                    floats.clear()
+                found = floats[item] = original(item)
+            return found
+        if kind is int:
+            return str(item).encode("ascii")
+        return original(item)
+
+    return to_bytes
 
 
 #: cffi's parser state after WeasyPrint's ``cdef``, stored (see the module docstring)

@@ -361,9 +361,10 @@ def _switched_off(*names: str) -> Any:
                             "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
                             "weasyprint.draw", "weasyprint.layout.page", "weasyprint.layout.percent",
                             *(f"weasyprint.layout.{name}" for name in ("float", "grid", "absolute", "block",
-                                                                       "column", "table"))):
+                                                                       "column", "table")),
+                            "weasyprint.formatting_structure.boxes", "pydyf"):
             module = importlib.import_module(module_name)
-            for holder in (module, getattr(module, "Layout", None)):  # setup is a method of line_break.Layout
+            for holder in (module, getattr(module, "Layout", None), getattr(module, "Box", None)):  # methods
                 for name in names:
                     fast = getattr(holder, name, None)
                     if fast is not None and hasattr(fast, "original"):
@@ -382,8 +383,8 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
                                                                   hostile_data: dict[str, Any]) -> None:
     """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions, Pango
     contexts and margin box styles, used lengths resolved in one loop, text drawn again from recorded
-    operators, and lines drawn from the Pango layouts they were laid out with give the very bytes WeasyPrint's
-    own functions give,
+    operators, lines drawn from the Pango layouts they were laid out with, the one-read flow test and the kept
+    float operands give the very bytes WeasyPrint's and pydyf's own functions give,
     for the sick report (both languages, topology labels included), a hostile one, and repeats that differ in
     what Pango reads."""
     from doctor import i18n
@@ -403,7 +404,7 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
     names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles",
-             "resolve_percentages", "deactivate", "reactivate", "set_text"}
+             "resolve_percentages", "deactivate", "reactivate", "set_text", "is_in_normal_flow", "_to_bytes"}
     for html in pages:
         with _switched_off(*names) as swapped:
             assert {name for _module, name, _fast in swapped} == names
@@ -411,6 +412,24 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
         assert pdf.html_to_pdf(html) == plain
         if html is REPEATS_PAGE:
             assert "Expected value and a" in _text(plain) and "hyphen\u2010" in _text(plain)
+
+
+def test_flow_test_and_operand_shortcuts_are_on() -> None:
+    """The flow test and operand shortcuts are on for this WeasyPrint and pydyf, and answer as the originals do."""
+    pdf.refusing_fetcher()
+    import pydyf
+    from weasyprint.formatting_structure import boxes
+
+    flow, to_bytes = boxes.Box.is_in_normal_flow, pydyf._to_bytes
+    assert flow.original is not flow and to_bytes.original is not to_bytes
+    for value in (0.0, -0.0, 1.5, -2.25, 3.0, 1e-7, 12345.678, 7, True, b"x", "name", float("nan"), 2.5):
+        assert to_bytes(value) == to_bytes.original(value) == to_bytes(value), value
+
+    for float_ in ("none", "left", "right", "inline-start", "inline-end", "footnote"):
+        for position in ("static", "relative", "absolute", "fixed", ("running()", "header"), ("note()", "n")):
+            box = object.__new__(boxes.BlockBox)
+            box.style = {"float": float_, "position": position}
+            assert flow(box) == flow.original(box), (float_, position)
 
 
 def test_used_lengths_are_kept_for_alike_boxes() -> None:
