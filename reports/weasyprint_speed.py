@@ -91,7 +91,8 @@
   builds it again (a context, the text, its attributes) and Pango shapes the text a second time.
   :func:`_keep_layouts` keeps the laid-out Pango layout with the line; drawing takes it when the
   line's style values, font configuration and text are those it was laid out with and no
-  justification spacing was added, which is exactly what WeasyPrint would build again. Lines are laid
+  justification spacing was added: the same text, attributes and font as WeasyPrint would set up
+  again (a line that fitted its width holds the same one line as a layout without a width). Lines are laid
   out in Pango's single-paragraph mode (what drawing sets) when their text holds no paragraph
   separator, where the mode changes nothing, so the kept lines need no new shaping. Lines with a
   decoration, and anything else, are set up again by WeasyPrint. Same bytes.
@@ -101,8 +102,10 @@
   calls: every operand of every drawing operator) formats each float anew; :func:`_fast_to_bytes`
   keeps the bytes of a float once made and takes the common types first. Same bytes.
 
-``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
-not (another WeasyPrint version), it changes nothing.
+``install()`` puts the shortcuts in place once WeasyPrint is imported (the fontTools and Pillow stand-ins and
+the stored cffi declarations act while it is imported: :func:`defer_font_tools`, :func:`stored_declarations`).
+It is idempotent, and each shortcut checks that WeasyPrint's internals look as expected; when they do not
+(another WeasyPrint version), it changes nothing.
 """
 
 from __future__ import annotations
