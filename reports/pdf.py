@@ -90,7 +90,7 @@ def _import_weasyprint() -> Any:
 
     try:
         weasyprint_speed.defer_font_tools()
-        with _no_library_search():
+        with _no_library_search(), weasyprint_speed.stored_declarations():
             import weasyprint
         weasyprint_speed.forget_forwarders()
         weasyprint_speed.install()

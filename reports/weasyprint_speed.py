@@ -5,10 +5,17 @@
   with one ``x``/``y`` and no per-letter placement (``dx``, ``dy``, ``rotate``, ``textLength``,
   ``letter-spacing``) is laid out and drawn as one run here: same position, same font, same anchor
   handling (the caller's, unchanged); glyphs keep the font's kerning.
+* cffi declarations: WeasyPrint declares Pango's, HarfBuzz's and GObject's C API to cffi at import
+  (16 KB of C parsed by pycparser: 0.05-0.1 s, a fifth of the renderer's start-up, and pycparser's own
+  import). :func:`stored_declarations` restores the parser's state from
+  ``templates/weasyprint-cdef.pickle``, written by ``python -m reports.weasyprint_speed`` from a fresh
+  parse of the very text, when its key (the text, cffi's and Python's versions, hashed) is that of
+  the text WeasyPrint declares; else cffi parses as usual. pycparser is then imported only if a type
+  string needs it.
 * cffi types: ``ffi.new("PangoRectangle *")`` and the like parse their type string with pycparser,
   prefixed by a ``typedef`` for each of the hundreds of declared names: 5-10 ms per new string, and
-  the font subsetter asks for ``hb_codepoint_t[N]`` with a new N per font. Pointers to and arrays of
-  an already declared type are built from the declaration directly.
+  the font subsetter asks for ``hb_codepoint_t[N]`` with a new N per font. Declared types, pointers to
+  and arrays of them are built from the declaration directly.
 
 * User-agent stylesheet: WeasyPrint's gives every element a ``::marker``, two ``::footnote-*`` and
   three ``::note-*`` pseudo-elements (universal selectors), so it computes seven styles per element.
@@ -35,6 +42,10 @@
   report's fonts need neither. :func:`defer_font_tools`, called before WeasyPrint is imported,
   puts stand-ins in ``sys.modules`` that import the real module the first time anything is used
   (WeasyPrint's ``instantiateVariableFont`` is a function that does so when called).
+  Pillow is deferred alike (``PIL.Image``, ``ImageCms``, ``ImageOps``, ``ImageFile``, ``EpsImagePlugin``: 0.05 s
+  at start-up): WeasyPrint needs it for raster images, colour profiles and emoji only, and a report has none
+  (its fetcher refuses every image). The settings WeasyPrint makes on import (no Ghostscript for EPS, truncated
+  images loaded) are kept and made on the real module when it loads.
 
 * Line breaking: a report repeats many text runs exactly (labels, headings, severities, the page
   margin texts on every page, table headers). WeasyPrint's ``split_first_line`` lays each out with
@@ -71,26 +82,48 @@
 * Used lengths: WeasyPrint's ``resolve_percentages`` (4,400 calls a report) resolves fourteen
   properties through two calls each. :func:`_fast_resolve_percentages` does the same in one loop,
   with ``percentage``'s own arithmetic for pixels and percentages and ``percentage`` itself for
-  anything else (``calc()``).
+  anything else (``calc()``). The used lengths of a box follow from its style's values of these
+  properties, its borders and ``box-sizing``, and the containing block's size: the values set for one
+  box are kept per those (outside collapsed tables and ``calc()``) and given to the next alike box at once
+  (nine boxes in ten in a report).
 
-``install()`` (all but the last) is idempotent and checks that WeasyPrint's internals look as expected; when they do
-not (another WeasyPrint version), it changes nothing.
+* Kept layouts: WeasyPrint frees a line's Pango layout once the line is laid out and, to draw the line,
+  builds it again (a context, the text, its attributes) and Pango shapes the text a second time.
+  :func:`_keep_layouts` keeps the laid-out Pango layout with the line; drawing takes it when the
+  line's style values, font configuration and text are those it was laid out with and no
+  justification spacing was added: the same text, attributes and font as WeasyPrint would set up
+  again (a line that fitted its width holds the same one line as a layout without a width). Lines are laid
+  out in Pango's single-paragraph mode (what drawing sets) when their text holds no paragraph
+  separator, where the mode changes nothing, so the kept lines need no new shaping. Lines with a
+  decoration, and anything else, are set up again by WeasyPrint. Same bytes.
+
+* Flow tests: ``Box.is_in_normal_flow`` (21,000 calls a report) asks five methods in turn;
+  :func:`_fast_in_normal_flow` reads the same two style values once. pydyf's ``_to_bytes`` (38,000
+  calls: every operand of every drawing operator) formats each float anew; :func:`_fast_to_bytes`
+  keeps the bytes of a float once made and takes the common types first. Same bytes.
+
+``install()`` puts the shortcuts in place once WeasyPrint is imported (the fontTools and Pillow stand-ins and
+the stored cffi declarations act while it is imported: :func:`defer_font_tools`, :func:`stored_declarations`).
+It is idempotent, and each shortcut checks that WeasyPrint's internals look as expected; when they do not
+(another WeasyPrint version), it changes nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import struct
 import threading
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 _installed: list[bool] = []
 
-#: ``NAME *``, ``NAME[]`` and ``NAME[123]`` with a declared or primitive ``NAME``
-_SIMPLE_TYPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*)\s*(\*|\[(\d*)\])\s*")
+#: ``NAME``, ``NAME *``, ``NAME[]`` and ``NAME[123]`` with a declared or primitive ``NAME``
+_SIMPLE_TYPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*)\s*(\*|\[(\d*)\])?\s*")
 _PER_LETTER = ("dx", "dy", "rotate", "textLength", "lengthAdjust", "letter-spacing", "direction")
 
 
@@ -110,14 +143,31 @@ def install() -> None:
     _install_shared_contexts()
     _install_shared_margin_styles()
     _install_percentages()
+    _install_kept_layouts()
+    _install_normal_flow()
+    _install_to_bytes()
 
 
-#: modules WeasyPrint imports at start-up for rare fonts only, and the names it imports from them
-_DEFERRED = {"fontTools.subset": (), "fontTools.varLib.instancer": ("instantiateVariableFont",)}
+#: modules WeasyPrint imports at start-up for rare fonts and images only, and the names it imports from them
+#: (classes and functions, called through a forwarder)
+_DEFERRED = {"fontTools.subset": (), "fontTools.varLib.instancer": ("instantiateVariableFont",),
+             "PIL.Image": (), "PIL.ImageCms": ("ImageCmsProfile",), "PIL.ImageOps": (), "PIL.ImageFile": (),
+             "PIL.EpsImagePlugin": ()}
+
+
+#: module attributes a stand-in answers from the real module: a version, ``import *``
+_FORWARDED_DUNDERS = frozenset({"__version__", "__all__"})
 
 
 class _Deferred(types.ModuleType):
-    """Stands in for a module until an attribute is read, then imports the real one and answers from it."""
+    """Stands in for a module until an attribute is read, then imports the real one and answers from it.
+
+    Attributes set on it before then (WeasyPrint's ``EpsImagePlugin.gs_binary = False``) are set on the real
+    module as it loads; after, they are set on the real module directly. A ``_package`` stand-in loads the real
+    package when a submodule is imported (which reads ``__path__``; so does ``from PACKAGE import NAME``).
+    """
+
+    _package = False
 
     def _real(self) -> types.ModuleType:
         import importlib
@@ -125,12 +175,28 @@ class _Deferred(types.ModuleType):
 
         if sys.modules.get(self.__name__) is self:
             del sys.modules[self.__name__]
-        return importlib.import_module(self.__name__)
+        real = importlib.import_module(self.__name__)
+        pending = self.__dict__.pop("_gnd_pending", None)
+        self.__dict__["_gnd_loaded"] = True
+        for name, value in (pending or {}).items():
+            setattr(real, name, value)
+        return real
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") and name not in _FORWARDED_DUNDERS and not (name == "__path__" and self._package):
+            raise AttributeError(name)  # ``__spec__``: asked by every import statement, ``__path__`` by ``from``
+        pending = self.__dict__.get("_gnd_pending")
+        if pending and name in pending:
+            return pending[name]
         return getattr(self._real(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__"):
+            super().__setattr__(name, value)
+        elif self.__dict__.get("_gnd_loaded"):
+            setattr(self._real(), name, value)
+        else:
+            self.__dict__.setdefault("_gnd_pending", {})[name] = value
 
 
 def defer_font_tools() -> list[str]:
@@ -138,28 +204,36 @@ def defer_font_tools() -> list[str]:
 
     Returns the names of the modules now deferred.
     """
+    import importlib
     import sys
     from importlib.util import find_spec
     from pathlib import Path
 
-    if "weasyprint" in sys.modules or any(name in sys.modules for name in _DEFERRED):
+    if "weasyprint" in sys.modules:
         return []
-    try:
-        spec = find_spec("fontTools")
-    except (ImportError, ValueError):
-        return []
-    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
     deferred = []
-    for name, functions in _DEFERRED.items():
-        relative = Path(*name.split(".")[1:])
-        if not any((root / relative / "__init__.py").is_file() or (root / relative).with_suffix(".py").is_file()
-                   for root in roots):
-            continue  # absent or elsewhere: WeasyPrint's own import says what is wrong
-        module = _Deferred(name)
-        for function in functions:
-            setattr(module, function, _forwarder(module, function))
-        sys.modules[name] = module
-        deferred.append(name)
+    for package in ("fontTools", "PIL"):
+        names = [name for name in _DEFERRED if name.startswith(package + ".")]
+        if any(name in sys.modules for name in names):
+            continue  # imported already: nothing to save
+        try:
+            spec = find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+        for name in names:
+            relative = Path(*name.split(".")[1:])
+            if not any((root / relative / "__init__.py").is_file() or (root / relative).with_suffix(".py").is_file()
+                       for root in roots):
+                continue  # absent or elsewhere: WeasyPrint's own import says what is wrong
+            module = _Deferred(name)
+            for function in _DEFERRED[name]:
+                module.__dict__[function] = _forwarder(module, function)
+            sys.modules[name] = module
+            parent, _dot, child = name.rpartition(".")
+            if parent == package:  # ``import PIL.Image; PIL.Image.open`` finds it (the package itself is small)
+                setattr(importlib.import_module(parent), child, module)
+            deferred.append(name)
     return deferred
 
 
@@ -335,6 +409,8 @@ def _shortcut_types(ffi: Any) -> None:
             declared = declarations.get("typedef " + name)
             base = declared[0] if declared else model.PrimitiveType(name) if name in primitives else None
             if base is not None:
+                if not suffix:
+                    return base
                 if suffix == "*":
                     return model.PointerType(base)
                 return model.ArrayType(base, int(length) if length else None)
@@ -1004,6 +1080,8 @@ def _shared_margin_styles(original: Callable[..., Any]) -> Callable[..., Any]:
 
 #: fingerprints of WeasyPrint 70's ``resolve_percentages``, ``resolve_one_percentage`` and ``percentage``
 _PERCENT_CODE = ("c828feca26b259c8", "4b7c6ea84a3d7f41", "6f3409b3c0c59d49")
+#: fingerprint of WeasyPrint 70's ``adjust_box_sizing`` (it reads the box's lengths and ``box_sizing`` only)
+_BOX_SIZING_CODE = "75b809c1ac6e45ba"
 
 
 def _install_percentages() -> None:
@@ -1014,25 +1092,35 @@ def _install_percentages() -> None:
 
         original = percent.resolve_percentages
         fingerprints = tuple(code_fingerprint(f) for f in (original, percent.resolve_one_percentage,
-                                                           percent.percentage))
-        if fingerprints != _PERCENT_CODE or not all(hasattr(percent, name) for name in (
+                                                           percent.percentage, percent.adjust_box_sizing))
+        if fingerprints[:3] != _PERCENT_CODE[:3] or not all(hasattr(percent, name) for name in (
                 "boxes", "check_math", "adjust_box_sizing", "inf")):
             return
         modules = [importlib.import_module(f"weasyprint.layout.{name}")
                    for name in ("inline", "page", "float", "grid", "absolute", "block", "column", "table")]
     except (ImportError, AttributeError):
         return
-    fast = _fast_resolve_percentages(percent)
+    fast = _fast_resolve_percentages(percent, memo=fingerprints[3] == _BOX_SIZING_CODE)
     _replace_in((percent, *modules), "resolve_percentages", original, fast)
 
 
-def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
-    """WeasyPrint's ``resolve_percentages`` (``weasyprint/layout/percent.py``) in one loop (see the module
-    docstring)."""
+#: the box attributes ``resolve_percentages`` sets, and the style values they follow from (with ``box_sizing``)
+_USED_LENGTHS = ("margin_left", "margin_right", "margin_top", "margin_bottom", "padding_left", "padding_right",
+                 "padding_top", "padding_bottom", "width", "min_width", "max_width", "height", "min_height",
+                 "max_height", "border_top_width", "border_right_width", "border_bottom_width", "border_left_width")
+
+
+def _fast_resolve_percentages(module: Any, memo: bool = True) -> Callable[..., Any]:
+    """WeasyPrint's ``resolve_percentages`` (``weasyprint/layout/percent.py``) in one loop, its results kept
+    per style values and containing block size when ``memo`` (see the module docstring)."""
+    import operator
+
     box_class, page_class = module.boxes.Box, module.boxes.PageBox
     percentage, check_math, adjust_box_sizing, inf = (module.percentage, module.check_math,
                                                       module.adjust_box_sizing, module.inf)
     sides = ("border_top_width", "border_right_width", "border_bottom_width", "border_left_width")
+    style_values = operator.itemgetter(*_USED_LENGTHS, "box_sizing")
+    used: dict[Any, dict[str, Any]] = {}  # (style values, containing block size, page box) -> the box's lengths
 
     def resolve_percentages(box: Any, containing_block: Any) -> None:
         if isinstance(containing_block, box_class):
@@ -1040,8 +1128,19 @@ def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
             cb_height = containing_block.height
         else:
             cb_width, cb_height = containing_block
-        maybe_height = cb_height if isinstance(box, page_class) else cb_width
+        is_page = isinstance(box, page_class)
+        maybe_height = cb_height if is_page else cb_width
         style = box.style
+        key = None
+        if memo and style["border_collapse"] != "collapse":
+            try:
+                key = (style_values(style), cb_width, cb_height, is_page)
+                found = used.get(key)
+            except (KeyError, TypeError):  # an unhashable value: computed below
+                key = found = None
+            if found is not None:
+                box.__dict__.update(found)
+                return
         if cb_height == "auto":
             height = style["height"]
             if height == "auto" or check_math(height) or height.unit == "%":
@@ -1065,6 +1164,7 @@ def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
                 value = value.value
             elif value is not None and value != "auto":
                 value = percentage(value, style, refer_to)
+                key = None  # calc(): may read other values (font size)
             if value == "auto" and name in ("min_width", "min_height"):
                 value = 0
             setattr(box, name, value)
@@ -1074,5 +1174,285 @@ def _fast_resolve_percentages(module: Any) -> Callable[..., Any]:
                 setattr(box, side, style[side])
         adjust_box_sizing(box, "width")
         adjust_box_sizing(box, "height")
+        if key is not None:
+            if len(used) > 50_000:  # distinct boxes: a few hundred in a report
+                used.clear()
+            attributes = box.__dict__
+            used[key] = {name: attributes[name] for name in _USED_LENGTHS}
 
     return resolve_percentages
+
+
+#: fingerprints of WeasyPrint 70's ``Layout.deactivate``, ``reactivate``, ``set_text`` and ``get_first_line``
+_KEPT_CODE = ("345f147eb7961a74", "514aa78bbc9f28e8", "bbe930c627d7917a", "0a5c64847b0d379a")
+#: what Pango takes for a paragraph separator (``pango_find_paragraph_boundary``), and other line separators
+_PARAGRAPH_SEPARATORS = re.compile("[\n\r\u2029\u2028\x85\x0b\x0c]")
+
+
+def _install_kept_layouts() -> None:
+    try:
+        from weasyprint.text import line_break
+
+        layout_class = line_break.Layout
+        functions = (layout_class.deactivate, layout_class.reactivate, layout_class.set_text,
+                     layout_class.get_first_line)
+        if tuple(code_fingerprint(f) for f in functions) != _KEPT_CODE:
+            return
+        if code_fingerprint(getattr(layout_class.setup, "original", layout_class.setup)) != _SETUP_CODE[0]:
+            return
+        pango = line_break.pango
+        single_paragraph = pango.pango_layout_set_single_paragraph_mode
+    except (ImportError, AttributeError):
+        return
+    for name, function in zip(("deactivate", "reactivate", "set_text"),
+                              _keep_layouts(*functions[:3], single_paragraph), strict=True):
+        function.original = getattr(layout_class, name)  # type: ignore[attr-defined]
+        setattr(layout_class, name, function)
+
+
+def _keep_layouts(deactivate: Callable[..., Any], reactivate: Callable[..., Any], set_text: Callable[..., Any],
+                  single_paragraph: Callable[..., Any]) -> tuple[Callable[..., Any], ...]:
+    """``Layout.deactivate``, ``reactivate`` and ``set_text`` that keep a laid-out Pango layout for drawing (see the
+    module docstring)."""
+    import operator
+
+    style_values = operator.itemgetter(*_LINE_STYLE)
+    separator = _PARAGRAPH_SEPARATORS.search
+
+    def set_text_(self: Any, text: str, justify: bool = False) -> None:
+        set_text(self, text, justify)
+        if not separator(self.text):  # Pango shapes it alike in either mode: drawing's mode, set before shaping
+            single_paragraph(self.layout, True)
+
+    def deactivate_(self: Any) -> None:
+        kept = None
+        attributes = self.__dict__
+        if "_gnd_kept" not in attributes:  # laid out, not drawn: drawing may change a layout (an ellipsis)
+            try:
+                style = self.style
+                if style["text_decoration_line"] == "none" and not separator(self.text):
+                    kept = [(self.layout, self.language, style_values(style), style.font_config, self.text)]
+            except (AttributeError, KeyError, TypeError):
+                kept = None
+        deactivate(self)
+        attributes["_gnd_kept"] = kept
+
+    def reactivate_(self: Any, style: Any) -> None:
+        kept = self.__dict__.get("_gnd_kept")
+        self._gnd_kept = None  # drawn: not kept again
+        if kept and not self.justification_spacing:
+            layout, language, values, font_config, text = kept.pop()  # a copy of the line (the memo's) draws anew
+            try:
+                same = text == self.text and style.font_config is font_config and style_values(style) == values
+            except (AttributeError, KeyError, TypeError):
+                same = False
+            if same:
+                self.style = style
+                self.first_line_direction = 0
+                self.language = language
+                self.layout = layout
+                self.ascent = self.underline_position = self.strikethrough_position = None
+                return
+        reactivate(self, style)
+
+    return deactivate_, reactivate_, set_text_
+
+
+def constants_fingerprint(function: Any) -> str:
+    """A short hash of the names and all the constants (tuples of strings too) of ``function``'s code."""
+    code = function.__code__
+    return hashlib.sha256(repr((code.co_names, code.co_consts)).encode()).hexdigest()[:16]
+
+
+#: fingerprints (:func:`constants_fingerprint`) of WeasyPrint 70's ``Box.is_in_normal_flow`` and the five tests it asks
+_FLOW_CODE = ("e2fc48b19c36b793",)
+_FLOW_TESTS = ("is_in_normal_flow", "is_floated", "is_absolutely_positioned", "is_running", "is_footnote", "is_note")
+
+
+def _install_normal_flow() -> None:
+    try:
+        from weasyprint.formatting_structure import boxes
+
+        box_class = boxes.Box
+        methods = [box_class.__dict__[name] for name in _FLOW_TESTS]
+    except (ImportError, AttributeError, KeyError):
+        return
+    if hashlib.sha256(repr([constants_fingerprint(m) for m in methods]).encode()).hexdigest()[:16] != _FLOW_CODE[0]:
+        return
+    for value in vars(boxes).values():  # a subclass with its own test would not be asked
+        if isinstance(value, type) and issubclass(value, box_class) and value is not box_class:
+            if any(name in value.__dict__ for name in _FLOW_TESTS):
+                return
+    fast = _fast_in_normal_flow()
+    fast.original = methods[0]  # type: ignore[attr-defined]
+    box_class.is_in_normal_flow = fast
+
+
+def _fast_in_normal_flow() -> Callable[[Any], bool]:
+    """``Box.is_in_normal_flow`` (``weasyprint/formatting_structure/boxes.py``) reading each style value once."""
+    out_of_flow = frozenset({"left", "right", "inline-start", "inline-end", "footnote"})
+
+    def is_in_normal_flow(self: Any) -> bool:
+        style = self.style
+        if style["float"] in out_of_flow:
+            return False
+        position = style["position"]
+        if position in ("absolute", "fixed"):
+            return False
+        head = position[0]
+        return head != "running()" and head != "note()"
+
+    return is_in_normal_flow
+
+
+#: fingerprint (:func:`constants_fingerprint`) of pydyf 0.13's ``_to_bytes``
+_TO_BYTES_CODE = "9035054386f86fd9"
+
+
+def _install_to_bytes() -> None:
+    try:
+        import pydyf
+    except ImportError:
+        return
+    original = getattr(pydyf, "_to_bytes", None)
+    if not callable(original) or constants_fingerprint(original) != _TO_BYTES_CODE:
+        return
+    fast = _fast_to_bytes(cast("Callable[[Any], bytes]", original))
+    fast.original = original  # type: ignore[attr-defined]
+    pydyf._to_bytes = fast
+
+
+def _fast_to_bytes(original: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """pydyf's ``_to_bytes`` with a float's bytes kept once made (see the module docstring)."""
+    floats: dict[float, bytes] = {}
+
+    def to_bytes(item: Any) -> bytes:
+        kind = type(item)
+        if kind is bytes:
+            return cast(bytes, item)
+        if kind is float:
+            found = floats.get(item)
+            if found is None:
+                if len(floats) > 100_000:
+                    floats.clear()
+                found = floats[item] = original(item)
+            return found
+        if kind is int:
+            return str(item).encode("ascii")
+        return original(item)
+
+    return to_bytes
+
+
+#: cffi's parser state after WeasyPrint's ``cdef``, stored (see the module docstring)
+DECLARATIONS = Path(__file__).resolve().parent / "templates" / "weasyprint-cdef.pickle"
+#: the parser attributes a ``cdef`` sets (``_structnode2type`` holds weak references to syntax trees: left empty)
+_PARSER_STATE = ("_declarations", "_included_declarations", "_anonymous_counter", "_int_constants", "_recomplete",
+                 "_uses_new_feature", "_inside_extern_python", "_partial_length")
+#: fingerprints of cffi 2's ``FFI.cdef`` and ``FFI._cdef`` (what a restored ``cdef`` does in their place)
+_CDEF_CODE = ("7beb3558510ce313", "f0ebabf57785f773")
+#: set once WeasyPrint's declarations came from the stored state (the tests read it)
+restored_declarations: list[bool] = []
+
+
+def _declarations_key(csource: str) -> bytes:
+    import sys
+
+    import cffi
+
+    digest = hashlib.sha256(repr((csource, cffi.__version__, sys.version_info[:2])).encode()).hexdigest()
+    return f"# gnd cffi declarations: cffi {cffi.__version__} {digest}\n".encode()
+
+
+def declarations_bytes(csource: str) -> bytes:
+    """What :data:`DECLARATIONS` holds for ``csource``: its key line, then cffi's parser state after a fresh
+    ``cdef`` of it, pickled."""
+    import pickle
+
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(csource)
+    parser = ffi._parser
+    if parser._recomplete:  # would need finishing against this FFI: not stored
+        raise ValueError("the declarations leave types to complete")
+    state = {name: getattr(parser, name) for name in _PARSER_STATE}
+    return _declarations_key(csource) + pickle.dumps(state, protocol=4)
+
+
+def weasyprint_csource() -> str:
+    """The C declarations WeasyPrint gives cffi (imports WeasyPrint)."""
+    from weasyprint.text.ffi import ffi
+
+    return str(ffi._cdefsources[0])
+
+
+@contextlib.contextmanager
+def stored_declarations() -> Iterator[None]:
+    """While WeasyPrint is imported: a first ``cdef`` of a fresh FFI whose text has the stored key takes the stored
+    parser state instead of parsing; pycparser is imported when first needed (see the module docstring)."""
+    import sys
+
+    try:
+        from cffi import api
+        data = DECLARATIONS.read_bytes()
+    except (ImportError, OSError):
+        yield
+        return
+    ffi_class = api.FFI
+    original = ffi_class.cdef
+    if (code_fingerprint(original), code_fingerprint(ffi_class._cdef)) != _CDEF_CODE:
+        yield
+        return
+    if "pycparser" not in sys.modules and "cffi.cparser" not in sys.modules and data.startswith(b"# gnd cffi "):
+        _defer_module("pycparser")
+
+    def cdef(self: Any, csource: str, override: bool = False, packed: bool = False, pack: Any = None) -> None:
+        parser = self._parser
+        if (isinstance(csource, str) and not (override or packed or pack) and not self._cdefsources
+                and not getattr(parser, "_declarations", True) and not getattr(parser, "_int_constants", True)):
+            key = _declarations_key(csource)
+            state = _stored_state(data[len(key):]) if data.startswith(key) else None
+            if state is not None:
+                with self._lock:
+                    self._cdef_version = object()
+                    parser.__dict__.update(state)
+                    self._cdefsources.append(csource)
+                restored_declarations.append(True)
+                return
+        original(self, csource, override=override, packed=packed, pack=pack)
+
+    ffi_class.cdef = cdef
+    try:
+        yield
+    finally:
+        ffi_class.cdef = original
+
+
+def _stored_state(data: bytes) -> dict[str, Any] | None:
+    import pickle
+
+    try:
+        state = pickle.loads(data)  # our own file, shipped beside this module
+    except Exception:  # noqa: BLE001 - damaged: cffi parses instead
+        return None
+    if not isinstance(state, dict) or tuple(state) != _PARSER_STATE or state["_recomplete"]:
+        return None
+    return state
+
+
+def _defer_module(name: str) -> None:
+    import sys
+
+    module = _Deferred(name)
+    module.__dict__["_package"] = True  # cffi reads attributes only: ``import pycparser.c_parser`` elsewhere works
+    sys.modules[name] = module
+
+
+if __name__ == "__main__":  # python -m reports.weasyprint_speed: store WeasyPrint's cffi declarations
+    import sys
+
+    if sys.argv[1:]:
+        sys.exit("usage: python -m reports.weasyprint_speed  (rewrites templates/weasyprint-cdef.pickle)")
+    DECLARATIONS.write_bytes(declarations_bytes(weasyprint_csource()))
+    print(f"wrote {DECLARATIONS}")

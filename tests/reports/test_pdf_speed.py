@@ -96,7 +96,7 @@ def test_cffi_type_shortcut_builds_the_declared_types() -> None:
 
     cffi_own = ffi._parser.parse_type.original
     for cdecl in ("PangoRectangle *", "PangoFcFontMap *", "hb_codepoint_t[7]", "char[]", "char[4]",
-                  "unsigned int *", "PangoLogAttr[]"):
+                  "unsigned int *", "PangoLogAttr[]", "PangoGlyphInfo", "PangoGlyph", "int", "unsigned int"):
         with ffi._lock:
             built = ffi._get_cached_btype(cffi_own(cdecl))
         assert ffi.typeof(cdecl) is built, cdecl  # the very type cffi's own parser gives
@@ -175,7 +175,8 @@ def test_shortcut_stays_off_for_another_draw_first_line() -> None:
 
 
 def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
-    """WeasyPrint's fontTools imports are deferred: a report needs none, and a first use loads the real module."""
+    """WeasyPrint's fontTools and Pillow imports are deferred: a report needs none, and a first use loads the real
+    module, with the settings WeasyPrint made on it."""
     import subprocess
 
     script = (
@@ -192,6 +193,16 @@ def test_font_tools_load_only_when_used(tmp_path: Any) -> None:
         "assert callable(fonts.instantiateVariableFont)\n"
         "from fontTools.varLib.instancer import instantiateVariableFont\n"
         "assert instantiateVariableFont.__module__ == 'fontTools.varLib.instancer'\n"
+        "assert all(type(sys.modules[f'PIL.{name}']).__name__ == '_Deferred' for name in ('Image', 'ImageCms'))\n"
+        "import io, PIL.EpsImagePlugin, PIL.ImageFile\n"
+        "assert PIL.EpsImagePlugin.EpsImageFile.format == 'EPS' and PIL.ImageFile.ImageFile  # the real ones\n"
+        "assert type(sys.modules['PIL.EpsImagePlugin']).__name__ == 'module'\n"
+        "assert sys.modules['PIL.EpsImagePlugin'].gs_binary is False  # WeasyPrint's settings, made when loaded\n"
+        "assert sys.modules['PIL.ImageFile'].LOAD_TRUNCATED_IMAGES is True\n"
+        "from PIL import Image\n"
+        "png = io.BytesIO()\n"
+        "Image.new('RGB', (3, 2)).save(png, 'PNG')\n"
+        "assert Image.open(io.BytesIO(png.getvalue())).size == (3, 2)\n"
         "print('ok')\n")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
@@ -350,9 +361,10 @@ def _switched_off(*names: str) -> Any:
                             "weasyprint.css.units", "weasyprint.css.computed_values", "weasyprint.draw.text",
                             "weasyprint.draw", "weasyprint.layout.page", "weasyprint.layout.percent",
                             *(f"weasyprint.layout.{name}" for name in ("float", "grid", "absolute", "block",
-                                                                       "column", "table"))):
+                                                                       "column", "table")),
+                            "weasyprint.formatting_structure.boxes", "pydyf"):
             module = importlib.import_module(module_name)
-            for holder in (module, getattr(module, "Layout", None)):  # setup is a method of line_break.Layout
+            for holder in (module, getattr(module, "Layout", None), getattr(module, "Box", None)):  # methods
                 for name in names:
                     fast = getattr(holder, name, None)
                     if fast is not None and hasattr(fast, "original"):
@@ -370,8 +382,9 @@ def _switched_off(*names: str) -> Any:
 def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
                                                                   hostile_data: dict[str, Any]) -> None:
     """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions, Pango
-    contexts and margin box styles, used lengths resolved in one loop, and text drawn again from recorded
-    operators give the very bytes WeasyPrint's own functions give,
+    contexts and margin box styles, used lengths resolved in one loop, text drawn again from recorded
+    operators, lines drawn from the Pango layouts they were laid out with, the one-read flow test and the kept
+    float operands give the very bytes WeasyPrint's and pydyf's own functions give,
     for the sick report (both languages, topology labels included), a hostile one, and repeats that differ in
     what Pango reads."""
     from doctor import i18n
@@ -383,13 +396,15 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
                "max-width: calc(100% - 3em); box-sizing: content-box; border: 3px solid red'>percent</div>"
                "<div style='height: 20%; max-height: 40px; box-sizing: padding-box; padding: 5%'>auto height</div>"
                "<table style='border-collapse: collapse; width: 80%'><tr><td style='width: 30%; padding: 1%; "
-               "border: 2px solid'>cell</td><td>other</td></tr></table>")
+               "border: 2px solid'>cell</td><td>other</td></tr></table>"
+               + "".join(f"<div style='font-size: {size}px; padding-left: calc(1em + 2%); width: 60%'>em {size}</div>"
+                         for size in (10, 20, 10)))
     pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, lengths, render_html(sick_data, links=False),
              render_html(hostile_data, links=False)]
     with i18n.use("zh-CN"):
         pages.append(render_html(sick_data, links=False))
     names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles",
-             "resolve_percentages"}
+             "resolve_percentages", "deactivate", "reactivate", "set_text", "is_in_normal_flow", "_to_bytes"}
     for html in pages:
         with _switched_off(*names) as swapped:
             assert {name for _module, name, _fast in swapped} == names
@@ -397,6 +412,56 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
         assert pdf.html_to_pdf(html) == plain
         if html is REPEATS_PAGE:
             assert "Expected value and a" in _text(plain) and "hyphen\u2010" in _text(plain)
+
+
+def test_flow_test_and_operand_shortcuts_are_on() -> None:
+    """The flow test and operand shortcuts are on for this WeasyPrint and pydyf, and answer as the originals do."""
+    pdf.refusing_fetcher()
+    import pydyf
+    from weasyprint.formatting_structure import boxes
+
+    flow, to_bytes = boxes.Box.is_in_normal_flow, pydyf._to_bytes
+    assert flow.original is not flow and to_bytes.original is not to_bytes
+    for value in (0.0, -0.0, 1.5, -2.25, 3.0, 1e-7, 12345.678, 7, True, b"x", "name", float("nan"), 2.5):
+        assert to_bytes(value) == to_bytes.original(value) == to_bytes(value), value
+
+    for float_ in ("none", "left", "right", "inline-start", "inline-end", "footnote"):
+        for position in ("static", "relative", "absolute", "fixed", ("running()", "header"), ("note()", "n")):
+            box = object.__new__(boxes.BlockBox)
+            box.style = {"float": float_, "position": position}
+            assert flow(box) == flow.original(box), (float_, position)
+
+
+def test_used_lengths_are_kept_for_alike_boxes() -> None:
+    """The used lengths memo is on for this WeasyPrint, and boxes alike but for their ``calc()`` font sizes get
+    their own lengths (the byte comparison above covers the pages)."""
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.layout import percent
+
+    assert weasyprint_speed.code_fingerprint(percent.adjust_box_sizing) == weasyprint_speed._BOX_SIZING_CODE
+    assert percent.resolve_percentages.original is not percent.resolve_percentages
+    widths: dict[int, float] = {}  # per paragraph
+    page = "".join(f"<p style='font-size: {size}px; width: calc(10em + 10%)'>w{size}</p>" for size in (10, 20, 10, 20))
+    pdf.html_to_pdf(page + "<p style='width: 50%'>a</p>" * 3)  # warms the memo with these styles
+    fast = percent.resolve_percentages
+
+    def recording(box: Any, containing_block: Any) -> None:
+        fast(box, containing_block)
+        if box.element_tag == "p":
+            widths[id(box.element)] = box.width
+
+    percent.resolve_percentages = recording
+    from weasyprint.layout import block
+
+    block_fast, block.resolve_percentages = block.resolve_percentages, recording
+    try:
+        pdf.html_to_pdf(page + "<p style='width: 50%'>a</p>" * 3)
+    finally:
+        percent.resolve_percentages, block.resolve_percentages = fast, block_fast
+    found = list(widths.values())
+    assert len(found) == 7 and found[0] == found[2] != found[1] == found[3] and found[4] == found[5] == found[6], found
 
 
 def test_line_memo_answers_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -489,3 +554,86 @@ def test_documents_drawn_in_two_threads_keep_their_own_recorded_text() -> None:
     for thread in threads:
         thread.join()
     assert results == {0: [alone[0]] * 3, 1: [alone[1]] * 3}
+
+
+def test_lines_are_drawn_from_the_layouts_they_were_laid_out_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawing a laid-out line sets no Pango layout up again, unless it is decorated, justified or holds a line
+    separator (WeasyPrint's own set-up draws those); the pages are WeasyPrint's (see the byte comparison above)."""
+    from reports import weasyprint_speed
+
+    pdf.refusing_fetcher()
+    from weasyprint.text import line_break
+
+    layout_class = line_break.Layout
+    assert [weasyprint_speed.code_fingerprint(getattr(layout_class, name).original)
+            for name in ("deactivate", "reactivate", "set_text")] == list(weasyprint_speed._KEPT_CODE[:3])
+    set_up_again: list[str] = []
+    own = layout_class.reactivate.original
+
+    def counting(self: Any, style: Any) -> None:
+        set_up_again.append(self.text)
+        own(self, style)
+
+    _deactivate, reactivate, _set_text = weasyprint_speed._keep_layouts(
+        layout_class.deactivate.original, counting, layout_class.set_text.original,
+        line_break.pango.pango_layout_set_single_paragraph_mode)
+    monkeypatch.setattr(layout_class, "reactivate", reactivate)  # the installed one, WeasyPrint's own counted
+    page = ("<p>first plain line</p><p>second plain line, longer and wrapped " + "filler " * 60 + "</p>"
+            "<p style='text-decoration: underline'>underlined line</p>"
+            "<p style='text-align: justify; width: 20em'>" + "justified words here " * 8 + "</p>")
+    data = pdf.html_to_pdf(page)
+    assert "first plain line" in _text(data) and "underlined line" in _text(data)
+    assert not any("plain" in text or "filler" in text for text in set_up_again), set_up_again
+    assert "underlined line" in set_up_again
+    assert any("justified" in text for text in set_up_again)
+
+
+def _run_script(script: str) -> str:
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
+                         check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
+def test_stored_cffi_declarations_are_current_and_equal_a_parse() -> None:
+    """WeasyPrint's cffi declarations come from templates/weasyprint-cdef.pickle (regenerate it with
+    ``python -m reports.weasyprint_speed`` after upgrading WeasyPrint or cffi), equal to what cffi parses from the
+    same text, and pycparser is not imported for a report."""
+    script = (
+        "import sys, cffi\n"
+        "from reports import pdf, weasyprint_speed as w\n"
+        "pdf.refusing_fetcher()\n"
+        "assert w.restored_declarations == [True], 'stale: python -m reports.weasyprint_speed'\n"
+        "assert pdf.html_to_pdf('<p>declared 中文 <b>bold</b></p><pre>mono</pre>').startswith(b'%PDF-')\n"
+        "assert type(sys.modules['pycparser']).__name__ == '_Deferred'\n"
+        "from weasyprint.text.ffi import ffi\n"
+        "fresh = cffi.FFI()\n"
+        "fresh.cdef(w.weasyprint_csource())\n"
+        "def shape(parser):\n"
+        "    c_name = lambda tp: tp._get_c_name() if hasattr(tp, '_get_c_name') else repr(tp)\n"
+        "    return {name: (type(tp).__name__, c_name(tp), getattr(tp, 'fldnames', None),\n"
+        "                   [c_name(t) for t in getattr(tp, 'fldtypes', None) or ()], quals)\n"
+        "            for name, (tp, quals) in parser._declarations.items()}, parser._int_constants\n"
+        "assert shape(ffi._parser) == shape(fresh._parser)\n"
+        "assert ffi.sizeof('PangoGlyphInfo') == fresh.sizeof('PangoGlyphInfo') == 20\n"
+        "assert ffi.offsetof('PangoRectangle', 'height') == 12\n"
+        "print('ok')\n")
+    assert _run_script(script) == "ok"
+
+
+def test_damaged_stored_declarations_are_parsed_instead(tmp_path: Any) -> None:
+    """A stored state whose key is another text's, or that does not load, leaves cffi to parse WeasyPrint's text."""
+    for content in (b"# gnd cffi declarations: cffi 0 0\n" + b"x" * 40, b""):
+        damaged = tmp_path / "cdef.pickle"
+        damaged.write_bytes(content)
+        script = (
+            "from pathlib import Path\n"
+            "from reports import pdf, weasyprint_speed as w\n"
+            f"w.DECLARATIONS = Path({str(damaged)!r})\n"
+            "assert pdf.html_to_pdf('<p>parsed</p>').startswith(b'%PDF-')\n"
+            "assert w.restored_declarations == []\n"
+            "print('ok')\n")
+        assert _run_script(script) == "ok"
