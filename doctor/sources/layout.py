@@ -93,6 +93,17 @@ def _checksums_ok(stamps: Sequence[bytes], sums: Sequence[bytes], bases: Sequenc
     return True
 
 
+class _Fields(dict):  # type: ignore[type-arg]
+    """Checksum fields as tarfile writes them, by value (made once; the runs' lists share them)."""
+
+    def __missing__(self, value: int) -> bytes:
+        field = self[value] = _CANONICAL % value
+        return field
+
+
+_FIELDS = _Fields()
+
+
 class _Run:
     """Members ``first``..``stop - 1`` of a layout, none of them volatile, cut with one struct.
 
@@ -158,10 +169,14 @@ class _Run:
         (a time stamp's digits sum to one of a few dozen values: each one's are made once)."""
         written = self.written.get(total)
         if written is None:
-            if len(self.written) >= 8:
+            if len(self.written) >= 32:
                 self.written.clear()
-            written = self.written[total] = [_CANONICAL % (base + (total if fixed is None else fixed))
-                                             for base, fixed in zip(self.bases, self.fixed)]
+            if len(_FIELDS) >= 1 << 16:
+                _FIELDS.clear()
+            written = list(map(_FIELDS.__getitem__, map(total.__add__, self.bases)))
+            for k, kept in self.kept:
+                written[k] = _FIELDS[self.bases[k] + sum(kept)]
+            self.written[total] = written
         return written
 
     def same(self, data: bytes, pos: int) -> list[tuple[int, int]] | None:
