@@ -369,8 +369,16 @@ class _Derived(dict):  # type: ignore[type-arg]
 
     def __init__(self, facts: MemoFacts) -> None:
         super().__init__()
-        self._facts = facts
+        # held weakly: the facts hold this dict, and a cycle would keep the node's facts and tree
+        # (thousands of objects) alive until the garbage collector walks them
+        self._ref = weakref.ref(facts)
         self._uses: dict[object, list[tuple[str, object]]] = {}
+
+    @property
+    def _facts(self) -> MemoFacts:
+        facts = self._ref()
+        assert facts is not None  # only the facts themselves reach this dict
+        return facts
 
     def across(self, key: object, build: Any) -> Any:
         """:func:`doctor.derived.shared`: the value of an earlier node whose every use is unchanged."""
