@@ -17,6 +17,14 @@ tree with those files' data replaced, which is exactly what reading it member by
 per-byte Python loop for the runs: the checksum is a plain byte sum, so it is the earlier header's
 sum outside the time stamp and checksum fields plus the new time stamp's bytes).
 
+Before cutting, a run is checked in place (:meth:`_Run.same`): when its headers carry one time stamp
+(pax headers keeping theirs) and checksums written as tarfile writes them, the run's expected bytes
+(the layout's pieces with that stamp and those checksums) are joined and compared with the archive
+in one go, no piece cut. Files whose data (not size) differed on an earlier node (host name,
+machine-id, the manifest: *holes*) are taken there as the archive has them and compared on their
+own. Anything else in the run (another file's data, padding, a checksum written another way) makes
+the run cut as above, which decides; a file found there with other data becomes a hole.
+
 When the cut fails, the tarball is walked once header by header beside the kept layout: if the
 only differences are the sizes of some regular files, those members become volatile and the cut is
 tried again. Anything else (a header, link or pax record that differs, a time stamp or size that is
