@@ -119,6 +119,9 @@ class MemoFacts(Facts):
         self._values: dict[str, Any] = {}
         #: the use lists of what is being built or checked now, innermost last
         self._stack: list[list[Any]] = []
+        #: this node's verdict on each field read or call noted with a given result (many checks
+        #: note the same ones): (family, field or call, id of the result) -> (that result, equal now)
+        self._checked: dict[tuple[str, Any, int], tuple[Any, bool]] = {}
         super().__init__(*args, **kwargs)
         tree = self._source.tree
         if isinstance(tree, TarTree):
@@ -212,19 +215,27 @@ def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
     """Whether each fact in ``uses`` is the very object noted, and each field read or call noted on a
     :data:`FIELDS` value gives an equal result now (a fact that fails to build: no)."""
     values = facts._values
+    checked = facts._checked
     facts._stack.append([])  # checking is not using: what it reads is noted nowhere
     try:
         for use in uses:
-            current = values.get(use[0], _MISSING)
-            if current is _MISSING:  # not built yet on this node (or the source itself)
-                current = getattr(facts, use[0])
             if len(use) == 2:
+                current = values.get(use[0], _MISSING)
+                if current is _MISSING:  # not built yet on this node (or the source itself)
+                    current = getattr(facts, use[0])
                 if current is not use[1]:
                     return False
                 continue
-            what = use[1]
-            got = getattr(current, what[0])(*what[1]) if type(what) is tuple else getattr(current, what)
-            if not _equal(got, use[2]):
+            what, noted = use[1], use[2]
+            key = (use[0], what, id(noted))
+            hit = checked.get(key)
+            if hit is None or hit[0] is not noted:
+                current = values.get(use[0], _MISSING)
+                if current is _MISSING:
+                    current = getattr(facts, use[0])
+                got = getattr(current, what[0])(*what[1]) if type(what) is tuple else getattr(current, what)
+                hit = checked[key] = (noted, _equal(got, noted))
+            if not hit[1]:
                 return False
         return True
     except Exception:  # building it again will raise where the plain run raises
@@ -234,7 +245,8 @@ def _same(facts: MemoFacts, uses: tuple[Any, ...]) -> bool:
 
 
 def _dedup(uses: list[Any]) -> tuple[Any, ...]:
-    """Each use once (the first time it was noted)."""
+    """Each use once (the first time it was noted); the facts used whole first (one ``is`` each: where
+    nodes of other configurations take turns, a check's earlier runs mostly differ there)."""
     out: dict[Any, Any] = {}
     for use in uses:
         out.setdefault(use[0] if len(use) == 2 else (use[0], use[1]), use)
@@ -357,8 +369,16 @@ class _Derived(dict):  # type: ignore[type-arg]
 
     def __init__(self, facts: MemoFacts) -> None:
         super().__init__()
-        self._facts = facts
+        # held weakly: the facts hold this dict, and a cycle would keep the node's facts and tree
+        # (thousands of objects) alive until the garbage collector walks them
+        self._ref = weakref.ref(facts)
         self._uses: dict[object, list[tuple[str, object]]] = {}
+
+    @property
+    def _facts(self) -> MemoFacts:
+        facts = self._ref()
+        assert facts is not None  # only the facts themselves reach this dict
+        return facts
 
     def across(self, key: object, build: Any) -> Any:
         """:func:`doctor.derived.shared`: the value of an earlier node whose every use is unchanged."""

@@ -17,6 +17,14 @@ tree with those files' data replaced, which is exactly what reading it member by
 per-byte Python loop for the runs: the checksum is a plain byte sum, so it is the earlier header's
 sum outside the time stamp and checksum fields plus the new time stamp's bytes).
 
+Before cutting, a run is checked in place (:meth:`_Run.same`): when its headers carry one time stamp
+(pax headers keeping theirs) and checksums written as tarfile writes them, the run's expected bytes
+(the layout's pieces with that stamp and those checksums) are joined and compared with the archive
+in one go, no piece cut. Files whose data (not size) differed on an earlier node (host name,
+machine-id, the manifest: *holes*) are taken there as the archive has them and compared on their
+own. Anything else in the run (another file's data, padding, a checksum written another way) makes
+the run cut as above, which decides; a file found there with other data becomes a hole.
+
 When the cut fails, the tarball is walked once header by header beside the kept layout: if the
 only differences are the sizes of some regular files, those members become volatile and the cut is
 tried again. Anything else (a header, link or pax record that differs, a time stamp or size that is
@@ -93,6 +101,17 @@ def _checksums_ok(stamps: Sequence[bytes], sums: Sequence[bytes], bases: Sequenc
     return True
 
 
+class _Fields(dict):  # type: ignore[type-arg]
+    """Checksum fields as tarfile writes them, by value (made once; the runs' lists share them)."""
+
+    def __missing__(self, value: int) -> bytes:
+        field = self[value] = _CANONICAL % value
+        return field
+
+
+_FIELDS = _Fields()
+
+
 class _Run:
     """Members ``first``..``stop - 1`` of a layout, none of them volatile, cut with one struct.
 
@@ -104,35 +123,94 @@ class _Run:
     """
 
     __slots__ = ("first", "stop", "cutter", "head", "gaps", "bases", "base_digits", "ones", "span", "stamps",
-                 "common", "at", "fixed", "written")
+                 "common", "at", "fixed", "written", "pieces", "stamp_at", "kept", "holes")
 
-    def __init__(self, layout: Layout, first: int, stop: int) -> None:
+    def __init__(self, layout: Layout, first: int, stop: int, common: bytes) -> None:
+        """``common``: the time stamp most of the layout's headers have."""
         heads, sizes = layout.heads, layout.sizes
         fmt = [f"<{_HEAD}s"]
         gaps = layout.gaps
-        for i in range(first, stop):  # the last one's next header is not in the run (when there is one)
-            fmt.append(f"12s8s{len(gaps[i]) - (_HEAD if i + 1 == stop < len(gaps) else 0)}s")
+        # each header's piece in this run (the last one's stops before the next header's start)
+        mine = list(gaps[first:stop])
+        if stop < len(gaps):
+            mine[-1] = mine[-1][:-_HEAD]
+        for gap in mine:
+            fmt.append(f"12s8s{len(gap)}s")
         self.first, self.stop = first, stop
         self.cutter = struct.Struct("".join(fmt))
         self.head = layout.start(first)
         self.gaps = tuple(gaps[first:stop])  # the layout's (the last one with the next header's start)
+        #: the run's bytes as a list, the time stamps and checksum fields left to fill (see :meth:`same`)
+        self.pieces: list[bytes] = [self.head]
+        for gap in mine:
+            self.pieces += (b"", b"", gap)
+        #: the files whose data differed on an earlier node (not their size): per file, its place in
+        #: :attr:`pieces`, its data's offset from the run's start, its size, its piece before and after
+        #: its data, its data in the layout's archive and its header index
+        self.holes = [(3 * (i - first) + 3, heads[i] + _BLOCK - heads[first], sizes[i], mine[i - first][:_REST],
+                       mine[i - first][_REST + sizes[i]:], layout.data(i), i)
+                      for i in sorted(layout.holes) if first <= i < stop]
         self.bases = layout.bases[first:stop]
         # the same, one base-2**24 digit per header (sums stay under 2**18: no carries)
         self.base_digits = int.from_bytes(b"".join(b.to_bytes(3, "big") for b in self.bases), "big")
         self.ones = int.from_bytes(b"\0\0\1" * (stop - first), "big")
         self.span = heads[stop - 1] + _BLOCK + _padded(sizes[stop - 1]) - heads[first]
-        # the time stamps: the most common one (the node's time), which a later archive may have
-        # another of, and the others (pax headers are stamped 0), which it must have as they are
+        # the time stamps: the archive's most common one (the node's time), which a later archive may
+        # have another of, and the others (pax headers are stamped 0), which it must have as they are
         olds = layout.stamps[first:stop]
-        self.common = Counter(olds).most_common(1)[0][0]
-        self.at = olds.index(self.common)
+        self.common = common
+        self.at = olds.index(self.common) if self.common in olds else 0
+        #: the offset of header ``at``'s time stamp from the run's start
+        self.stamp_at = heads[first + self.at] - heads[first] + _STAMP
         self.stamps: bytes | None = None
         if all(map(_PLAIN_STAMP.fullmatch, set(olds))):  # then each 12 bytes of the joined stamps are one
             self.stamps = b"".join(olds)
             #: per header, the byte sum of the stamp it keeps (None: it has the node's time)
             self.fixed = [None if x == self.common else sum(x) for x in olds]
+            #: the headers that keep their stamp (pax headers: 0), and that stamp
+            self.kept = [(k, x) for k, x in enumerate(olds) if x != self.common]
             #: the checksum fields as tarfile writes them, by the byte sum of the node's time stamp
-            self.written: dict[int, bytes] = {}
+            self.written: dict[int, list[bytes]] = {}
+
+    def _written(self, total: int) -> list[bytes]:
+        """Each header's checksum field as tarfile writes it when the node's time stamp sums to ``total``
+        (a time stamp's digits sum to one of a few dozen values: each one's are made once)."""
+        written = self.written.get(total)
+        if written is None:
+            if len(self.written) >= 32:
+                self.written.clear()
+            if len(_FIELDS) >= 1 << 16:
+                _FIELDS.clear()
+            written = list(map(_FIELDS.__getitem__, map(total.__add__, self.bases)))
+            for k, kept in self.kept:
+                written[k] = _FIELDS[self.bases[k] + sum(kept)]
+            self.written[total] = written
+        return written
+
+    def same(self, data: bytes, pos: int) -> list[tuple[int, int]] | None:
+        """Whether ``data`` holds at ``pos`` this run's bytes with every header stamped with one time
+        (pax headers keeping theirs), each checksum written as tarfile writes it for that time, and
+        other data in its holes only: the expected bytes are joined and compared in one go, nothing
+        cut. Then (header index, data offset) of each hole whose data differ from the layout's;
+        ``None`` says nothing: the run is then cut (:meth:`checksums_ok`, the pieces one by one)."""
+        if self.stamps is None:
+            return None
+        stamp = data[pos + self.stamp_at:pos + self.stamp_at + 12]
+        if stamp != self.common and not _PLAIN_STAMP.fullmatch(stamp):
+            return None  # not eleven octal digits: fasttar's checks of a number are the cut's
+        pieces = self.pieces.copy()
+        stamps = [stamp] * (self.stop - self.first)
+        for k, kept in self.kept:
+            stamps[k] = kept
+        pieces[1::3] = stamps
+        pieces[2::3] = self._written(sum(stamp))
+        changed = []
+        for at, offset, size, before, after, old, i in self.holes:
+            start = pos + offset
+            if not data.startswith(old, start):
+                pieces[at] = before + data[start:start + size] + after
+                changed.append((i, start))
+        return changed if data.startswith(b"".join(pieces), pos) else None
 
     def checksums_ok(self, stamps: tuple[bytes, ...], sums: tuple[bytes, ...]) -> bool:
         """Whether each header's checksum field is right for its bytes (see :func:`_checksums_ok`);
@@ -147,17 +225,8 @@ class _Run:
                     octal(stamp)  # what fasttar checks of every numeric field (the others were checked before)
                 except Fallback:
                     return False
-                # a time stamp's digits sum to one of a few dozen values: each one's checksums, as
-                # tarfile writes them, are made once (a checksum is its header's base plus its stamp's sum)
-                total = sum(stamp)
-                written = self.written.get(total)
-                if written is None:
-                    if len(self.written) >= 32:
-                        self.written.clear()
-                    written = self.written[total] = b"".join(
-                        _CANONICAL % (base + (total if fixed is None else fixed))
-                        for base, fixed in zip(self.bases, self.fixed))
-                if joined == written:
+                # a checksum is its header's base plus its stamp's sum
+                if joined == b"".join(self._written(sum(stamp))):
                     return True
                 if _canonical(joined, len(sums)):
                     return False  # written that way, but a value differs: a wrong checksum
@@ -175,7 +244,7 @@ class Layout:
     """One tarball's layout: its headers' pieces, its members' data and the tables of its tree."""
 
     __slots__ = ("limits", "heads", "files", "tables", "caps", "totals", "members", "implicit", "volatile", "wild", "sizes",
-                 "head", "gaps", "stamps", "bases", "_runs", "_parts")
+                 "head", "gaps", "stamps", "bases", "_runs", "_parts", "holes")
 
     def __init__(self, blob: bytes, heads: list[int], files: dict[int, tuple[str, int]], tables: Any,
                  limits: Hashable, caps: tuple[int, int, int] | None = None,
@@ -198,6 +267,9 @@ class Layout:
         self.implicit = implicit
         #: header indices whose size differed from this tarball's on a later one
         self.volatile: set[int] = set()
+        #: header indices of regular files whose data (not size) differed from this tarball's on a later
+        #: one (host name, machine-id, the manifest): a run's in-place check takes their data as they are
+        self.holes: set[int] = set()
         #: too many volatile members to be worth cutting: no more learning
         self.wild = False
         self.sizes = [octal(blob[h + _SIZE:h + _STAMP]) for h in heads]
@@ -227,17 +299,19 @@ class Layout:
 
     def _plan(self) -> list[_Run | int]:
         """The runs and, between them, the volatile header indices, in archive order (built once per
-        set of volatile members)."""
+        set of volatile members and holes)."""
         if self._runs is None:
             plan: list[_Run | int] = []
             start = 0
-            for v in sorted(self.volatile):
+            volatile = self.volatile
+            common = Counter(self.stamps).most_common(1)[0][0] if self.stamps else b""
+            for v in sorted(volatile):
                 if v > start:
-                    plan.append(_Run(self, start, v))
+                    plan.append(_Run(self, start, v, common))
                 plan.append(v)
                 start = v + 1
             if start < len(self.heads):
-                plan.append(_Run(self, start, len(self.heads)))
+                plan.append(_Run(self, start, len(self.heads), common))
             self._runs = plan
             self._parts = {v: (self.start(v), self.rest(v), self.data(v)) for v in self.volatile}
         return self._runs
@@ -268,6 +342,10 @@ class Layout:
         parts_of = self._parts
         pos = 0
         grown = 0
+        # the bytes themselves (a view of the whole of them), for runs compared in place
+        whole = blob.obj if type(blob) is memoryview else blob
+        flat = whole if type(whole) is bytes and len(whole) == len(blob) else None
+        found: list[int] = []  # files with other data, found inside runs
         try:
             for step in plan:
                 if type(step) is int:  # a volatile member, read on its own
@@ -294,11 +372,19 @@ class Layout:
                     grown += size - size_of[step]
                     if not same:
                         renamed.append(Renamed(step, header, pos + _BLOCK, size))
-                    elif size != size_of[step] or blob[pos + _BLOCK:pos + _BLOCK + size] != data:
+                    elif size != size_of[step] or not (flat.startswith(data, pos + _BLOCK) if flat is not None
+                                                       else blob[pos + _BLOCK:pos + _BLOCK + size] == data):
                         out.append((files[step][0], pos + _BLOCK, size))
                     pos += _BLOCK + _padded(size)
                     continue
                 run: _Run = step  # type: ignore[assignment]
+                if flat is not None:
+                    changed = run.same(flat, pos)
+                    if changed is not None:
+                        for i, offset in changed:
+                            out.append((files[i][0], offset, files[i][1]))
+                        pos += run.span
+                        continue
                 parts = run.cutter.unpack_from(blob, pos)
                 if parts[0] != run.head:
                     return None  # a header (name, mode, ids, size) differs
@@ -318,6 +404,7 @@ class Layout:
                         if file is None:
                             return None  # the data of a pax or long-name header differs
                         out.append((file[0], heads[i] + pos - heads[first] + _BLOCK, file[1]))
+                        found.append(i)
                 pos += run.span
         except (Fallback, struct.error):
             return None  # a number that is not octal, or the archive ends early
@@ -327,6 +414,9 @@ class Layout:
             assert self.caps is not None and self.totals is not None
             if self.totals[0] + grown > self.caps[1] or self.totals[1] + grown > self.caps[2]:
                 return None
+        if found and len(self.holes) + len(found) <= max(64, len(heads) // 8):
+            self.holes.update(found)  # the next archive's runs end before their data
+            self._runs = None
         return out, renamed
 
     def _renamable(self, i: int) -> bool:

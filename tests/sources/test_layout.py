@@ -503,3 +503,122 @@ def test_a_rename_that_would_leave_an_implicit_directory_empty_reads_as_a_fresh_
     second = _plain_tar([("etc", None), ("etc/a", b"1"), ("etc/f__", b"2")], 1_700_000_002)
     (entries, _), hit = _read_after(tmp_path, monkeypatch, first, second)
     assert not hit and "opt/x" not in entries and "etc/f__" in entries
+
+
+# ---- files whose data differ from node to node (host name, manifest): holes in a run's in-place check ----
+
+
+def _after_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> tuple[Any, bool, int]:
+    """Read nodes A and B (which differ in their host name and manifest: the layout learns those files
+    as holes), then ``data``: (its outcome, whether a kept layout made its tree, how many runs the
+    in-place check passed); the outcome must be what a fresh process gets."""
+    a, b, c = tmp_path / "a.tar", tmp_path / "b.tar", tmp_path / "c.tar"
+    a.write_bytes(_node("node-a", 1_700_000_001))
+    b.write_bytes(_node("node-b", 1_700_000_002))
+    c.write_bytes(data)
+    layout.forget()
+    alone = _outcome(c)
+    layout.forget()
+    TarTree(str(a))
+    TarTree(str(b))
+    (kept,) = layout._kept
+    assert {kept.files[i][0] for i in kept.holes} == {"etc/hostname", "gnd-manifest.json"}
+    passed: list[bool] = []
+    same = layout._Run.same
+
+    def spy_same(run: Any, data: bytes, pos: int) -> Any:
+        got = same(run, data, pos)
+        passed.append(got is not None)
+        return got
+
+    monkeypatch.setattr(layout._Run, "same", spy_same)
+    hits: list[bool] = []
+    like_layout = TarTree._like_layout
+
+    def spy(self: TarTree, *args: Any) -> bool:
+        took: bool = like_layout(self, *args)
+        hits.append(took)
+        return took
+
+    monkeypatch.setattr(TarTree, "_like_layout", spy)
+    got = _outcome(c)
+    assert got == alone
+    return got, hits == [True], sum(passed)
+
+
+def test_a_third_node_is_checked_in_place_with_its_own_host_name(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (entries, _), hit, passed = _after_two(tmp_path, monkeypatch, _node("node-c", 1_700_054_321))
+    assert hit and passed == 1  # one run, nothing cut
+    assert entries["etc/hostname"][1] == b"node-c\n" and b'"hostname": "node-c"' in entries["gnd-manifest.json"][1]
+    assert entries["proc/cmdline"][1] == b"BOOT_IMAGE=/vmlinuz ro\n"
+
+
+def test_a_hole_with_the_layout_data_reads_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (entries, _), hit, passed = _after_two(tmp_path, monkeypatch, _node("node-a", 1_700_000_003))
+    assert hit and passed == 1 and entries["etc/hostname"][1] == b"node-a\n"
+
+
+def test_another_file_with_other_data_is_found_by_the_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _node("node-c", 1_700_000_003, proc__sys__net__core__rmem_max=b"999999\n")
+    (entries, _), hit, passed = _after_two(tmp_path, monkeypatch, data)
+    assert hit and passed == 0 and entries["proc/sys/net/core/rmem_max"][1] == b"999999\n"
+    assert len(layout._kept[0].holes) == 3  # learnt: the next node's runs take it as it is
+
+
+def _tampered_third(mutate: Any) -> bytes:
+    buf = bytearray(_node("node-c", 1_700_000_003))
+    mutate(buf, _headers(bytes(buf)))
+    return bytes(buf)
+
+
+def _flip(buf: bytearray, at: int) -> None:
+    buf[at] = ord("7") if buf[at] != ord("7") else ord("6")
+
+
+@pytest.mark.parametrize("case", ["hole checksum", "other checksum", "hole size", "hole mode", "hole stamp",
+                                  "hole padding", "hole name", "end block", "pax stamp"])
+def test_a_tampered_third_node_reads_as_a_fresh_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     case: str) -> None:
+    def mutate(buf: bytearray, heads: dict[str, int]) -> None:
+        hole, other = heads["etc/hostname"], heads["proc/cmdline"]
+        if case == "hole checksum":
+            _flip(buf, hole + 150)
+        elif case == "other checksum":
+            _flip(buf, other + 150)
+        elif case == "hole size":  # one byte more: the data would run into the padding
+            buf[hole + 124:hole + 136] = b"%011o\0" % 8
+            _resum(buf, hole)
+        elif case == "hole mode":
+            buf[hole + 100:hole + 108] = b"0000600\0"
+            _resum(buf, hole)
+        elif case == "hole stamp":
+            buf[hole + 136:hole + 148] = b"zzzzzzzzzzz\0"
+            _resum(buf, hole)
+        elif case == "hole padding":
+            buf[hole + 512 + 100] = 1
+        elif case == "hole name":
+            buf[hole:hole + 12] = b"etc/hostnamX"
+            _resum(buf, hole)
+        elif case == "end block":  # not a zero block any more: the reader takes it for a header
+            last = max(heads.values())
+            size = int(buf[last + 124:last + 136].split(b"\0")[0].strip() or b"0", 8)
+            buf[last + 512 + -(-size // 512) * 512 + 5] = 1
+        elif case == "pax stamp":
+            pax = _pax_head(bytes(buf))
+            buf[pax + 136:pax + 148] = b"%011o\0" % 1_700_000_003
+            _resum(buf, pax)  # right for its own time: tarfile reads it
+    got, hit, _ = _after_two(tmp_path, monkeypatch, _tampered_third(mutate))
+    if case in ("hole checksum", "other checksum", "hole stamp", "end block"):
+        assert not hit and isinstance(got, str) and got.startswith("refused: ")
+        return
+    entries = got[0]
+    # padding is ignored as readers ignore it, a file's size may differ (it is learnt), a plain member
+    # may be renamed, a pax header may carry the node's time: the shortcut; another mode: member by member
+    assert hit == (case != "hole mode")
+    if case == "hole size":
+        assert entries["etc/hostname"][1] == b"node-c\n\0"
+    elif case == "hole name":
+        assert entries["etc/hostnamX"][1] == b"node-c\n" and "etc/hostname" not in entries
+    else:
+        assert entries["etc/hostname"][1] == b"node-c\n"
