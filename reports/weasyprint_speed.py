@@ -114,6 +114,7 @@ import contextlib
 import hashlib
 import re
 import struct
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -121,6 +122,25 @@ from pathlib import Path
 from typing import Any, cast
 
 _installed: list[bool] = []
+
+#: What the shortcuts' code fingerprints and the stored cffi declarations were taken from. With other versions a
+#: shortcut whose fingerprint differs stays off (WeasyPrint's own code runs) and the tests that need them on skip.
+TUNED_FOR = {"python": "3.11", "weasyprint": "70.0", "pydyf": "0.13.0", "cffi": "2.1.1", "tinyhtml5": "2.1.0"}
+
+
+def untuned_versions() -> list[str]:
+    """``name version`` of each installed library (and Python) that differs from :data:`TUNED_FOR`."""
+    from importlib import metadata
+
+    found = {"python": "{}.{}".format(*sys.version_info[:2])}
+    for name in TUNED_FOR:
+        if name != "python":
+            try:
+                found[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                found[name] = "absent"
+    return [f"{name} {found[name]}" for name, want in TUNED_FOR.items() if found[name] != want]
+
 
 #: ``NAME``, ``NAME *``, ``NAME[]`` and ``NAME[123]`` with a declared or primitive ``NAME``
 _SIMPLE_TYPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*)\s*(\*|\[(\d*)\])?\s*")

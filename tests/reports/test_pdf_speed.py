@@ -15,8 +15,13 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("weasyprint")
 
 from doctor.errors import DoctorError  # noqa: E402
-from reports import pdf, pdf_worker  # noqa: E402
+from reports import pdf, pdf_worker, weasyprint_speed  # noqa: E402
 
+#: Tests that need the shortcuts on: they are fingerprinted for the versions in TUNED_FOR and stay off with others
+#: (WeasyPrint's own code runs, so a newer WeasyPrint, pydyf, cffi or tinyhtml5 renders the same, only slower).
+tuned = pytest.mark.skipif(bool(weasyprint_speed.untuned_versions()),
+                           reason=f"shortcuts are tuned for {weasyprint_speed.TUNED_FOR}; installed: "
+                                  f"{', '.join(weasyprint_speed.untuned_versions())}")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
 PAGE = "<h1>gnd worker</h1><p>marker text</p>"
 
@@ -90,6 +95,7 @@ def test_svg_text_is_drawn_as_one_run() -> None:
     assert spaced.get_contents().get_data().count(b" Tm") == len("SPACED")
 
 
+@tuned
 def test_cffi_type_shortcut_builds_the_declared_types() -> None:
     pdf.refusing_fetcher()  # imports WeasyPrint and installs the shortcuts
     from weasyprint.text.ffi import ffi
@@ -145,6 +151,7 @@ white-space: nowrap; text-overflow: ellipsis } code { font-family: "DejaVu Sans 
 <p>private \ue000 glyph</p><p class="cut">a line too long for its box</p>"""
 
 
+@tuned
 def test_text_lines_are_drawn_as_weasyprint_draws_them(sick_data: dict[str, Any]) -> None:
     """The glyph-array shortcut writes the very bytes WeasyPrint's own ``draw_first_line`` writes."""
     from reports.html import render_html
@@ -164,6 +171,7 @@ def test_text_lines_are_drawn_as_weasyprint_draws_them(sick_data: dict[str, Any]
     assert "AVAWAY" in _text(plain) or "AVAWAY" in _text(pdf.html_to_pdf(GLYPH_PAGE))
 
 
+@tuned
 def test_shortcut_stays_off_for_another_draw_first_line() -> None:
     from reports import weasyprint_speed
 
@@ -333,6 +341,7 @@ h1 { break-before: page }</style>""" + "".join(f"<h1>part {n}</h1>" for n in ran
     "<div class='wide'><h1>part 6</h1></div><h1>part 7</h1>"
 
 
+@tuned
 def test_pages_get_their_own_margin_boxes() -> None:
     """Pages sharing margin box styles still show each page's own margin texts and counters."""
     pdf.refusing_fetcher()
@@ -379,6 +388,7 @@ def _switched_off(*names: str) -> Any:
     return off()
 
 
+@tuned
 def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: dict[str, Any],
                                                                   hostile_data: dict[str, Any]) -> None:
     """Line breaks answered from the memo, struts from the tuple-keyed cache, shared font descriptions, Pango
@@ -414,6 +424,7 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
             assert "Expected value and a" in _text(plain) and "hyphen\u2010" in _text(plain)
 
 
+@tuned
 def test_flow_test_and_operand_shortcuts_are_on() -> None:
     """The flow test and operand shortcuts are on for this WeasyPrint and pydyf, and answer as the originals do."""
     pdf.refusing_fetcher()
@@ -432,6 +443,7 @@ def test_flow_test_and_operand_shortcuts_are_on() -> None:
             assert flow(box) == flow.original(box), (float_, position)
 
 
+@tuned
 def test_used_lengths_are_kept_for_alike_boxes() -> None:
     """The used lengths memo is on for this WeasyPrint, and boxes alike but for their ``calc()`` font sizes get
     their own lengths (the byte comparison above covers the pages)."""
@@ -464,6 +476,7 @@ def test_used_lengths_are_kept_for_alike_boxes() -> None:
     assert len(found) == 7 and found[0] == found[2] != found[1] == found[3] and found[4] == found[5] == found[6], found
 
 
+@tuned
 def test_line_memo_answers_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
     """The memo is on for this WeasyPrint, and a label repeated in alike paragraphs is laid out by Pango once."""
     from reports import weasyprint_speed
@@ -490,6 +503,7 @@ def _counting_layouts(create_layout: Any, texts: list[str]) -> Any:
     return counting
 
 
+@tuned
 def test_repeated_text_is_drawn_without_pango_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A text drawn before in the document is drawn from its recorded operators, at its own place and colour;
     underlined text always goes through WeasyPrint."""
@@ -515,6 +529,7 @@ def test_repeated_text_is_drawn_without_pango_again(monkeypatch: pytest.MonkeyPa
     assert b"1 0 0 rg" in contents  # the red one in red
 
 
+@tuned
 def test_shortcut_caches_let_a_document_and_its_fonts_go() -> None:
     """What the shortcuts keep lives on the font configuration, the layout and the document: once a report is
     written, nothing holds them (a long-running TUI exports many)."""
@@ -556,6 +571,7 @@ def test_documents_drawn_in_two_threads_keep_their_own_recorded_text() -> None:
     assert results == {0: [alone[0]] * 3, 1: [alone[1]] * 3}
 
 
+@tuned
 def test_lines_are_drawn_from_the_layouts_they_were_laid_out_with(monkeypatch: pytest.MonkeyPatch) -> None:
     """Drawing a laid-out line sets no Pango layout up again, unless it is decorated, justified or holds a line
     separator (WeasyPrint's own set-up draws those); the pages are WeasyPrint's (see the byte comparison above)."""
@@ -598,6 +614,7 @@ def _run_script(script: str) -> str:
     return out.stdout.strip()
 
 
+@tuned
 def test_stored_cffi_declarations_are_current_and_equal_a_parse() -> None:
     """WeasyPrint's cffi declarations come from templates/weasyprint-cdef.pickle (regenerate it with
     ``python -m reports.weasyprint_speed`` after upgrading WeasyPrint or cffi), equal to what cffi parses from the
@@ -637,3 +654,12 @@ def test_damaged_stored_declarations_are_parsed_instead(tmp_path: Any) -> None:
             "assert w.restored_declarations == []\n"
             "print('ok')\n")
         assert _run_script(script) == "ok"
+
+
+def test_untuned_versions_name_what_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newer WeasyPrint (or pydyf, cffi, tinyhtml5, Python) is named, so the tests needing the shortcuts skip."""
+    monkeypatch.setitem(weasyprint_speed.TUNED_FOR, "weasyprint", "0.1")
+    monkeypatch.setitem(weasyprint_speed.TUNED_FOR, "tinyhtml5", "99.0")
+    untuned = weasyprint_speed.untuned_versions()
+    assert [v.split()[0] for v in untuned] == ["weasyprint", "tinyhtml5"]
+    assert all(v.split()[1] not in ("0.1", "99.0") for v in untuned)
