@@ -232,6 +232,35 @@ def test_mutated_next_node_reads_as_a_fresh_hardened_read(scenario: str, tmp_pat
         assert tally.outcomes["layout shortcut"], tally
 
 
+# --- regressions the fuzzing found ------------------------------------------------------------------
+
+def _write(path: Path, tar: bytes | bytearray) -> Path:
+    path.write_bytes(gzip.compress(bytes(tar), mtime=0))
+    return path
+
+
+def _after(monkeypatch: pytest.MonkeyPatch, earlier: Path, crafted: Path) -> tuple[Any, Any]:
+    """(what a worker that read ``earlier`` gets for ``crafted``, what the hardened reader gets)."""
+    plain = _slow(monkeypatch, _tree_outcome, crafted)
+    _forget()
+    TarTree(str(earlier))
+    return _tree_outcome(crafted), plain
+
+
+def test_an_old_style_file_renamed_to_a_directory_name_with_data_is_not_taken_from_the_layout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``\\0``-typed member whose name ends in ``/`` is a directory to tarfile, which does not skip
+    its data: the layout cut read it as a renamed directory, the hardened read refuses the archive."""
+    buf = bytearray(_old_style(_node("node-b", 1_700_000_777)))
+    head = next(h for h in tarfuzz.headers(buf) if h.name == b"proc/cmdline")
+    buf[head.offset:head.offset + 100] = b"proc/cmdline/".ljust(100, b"\0")
+    tarfuzz.resum(buf, head.offset)
+    worker, plain = _after(monkeypatch, _write(tmp_path / "a.tar.gz", _old_style(_node("node-a", 1_700_000_001))),
+                           _write(tmp_path / "b.tar.gz", buf))
+    assert isinstance(plain, str) and plain.startswith("refused: ") and "truncated or corrupt" in plain
+    assert worker == plain
+
+
 # --- result level: a full check, as a fleet worker runs it and as `gnd check` runs it ---------------
 
 #: mutations that mostly leave a readable archive with a different tree (what the memo must notice)
