@@ -53,7 +53,57 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
             raise DoctorError(f"{where}: '{key}' is not an object")
     if data.get("checks") is not None and not isinstance(data.get("checks"), list):
         raise DoctorError(f"{where}: 'checks' is not a list")
+    inventory = data.get("inventory")
+    if inventory:
+        clean = _inventory(inventory)
+        if clean != inventory:
+            data = {**data, "inventory": clean}
     return data
+
+
+#: inventory sections gnd writes as one object, and as a list of objects (rows)
+_OBJECTS = ("host", "driver")
+_ROWS = ("numa", "gpus", "nics", "topology")
+#: row fields that hold a list of names (a NIC's interfaces and RDMA ports)
+_NAME_LISTS = ("netdevs", "rdma")
+
+
+def _plain(value: object) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with only the shapes gnd writes: plain values, lists of names, objects of plain values."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in _NAME_LISTS:
+            if isinstance(value, list):
+                out[key] = [x for x in value if isinstance(x, str)]
+        elif _plain(value):
+            out[key] = value
+        elif isinstance(value, dict) and all(map(_plain, value.values())):
+            out[key] = value  # a device's link
+    return out
+
+
+def _inventory(inventory: dict[str, Any]) -> dict[str, Any]:
+    """A saved result's inventory in the shapes gnd writes it (what the report, topology, fix-script,
+    TUI and digest read), whatever a hand-made or crafted file holds: other shapes are dropped."""
+    out = dict(inventory)
+    for key in _OBJECTS:
+        if key in out:
+            out[key] = _row(out[key]) if isinstance(out[key], dict) else {}
+    for key in _ROWS:
+        if key in out:
+            rows = out[key]
+            out[key] = [_row(r) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    for key in ("pci_origin", "cmdline"):
+        if key in out and not isinstance(out[key], str):
+            del out[key]
+    digest = out.get("digest")
+    if digest is not None:
+        out["digest"] = {str(k): v for k, v in digest.items() if isinstance(v, str)} if isinstance(digest, dict) else {}
+    return out
 
 
 def read_result(path: str) -> dict[str, Any]:

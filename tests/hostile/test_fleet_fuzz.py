@@ -14,7 +14,7 @@ node N+1 may be a crafted variation of node N. For each mutated node (seeded, se
   gives through the hardened reader, timings aside; or both refuse with the same one line.
 
 Never a traceback, a hang (an alarm per case) or a different result. ``GND_FUZZ_ITERATIONS`` (mutated
-nodes per tree-level scenario, default 40; the result level runs a fifth as many per snapshot)
+nodes per tree-level scenario, default 40; the result level runs an eighth as many per snapshot)
 and ``GND_FUZZ_SEED`` make a longer or other run: ``GND_FUZZ_ITERATIONS=2000 pytest
 tests/hostile/test_fleet_fuzz.py``.
 """
@@ -335,7 +335,7 @@ def test_mutated_next_node_gets_the_result_of_a_plain_check(base: str, snapshots
     outcomes: Counter[str] = Counter()
     failures = []
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    for case in range(max(3, ITERATIONS // 5)):
+    for case in range(max(3, ITERATIONS // 8)):
         family, label, data = tarfuzz.mutate(honest, rng, RESULT_FAMILIES)
         path.write_bytes(data)
         signal.alarm(60)
@@ -360,3 +360,77 @@ def test_mutated_next_node_gets_the_result_of_a_plain_check(base: str, snapshots
     assert outcomes["checked"], outcomes
     # no huge allocation on the way (a declared size is never believed before the bytes are there)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 512 * 1024, "peak memory grew by 512 MiB"
+
+
+# --- saved JSON results: `gnd fleet`, `gnd diff`, `gnd report` and `gnd fix-script` read crafted ones ---
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`gnd check --format json` of the sick fixture node (findings with fixes, a full inventory)."""
+    path = tmp_path_factory.mktemp("saved") / "sick.json"
+    assert main(["check", str(FIXTURES / "hgx-h100-sick"), "--format", "json", "-o", str(path)]) in (0, 1)
+    return path
+
+
+def _json_commands(good: Path, crafted: Path, out: Path) -> dict[str, list[str]]:
+    return {
+        "fleet": ["fleet", str(good), str(good), str(crafted), "--jobs", "1", "--format", "json", "-o", str(out / "f.json")],
+        "diff": ["diff", str(good), str(crafted), "--cross-host", "-o", str(out / "d.txt")],
+        "diff html": ["diff", str(crafted), str(good), "--cross-host", "--format", "html", "-o", str(out / "d.html")],
+        "report html": ["report", "--from-json", str(crafted), "-o", str(out / "r.html")],
+        "report md": ["report", "--from-json", str(crafted), "-o", str(out / "r.md")],
+        "fix-script": ["fix-script", "--from-json", str(crafted), "-o", str(out / "fix.sh")],
+    }
+
+
+def _json_outcomes(gnd: Any, good: Path, crafted: Path, out: Path) -> dict[str, Any]:
+    """Each command's outcome on ``crafted``: it ran (0 or 1) or refused with one ``gnd: error:`` line;
+    `gnd fleet` ran and names ``crafted`` among its unreadable sources with one line, or read it."""
+    outcomes = {}
+    for name, argv in _json_commands(good, crafted, out).items():
+        outcome = gnd(*argv, timeout=60)
+        assert "Traceback" not in outcome.err, (name, outcome.err[-2000:])
+        if outcome.code == 2:
+            outcome.refused()
+        else:
+            outcome.ran()
+        outcomes[name] = outcome
+        if name == "fleet":
+            rows = {r["path"]: r["error"] for r in json.loads((out / "f.json").read_text())["nodes"]}
+            assert rows[str(good)] is None
+            error = rows[str(crafted)]
+            assert error is None or ("\n" not in error and "Error:" not in error), error
+    return outcomes
+
+
+def test_crafted_saved_results_give_reports_or_one_line_errors(gnd: Any, saved: Path, tmp_path: Path) -> None:
+    from tests.hostile import jsonfuzz
+
+    good = json.loads(saved.read_text())
+    rng = random.Random(f"{SEED}-json")
+    crafted = tmp_path / "crafted.json"
+    codes: Counter[int] = Counter()
+    for _ in range(max(3, ITERATIONS // 8)):
+        _, raw = jsonfuzz.mutate(good, rng)
+        crafted.write_bytes(raw)
+        codes.update(o.code for o in _json_outcomes(gnd, saved, crafted, tmp_path).values())
+    assert codes[0] + codes[1], codes
+
+
+def test_an_inventory_of_other_shapes_is_reported_not_a_traceback(gnd: Any, saved: Path, tmp_path: Path) -> None:
+    """A NIC's interfaces as a number, a device's parent as a list, a GPU's name as a list: the report's
+    topology, its GPU list and the fix script's host context iterated or hashed them."""
+    data = json.loads(saved.read_text())
+    inventory = data["inventory"]
+    inventory["nics"][0]["netdevs"] = 1e308
+    inventory["nics"][1]["rdma"] = float("nan")
+    inventory["topology"][-1]["parent"] = ["0000:00:01.0"]
+    inventory["gpus"][0]["name"] = []
+    inventory["host"] = ["gpu-node-13"]
+    crafted = tmp_path / "shapes.json"
+    crafted.write_text(json.dumps(data))
+    outcomes = _json_outcomes(gnd, saved, crafted, tmp_path)
+    for name in ("report html", "report md", "fix-script", "diff", "fleet"):
+        assert outcomes[name].code in (0, 1), name
+    html = (tmp_path / "r.html").read_text()
+    assert "<svg" in html  # the topology is drawn from the rest
