@@ -7,6 +7,7 @@ through :func:`read_result`, so one file is accepted or refused the same way eve
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
@@ -19,6 +20,8 @@ TOOL_NAME = "gpu-node-doctor"
 SUPPORTED_MAJORS = ("1", "2")
 #: A saved result larger than this is refused (a gnd result is a few hundred KiB).
 MAX_JSON_BYTES = 64 * 1024 * 1024
+#: a ``\\uD800``-``\\uDFFF`` escape: half of a UTF-16 pair, text only when its other half follows
+_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 
 def is_json_result(path: str) -> bool:
@@ -117,6 +120,11 @@ def read_result(path: str) -> dict[str, Any]:
         raise DoctorError(f"{path}: not valid JSON ({exc.args[0] if exc.args else exc})") from None
     except RecursionError:
         raise DoctorError(f"{path}: not valid JSON (nested too deeply)") from None
+    if _SURROGATE.search(raw):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise DoctorError(f"{path}: not valid JSON (a \\u escape of half a character)") from None
     from doctor.secrets import mask_data
 
     return dict(mask_data(validate(data, path)))

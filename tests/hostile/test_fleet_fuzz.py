@@ -434,3 +434,21 @@ def test_an_inventory_of_other_shapes_is_reported_not_a_traceback(gnd: Any, save
         assert outcomes[name].code in (0, 1), name
     html = (tmp_path / "r.html").read_text()
     assert "<svg" in html  # the topology is drawn from the rest
+
+
+def test_half_a_surrogate_pair_is_refused_with_one_line(gnd: Any, saved: Path, tmp_path: Path) -> None:
+    """``"\\ud800"`` is valid JSON but no text: every writer of the result failed on it (a traceback
+    while encoding the report); it is refused where the result is read, like text that is not UTF-8."""
+    data = json.loads(saved.read_text())
+    data["findings"][0]["title"] = "\ud800"
+    crafted = tmp_path / "surrogate.json"
+    crafted.write_text(json.dumps(data))  # ASCII: the escape itself
+    outcomes = _json_outcomes(gnd, saved, crafted, tmp_path)
+    for name in ("report html", "report md", "fix-script", "diff"):
+        outcomes[name].refused("surrogate.json", "not valid JSON")
+    rows = {r["path"]: r["error"] for r in json.loads((tmp_path / "f.json").read_text())["nodes"]}
+    assert "not valid JSON" in rows[str(crafted)]
+    data["findings"][0]["title"] = "\U0001f600 a whole pair"  # escaped as \ud83d\ude00: read as it is
+    crafted.write_text(json.dumps(data))
+    assert gnd("report", "--from-json", str(crafted), "-o", str(tmp_path / "ok.html")).code in (0, 1)
+    assert "\U0001f600 a whole pair" in (tmp_path / "ok.html").read_text()
