@@ -271,7 +271,7 @@ def test_an_old_style_file_renamed_to_a_directory_name_with_data_is_not_taken_fr
 # --- result level: a full check, as a fleet worker runs it and as `gnd check` runs it ---------------
 
 #: mutations that mostly leave a readable archive with a different tree (what the memo must notice)
-RESULT_FAMILIES = ["field", "field", "resize", "resize", "kind", "bytes", "reorder", "padding", "pax", "longname",
+RESULT_FAMILIES = ["field", "rename", "rename", "resize", "resize", "kind", "bytes", "reorder", "padding", "pax", "longname",
                    "truncate", "gzip-members", "trailing", "zero-early"]
 
 
@@ -289,8 +289,11 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[
     d = tmp_path_factory.mktemp("fuzzsnap")
     writer = FleetWriter(HEALTHY)
     first = writer.write(d / "gpu-node-a.tar.gz", "gpu-node-a", 1)
-    other = writer.write(d / "gpu-node-c.tar.gz", "gpu-node-c", 3, files=volatile_files(writer.files, 3))
-    honest = writer.write(d / "gpu-node-b.tar.gz", "gpu-node-b", 2, files=volatile_files(writer.files, 2))
+    # volatile nodes (counters and readings of other lengths, processes under other pids), as a real fleet's
+    other = writer.write(d / "gpu-node-c.tar.gz", "gpu-node-c", 3, files=volatile_files(writer.files, 3),
+                         renumber=True)
+    honest = writer.write(d / "gpu-node-b.tar.gz", "gpu-node-b", 2, files=volatile_files(writer.files, 2),
+                          renumber=True)
     out = {"generated fleet": ([first, other], gzip.decompress(honest.read_bytes()))}
     host = [d / f"this-host-{i}.tar.gz" for i in range(2)]
     for path in host:  # real snapshots of this host, collected in turn
