@@ -345,6 +345,41 @@ def m_resize(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
     return label, out
 
 
+def _with_data(tar: bytes, h: Head, data: bytes) -> bytes:
+    """``tar`` with the member at ``h`` holding ``data`` (its size and checksum fixed, padding redone)."""
+    head = bytearray(tar[h.offset:h.data])
+    head[124:136] = b"%011o\0" % len(data)
+    resum(head, 0)
+    return tar[:h.offset] + bytes(head) + data + bytes(-len(data) % BLOCK) + tar[h.end:]
+
+
+def m_data(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
+    """One small file that facts read (sysfs, procfs, a command's output, /etc) with other content:
+    a digit changed, emptied, a value at a limit, binary, a line repeated (the memo must notice)."""
+    hs = headers(tar)
+    files = [i for i in _real(hs) if hs[i].kind in (b"0", b"\0") and hs[i].size < 65536
+             and hs[i].name.startswith((b"sys/", b"proc/", b"commands/", b"etc/"))]
+    h = hs[rng.choice(files)]
+    data = tar[h.data:h.data + h.size]
+    digits = [i for i, c in enumerate(data) if 48 <= c <= 57]
+    how = rng.choice(["digit", "digit", "empty", "value", "binary", "repeat", "newline"])
+    if how == "digit" and digits:
+        at = rng.choice(digits)
+        data = data[:at] + bytes([48 + (data[at] - 47) % 10]) + data[at + 1:]
+    elif how == "empty":
+        data = b""
+    elif how == "value":
+        data = rng.choice([b"0\n", b"-1\n", b"4294967296\n", b"18446744073709551616\n", b"x\n", b"nan\n",
+                           b"1e999\n", b"\n", b"0x\n", b"16\n", b"8\n", b"2.5 GT/s PCIe\n"])
+    elif how == "binary":
+        data = data[:len(data) // 2] + rng.choice([b"\0", b"\xff\xfe", b"\x1b[2J", b"\ud800".decode("unicode_escape").encode("utf-8", "surrogatepass")]) + data[len(data) // 2:]
+    elif how == "repeat":
+        data = data + data
+    else:
+        data = data.rstrip(b"\n") if data.endswith(b"\n") else data + b"\n"
+    return f"{h.name!r} {how}", _with_data(tar, h, data)
+
+
 def m_rename(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One to three members under other names, or symbolic links to other targets (the checksum
     fixed): the layout cut reads them as renamed members (a process directory under another pid)
@@ -381,6 +416,7 @@ TAR_MUTATIONS: dict[str, Callable[[bytes, random.Random], tuple[str, bytes]]] = 
 }
 TAR_MUTATIONS["resize"] = m_resize
 TAR_MUTATIONS["rename"] = m_rename
+TAR_MUTATIONS["data"] = m_data
 
 
 # --- stream-level mutations: (tar, rng) -> (label, file bytes) ----------------------------------------
