@@ -372,7 +372,7 @@ def m_data(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
         data = rng.choice([b"0\n", b"-1\n", b"4294967296\n", b"18446744073709551616\n", b"x\n", b"nan\n",
                            b"1e999\n", b"\n", b"0x\n", b"16\n", b"8\n", b"2.5 GT/s PCIe\n"])
     elif how == "binary":
-        data = data[:len(data) // 2] + rng.choice([b"\0", b"\xff\xfe", b"\x1b[2J", b"\ud800".decode("unicode_escape").encode("utf-8", "surrogatepass")]) + data[len(data) // 2:]
+        data = data[:len(data) // 2] + rng.choice([b"\0", b"\xff\xfe", b"\x1b[2J", b"\xed\xa0\x80"]) + data[len(data) // 2:]
     elif how == "repeat":
         data = data + data
     else:
