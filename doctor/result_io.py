@@ -166,7 +166,7 @@ def to_result(data: dict[str, Any], where: str = "input") -> Result:
 
     try:
         return Result.from_dict(data)
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 
 

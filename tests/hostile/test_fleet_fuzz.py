@@ -462,3 +462,14 @@ def test_half_a_surrogate_pair_is_refused_with_one_line(gnd: Any, saved: Path, t
     crafted.write_text(json.dumps(data))
     assert gnd("report", "--from-json", str(crafted), "-o", str(tmp_path / "ok.html")).code in (0, 1)
     assert "\U0001f600 a whole pair" in (tmp_path / "ok.html").read_text()
+
+
+def test_a_rank_of_infinity_is_a_malformed_result_not_a_traceback(gnd: Any, saved: Path, tmp_path: Path) -> None:
+    """``Infinity`` is a number to Python's JSON reader; a finding's rank is an integer (OverflowError)."""
+    data = json.loads(saved.read_text())
+    data["findings"][0]["rank"] = float("inf")
+    crafted = tmp_path / "rank.json"
+    crafted.write_text(json.dumps(data))  # written as Infinity
+    outcomes = _json_outcomes(gnd, saved, crafted, tmp_path)
+    for name in ("report html", "report md", "fix-script", "diff"):
+        outcomes[name].refused("malformed", "infinity")
