@@ -67,6 +67,8 @@ _OBJECTS = ("host", "driver")
 _ROWS = ("numa", "gpus", "nics", "topology")
 #: row fields that hold a list of names (a NIC's interfaces and RDMA ports)
 _NAME_LISTS = ("netdevs", "rdma")
+#: row fields that hold an object of plain values (a device's link)
+_OBJECT_FIELDS = ("link",)
 
 
 _PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
@@ -79,8 +81,8 @@ def _row_shaped(row: dict[str, Any]) -> bool:
         if key in _NAME_LISTS:
             if kind is not list or any(type(x) is not str for x in value):
                 return False
-        elif kind not in _PLAIN_TYPES and (kind is not dict or any(type(v) not in _PLAIN_TYPES
-                                                                    for v in value.values())):
+        elif kind not in _PLAIN_TYPES and (kind is not dict or key not in _OBJECT_FIELDS
+                                           or any(type(v) not in _PLAIN_TYPES for v in value.values())):
             return False
     return True
 
@@ -106,16 +108,14 @@ def _plain(value: object) -> bool:
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` with only the shapes gnd writes: plain values, lists of names, objects of plain values."""
+    """``row`` with only the shapes gnd writes: plain values, lists of names, a link's object of plain values."""
     out: dict[str, Any] = {}
     for key, value in row.items():
         if key in _NAME_LISTS:
             if isinstance(value, list):
                 out[key] = [x for x in value if isinstance(x, str)]
-        elif _plain(value):
+        elif _plain(value) or key in _OBJECT_FIELDS and isinstance(value, dict) and all(map(_plain, value.values())):
             out[key] = value
-        elif isinstance(value, dict) and all(map(_plain, value.values())):
-            out[key] = value  # a device's link
     return out
 
 
