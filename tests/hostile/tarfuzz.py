@@ -284,8 +284,12 @@ def m_padding(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
     hs = headers(buf)
     h = rng.choice(hs)
     where = rng.choice(["padding", "tail", "after-end", "uid", "gid", "uname", "gname", "mode", "devmajor",
-                        "version"])
-    if where == "padding" and h.end > h.data + h.size:
+                        "version", "checksum-format"])
+    if where == "checksum-format":  # the same checksum written another way tarfile reads
+        total = int(bytes(buf[h.offset + 148:h.offset + 156]).split(b"\0")[0].strip() or b"0", 8)
+        buf[h.offset + 148:h.offset + 156] = rng.choice([b"%07o\0", b"%07o ", b" %06o\0", b"%o\0".ljust(8, b" "),
+                                                         b"%08o"]) % total
+    elif where == "padding" and h.end > h.data + h.size:
         at = rng.randrange(h.data + h.size, h.end)
         buf[at] ^= 0xFF
     elif where == "after-end":
