@@ -21,6 +21,7 @@ tests/hostile/test_fleet_fuzz.py``.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -345,17 +346,26 @@ def test_mutated_next_node_gets_the_result_of_a_plain_check(base: str, snapshots
     outcomes: Counter[str] = Counter()
     failures = []
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    last = gzip.decompress(earlier[-1].read_bytes())
+    crafted_prev = tmp_path / "prev.tar.gz"
     for case in range(max(3, ITERATIONS // 8)):
+        prevs = earlier
+        if case % 3 == 2:  # the previous node crafted the same way: its facts and findings are the worker's
+            state = rng.getstate()
+            crafted_prev.write_bytes(tarfuzz.mutate(last, rng, RESULT_FAMILIES)[2])
+            rng.setstate(state)
+            prevs = [*earlier[:-1], crafted_prev]
         family, label, data = tarfuzz.mutate(honest, rng, RESULT_FAMILIES)
         path.write_bytes(data)
         signal.alarm(60)
         plain = _plain_check(path, tmp_path / "plain.json", monkeypatch, capsys)
-        for prev in earlier:  # the worker's previous nodes: layouts, references, facts and findings kept
-            load_node(str(prev), fleet._CHECKS, reuse=True)
+        for prev in prevs:  # the worker's previous nodes: layouts, references, facts and findings kept
+            with contextlib.suppress(DoctorError):  # a crafted one refused: the worker goes on
+                load_node(str(prev), fleet._CHECKS, reuse=True)
         got, summary = _worker(path)
         signal.alarm(0)
         outcomes["refused" if isinstance(plain, str) else "checked"] += 1
-        where = f"case {case} {family}: {label}"
+        where = f"case {case} {family}: {label}{' (after one crafted alike)' if prevs is not earlier else ''}"
         if isinstance(plain, str):
             if got != plain or summary != {"path": str(path), "error": plain}:
                 failures.append(f"{where}: plain refuses ({plain}), the worker gives {str(got)[:200]} / {summary}")
