@@ -483,3 +483,38 @@ def test_a_rank_of_infinity_is_a_malformed_result_not_a_traceback(gnd: Any, save
     outcomes = _json_outcomes(gnd, saved, crafted, tmp_path)
     for name in ("report html", "report md", "fix-script", "diff"):
         outcomes[name].refused("malformed", "infinity")
+
+
+def test_gnd_fleet_over_crafted_nodes_gives_each_its_plain_result_or_refusal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole command, two worker processes: honest nodes of one layout and crafted variations of
+    them in one folder; each row is the node's `gnd check` (statuses) or its one-line refusal."""
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    rng = random.Random(f"{SEED}-cli")
+    for i in range(4):
+        (folder / f"node-{i}.tar.gz").write_bytes(gzip.compress(_old_style(_node(f"node-{i}", 1_700_000_000 + i))))
+    honest = _old_style(_node("node-x", 1_700_000_100))
+    buf = bytearray(honest)  # the layout regression above, among its own kind
+    head = next(h for h in tarfuzz.headers(buf) if h.name == b"proc/cmdline")
+    buf[head.offset:head.offset + 100] = b"proc/cmdline/".ljust(100, b"\0")
+    tarfuzz.resum(buf, head.offset)
+    (folder / "node-x0.tar.gz").write_bytes(gzip.compress(bytes(buf)))
+    for i in range(1, 6):
+        (folder / f"node-x{i}.tar.gz").write_bytes(tarfuzz.mutate(honest, rng, RESULT_FAMILIES)[2])
+    out = tmp_path / "fleet.json"
+    signal.alarm(120)
+    code = main(["fleet", str(folder), "--jobs", "2", "--format", "json", "-o", str(out)])
+    signal.alarm(0)
+    assert code == 1  # unreadable sources, at least
+    rows = {Path(r["path"]).name: r for r in json.loads(out.read_text())["nodes"]}
+    assert len(rows) == 10
+    for name, row in sorted(rows.items()):
+        plain = _plain_check(folder / name, tmp_path / "plain.json", monkeypatch, capsys)
+        if isinstance(plain, str):
+            assert row["error"] == plain, name
+        else:
+            assert row["error"] is None, (name, row["error"])
+            assert row["statuses"] == {c["id"]: c["status"] for c in plain["checks"] if c["id"] in row["statuses"]}
+            assert set(row["statuses"]) >= {c["id"] for c in plain["checks"] if c["status"] != "not_applicable"}
+    assert rows["node-x0.tar.gz"]["error"] and "truncated or corrupt" in rows["node-x0.tar.gz"]["error"]
