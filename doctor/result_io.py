@@ -7,6 +7,7 @@ through :func:`read_result`, so one file is accepted or refused the same way eve
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
@@ -19,6 +20,8 @@ TOOL_NAME = "gpu-node-doctor"
 SUPPORTED_MAJORS = ("1", "2")
 #: A saved result larger than this is refused (a gnd result is a few hundred KiB).
 MAX_JSON_BYTES = 64 * 1024 * 1024
+#: a ``\\uD800``-``\\uDFFF`` escape: half of a UTF-16 pair, text only when its other half follows
+_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 
 def is_json_result(path: str) -> bool:
@@ -53,7 +56,87 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
             raise DoctorError(f"{where}: '{key}' is not an object")
     if data.get("checks") is not None and not isinstance(data.get("checks"), list):
         raise DoctorError(f"{where}: 'checks' is not a list")
+    inventory = data.get("inventory")
+    if inventory and not _shaped(inventory):
+        data = {**data, "inventory": _inventory(inventory)}
     return data
+
+
+#: inventory sections gnd writes as one object, and as a list of objects (rows)
+_OBJECTS = ("host", "driver")
+_ROWS = ("numa", "gpus", "nics", "topology")
+#: row fields that hold a list of names (a NIC's interfaces and RDMA ports)
+_NAME_LISTS = ("netdevs", "rdma")
+#: row fields that hold an object of plain values (a device's link)
+_OBJECT_FIELDS = ("link",)
+
+
+_PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
+
+
+def _row_shaped(row: dict[str, Any]) -> bool:
+    """Whether :func:`_row` would keep ``row`` as it is (a quick look, no copy)."""
+    for key, value in row.items():
+        kind = type(value)
+        if key in _NAME_LISTS:
+            if kind is not list or any(type(x) is not str for x in value):
+                return False
+        elif kind not in _PLAIN_TYPES and (kind is not dict or key not in _OBJECT_FIELDS
+                                           or any(type(v) not in _PLAIN_TYPES for v in value.values())):
+            return False
+    return True
+
+
+def _shaped(inventory: dict[str, Any]) -> bool:
+    """Whether :func:`_inventory` would keep ``inventory`` as it is (what gnd writes: the usual case)."""
+    for key in _OBJECTS:
+        value = inventory.get(key)
+        if value is not None and (type(value) is not dict or not _row_shaped(value)):
+            return False
+    for key in _ROWS:
+        rows = inventory.get(key)
+        if rows is not None and (type(rows) is not list
+                                 or not all(type(r) is dict and _row_shaped(r) for r in rows)):
+            return False
+    digest = inventory.get("digest")
+    return all(type(inventory.get(k, "")) is str for k in ("pci_origin", "cmdline")) \
+        and (digest is None or type(digest) is dict and all(type(v) is str for v in digest.values()))
+
+
+def _plain(value: object) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with only the shapes gnd writes: plain values, lists of names, a link's object of plain values."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in _NAME_LISTS:
+            if isinstance(value, list):
+                out[key] = [x for x in value if isinstance(x, str)]
+        elif _plain(value) or key in _OBJECT_FIELDS and isinstance(value, dict) and all(map(_plain, value.values())):
+            out[key] = value
+    return out
+
+
+def _inventory(inventory: dict[str, Any]) -> dict[str, Any]:
+    """A saved result's inventory in the shapes gnd writes it (what the report, topology, fix-script,
+    TUI and digest read), whatever a hand-made or crafted file holds: other shapes are dropped."""
+    out = dict(inventory)
+    for key in _OBJECTS:
+        if key in out:
+            out[key] = _row(out[key]) if isinstance(out[key], dict) else {}
+    for key in _ROWS:
+        if key in out:
+            rows = out[key]
+            out[key] = [_row(r) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    for key in ("pci_origin", "cmdline"):
+        if key in out and not isinstance(out[key], str):
+            del out[key]
+    digest = out.get("digest")
+    if digest is not None:
+        out["digest"] = {str(k): v for k, v in digest.items() if isinstance(v, str)} if isinstance(digest, dict) else {}
+    return out
 
 
 def read_result(path: str) -> dict[str, Any]:
@@ -67,6 +150,11 @@ def read_result(path: str) -> dict[str, Any]:
         raise DoctorError(f"{path}: not valid JSON ({exc.args[0] if exc.args else exc})") from None
     except RecursionError:
         raise DoctorError(f"{path}: not valid JSON (nested too deeply)") from None
+    if _SURROGATE.search(raw):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise DoctorError(f"{path}: not valid JSON (a \\u escape of half a character)") from None
     from doctor.secrets import mask_data
 
     return dict(mask_data(validate(data, path)))
@@ -78,7 +166,7 @@ def to_result(data: dict[str, Any], where: str = "input") -> Result:
 
     try:
         return Result.from_dict(data)
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 
 

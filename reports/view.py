@@ -130,7 +130,7 @@ def build_view(data: dict[str, Any]) -> View:
     data = mask_strings(data)
     try:
         result = Result.from_dict(data)
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"malformed gpu-node-doctor result: {exc}") from None
     findings = result.findings
     if any(f.rank == 0 for f in findings):  # hand-made JSON: keep its order, number it

@@ -367,8 +367,8 @@ class Layout:
                     if pos + _BLOCK + size > len(blob) or size > self.caps[0]:
                         return None
                     kind = header[_TYPE:_TYPE + 1]
-                    if size and kind not in (b"0", b"\0"):
-                        return None  # tarfile does not skip data of other members
+                    if size and (kind not in (b"0", b"\0") or kind == b"\0" and header[:_NAME].split(b"\0", 1)[0][-1:] == b"/"):
+                        return None  # tarfile does not skip data of other members (an old-style "name/" is a directory)
                     grown += size - size_of[step]
                     if not same:
                         renamed.append(Renamed(step, header, pos + _BLOCK, size))
