@@ -20,6 +20,18 @@ ENV_ALLOW = lazy(
     r"^(NCCL_|CUDA_|TORCH_|PYTORCH_|VLLM_|SGLANG_|TRTLLM_|TLLM_|UCX_|NVIDIA_|OMP_|NVSHMEM_|GLOO_|MKL_|"
     r"CUBLAS_|CUDNN_|TORCHINDUCTOR_|HF_HUB_OFFLINE$|LOCAL_RANK$|RANK$|WORLD_SIZE$|MASTER_PORT$)"
 )
+#: :data:`ENV_ALLOW` as string tests (same answers, no pattern to compile): prefixes, and whole names
+#: (``$`` also matches before a final newline)
+_ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_", "PYTORCH_", "VLLM_", "SGLANG_", "TRTLLM_", "TLLM_", "UCX_", "NVIDIA_",
+                 "OMP_", "NVSHMEM_", "GLOO_", "MKL_", "CUBLAS_", "CUDNN_", "TORCHINDUCTOR_")
+_ENV_NAMES = frozenset({"HF_HUB_OFFLINE", "LOCAL_RANK", "RANK", "WORLD_SIZE", "MASTER_PORT"})
+
+
+def env_allowed(name: str) -> bool:
+    """Whether :data:`ENV_ALLOW` keeps the environment variable ``name``."""
+    return name.startswith(_ENV_PREFIXES) or name in _ENV_NAMES or (name[-1:] == "\n" and name[:-1] in _ENV_NAMES)
+
+
 #: Names whose value is masked even when allowlisted.
 SECRET_NAME = lazy(r"(TOKEN|KEY|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
 #: A secret word inside an option, key or variable name, at a name boundary ("tokens", "tokenizer" and
@@ -65,9 +77,31 @@ def _mask_quoted(m: re.Match[str]) -> str:
     return m.group(1) + MASK
 
 
+#: Lower-case words that every pattern matching a secret name needs (``_KW``, ``SECRET_NAME``, ``_HINT``).
+_NAME_WORDS = ("token", "secret", "pass", "pwd", "auth", "key", "credential", "bearer", "basic", "digest",
+               "cookie", "session")
+#: Literal pieces that every other pattern needs: SECRET_VALUE's token prefixes (case-sensitive) and ``://``.
+_VALUE_PIECES = ("hf_", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "eyJ", "glpat-", "://")
+
+
+def _nothing_to_mask(text: str) -> bool:
+    """True when no masking pattern can match ``text``, nor any word a shell split of it gives (at any depth).
+
+    Every pattern needs a literal piece (:data:`_VALUE_PIECES`) or, case-insensitively, a word of
+    :data:`_NAME_WORDS`; none holds a quote or backslash, so any such piece in a word of a shell
+    split is also in the text with every quote and backslash removed. Case-insensitive matching of
+    non-ASCII text (``ſ`` matches ``s``) is left to the patterns: such text is never declared clean.
+    """
+    bare = text.replace('"', "").replace("'", "").replace("\\", "")
+    if not bare.isascii() or any(piece in bare for piece in _VALUE_PIECES):
+        return False
+    lower = bare.lower()
+    return not any(word in lower for word in _NAME_WORDS)
+
+
 def mask_text(text: str) -> str:
     """Mask token shapes, URL credentials, secret query values, auth headers and ``key: value`` secrets."""
-    if not text:
+    if not text or _nothing_to_mask(text):
         return text
     text = SECRET_VALUE.sub(MASK, text)
     if "://" in text:
@@ -125,7 +159,7 @@ def _mask_shell(arg: str) -> str:
 
 def _secret_assignment(name: str) -> bool:
     """``HF_TOKEN=`` / ``MY_SESSION=`` (environment-style names) or ``db_password=``; not ``bypass=``."""
-    return bool(_KW_RE.search(name) or (name.isupper() and SECRET_NAME.search(name)))
+    return bool(_KW_RE.search(name) or (name.isupper() and _secret_name(name)))
 
 
 def mask_argv(argv: list[str]) -> list[str]:
@@ -136,6 +170,9 @@ def mask_argv(argv: list[str]) -> list[str]:
         if hide_next:
             out.append(MASK)
             hide_next = False
+            continue
+        if _nothing_to_mask(arg):  # the common case: no pattern below could change it
+            out.append(arg)
             continue
         if arg.startswith("-") and "=" in arg:
             opt, _, _value = arg.partition("=")
@@ -174,13 +211,24 @@ def mask_data(obj: Any) -> Any:
     return obj
 
 
+_SECRET_NAME_WORDS = ("token", "key", "secret", "pass", "pwd", "credential", "auth", "cookie", "session")
+
+
+def _secret_name(name: str) -> bool:
+    """``SECRET_NAME.search(name)``, answered without the pattern for ASCII names."""
+    if name.isascii():
+        lower = name.lower()
+        return any(word in lower for word in _SECRET_NAME_WORDS)
+    return SECRET_NAME.search(name) is not None
+
+
 def filter_environ(pairs: dict[str, str]) -> dict[str, str]:
     """Keep allowlisted names only; mask secret-looking names among them."""
     kept: dict[str, str] = {}
     for name, value in pairs.items():
-        if not ENV_ALLOW.match(name):
+        if not env_allowed(name):
             continue
-        kept[name] = MASK if SECRET_NAME.search(name) else mask_text(value)
+        kept[name] = MASK if _secret_name(name) else mask_text(value)
     return kept
 
 
@@ -234,7 +282,7 @@ _UNIT_ENV = lazy(r"^(\s*Environment\s*=\s*)((?:.*\S)?)(\s*)$")
 
 
 def _secret_env_name(name: str) -> bool:
-    return bool(SECRET_NAME.search(name))
+    return _secret_name(name)
 
 
 def _unit_environment(m: re.Match[str]) -> str:

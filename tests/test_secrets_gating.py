@@ -48,3 +48,80 @@ def test_secrets_are_still_masked_and_prose_left_alone() -> None:
     assert mask_text("ſecret: value") == f"ſecret: {MASK}"  # case-insensitive as the patterns are
     for prose in ("pass", "digest", "IOMMU translating GPU/NIC DMA instead of passthrough", "checks passed: 12"):
         assert mask_text(prose) == prose
+
+
+def _every_pattern_argv(argv: list[str]) -> list[str]:
+    """mask_argv as it was before the gate: every pattern on every argument."""
+    import shlex
+
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+            continue
+        if arg.startswith("-") and "=" in arg:
+            opt = arg.partition("=")[0]
+            if secrets.SECRET_OPTION.match(opt):
+                out.append(f"{opt}={MASK}")
+                continue
+        elif secrets.SECRET_OPTION.match(arg):
+            out.append(arg)
+            hide_next = True
+            continue
+        assignment = secrets.ASSIGNMENT.match(arg)
+        if assignment and (secrets._KW_RE.search(assignment.group(1))
+                           or (assignment.group(1).isupper() and secrets.SECRET_NAME.search(assignment.group(1)))):
+            out.append(f"{assignment.group(1)}={MASK}")
+            continue
+        if any(ch.isspace() for ch in arg):
+            text = _every_pattern(arg)
+            try:
+                words = shlex.split(text)
+            except ValueError:
+                out.append(text)
+                continue
+            masked = _every_pattern_argv(words) if len(words) > 1 else words
+            out.append(text if masked == words else shlex.join(masked))
+        else:
+            out.append(_every_pattern(arg))
+    return out
+
+
+ARG_PIECES = (*PIECES, "to'ken'", 'to"k"en', "to\\ken", "se\\\"cret", "--api-key", "--api-key=", "--auth-required",
+              "HF_TOKEN=", "MY_SESSION=", "Cookie", "bash", "-c", "vllm", "serve", "to\\'\\'ken\\ x", "'", '"', "\\",
+              "AKIA" + "A" * 16, "gh", "ghp_" + "a" * 20, "eyJ", "xoxb-", "glpat-", "K", "ſ", "x=1", "{\"a\": 1}")
+
+
+def test_the_argv_gate_changes_no_output() -> None:
+    rng = random.Random(15)
+    for _ in range(6000):
+        argv = ["".join(rng.choice(ARG_PIECES) for _ in range(rng.randrange(1, 6))) for _ in range(rng.randrange(1, 5))]
+        assert secrets.mask_argv(argv) == _every_pattern_argv(argv), repr(argv)
+
+
+def test_words_joined_by_a_shell_split_are_still_masked() -> None:
+    """A secret word cut by quotes or backslashes in a ``bash -c`` script is one word to the shell."""
+    for script in ("x to'ken'=abc", 'x "sec"ret=abc', "x pass\\word=abc", "x --api-\\key abc", "a hf'_'ABCDEFGHijklmnop12",
+                   "x to\\'\\'ken=1\\ x y"):
+        argv = ["bash", "-c", script]
+        assert secrets.mask_argv(argv) == _every_pattern_argv(argv), script
+        assert secrets.mask_argv(argv) != argv, script
+    rng = random.Random(16)
+    pieces = ("to", "ken", "'", '"', "\\", " ", "=", "abc", "--api", "-key", "pass", "word", "hf", "_", "ABCDEFGHijklmnop12")
+    for _ in range(6000):
+        argv = ["bash", "-c", "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))]
+        assert secrets.mask_argv(argv) == _every_pattern_argv(argv), repr(argv)
+
+
+def test_environment_names_are_judged_as_the_patterns_judge_them() -> None:
+    rng = random.Random(7)
+    names = ["NCCL_IB_HCA", "CUDA_VISIBLE_DEVICES", "RANK", "RANK\n", "RANKS", "XRANK", "LOCAL_RANK", "HF_HUB_OFFLINE",
+             "HF_HUB_OFFLINE\n\n", "HF_TOKEN", "nccl_x", "NCCL", "TORCHINDUCTOR_X", "MASTER_PORT\n", "", "\n", "ſESSION",
+             "NCCL_ſESSION", "NCCL_KEY", "NCCL_monkey", "CUDA_Cookie", "OMP_\u212aEY"]
+    parts = ["NCCL_", "CUDA_", "RANK", "_", "\n", "KEY", "key", "TOKEN", "ſ", "K", "SESSION", "X", "WORLD_SIZE", "$"]
+    names += ["".join(rng.choice(parts) for _ in range(rng.randrange(1, 5))) for _ in range(3000)]
+    for name in names:
+        assert secrets.env_allowed(name) == bool(secrets.ENV_ALLOW.match(name)), repr(name)
+        assert secrets._secret_name(name) == bool(secrets.SECRET_NAME.search(name)), repr(name)

@@ -90,3 +90,24 @@ def test_processes_are_labelled_by_program_and_pid() -> None:
     f = facts(cmdline("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server"), base=healthy())
     assert process_label(f, 4242) == "vllm api_server (pid 4242)"
     assert process_label(f, 999999) == "process (pid 999999)"
+
+
+def test_framework_of_skips_the_patterns_only_where_none_can_match() -> None:
+    """The word gate gives the answer the patterns give (case, ſ/K folding and titles included)."""
+    import random
+
+    from doctor.derived.procs import SERVER_PATTERNS
+    from doctor.facts import Process
+
+    def by_patterns(line: str) -> str | None:
+        return next((n for n, ps in SERVER_PATTERNS.items() if any(p.search(line) for p in ps)), None)
+
+    pieces = ("vllm", "VLLM::", "Vllm", "sglang", "SGLANG::", "ſglang::", "sglang.launch_server", "serve", " ", "/",
+              "-m", "python3", "trtllm-serve", "TRTLLM-serve", "tensorrt_llm", "tritonserver", "ray::", "x", ".", "::")
+    rng = random.Random(3)
+    for _ in range(4000):
+        argv = tuple("".join(rng.choice(pieces) for _ in range(rng.randrange(1, 4))) for _ in range(rng.randrange(0, 3)))
+        proc = Process(pid=1, ppid=None, name=rng.choice((None, "ſglang::x", "vllm", "bash")), argv=argv)
+        line = " ".join(argv) if argv else (proc.name or "")
+        assert framework_of(proc) == by_patterns(line), repr(line)
+    assert framework_of(Process(pid=1, ppid=None, name=None, argv=("ſglang::scheduler",))) == "sglang"
