@@ -99,28 +99,46 @@ def _nothing_to_mask(text: str) -> bool:
     return not any(word in lower for word in _NAME_WORDS)
 
 
+def _has_word(text: str, word: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``text`` holds ``word`` case-insensitively (``pattern`` for non-ASCII text, where ``ſ`` is ``s``)."""
+    return word in text.lower() if text.isascii() else pattern.search(text) is not None
+
+
+_HINT_WORDS = ("token", "secret", "pass", "pwd", "auth", "key", "credential", "bearer", "basic", "digest")
+_AUTHORIZATION = lazy("authorization", re.IGNORECASE)
+
+
 def mask_text(text: str) -> str:
     """Mask token shapes, URL credentials, secret query values, auth headers and ``key: value`` secrets."""
     if not text or _nothing_to_mask(text):
         return text
-    text = SECRET_VALUE.sub(MASK, text)
+    if any(piece in text for piece in _VALUE_PIECES[:-1]):  # each token shape starts with one of them
+        text = SECRET_VALUE.sub(MASK, text)
     if "://" in text:
         text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
-    if not _HINT.search(text):
+    if not (any(w in text.lower() for w in _HINT_WORDS) if text.isascii() else _HINT.search(text)):
         return text
     # Every pattern but BEARER contains a secret word (_KW, same flags, same context), so where _KW
-    # finds none they cannot match: "pass" or "digest" in a result need not compile them.
+    # finds none they cannot match: "pass" or "digest" in a result need not compile them. Each also
+    # needs some punctuation (and the header ones the word "authorization"): without it, it is skipped.
     keyword = _KW_RE.search(text) is not None
+    authorization = keyword and _has_word(text, "authorization", _AUTHORIZATION)
     if keyword:
-        text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
-        text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
+        if "=" in text and ("?" in text or "&" in text or ";" in text):
+            text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
+        if authorization:
+            text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
     if "earer" in text:
         text = BEARER.sub(lambda m: m.group(1) + MASK, text)
     if not keyword:
         return text
-    text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
-    text = KEY_VALUE.sub(_mask_quoted, text)
-    return OPTION_VALUE.sub(_mask_quoted, text)
+    if authorization:
+        text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
+    if ":" in text or "=" in text:
+        text = KEY_VALUE.sub(_mask_quoted, text)
+    if "-" in text and any(ch in text for ch in " \t\v\f,="):
+        text = OPTION_VALUE.sub(_mask_quoted, text)
+    return text
 
 
 #: ``--api-key sk``, ``"--api-key", "sk"`` (YAML/JSON flow lists), ``--api-key=sk`` inside free text; a

@@ -30,7 +30,7 @@ PIECES = ("pass", "passed", "bypass", "db_pass", "password", "passwd", "pwd", "a
           "tokens", "TOKEN", "api-key", "api_key", "Key", "monkey", "credential", "credentials", "bearer", "Bearer",
           "basic", "Basic", "digest", "Digest", "Negotiate", "hf_", "sk-", "x" * 9, "abcDEF123456789",
           "s3cr3tvalue", "=", ":", ": ", " = ", "&", "?", ";", ",", "-", "--", "_", ".", " ", "\t", "\n", '"', "'",
-          "{", "}", "[", "]", "://", "@", "/", "user", "https://u:p@host", "value", "0", "ı", "K")
+          "{", "}", "[", "]", "://", "@", "/", "user", "https://u:p@host", "value", "0", "ı", "K", "\x0b", "\x0c", "x=y", "a:b", "-x")
 
 
 def test_the_gate_changes_no_output() -> None:
