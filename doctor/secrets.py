@@ -334,16 +334,20 @@ def sanitize_deploy(raw: bytes) -> bytes:
         elif hide_item and (m := _LIST_ITEM.match(body)):
             body = m.group(1) + MASK + m.group(3)
             hide_item = False
-        else:
-            name = _ENV_NAME_LINE.match(body)
+        else:  # each pattern runs only on lines holding its literal part ("name:", "-", "Environment")
+            keyed = "name:" in body
+            name = _ENV_NAME_LINE.match(body) if keyed else None
             if name:
                 hide_value = _secret_env_name(name.group(1))
             elif body.strip():
                 hide_value = hide_value and body.lstrip().startswith(("valueFrom", "#"))
-            item = _LIST_ITEM.match(body)
+            item = _LIST_ITEM.match(body) if "-" in body else None
             hide_item = bool(item and SECRET_OPTION.match(item.group(2).strip("\"'")))
-            body = _UNIT_ENV.sub(_unit_environment, body)
-            body = _ENV_FLOW.sub(lambda m: m.group(1) + MASK if _secret_env_name(m.group(2)) else m.group(0), body)
+            if "Environment" in body:
+                body = _UNIT_ENV.sub(_unit_environment, body)
+            if keyed:
+                body = _ENV_FLOW.sub(lambda m: m.group(1) + MASK if _secret_env_name(m.group(2)) else m.group(0),
+                                     body)
             body = mask_text(body)
         lines.append(body + end)
     return "".join(lines).encode()

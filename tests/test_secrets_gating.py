@@ -125,3 +125,45 @@ def test_environment_names_are_judged_as_the_patterns_judge_them() -> None:
     for name in names:
         assert secrets.env_allowed(name) == bool(secrets.ENV_ALLOW.match(name)), repr(name)
         assert secrets._secret_name(name) == bool(secrets.SECRET_NAME.search(name)), repr(name)
+
+
+def _every_pattern_deploy(raw: bytes) -> bytes:
+    """sanitize_deploy as it was before the literal gates: every line pattern on every line."""
+    text = raw.decode("utf-8", "replace")
+    lines = []
+    hide_value = hide_item = False
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        end = line[len(body):]
+        if hide_value and (m := secrets._ENV_VALUE_LINE.match(body)):
+            body = m.group(1) + MASK + m.group(3)
+            hide_value = False
+        elif hide_item and (m := secrets._LIST_ITEM.match(body)):
+            body = m.group(1) + MASK + m.group(3)
+            hide_item = False
+        else:
+            name = secrets._ENV_NAME_LINE.match(body)
+            if name:
+                hide_value = bool(secrets.SECRET_NAME.search(name.group(1)))
+            elif body.strip():
+                hide_value = hide_value and body.lstrip().startswith(("valueFrom", "#"))
+            item = secrets._LIST_ITEM.match(body)
+            hide_item = bool(item and secrets.SECRET_OPTION.match(item.group(2).strip("\"'")))
+            body = secrets._UNIT_ENV.sub(secrets._unit_environment, body)
+            body = secrets._ENV_FLOW.sub(lambda m: m.group(1) + MASK if secrets.SECRET_NAME.search(m.group(2))
+                                         else m.group(0), body)
+            body = _every_pattern(body)
+        lines.append(body + end)
+    return "".join(lines).encode()
+
+
+def test_deployment_files_are_masked_as_with_every_pattern() -> None:
+    pieces = ("- name: HF_TOKEN", "- name: NCCL_X", "  value: s3cret", "value: x", "valueFrom:", "# c", "- --api-key",
+              "- sk-abcdefghijklmnop", "- --port", "Environment=HF_TOKEN=abc 'A=1'", "Environment=\"PASS=x y\"",
+              "{name: API_KEY, value: abc}", "name: X", "ExecStart=/usr/bin/vllm serve --api-key k1", "-", "\n",
+              "\r\n", " ", "EnvironmentFile=/etc/x", "ſecret: v", "key=value", "\x0b", "\u2028", "- ",
+              "-\t--api-key", "name:HF_TOKEN", " Environment =HF_TOKEN=1", "{name:TOKEN,value:abc}", "-\thunter2")
+    rng = random.Random(21)
+    for _ in range(4000):
+        raw = "".join(rng.choice(pieces) + rng.choice(("\n", "", " ")) for _ in range(rng.randrange(1, 10))).encode()
+        assert secrets.sanitize_deploy(raw) == _every_pattern_deploy(raw), raw
