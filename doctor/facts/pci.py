@@ -177,20 +177,28 @@ class _Express:
 CONFIG_MAX = 4096
 
 
-class ConfigSpace:
-    """A device's config space, read only as far as it is looked at on the live host.
+class ConfigError(Exception):
+    """Reading a config space on demand failed part-way (it then counts as unreadable, as a failed whole read)."""
 
-    In a virtual machine every dword of config space read traps to the hypervisor (about 9 us here:
-    a 4 KiB extended space took 6 ms); the walks below read the header, the capability chain and
-    the first extended headers. ``has(n)``: the space holds at least ``n`` bytes (then ``data[:n]``
-    is read). Elsewhere (snapshots, tarballs) the whole file is read at once, as before.
+
+class ConfigSpace:
+    """A device's config space, read only where it is looked at on the live host.
+
+    In a virtual machine every dword of config space read traps to the hypervisor (about 8 us here:
+    a 4 KiB extended space took 6 ms); the walks below look at a few dwords of the header, the
+    capability chain and the extended headers. ``has(n)``: the space holds at least ``n`` bytes;
+    ``byte(i)`` and ``dword(i)`` (little-endian, ``i`` a multiple of 4) read them, ``word16(i)`` two
+    bytes. Elsewhere (snapshots, tarballs) the whole file is read at once, as before.
     """
 
-    __slots__ = ("data", "_fd")
+    __slots__ = ("_data", "_fd", "_dwords", "_at_least", "_below")
 
     def __init__(self, data: bytes, fd: int | None = None) -> None:
-        self.data = data
+        self._data = data
         self._fd = fd
+        self._dwords: dict[int, bytes] = {}
+        self._at_least = 0  # the file holds at least this many bytes
+        self._below: int | None = None  # and fewer than this many
 
     @classmethod
     def read(cls, src: Source, path: str) -> ConfigSpace:
@@ -216,32 +224,42 @@ class ConfigSpace:
                 return cls(b"")
         return cls(src.read_bytes(path, cap=CONFIG_MAX) or b"")
 
-    def has(self, n: int) -> bool:
-        if len(self.data) >= n:
-            return True
-        fd = self._fd
-        if fd is None:
-            return False
-        want = min(max(-(-n // 64) * 64, 64), CONFIG_MAX + 1)  # whole 64-byte blocks
-        chunks = [self.data]
-        got = len(self.data)
+    def _pread(self, size: int, offset: int) -> bytes:
+        assert self._fd is not None
         try:
-            while got < want:
-                chunk = os.pread(fd, want - got, got)
-                if not chunk:
-                    self.close()
-                    break
-                chunks.append(chunk)
-                got += len(chunk)
-        except OSError:  # as a failed whole read: no config space at all
-            self.close()
-            self.data = b""
+            return os.pread(self._fd, size, offset)
+        except OSError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def has(self, n: int) -> bool:
+        if self._fd is None:
+            return len(self._data) >= n
+        if n <= self._at_least:
+            return True
+        if self._below is not None and n >= self._below:
             return False
-        self.data = b"".join(chunks)
-        if len(self.data) > CONFIG_MAX:  # over the limit: read as missing, as a whole read would
-            self.close()
-            self.data = b""
-        return len(self.data) >= n
+        if self._pread(1, n - 1):
+            self._at_least = n
+            return True
+        self._below = n
+        return False
+
+    def dword(self, i: int) -> int:
+        """The four bytes at ``i`` (a multiple of 4), little-endian; the space must hold them (``has``)."""
+        if self._fd is None:
+            return int.from_bytes(self._data[i:i + 4], "little")
+        got = self._dwords.get(i)
+        if got is None:
+            got = self._dwords[i] = self._pread(4, i)
+        return int.from_bytes(got, "little")
+
+    def byte(self, i: int) -> int:
+        if self._fd is None:
+            return self._data[i]
+        return (self.dword(i & ~3) >> (8 * (i & 3))) & 0xFF
+
+    def word16(self, i: int) -> int:
+        return self.byte(i) | self.byte(i + 1) << 8
 
     def close(self) -> None:
         if self._fd is not None:
@@ -251,22 +269,20 @@ class ConfigSpace:
 
 def _express(config: ConfigSpace) -> _Express:
     """Port type and link control/capability 2 from the PCI Express capability (config space)."""
-    if not config.has(64) or not config.data[0x06] & 0x10:
+    if not config.has(64) or not config.byte(0x06) & 0x10:
         return _Express()
-    data = config.data
-    ptr, seen = data[0x34] & 0xFC, 0
+    ptr, seen = config.byte(0x34) & 0xFC, 0
     while ptr >= 0x40 and ptr + 5 <= 256 and config.has(ptr + 5) and seen < 48:
-        data = config.data
-        cap_id, nxt = data[ptr], data[ptr + 1] & 0xFC
+        cap_id, nxt = config.byte(ptr), config.byte(ptr + 1) & 0xFC
         if cap_id == 0x10:
-            port_type = _PCIE_TYPES.get((data[ptr + 2] >> 4) & 0xF)
+            flags = config.byte(ptr + 2)
+            port_type = _PCIE_TYPES.get((flags >> 4) & 0xF)
             target = supported = advertised = None
-            if config.has(ptr + 0x32) and (data[ptr + 2] & 0xF) >= 2:  # capability version 2 has these
-                data = config.data
-                target = _SPEED_CODE.get(data[ptr + 0x30] & 0xF)
-                vector = (data[ptr + 0x2C] >> 1) & 0x7F
+            if config.has(ptr + 0x32) and (flags & 0xF) >= 2:  # capability version 2 has these
+                target = _SPEED_CODE.get(config.byte(ptr + 0x30) & 0xF)
+                vector = (config.byte(ptr + 0x2C) >> 1) & 0x7F
                 supported = _SPEED_CODE.get(vector.bit_length()) if vector else None
-                advertised = _SPEED_CODE.get(data[ptr + 0x0C] & 0xF)
+                advertised = _SPEED_CODE.get(config.byte(ptr + 0x0C) & 0xF)
             return _Express(port_type, target, supported, advertised)
         ptr, seen = nxt, seen + 1
     return _Express()
@@ -279,12 +295,11 @@ def _pcie_capability(config: ConfigSpace) -> tuple[str | None, dict[str, bool] |
     if config.has(0x108):
         off, seen = 0x100, 0
         while off >= 0x100 and config.has(off + 9) and seen < 96:
-            data = config.data
-            header = int.from_bytes(data[off:off + 4], "little")
+            header = config.dword(off)
             if header in (0, 0xFFFFFFFF):
                 break
             if header & 0xFFFF == 0x000D:
-                ctl = int.from_bytes(data[off + 6:off + 8], "little")
+                ctl = config.word16(off + 6)
                 acs = {bit: bool(ctl & (1 << i)) for i, bit in enumerate(_ACS_BITS)}
                 break
             off, seen = (header >> 20) & 0xFFC, seen + 1
@@ -312,6 +327,9 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
     try:
         port_type, acs = _pcie_capability(config)
         express = _express(config)
+    except ConfigError:  # as a whole read that failed: no config space
+        port_type, acs = _pcie_capability(ConfigSpace(b""))
+        express = _express(ConfigSpace(b""))
     finally:
         config.close()
     msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit()))
