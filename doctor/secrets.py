@@ -44,6 +44,95 @@ _TAIL = r"[a-z0-9_.-]{0,64}"
 _KW_RE = lazy(_KW, re.IGNORECASE)
 #: Options whose next argument (or ``=value``) is a secret.
 SECRET_OPTION = lazy(rf"^--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}$", re.IGNORECASE)
+
+#: ``_KW`` spelt out for ASCII text (lower-cased): words after a non-alphanumeric, words after ``-_.``
+_KW_WORDS = ("apikey", "api-key", "api_key", "accesskey", "access-key", "access_key", "secretkey", "secret-key",
+             "secret_key", "privatekey", "private-key", "private_key", "token", "secret", "password", "passwd",
+             "credential", "credentials", "authorization")
+_KW_AFTER_SEPARATOR = ("pass", "pwd", "auth")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_TAIL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _keywords(lower: str) -> list[tuple[int, int]]:
+    """(start, end) of every match of ``_KW`` in ``lower`` (ASCII, lower-cased), whatever alternative.
+
+    The patterns built on ``_KW`` compile in 1-2 ms each; on ASCII text this answers where they
+    could match (see :func:`_tail_end`) without them, as ``re`` would (tested against them).
+    """
+    found = []
+    n = len(lower)
+    for words, after_separator in ((_KW_WORDS, False), (_KW_AFTER_SEPARATOR, True)):
+        for word in words:
+            start = lower.find(word)
+            while start >= 0:
+                end = start + len(word)
+                before = lower[start - 1] if start else ""
+                if ((before in "-_." and before != "") if after_separator else before not in _ALNUM or not before) \
+                        and (end == n or lower[end] not in _LETTERS):
+                    found.append((start, end))
+                start = lower.find(word, start + 1)
+    return found
+
+
+def _tail_stops(lower: str, ends: list[int]) -> list[int]:
+    """For keywords ending at ``ends``: where ``_TAIL`` (64 name characters at most) after each can stop
+    and let something else follow, i.e. the end of its run of name characters (when that run is not
+    longer). Linear in the text, however many keywords share a run."""
+    stops = []
+    n = len(lower)
+    run_stop = -1
+    for end in sorted(ends):
+        if end > run_stop:  # beyond the run scanned last
+            run_stop = end
+            while run_stop < n and lower[run_stop] in _TAIL_CHARS:
+                run_stop += 1
+        if run_stop - end <= 64:
+            stops.append(run_stop)
+    return stops
+
+
+def _after_quote(lower: str, at: int) -> int:
+    """``at``, past one optional quote (``["']?`` followed by something that is not a quote)."""
+    return at + 1 if at < len(lower) and lower[at] in "\"'" else at
+
+
+def _spaces_then(lower: str, at: int, chars: str) -> bool:
+    """Whether ``[ \\t]{0,8}`` then one of ``chars`` follows at ``at``."""
+    n = len(lower)
+    j = at
+    while j < n and j - at < 8 and lower[j] in " \t":
+        j += 1
+    return j < n and lower[j] in chars
+
+
+def _has_keyword(text: str) -> bool:
+    """``_KW_RE.search(text)``."""
+    return bool(_keywords(text.lower())) if text.isascii() else _KW_RE.search(text) is not None
+
+
+def _secret_option(text: str) -> bool:
+    """``SECRET_OPTION.match(text)``: an option whose value is a secret (``--api-key``, ``--db-password``)."""
+    if not text.isascii():
+        return SECRET_OPTION.match(text) is not None
+    if not text.startswith("-"):
+        return False
+    lower = text.lower()
+    target = len(lower) - 1 if lower.endswith("\n") else len(lower)  # ``$`` also matches before a final newline
+    first_other = 1  # the prefix after the dash: name characters up to here
+    while first_other < len(lower) and lower[first_other] in _TAIL_CHARS:
+        first_other += 1
+    tail_start = target  # the tail before the end: name characters from here
+    while tail_start > 0 and lower[tail_start - 1] in _TAIL_CHARS:
+        tail_start -= 1
+    for start, end in _keywords(lower):
+        prefix_ok = 1 <= start <= first_other and (start - 1 <= 64 or (lower[1] == "-" and start - 2 <= 64))
+        if prefix_ok and tail_start <= end <= target and target - end <= 64:
+            return True
+    return False
+
+
 #: Well-known token shapes, masked wherever they appear.
 SECRET_VALUE = lazy(
     r"(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{12,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|"
@@ -121,10 +210,20 @@ def mask_text(text: str) -> str:
     # Every pattern but BEARER contains a secret word (_KW, same flags, same context), so where _KW
     # finds none they cannot match: "pass" or "digest" in a result need not compile them. Each also
     # needs some punctuation (and the header ones the word "authorization"): without it, it is skipped.
-    keyword = _KW_RE.search(text) is not None
+    if text.isascii():  # where the keyword patterns could match, without compiling them
+        lower = text.lower()
+        found = _keywords(lower)
+        keyword = bool(found)
+        stops = _tail_stops(lower, [end for _start, end in found])
+        after = [_after_quote(lower, stop) for stop in stops]
+        query = any(lower[stop:stop + 1] == "=" for stop in stops)
+        key_value = any(_spaces_then(lower, at, ":=") for at in after)
+        option_value = any(lower[at:at + 1] in (" ", "\t", "\v", "\f", ",", "=") for at in after)
+    else:
+        keyword = query = key_value = option_value = _KW_RE.search(text) is not None
     authorization = keyword and _has_word(text, "authorization", _AUTHORIZATION)
     if keyword:
-        if "=" in text and ("?" in text or "&" in text or ";" in text):
+        if query and "=" in text and ("?" in text or "&" in text or ";" in text):
             text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
         if authorization:
             text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
@@ -134,9 +233,9 @@ def mask_text(text: str) -> str:
         return text
     if authorization:
         text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
-    if ":" in text or "=" in text:
+    if key_value and (":" in text or "=" in text):
         text = KEY_VALUE.sub(_mask_quoted, text)
-    if "-" in text and any(ch in text for ch in " \t\v\f,="):
+    if option_value and "-" in text and any(ch in text for ch in " \t\v\f,="):
         text = OPTION_VALUE.sub(_mask_quoted, text)
     return text
 
@@ -177,7 +276,7 @@ def _mask_shell(arg: str) -> str:
 
 def _secret_assignment(name: str) -> bool:
     """``HF_TOKEN=`` / ``MY_SESSION=`` (environment-style names) or ``db_password=``; not ``bypass=``."""
-    return bool(_KW_RE.search(name) or (name.isupper() and _secret_name(name)))
+    return bool(_has_keyword(name) or (name.isupper() and _secret_name(name)))
 
 
 def mask_argv(argv: list[str]) -> list[str]:
@@ -194,10 +293,10 @@ def mask_argv(argv: list[str]) -> list[str]:
             continue
         if arg.startswith("-") and "=" in arg:
             opt, _, _value = arg.partition("=")
-            if SECRET_OPTION.match(opt):
+            if _secret_option(opt):
                 out.append(f"{opt}={MASK}")
                 continue
-        elif SECRET_OPTION.match(arg):
+        elif _secret_option(arg):
             out.append(arg)
             hide_next = True
             continue
@@ -342,7 +441,7 @@ def sanitize_deploy(raw: bytes) -> bytes:
             elif body.strip():
                 hide_value = hide_value and body.lstrip().startswith(("valueFrom", "#"))
             item = _LIST_ITEM.match(body) if "-" in body else None
-            hide_item = bool(item and SECRET_OPTION.match(item.group(2).strip("\"'")))
+            hide_item = bool(item and _secret_option(item.group(2).strip("\"'")))
             if "Environment" in body:
                 body = _UNIT_ENV.sub(_unit_environment, body)
             if keyed:
