@@ -63,12 +63,22 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
         src.prefetch(PREFETCH)
     from doctor.runner import run_checks
 
-    facts = open_facts(src, deploy=deploy, baseline=baseline, reuse=reuse)
-    result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
+    try:
+        facts = open_facts(src, deploy=deploy, baseline=baseline, reuse=reuse)
+        result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
+    except Exception:  # a bad --deploy or --baseline file: still reap what was started
+        if full:
+            _read_prefetched(src)
+        raise
     if full:
-        for name in PREFETCH:  # normally read by the checks already; never leave a child unwaited
-            src.command(name)
+        _read_prefetched(src)
     return masked(result)
+
+
+def _read_prefetched(src: Source) -> None:
+    """Wait for the prefetched commands (normally the checks read them already): no child is left unwaited."""
+    for name in PREFETCH:
+        src.command(name)
 
 
 def masked(result: Result) -> Result:

@@ -83,3 +83,12 @@ def test_a_full_live_run_prefetches_its_commands_and_waits_for_them() -> None:
     only.prefetch = lambda names: started.append("again")  # type: ignore[method-assign,assignment,misc]
     analyse(only, only=["kernel.thp"])
     assert "again" not in started  # a partial run starts nothing it may not read
+
+
+def test_a_bad_deploy_file_still_reaps_the_prefetched_commands(tmp_path: Path) -> None:
+    from doctor.sources import LiveSource
+
+    src = LiveSource("/")
+    with pytest.raises(DoctorError):
+        analyse(src, deploy=[str(tmp_path / "missing.service")])
+    assert src._started == {}
