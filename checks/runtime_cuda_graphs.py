@@ -21,33 +21,35 @@ class GraphRule:
     severity: str
     what: str
     vllm_only: bool = False
+    #: lower-case text every match holds; ASCII text without it is not searched (same answer, no compiling)
+    needs: str = ""
 
 
 _I = re.IGNORECASE | re.MULTILINE
 #: Flags and settings that disable CUDA Graphs, with their severity (docs/checks.md#runtime-cuda-graphs).
 RULES: tuple[GraphRule, ...] = (
     GraphRule("vllm.enforce_eager", lazy(r"--enforce[-_]eager(?![\w-])(?!\s*[= ]\s*[\"']?(false|0|no)\b)", _I),
-              HIGH, "vLLM --enforce-eager (no CUDA graphs, no torch.compile)"),
+              HIGH, "vLLM --enforce-eager (no CUDA graphs, no torch.compile)", needs="--enforce"),
     GraphRule("vllm.enforce_eager", lazy(r"[\"']?enforce[-_]eager[\"']?\s*[:=]\s*[\"']?(true|1|yes)\b", _I),
-              HIGH, "vLLM enforce_eager: true (no CUDA graphs, no torch.compile)"),
+              HIGH, "vLLM enforce_eager: true (no CUDA graphs, no torch.compile)", needs="enforce"),
     GraphRule("vllm.cudagraph_mode", lazy(r"cudagraph[-_]mode[\"']?\s*[:= ]\s*[\"']?none\b", _I),
-              HIGH, "vLLM cudagraph_mode NONE"),
+              HIGH, "vLLM cudagraph_mode NONE", needs="cudagraph"),
     GraphRule("vllm.O0", lazy(r"(?<![\w-])(-O\s*0|--optimization-level[= ]0|-O\.level=0)(?![\w.])", _I),
-              MEDIUM, "vLLM -O0 (compilation level 0; check the resolved cudagraph_mode in the log)", vllm_only=True),
+              MEDIUM, "vLLM -O0 (compilation level 0; check the resolved cudagraph_mode in the log)", vllm_only=True, needs="-o"),
     GraphRule("vllm.cc_mode_none", lazy(r"(-cc|--compilation-config)\.(mode|level)[= ](none|0)\b", _I),
-              MEDIUM, "vLLM compilation mode none (check the resolved cudagraph_mode in the log)"),
+              MEDIUM, "vLLM compilation mode none (check the resolved cudagraph_mode in the log)", needs="-c"),
     GraphRule("sglang.disable_cuda_graph", lazy(r"--disable-cuda-graph(?![\w-])", _I),
-              HIGH, "SGLang --disable-cuda-graph"),
+              HIGH, "SGLang --disable-cuda-graph", needs="--disable-cuda-graph"),
     GraphRule("sglang.disable_cuda_graph", lazy(r"^[ \t]*disable_cuda_graph[ \t]*:[ \t]*true\b", _I),
-              HIGH, "SGLang disable_cuda_graph: true"),
+              HIGH, "SGLang disable_cuda_graph: true", needs="disable_cuda_graph"),
     GraphRule("sglang.graph_backend_disabled", lazy(r"--cuda-graph-backend[-\w]*[= ]disabled\b", _I),
-              HIGH, "SGLang CUDA graph backend disabled"),
+              HIGH, "SGLang CUDA graph backend disabled", needs="--cuda-graph-backend"),
     GraphRule("sglang.disable_padding", lazy(r"--disable-cuda-graph-padding(?![\w-])", _I),
-              LOW, "SGLang --disable-cuda-graph-padding (graphs only for exact batch sizes)"),
+              LOW, "SGLang --disable-cuda-graph-padding (graphs only for exact batch sizes)", needs="--disable-cuda-graph-padding"),
     GraphRule("trtllm.cuda_graph_config_null", lazy(r"^[ \t]*cuda_graph_config[ \t]*:[ \t]*(null|~|None)?[ \t]*(#.*)?$", _I),
-              HIGH, "TensorRT-LLM cuda_graph_config: null (graphs are on when the key is absent)"),
+              HIGH, "TensorRT-LLM cuda_graph_config: null (graphs are on when the key is absent)", needs="cuda_graph_config"),
     GraphRule("trtllm.use_cuda_graph_false", lazy(r"^[ \t]*use_cuda_graph[ \t]*:[ \t]*(false|no|0)\b", _I),
-              HIGH, "TensorRT-LLM use_cuda_graph: false"),
+              HIGH, "TensorRT-LLM use_cuda_graph: false", needs="use_cuda_graph"),
 )
 #: Disaggregated prefill / context-only workers may run without graphs (docs/checks.md#runtime-cuda-graphs, traps).
 PREFILL = lazy(r"(--disaggregation-mode[= ]prefill|disaggregation_mode\s*:\s*prefill|"
@@ -79,12 +81,31 @@ def _strip_comments(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("#", ";")))
 
 
+_SEGMENT_WORDS = ("execstart", "command", "args", "entrypoint")
+
+
+def _segment_start(line: str) -> bool:
+    """``SEGMENT_START.match(line)``, without the pattern where it cannot match (no ``:``/``=`` or no key word)."""
+    if ":" not in line and "=" not in line:
+        return False
+    if line.isascii() and not any(word in line.lower() for word in _SEGMENT_WORDS):
+        return False
+    return SEGMENT_START.match(line) is not None
+
+
+def _prefill_path(name: str) -> bool:
+    """``PREFILL_PATH.search(name)``, without the pattern where none of its words is in an ASCII name."""
+    if name.isascii() and not any(word in name.lower() for word in ("ctx", "context", "prefill")):
+        return False
+    return PREFILL_PATH.search(name) is not None
+
+
 def _segments(df: DeployFile) -> list[str]:
     """Command blocks of a unit/compose/manifest (one per ExecStart/command/args), else the whole file."""
     lines = _strip_comments(df.text).splitlines()
     segments: list[list[str]] = [[]]
     for line in lines:
-        if SEGMENT_START.match(line) or line.strip() == "---":
+        if _segment_start(line) or line.strip() == "---":
             segments.append([])
         segments[-1].append(line)
     return ["\n".join(s) for s in segments if any(x.strip() for x in s)]
@@ -101,9 +122,13 @@ def _has_children(text: str, m: re.Match[str]) -> bool:
 
 def _match(text: str, where: str, pid: int | None, path_prefill: bool = False) -> list[Hit]:
     hits = []
-    is_vllm = "vllm" in text.lower()
+    lower = text.lower()
+    is_vllm = "vllm" in lower
+    ascii_text = text.isascii()  # non-ASCII text may match case-insensitively without the literal (ſ is s)
     for rule in RULES:
         if rule.vllm_only and not is_vllm:
+            continue
+        if ascii_text and rule.needs not in lower:
             continue
         m = rule.pattern.search(text)
         if m is None:
@@ -125,7 +150,7 @@ def _collect(facts: Facts) -> list[Hit]:
         if cfg.text is not None and cfg.pid in roots:
             hits += _match(_strip_comments(cfg.text), cfg.path, cfg.pid)
     for df in facts.deploy_files:
-        path_prefill = bool(PREFILL_PATH.search(df.path.rsplit("/", 1)[-1]))
+        path_prefill = _prefill_path(df.path.rsplit("/", 1)[-1])
         for seg in _segments(df):
             hits += _match(seg, df.path, None, path_prefill)
     return hits

@@ -12,18 +12,19 @@ Textual or WeasyPrint.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from doctor import __version__
-from doctor.commands.check import EPILOG
 from doctor.errors import DoctorError
-from doctor.i18n import set_language
 from doctor.output import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+
+if TYPE_CHECKING:  # argparse and the rest load in main(), after console_main() paused the garbage collector
+    import argparse
 
 __all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "build_parser", "console_main", "main"]
 
@@ -64,6 +65,10 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     their parsers would cost start-up time). Otherwise (``gnd --help``) every subcommand is listed,
     without options.
     """
+    import argparse
+
+    from doctor.commands.check import EPILOG
+
     parser = argparse.ArgumentParser(prog="gnd", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpu-node-doctor {__version__}")
@@ -118,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = _with_command(sys.argv[1:] if argv is None else argv)
         parser, commands = build_parser(only=args_list[0])
         args = parser.parse_args(args_list)
+        from doctor.i18n import set_language
+
         set_language(getattr(args, "lang", None))
         if args.command == "check":
             return _run_without_gc(commands["check"], args)
@@ -146,6 +153,13 @@ def console_main() -> None:
     """The ``gnd`` executable: :func:`main`, then, after ``check`` or ``report`` and the like, exit
     without tearing the interpreter down (tens of milliseconds of freeing objects nobody will use)."""
     args_list = _with_command(sys.argv[1:])
+    if args_list[0] == "check":
+        # a check allocates little garbage and leaves at once: no collector from here on, imports included
+        # (main() would pause it for the run only; the collector passes over the imported modules cost
+        # about 5 ms of a check)
+        import gc
+
+        gc.disable()
     code = main(args_list)
     if args_list[0] not in QUICK_EXIT:
         raise SystemExit(code)

@@ -7,7 +7,6 @@ import sys
 from typing import Any
 
 from doctor.errors import DoctorError
-from doctor.findings import at_least
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -50,6 +49,8 @@ def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
 
 def exit_code(data: dict[str, Any], fail_on: str) -> int:
     """0, or 1 when a finding of the result dict is at or above ``fail_on`` (as ``gnd check``)."""
+    from doctor.findings import at_least  # not at import: ``gnd`` loads this module early
+
     for f in data.get("findings") or []:
         if isinstance(f, dict) and at_least(str(f.get("severity")), fail_on):
             return EXIT_FINDINGS

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from doctor.sources import Source
 
 
+#: Commands every full run reads (the PCI tree, the Xid check), started before the checks are loaded
+PREFETCH = ("dmesg", "lspci_vvv")
+
+
 def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None,
                reuse: bool = False) -> Facts:
     """Facts of ``source`` (a path, ``None`` for the live host, or an opened :class:`Source`).
@@ -51,10 +55,30 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
     ``checks``: the loaded checks (fleet workers load them once), default all installed ones;
     ``reuse``: see :func:`open_facts`.
     """
+    from doctor.sources import Source, open_source
+
+    src = source if isinstance(source, Source) else open_source(source)
+    full = only is None and checks is None
+    if full:  # the live host starts these now; they run while the checks load (about 20 ms of dmesg here)
+        src.prefetch(PREFETCH)
     from doctor.runner import run_checks
 
-    facts = open_facts(source, deploy=deploy, baseline=baseline, reuse=reuse)
-    return masked(run_checks(facts, only=list(only) if only is not None else None, checks=checks))
+    try:
+        facts = open_facts(src, deploy=deploy, baseline=baseline, reuse=reuse)
+        result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
+    except Exception:  # a bad --deploy or --baseline file: still reap what was started
+        if full:
+            _read_prefetched(src)
+        raise
+    if full:
+        _read_prefetched(src)
+    return masked(result)
+
+
+def _read_prefetched(src: Source) -> None:
+    """Wait for the prefetched commands (normally the checks read them already): no child is left unwaited."""
+    for name in PREFETCH:
+        src.command(name)
 
 
 def masked(result: Result) -> Result:

@@ -61,3 +61,34 @@ def test_check_and_report_json_agree(tmp_path: Path, capsys: pytest.CaptureFixtu
     strip = ("duration_s", "generated_at")
     assert {k: v for k, v in checked.items() if k not in strip and k != "checks"} == \
         {k: v for k, v in reported.items() if k not in strip and k != "checks"}
+
+
+def test_a_full_live_run_prefetches_its_commands_and_waits_for_them() -> None:
+    from doctor.pipeline import PREFETCH, analyse
+    from doctor.sources import LiveSource
+
+    src = LiveSource("/")
+    started: list[str] = []
+    real = src.prefetch
+
+    def spy(names: tuple[str, ...]) -> None:
+        started.extend(names)
+        real(names)
+
+    src.prefetch = spy  # type: ignore[method-assign,assignment]
+    analyse(src)
+    assert started == list(PREFETCH) and src._started == {}  # every child read, none left running
+    assert all(name in src._commands for name in PREFETCH)
+    only = LiveSource("/")
+    only.prefetch = lambda names: started.append("again")  # type: ignore[method-assign,assignment,misc]
+    analyse(only, only=["kernel.thp"])
+    assert "again" not in started  # a partial run starts nothing it may not read
+
+
+def test_a_bad_deploy_file_still_reaps_the_prefetched_commands(tmp_path: Path) -> None:
+    from doctor.sources import LiveSource
+
+    src = LiveSource("/")
+    with pytest.raises(DoctorError):
+        analyse(src, deploy=[str(tmp_path / "missing.service")])
+    assert src._started == {}

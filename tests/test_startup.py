@@ -84,3 +84,27 @@ def test_check_runs_with_the_collector_paused_and_restores_it(monkeypatch: pytes
     with pytest.raises(ZeroDivisionError):
         main(["check", str(ROOT / "fixtures/hgx-h100-healthy")])
     assert gc.isenabled()  # restored on an error too
+
+
+def test_the_executable_pauses_the_collector_before_the_check_path_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``import doctor.cli`` loads neither argparse nor the findings (dataclasses, inspect): those load in
+    main(), which ``gnd check`` enters with the collector already off."""
+    code = "import sys, doctor.cli; print(sorted({'argparse', 'doctor.findings', 'dataclasses'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    import doctor.cli as cli
+
+    seen: list[bool] = []
+    monkeypatch.setattr(cli, "main", lambda argv: seen.append(gc.isenabled()) or 0)
+    monkeypatch.setattr(cli.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code)))
+    monkeypatch.setattr(sys, "argv", ["gnd", "check", "-o", "/dev/null"])
+    try:
+        with pytest.raises(SystemExit):
+            cli.console_main()
+    finally:
+        gc.enable()
+    assert seen == [False]
+    monkeypatch.setattr(sys, "argv", ["gnd", "checks"])
+    with pytest.raises(SystemExit):
+        cli.console_main()
+    assert seen == [False, True]  # other commands keep the collector

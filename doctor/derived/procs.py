@@ -41,7 +41,7 @@ WORKER_TITLE = lazy(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
 #: vLLM's Ray workers (multi-node vLLM): started by the raylet, not by the vLLM process, so on a worker
 #: node they are the only trace of the server; their environment comes from the user (Ray runtime_env,
 #: ``ray start`` environment or variables vLLM copies from the driver).
-RAY_VLLM_WORKER = lazy(r"^ray::RayWorkerWrapper")
+RAY_VLLM_WORKER = lazy(r"^ray::RayWorkerWrapper")  # matched as str.startswith in _user_roots
 
 #: Values frameworks set in their own workers (docs/checks.md#cross-cutting-rules); never blamed on the user.
 FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
@@ -51,9 +51,15 @@ FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
 }
 
 
+#: A word (lower case) that every pattern of :data:`SERVER_PATTERNS` needs, case-insensitively.
+_SERVER_WORDS = ("vllm", "sglang", "trtllm-", "tensorrt_llm", "tritonserver")
+
+
 def framework_of(proc: Process) -> str | None:
     """``vllm``, ``sglang``, ``tensorrt-llm``, ``triton`` or None, from the command line."""
     line = " ".join(proc.argv) if proc.argv else (proc.name or "")
+    if line.isascii() and not any(word in line.lower() for word in _SERVER_WORDS):
+        return None  # most processes: no pattern can match (non-ASCII text is left to the patterns)
     for name, patterns in SERVER_PATTERNS.items():
         if any(p.search(line) for p in patterns):
             return name
@@ -187,7 +193,7 @@ def _user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
     by_pid = {p.pid: p for p in facts.processes}
     for candidate in facts.processes:
         title = " ".join(candidate.argv) if candidate.argv else (candidate.name or "")
-        if RAY_VLLM_WORKER.match(title) and candidate.pid not in in_server and not any(
+        if title.startswith("ray::RayWorkerWrapper") and candidate.pid not in in_server and not any(
                 a.pid in in_server for a in _ancestors(candidate, by_pid)):
             roots[candidate.pid] = (candidate, "vllm")
     holders = set(gpu_holders(facts))

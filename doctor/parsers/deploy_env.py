@@ -49,23 +49,25 @@ def deploy_env(files: Iterable[DeployFile]) -> list[tuple[str, str, str]]:
         for i, line in enumerate(lines):
             if line.lstrip().startswith(("#", ";")):
                 continue
-            unit = _UNIT_ENV.match(line)
+            # each pattern is tried only on lines holding its literal part (most unit lines hold none)
+            unit = _UNIT_ENV.match(line) if "Environment" in line else None
             if unit:
                 out.extend((k, v, df.path) for k, v in split_unit_env(unit.group(1)))
                 continue
-            for match in _DOCKER_E.finditer(line):
-                out.append((match.group(1), match.group(2), df.path))
-            listed = _COMPOSE_LIST.match(line)
+            if "-e" in line:
+                for match in _DOCKER_E.finditer(line):
+                    out.append((match.group(1), match.group(2), df.path))
+            listed = _COMPOSE_LIST.match(line) if "=" in line and "-" in line else None
             if listed:
                 out.append((listed.group(1), listed.group(2).strip(), df.path))
                 continue
-            name = _K8S_NAME.match(line)
+            name = _K8S_NAME.match(line) if "name:" in line else None
             if name and i + 1 < len(lines):
                 value = _K8S_VALUE.match(lines[i + 1])
                 if value:
                     out.append((name.group(1), value.group(1), df.path))
                 continue
-            mapped = _COMPOSE_MAP.match(line)
+            mapped = _COMPOSE_MAP.match(line) if ":" in line else None
             if mapped and mapped.group(2):
                 out.append((mapped.group(1), mapped.group(2).strip(), df.path))
     return out

@@ -14,7 +14,8 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from doctor import specs
 from doctor.errors import DoctorError
@@ -182,6 +183,9 @@ class Source:
         return sorted(out)
 
     # --- commands ----------------------------------------------------------------------------
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Start these command specs early where that is possible (the live host); elsewhere nothing."""
+
     def netdev_command(self, name: str, netdev: str) -> CommandOutput:
         """Output of the per-interface command spec ``name`` for ``netdev`` (cached); an unsafe name is refused."""
         key = f"{name}\0{netdev}"
@@ -301,6 +305,18 @@ class LiveSource(Source):
         super().__init__(OsTree(root), root)
         #: run commands here (default only for ``/``); otherwise read ``commands/`` under the root
         self.run_commands = (root == "/") if run_commands is None else run_commands
+        #: commands started by :meth:`prefetch`, not yet asked for
+        self._started: dict[str, CommandOutput | Callable[[], CommandOutput]] = {}
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Start these command specs now, to run while the doctor does other work; :meth:`command` waits
+        for their output (each waited on for at most its timeout once asked for)."""
+        if not self.run_commands:
+            return
+        for name in names:
+            spec = specs.get(name)
+            if spec.argv and name not in self._commands and name not in self._started:
+                self._started[name] = start_command(spec)
 
     def _command(self, spec: specs.Spec) -> CommandOutput:
         if not self.run_commands:
@@ -308,6 +324,9 @@ class LiveSource(Source):
             return super()._command(spec)
         if not spec.argv:
             return CommandOutput(spec.name, None, spec.name, reason=f"{spec.name} exists only in sosreports")
+        started = self._started.pop(spec.name, None)
+        if started is not None:
+            return started if isinstance(started, CommandOutput) else started()
         return run_command(spec)
 
     def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
@@ -325,6 +344,13 @@ class LiveSource(Source):
 def run_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> CommandOutput:
     """Run a command spec (or ``argv``, one interface's instance of it) with its timeout; a missing or
     hung program is a normal answer."""
+    started = start_command(spec, argv)
+    return started if isinstance(started, CommandOutput) else started()
+
+
+def start_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> CommandOutput | Callable[[], CommandOutput]:
+    """Start a command spec: what :func:`run_command` answers at once (not found, could not run), or a
+    function that waits for it (at most its timeout) and returns its output."""
     argv = argv or spec.argv
     where = " ".join(argv)
     exe = shutil.which(argv[0])
@@ -339,6 +365,12 @@ def run_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> Comman
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         return CommandOutput(spec.name, None, where, reason=f"{where} could not run: {exc.strerror}")
+    return lambda: _finish_command(spec, proc, start, where)
+
+
+def _finish_command(spec: specs.Spec, proc: Any, start: float, where: str) -> CommandOutput:
+    import subprocess
+
     try:
         stdout, stderr = proc.communicate(timeout=spec.timeout)
     except subprocess.TimeoutExpired:

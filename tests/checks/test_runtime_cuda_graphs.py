@@ -55,3 +55,36 @@ def test_deploy_files_yaml_and_trtllm() -> None:
     ctx = {"etc/compose/ctx-config.yaml": "cuda_graph_config: null\n"}
     assert _pairs(findings_of(facts(ctx, base=healthy()), "runtime.cuda_graphs")) == [("etc/compose/ctx-config.yaml",
                                                                                         "low")]
+
+
+def test_literal_gates_give_what_the_patterns_give() -> None:
+    """Rules, command blocks and prefill file names skip their pattern only where it cannot match."""
+    import random
+
+    import checks.runtime_cuda_graphs as rcg
+
+    def every_rule(text: str) -> list[object]:
+        is_vllm = "vllm" in text.lower()
+        out = []
+        for rule in rcg.RULES:
+            m = None if rule.vllm_only and not is_vllm else rule.pattern.search(text)
+            if m is not None and not (rule.key == "trtllm.cuda_graph_config_null" and not m.group(1)
+                                      and rcg._has_children(text, m)):
+                out.append(rule)
+        return out
+
+    pieces = ("--enforce-eager", "--ENFORCE_EAGER", "enforce_eager: true", "\"enforce-eager\" = 1", "cudagraph_mode",
+              "CUDAGRAPH-MODE", ": none", "=NONE", " ", "\n", "  ", "vllm", "-O 0", "-O0", "--optimization-level=0",
+              "-O.level=0", "-cc.mode=none", "--compilation-config.level 0", "--disable-cuda-graph",
+              "--disable-cuda-graph-padding", "disable_cuda_graph: true", "--cuda-graph-backend-x disabled",
+              "cuda_graph_config:", " null", "use_cuda_graph: no", "ſ", "\u212a", "-", "x", "ExecStart=", "command:",
+              "ARGS =", "entrypoint:", "- ", "Exec", "start", "ctx", "Context", "PREFILL", "_", ".", "/", "args",
+              "--diſable-cuda-graph", "--cuda-graph-bac\u212aend disabled", "uſe_cuda_graph: no", "ExecStart", "prefi", "ll")
+    rng = random.Random(9)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 9)))
+        assert rcg._match(text, "w", None) == [rcg.Hit(r, "w", r.pattern.search(text).group(0).strip(),  # type: ignore[union-attr]
+                                                      bool(rcg.PREFILL.search(text)), bool(rcg.NON_CUDA.search(text)))
+                                               for r in every_rule(text)], repr(text)
+        assert rcg._segment_start(text) == bool(rcg.SEGMENT_START.match(text)), repr(text)
+        assert rcg._prefill_path(text) == bool(rcg.PREFILL_PATH.search(text)), repr(text)

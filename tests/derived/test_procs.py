@@ -90,3 +90,65 @@ def test_processes_are_labelled_by_program_and_pid() -> None:
     f = facts(cmdline("/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server"), base=healthy())
     assert process_label(f, 4242) == "vllm api_server (pid 4242)"
     assert process_label(f, 999999) == "process (pid 999999)"
+
+
+def test_framework_of_skips_the_patterns_only_where_none_can_match() -> None:
+    """The word gate gives the answer the patterns give (case, ſ/K folding and titles included)."""
+    import random
+
+    from doctor.derived.procs import SERVER_PATTERNS
+    from doctor.facts import Process
+
+    def by_patterns(line: str) -> str | None:
+        return next((n for n, ps in SERVER_PATTERNS.items() if any(p.search(line) for p in ps)), None)
+
+    pieces = ("vllm", "VLLM::", "Vllm", "sglang", "SGLANG::", "ſglang::", "sglang.launch_server", "serve", " ", "/",
+              "-m", "python3", "trtllm-serve", "TRTLLM-serve", "tensorrt_llm", "tritonserver", "ray::", "x", ".", "::")
+    rng = random.Random(3)
+    for _ in range(4000):
+        argv = tuple("".join(rng.choice(pieces) for _ in range(rng.randrange(1, 4))) for _ in range(rng.randrange(0, 3)))
+        proc = Process(pid=1, ppid=None, name=rng.choice((None, "ſglang::x", "vllm", "bash")), argv=argv)
+        line = " ".join(argv) if argv else (proc.name or "")
+        assert framework_of(proc) == by_patterns(line), repr(line)
+    assert framework_of(Process(pid=1, ppid=None, name=None, argv=("ſglang::scheduler",))) == "sglang"
+
+
+def test_deploy_env_gates_give_what_every_pattern_gives() -> None:
+    """Each line pattern is skipped only on lines without its literal part: same settings as trying all."""
+    import random
+
+    def every_pattern(files: list[DeployFile]) -> list[tuple[str, str, str]]:
+        out: list[tuple[str, str, str]] = []
+        for df in files:
+            lines = df.text.splitlines()
+            for i, line in enumerate(lines):
+                if line.lstrip().startswith(("#", ";")):
+                    continue
+                unit = parser._UNIT_ENV.match(line)
+                if unit:
+                    out.extend((k, v, df.path) for k, v in parser.split_unit_env(unit.group(1)))
+                    continue
+                out.extend((m.group(1), m.group(2), df.path) for m in parser._DOCKER_E.finditer(line))
+                listed = parser._COMPOSE_LIST.match(line)
+                if listed:
+                    out.append((listed.group(1), listed.group(2).strip(), df.path))
+                    continue
+                name = parser._K8S_NAME.match(line)
+                if name and i + 1 < len(lines):
+                    value = parser._K8S_VALUE.match(lines[i + 1])
+                    if value:
+                        out.append((name.group(1), value.group(1), df.path))
+                    continue
+                mapped = parser._COMPOSE_MAP.match(line)
+                if mapped and mapped.group(2):
+                    out.append((mapped.group(1), mapped.group(2).strip(), df.path))
+        return out
+
+    pieces = ("Environment=\"A=1\" B=2", " Environment = C=3", "docker run -e X=1 --env=Y=2", "  - NCCL_X=1",
+              "-NCCL_Y=2", "- name: N", "  value: \"3\"", "name:M", "value:4", "  FOO: bar", " BAR:", "#x", ";y",
+              "-e", "=", ":", " ", "\t", "\n", "ExecStart=/bin/x -e Z=9", "- --env", "Q=1")
+    rng = random.Random(12)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) + rng.choice(("\n", "", " ")) for _ in range(rng.randrange(1, 10)))
+        files = [DeployFile("etc/x.service", text)]
+        assert parser.deploy_env(files) == every_pattern(files), repr(text)

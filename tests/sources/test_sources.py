@@ -169,3 +169,30 @@ def test_overlay_replaces_adds_links_and_removes(tmp_path: Path) -> None:
 def test_live_source_with_root_reads_recorded_commands(tmp_path: Path) -> None:
     src = LiveSource(str(_tree(tmp_path)))
     assert src.command("lspci_vvv").text == "00:01.0 PCI bridge: Intel\n"
+
+
+def test_a_prefetched_command_answers_as_one_run_on_demand(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``prefetch`` starts a command early on the live host; asking for it gives what running it then gives."""
+    from doctor import specs
+
+    script = tmp_path / "slow-echo"
+    script.write_text("#!/bin/sh\nsleep 0.2\necho \"hello $LC_ALL\"\necho warn >&2\n")
+    script.chmod(0o755)
+    fake = {"echo": specs.Spec("echo", "test", argv=(str(script),), timeout=5),
+            "missing": specs.Spec("missing", "test", argv=("no-such-program-gnd",))}
+    real_get = specs.get
+    monkeypatch.setattr(specs, "get", lambda name: fake.get(name) or real_get(name))
+    live = LiveSource("/")
+    live.prefetch(["echo", "missing"])
+    assert set(live._started) == {"echo", "missing"}
+    out = live.command("echo")
+    assert (out.text, out.where, out.returncode) == ("hello C\n", str(script), 0)
+    assert out.duration_s is not None and out.duration_s >= 0.2
+    assert live.command("missing").reason == "no-such-program-gnd not found on PATH"
+    assert live._started == {} and LiveSource("/").command("echo").text == out.text  # as run on demand
+    recorded = LiveSource(str(_tree(tmp_path / "snap")))  # a recorded root runs nothing
+    recorded.prefetch(["echo"])
+    assert recorded._started == {}
+    snapshot = open_source(str(_tree(tmp_path / "snap2")))
+    snapshot.prefetch(["echo"])
+    assert snapshot.command("lspci_vvv").text == "00:01.0 PCI bridge: Intel\n"
