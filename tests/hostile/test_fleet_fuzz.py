@@ -48,6 +48,7 @@ from doctor.sources import tree as tree_mod
 from doctor.sources.tree import TarTree
 from fixtures.tools.make_node import HEALTHY, render
 from tests.fleet.fleetgen import FleetWriter, collector_tar, manifest, renumbered, volatile_files
+from tests.helpers import layout_hits
 from tests.hostile import tarfuzz
 
 ITERATIONS = int(os.environ.get("GND_FUZZ_ITERATIONS", "40"))
@@ -180,15 +181,7 @@ class Tally:
 
 
 def _spy_layout(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    hits: list[bool] = []
-    like_layout = TarTree._like_layout
-
-    def spy(self: TarTree, *args: Any) -> bool:
-        took: bool = like_layout(self, *args)
-        hits.append(took)
-        return took
-
-    monkeypatch.setattr(TarTree, "_like_layout", spy)
+    hits = layout_hits(monkeypatch)
     return hits
 
 

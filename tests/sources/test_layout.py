@@ -20,6 +20,7 @@ from doctor.sources import layout
 from doctor.sources import tree as tree_mod
 from doctor.sources.tree import TarTree
 from tests.fleet.fleetgen import collector_tar, manifest
+from tests.helpers import layout_hits
 
 LONG = "sys/devices/pci0000:00/0000:00:01.0/" + "/".join(f"0000:{i:02x}:00.0" for i in range(1, 12)) + "/vendor"
 FILES = {"proc/cmdline": b"BOOT_IMAGE=/vmlinuz ro\n", "proc/sys/net/core/rmem_max": b"212992\n",
@@ -80,15 +81,7 @@ def _read_paths_after(monkeypatch: pytest.MonkeyPatch, first: Path, second: Path
     alone = _outcome(second)
     layout.forget()
     TarTree(str(first))
-    hits: list[bool] = []
-    like_layout = TarTree._like_layout
-
-    def spy(self: TarTree, *args: Any) -> bool:
-        took: bool = like_layout(self, *args)
-        hits.append(took)
-        return took
-
-    monkeypatch.setattr(TarTree, "_like_layout", spy)
+    hits = layout_hits(monkeypatch)
     got = _outcome(second)
     assert got == alone
     return got, hits == [True]
@@ -532,15 +525,7 @@ def _after_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> 
         return got
 
     monkeypatch.setattr(layout._Run, "same", spy_same)
-    hits: list[bool] = []
-    like_layout = TarTree._like_layout
-
-    def spy(self: TarTree, *args: Any) -> bool:
-        took: bool = like_layout(self, *args)
-        hits.append(took)
-        return took
-
-    monkeypatch.setattr(TarTree, "_like_layout", spy)
+    hits = layout_hits(monkeypatch)
     got = _outcome(c)
     assert got == alone
     return got, hits == [True], sum(passed)
