@@ -141,7 +141,11 @@ def _inventory(inventory: dict[str, Any]) -> dict[str, Any]:
 
 def read_result(path: str) -> dict[str, Any]:
     """The validated dict of a saved result; one-line DoctorError when it is not one."""
-    raw = read_regular(path, "JSON result", MAX_JSON_BYTES)
+    return parse_result(read_regular(path, "JSON result", MAX_JSON_BYTES), path)
+
+
+def parse_result(raw: bytes, path: str) -> dict[str, Any]:
+    """:func:`read_result` of bytes already read (``path`` names them in errors)."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

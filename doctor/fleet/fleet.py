@@ -13,6 +13,7 @@ configuration group.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import time
@@ -142,28 +143,73 @@ def _cache_key(path: str) -> str | None:
     import hashlib
 
     from doctor import __version__
+    from doctor.errors import DoctorError
+    from doctor.safe_open import open_regular
 
     digest = hashlib.sha256(__version__.encode())
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, "snapshot") as fh:  # never blocks: swapped for a FIFO after the check above
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
-    except OSError:
+    except (OSError, DoctorError):
         return None
     return digest.hexdigest()
 
 
-def _store(cache_path: str, data: dict[str, Any]) -> None:
+#: A cache entry larger than this is damaged (a result is a few hundred KiB): ignored, never read.
+MAX_CACHE_ENTRY_BYTES = 16 * 1024 * 1024
+
+
+def _cached_result(cached: str, key: str) -> dict[str, Any] | None:
+    """The result stored at ``cached`` for the snapshot whose key is ``key``, or None when there is
+    none that can be trusted: missing, not a regular file (a symlink is not followed), a hard link,
+    not owned by this user or writable by others (someone else wrote it), larger than
+    :data:`MAX_CACHE_ENTRY_BYTES`, not a valid result, or stored for another key. The caller
+    analyses the snapshot again and replaces the entry."""
+    import stat
+
+    from doctor.result_io import parse_result
+
+    try:
+        fd = os.open(cached, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_uid != os.geteuid() \
+                or st.st_mode & 0o022 or st.st_size > MAX_CACHE_ENTRY_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read(MAX_CACHE_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CACHE_ENTRY_BYTES:
+        return None
+    try:
+        data = parse_result(raw, cached)
+    except Exception:  # DoctorError for every damage it recognises; anything else is damage too
+        return None
+    return data if data.get("cache_key") == key else None
+
+
+def _store(cache_path: str, data: dict[str, Any], key: str) -> None:
+    """Write ``data`` (with ``key``) to ``cache_path`` atomically: a new file renamed over the entry,
+    so a symlink, FIFO or anything else there is replaced, never followed or written through."""
     import json
     import tempfile
 
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(cache_path), suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
+            json.dump({**data, "cache_key": key}, fh)
         os.replace(tmp, cache_path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    except (OSError, ValueError, TypeError):
+        if tmp is not None:  # a cache that cannot be written only costs time; leave no temporary file
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 #: masked form of each summary string seen (a node's are mostly its neighbours'); bounded
@@ -228,7 +274,7 @@ def _rows(findings: list[Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
+def _analyse_source(path: str, cached: str | None, key: str | None = None) -> dict[str, Any]:
     """Summary of a snapshot or sosreport: its checks run, with facts and findings reused where unchanged.
 
     Without a cache to write, only the strings the summary keeps are masked, not the whole result:
@@ -251,8 +297,8 @@ def _analyse_source(path: str, cached: str | None) -> dict[str, Any]:
                     "digest": digest}
     node = load_node(path, _CHECKS, reuse=True)
     data = node.result.to_dict()
-    if cached:
-        _store(cached, data)
+    if cached and key:
+        _store(cached, data, key)
     return _summary_from_dict(path, node.kind, data, node.digest)
 
 
@@ -266,10 +312,10 @@ def analyse(path: str) -> dict[str, Any]:
 
         key = _cache_key(path) if _CACHE_DIR else None
         cached = os.path.join(_CACHE_DIR, f"{key}.json") if _CACHE_DIR and key else None
-        if cached and os.path.isfile(cached):
+        data = _cached_result(cached, key) if cached and key else None
+        if data is not None:
             from doctor.derived.digest import digest_from_inventory
 
-            data = read_result(cached)
             cached_inv: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
             digest = cached_inv.get("digest") if isinstance(cached_inv.get("digest"), dict) else None
             src_info = data.get("source") if isinstance(data.get("source"), dict) else {}
@@ -283,7 +329,7 @@ def analyse(path: str) -> dict[str, Any]:
             out = _summary_from_dict(path, "json", data, digest_from_inventory(inventory or {}))
         else:
             _init_worker()
-            out = _analyse_source(path, cached)
+            out = _analyse_source(path, cached, key)
     except DoctorError as exc:
         out = {"path": path, "error": str(exc)}
     except MemoryError:

@@ -1,0 +1,200 @@
+"""Hostile input, second pass: the fleet result cache, sosreports, baselines.
+
+`gnd fleet --cache DIR` keeps each snapshot's result in DIR; an entry may be damaged (cut, empty,
+another shape, huge), something other than a file (a directory, a FIFO, a symlink out of DIR, a
+hard link), written by someone else (writable by others), or another snapshot's result under this
+snapshot's name. Each such entry is ignored: the node gets the honest result of its snapshot, the
+entry is replaced atomically by a fresh one (never written through a link), and no temporary file
+is left behind. Entries this user wrote itself are trusted (that is the cache's point).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doctor.cli import main
+from doctor.fleet import fleet
+from tests.helpers import HEALTHY, SICK
+from tests.hostile import jsonfuzz
+
+SEED = int(os.environ.get("GND_FUZZ_SEED", "20261201"))
+
+
+class Hung(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _alarm() -> Iterator[None]:
+    def ring(signum: int, frame: object) -> None:
+        raise Hung("a read blocked")
+
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="module")
+def snaps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Two snapshots (sick, healthy), their honest fleet rows and their cache entries' bytes."""
+    root = tmp_path_factory.mktemp("snaps")
+    for name, src in (("sick", SICK), ("healthy", HEALTHY)):
+        assert main(["collect", "--root", str(src), "-o", str(root / f"{name}.tar.gz")]) == 0
+    cache = root / "cache"
+    out: dict[str, Any] = {"root": root}
+    for name in ("sick", "healthy"):
+        path = str(root / f"{name}.tar.gz")
+        report = fleet.analyse_fleet([path], 1, cache_dir=str(cache))
+        key = fleet._cache_key(path)
+        assert key
+        entry = cache / f"{key}.json"
+        out[name] = {"path": path, "key": key, "row": _row(report), "entry": entry.read_bytes()}
+    assert out["sick"]["row"] != out["healthy"]["row"]  # so a wrong entry shows
+    return out
+
+
+def _row(report: fleet.FleetReport) -> tuple[Any, ...]:
+    r = report.rows[0]
+    return r.error, r.worst, r.statuses, [(f.check, f.subject, f.severity) for f in report.common]
+
+
+def _entry(cache: Path, key: str) -> Path:
+    cache.mkdir(exist_ok=True)
+    return cache / f"{key}.json"
+
+
+def _run(snap: dict[str, Any], cache: Path) -> tuple[Any, ...]:
+    return _row(fleet.analyse_fleet([snap["path"]], 1, cache_dir=str(cache)))
+
+
+def _rewritten(cache: Path, snap: dict[str, Any]) -> None:
+    """The entry is now a fresh regular file holding this snapshot's result; nothing else is left."""
+    entry = cache / f"{snap['key']}.json"
+    assert not entry.is_symlink() and entry.is_file()
+    assert json.loads(entry.read_bytes())["cache_key"] == snap["key"]
+    assert os.stat(entry).st_mode & 0o077 == 0
+    assert sorted(p.name for p in cache.iterdir()) == [entry.name]
+
+
+DAMAGED: dict[str, Callable[[Path, dict[str, Any]], None]] = {
+    "cut": lambda e, s: e.write_bytes(s["sick"]["entry"][:len(s["sick"]["entry"]) // 2]),
+    "empty": lambda e, s: e.write_bytes(b""),
+    "not an object": lambda e, s: e.write_bytes(b"[]"),
+    "not a result": lambda e, s: e.write_bytes(b'{"findings": []}'),
+    "findings not a list": lambda e, s: e.write_bytes(
+        s["sick"]["entry"].replace(b'"findings": [', b'"findings": 5, "x": [', 1)),
+    "nested": lambda e, s: e.write_bytes(b"[" * 100_000 + b"]" * 100_000),
+    "binary": lambda e, s: e.write_bytes(bytes(range(256)) * 64),
+    "huge": lambda e, s: e.write_bytes(s["sick"]["entry"][:-1] + b' ,"pad": "' + b"x" * (17 << 20) + b'"}'),
+    "another snapshot's entry": lambda e, s: e.write_bytes(s["healthy"]["entry"]),
+    "no key (an older gnd's entry)": lambda e, s: e.write_bytes(
+        json.dumps({k: v for k, v in json.loads(s["sick"]["entry"]).items() if k != "cache_key"}).encode()),
+    "writable by others": lambda e, s: (e.write_bytes(s["healthy"]["entry"].replace(
+        s["healthy"]["key"].encode(), s["sick"]["key"].encode())), e.chmod(0o666)),
+    "a FIFO": lambda e, s: os.mkfifo(e),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+def test_a_damaged_entry_is_ignored_and_replaced(snaps: dict[str, Any], tmp_path: Path, damage: str) -> None:
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    DAMAGED[damage](_entry(cache, sick["key"]), snaps)
+    assert _run(sick, cache) == sick["row"]
+    _rewritten(cache, sick)
+    assert _run(sick, cache) == sick["row"]  # and read back from the cache
+
+
+def test_an_entry_in_the_cache_is_used(snaps: dict[str, Any], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trap for the tests above: a sound entry of this user is read, not analysed again."""
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    _entry(cache, sick["key"]).write_bytes(sick["entry"])
+    os.chmod(cache / f"{sick['key']}.json", 0o600)
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise AssertionError("analysed again despite a sound entry")
+
+    monkeypatch.setattr("doctor.fleet.load.load_node", boom)
+    assert _run(sick, cache) == sick["row"]
+
+
+def test_a_symlink_entry_is_not_followed_for_reading_or_writing(snaps: dict[str, Any], tmp_path: Path) -> None:
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    # the healthy node's result, with the sick node's key, elsewhere: followed, it would pass the node
+    outside = tmp_path / "elsewhere.json"
+    forged = snaps["healthy"]["entry"].replace(snaps["healthy"]["key"].encode(), sick["key"].encode())
+    outside.write_bytes(forged)
+    outside.chmod(0o600)
+    _entry(cache, sick["key"]).symlink_to(outside)
+    assert _run(sick, cache) == sick["row"]
+    assert outside.read_bytes() == forged  # not written through
+    _rewritten(cache, sick)
+
+
+def test_a_dangling_symlink_entry_creates_nothing_outside(snaps: dict[str, Any], tmp_path: Path) -> None:
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    target = tmp_path / "created-by-gnd"
+    _entry(cache, sick["key"]).symlink_to(target)
+    assert _run(sick, cache) == sick["row"]
+    assert not target.exists()
+    _rewritten(cache, sick)
+
+
+def test_a_hard_linked_entry_is_not_trusted(snaps: dict[str, Any], tmp_path: Path) -> None:
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    other = tmp_path / "other.json"
+    other.write_bytes(snaps["healthy"]["entry"].replace(snaps["healthy"]["key"].encode(), sick["key"].encode()))
+    other.chmod(0o600)
+    os.link(other, _entry(cache, sick["key"]))
+    assert _run(sick, cache) == sick["row"]
+    assert json.loads(other.read_bytes())["cache_key"] == sick["key"]  # the other name kept its bytes
+    assert other.read_bytes() != (cache / f"{sick['key']}.json").read_bytes()
+    _rewritten(cache, sick)
+
+
+def test_an_entry_that_cannot_be_replaced_leaves_no_temporary_file(snaps: dict[str, Any], tmp_path: Path) -> None:
+    """A directory where the entry goes: the node is analysed, the cache write fails quietly."""
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    entry = _entry(cache, sick["key"])
+    entry.mkdir()
+    (entry / "x").write_text("x")
+    assert _run(sick, cache) == sick["row"]
+    assert sorted(p.name for p in cache.iterdir()) == [entry.name]
+    assert entry.is_dir()
+
+
+def test_seeded_mutations_of_an_entry_never_break_the_run(snaps: dict[str, Any], tmp_path: Path) -> None:
+    """An entry this user wrote, changed in place: read when it is still a result for this key, else
+    analysed again; never an error row or a traceback."""
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    original = json.loads(sick["entry"])
+    rng = random.Random(SEED)
+    reanalysed = 0
+    for _ in range(40):
+        label, raw = jsonfuzz.mutate(original, rng)
+        entry = _entry(cache, sick["key"])
+        entry.write_bytes(raw)
+        entry.chmod(0o600)
+        row = _run(sick, cache)
+        assert row[0] is None, (label, row[0])
+        if entry.read_bytes() != raw:  # ignored and replaced: the honest result
+            reanalysed += 1
+            assert row == sick["row"], label
+    assert reanalysed  # some mutations do damage the entry
