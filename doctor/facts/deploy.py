@@ -60,7 +60,7 @@ def build_kubelet(src: Source) -> Kubelet | None:
         try:
             loaded = json.loads(state_text)
             state = loaded if isinstance(loaded, dict) else None
-        except ValueError:
+        except (ValueError, RecursionError):
             state = None
     if origin is None and not flags and state is None:
         return None

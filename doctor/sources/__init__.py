@@ -255,7 +255,7 @@ class Source:
             return None
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply (a crafted node)
             return None
         return data if isinstance(data, dict) else None
 
@@ -291,7 +291,7 @@ class SosreportSource(Source):
         text = self.read_text("sos_reports/manifest.json", cap=8 * 1024 * 1024)
         try:
             value = json.loads(text).get("start_time") if text else None
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return None
         return value.replace(" ", "T", 1) if isinstance(value, str) else None
 

@@ -198,3 +198,122 @@ def test_seeded_mutations_of_an_entry_never_break_the_run(snaps: dict[str, Any],
             reanalysed += 1
             assert row == sick["row"], label
     assert reanalysed  # some mutations do damage the entry
+
+
+# --------------------------------------------------------------------------------------------
+# sosreports (directories and tarballs) and JSON files inside sources
+# --------------------------------------------------------------------------------------------
+
+LSPCI = "sos_commands/pci/lspci_-nnvv"
+TIMING = {"generated_at", "duration_s", "duration_ms", "collected_at"}
+
+
+def _check(gnd: Any, path: Path) -> tuple[int, dict[str, Any]]:
+    outcome = gnd("check", str(path), "--format", "json")
+    outcome.ran()
+    data = json.loads(outcome.out)
+    assert data["source"]["kind"] == "sosreport"
+    return outcome.code, data
+
+
+def _verdicts(data: dict[str, Any]) -> tuple[Any, ...]:
+    return (sorted((c["id"], c["status"]) for c in data["checks"]),
+            sorted((f["check"], f["subject"], f["severity"], f["title"]) for f in data["findings"]))
+
+
+def _sos(root: Path) -> Path:
+    from tests.test_sosreport import make_sosreport
+
+    return make_sosreport(root / "sosreport-node-1")
+
+
+#: ways to spoil the sosreport's lspci output that must read as "lspci missing", nothing else
+SPOILED: dict[str, Callable[[Path], None]] = {
+    "a FIFO": lambda p: os.mkfifo(p),
+    "a symlink to /dev/zero": lambda p: p.symlink_to("/dev/zero"),
+    "a symlink out of the tree": lambda p: p.symlink_to("/etc/passwd"),
+    "a relative symlink out of the tree": lambda p: p.symlink_to("../../../../../../../../etc/passwd"),
+    "a symlink to itself": lambda p: p.symlink_to(p.name),
+    "a directory": lambda p: p.mkdir(),
+    "over the 16 MiB file cap": lambda p: p.write_bytes(b"00:00.0 x\n" * (17 << 17)),
+}
+
+
+@pytest.fixture(scope="module")
+def lspci_gone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, ...]:
+    """What gnd check gives for the sosreport without its lspci output (the honest reading)."""
+    from doctor.pipeline import analyse
+
+    root = _sos(tmp_path_factory.mktemp("gone"))
+    (root / LSPCI).unlink()
+    data = json.loads(json.dumps(analyse(str(root)).to_dict()))
+    return _verdicts(data)
+
+
+@pytest.mark.parametrize("how", list(SPOILED))
+def test_a_spoiled_sos_commands_file_reads_as_missing(gnd: Any, tmp_path: Path, lspci_gone: tuple[Any, ...],
+                                                      how: str) -> None:
+    root = _sos(tmp_path)
+    (root / LSPCI).unlink()
+    SPOILED[how](root / LSPCI)
+    _, data = _check(gnd, root)
+    assert _verdicts(data) == lspci_gone
+    assert any(f["check"] == "pcie.link_downgrade" and f["severity"] == "unknown" for f in data["findings"])
+
+
+@pytest.mark.parametrize("name", ["sos_reports/manifest.json", "gnd-manifest.json"])
+def test_a_deeply_nested_manifest_is_ignored(gnd: Any, tmp_path: Path, name: str) -> None:
+    """sos's manifest and gnd's: a crafted node nests its JSON 100,000 deep (was a RecursionError)."""
+    root = _sos(tmp_path)
+    (root / name).write_text("[" * 100_000 + "]" * 100_000)
+    code, data = _check(gnd, root)
+    honest = _sos(tmp_path / "honest")
+    if name == "gnd-manifest.json":
+        (honest / name).write_text("not json")
+    else:
+        (honest / name).unlink()
+    assert _verdicts(data) == _verdicts(_check(gnd, honest)[1])
+
+
+def test_control_characters_from_a_sosreport_never_reach_the_terminal(gnd: Any, tmp_path: Path) -> None:
+    root = _sos(tmp_path)
+    (root / "hostname").write_bytes(b"evil\x1b]0;owned\x07\x1b[2J\x9b31m\n")
+    (root / "sos_reports/manifest.json").write_text(json.dumps({"start_time": "2026\x1b[31m\u202e"}))
+    outcome = gnd("check", str(root))
+    outcome.ran()
+    shown = outcome.out + outcome.err
+    assert not [c for c in shown if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0 or c == "\u202e"]
+
+
+@pytest.mark.parametrize("mode", ["xz", "gz"])
+def test_a_truncated_sosreport_tarball_is_refused_in_one_line(gnd: Any, tmp_path: Path, mode: str) -> None:
+    import tarfile
+
+    root = _sos(tmp_path)
+    (root / "sos_commands/big").write_bytes(os.urandom(256 << 10))  # compressed bytes after the files gnd reads
+    whole = tmp_path / f"sosreport-node-1.tar.{mode}"
+    with tarfile.open(whole, f"w:{mode}") as tf:
+        tf.add(root, arcname=root.name)
+    raw = whole.read_bytes()
+    for cut in (len(raw) // 3, len(raw) - 40):
+        whole.write_bytes(raw[:cut])
+        outcome = gnd("check", str(whole), "--format", "json")
+        outcome.refused(str(whole))
+
+
+def test_colliding_member_names_in_a_sosreport_tarball(gnd: Any, tmp_path: Path) -> None:
+    """The same path twice (the later one wins, as tar extracts it) and two top-level folders."""
+    from tests.hostile.conftest import tar_bytes
+    from tests.test_sosreport import LSPCI as LSPCI_TEXT
+
+    good = LSPCI_TEXT.encode()
+    members: list[tuple[str, bytes | None, str | None]] = [
+        (f"sosreport-a/{LSPCI}", b"garbage\n", None), (f"sosreport-a/{LSPCI}", good, None),
+        ("sosreport-a/hostname", b"sos-node\n", None)]
+    archive = tmp_path / "sosreport-a.tar.gz"
+    archive.write_bytes(tar_bytes(members, "w:gz"))
+    _, data = _check(gnd, archive)
+    assert any(f["check"] == "pcie.link_downgrade" and f["severity"] == "high" for f in data["findings"])
+    # a second top-level folder: which one is the sosreport is ambiguous, so neither is taken
+    archive.write_bytes(tar_bytes([*members, ("sosreport-b/sos_commands/x", b"x", None)], "w:gz"))
+    gnd("check", str(archive), "--format", "json").refused("not a snapshot or sosreport")
