@@ -226,6 +226,8 @@ def load_map(path: str | None) -> Redactor:
         data = json.loads(read_text(path, "redaction map"))
     except ValueError as exc:
         raise DoctorError(f"cannot read redaction map {path}: {exc}") from None
+    except RecursionError:
+        raise DoctorError(f"cannot read redaction map {path}: nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != MAP_FORMAT or not isinstance(data.get("map"), dict):
         raise DoctorError(f"{path} is not a gnd redaction map")
     return Redactor({str(k): v for k, v in data["map"].items()})

@@ -52,6 +52,8 @@ def loads(text: str, where: str) -> dict[str, Any]:
         return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         raise DoctorError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise DoctorError(f"{where}: invalid TOML: nested too deeply") from None
 
 
 def _split_dotted(text: str) -> list[str]:

@@ -317,3 +317,29 @@ def test_colliding_member_names_in_a_sosreport_tarball(gnd: Any, tmp_path: Path)
     # a second top-level folder: which one is the sosreport is ambiguous, so neither is taken
     archive.write_bytes(tar_bytes([*members, ("sosreport-b/sos_commands/x", b"x", None)], "w:gz"))
     gnd("check", str(archive), "--format", "json").refused("not a snapshot or sosreport")
+
+
+# --------------------------------------------------------------------------------------------
+# baselines (gnd check --baseline F)
+# --------------------------------------------------------------------------------------------
+
+
+def _baseline(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "base.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 100_000 + "]" * 100_000,
+                                  "a = " + "{b = " * 50_000 + "1" + "}" * 50_000])
+def test_a_baseline_nested_too_deeply_is_refused_in_one_line(gnd: Any, tmp_path: Path, text: str) -> None:
+    path = _baseline(tmp_path, text)
+    gnd("check", str(HEALTHY), "--baseline", str(path)).refused(str(path), "nested too deeply")
+
+
+def test_a_redaction_map_nested_too_deeply_is_refused_in_one_line(gnd: Any, tmp_path: Path) -> None:
+    path = tmp_path / "map.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    gnd("collect", "--root", str(HEALTHY), "--redact", "--redact-map", str(path),
+        "-o", str(tmp_path / "x.tar.gz")).refused(str(path), "nested too deeply")
+    assert not (tmp_path / "x.tar.gz").exists()
