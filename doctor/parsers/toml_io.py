@@ -5,6 +5,7 @@ Python 3.11+ has ``tomllib``; 3.10 needs the ``tomli`` backport (a dependency th
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -79,17 +80,25 @@ def _split_dotted(text: str) -> list[str]:
 
 def line_of(text: str, table: tuple[str, ...], name: str | None = None) -> int | None:
     """The 1-based line of table header ``table`` (``name`` None) or of key ``name`` inside it."""
+    return _line_index(text).get((table, name))
+
+
+@functools.lru_cache(maxsize=4)
+def _line_index(text: str) -> dict[tuple[tuple[str, ...], str | None], int]:
+    """The first line of each table header and of each plain key in each table, read once per text:
+    a baseline with many entries asks for each one's line (a lookup each, not a scan of the file)."""
+    index: dict[tuple[tuple[str, ...], str | None], int] = {}
     current: tuple[str, ...] = ()
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("["):
             inner = line.lstrip("[").split("]", 1)[0]
             current = tuple(_split_dotted(inner))
-            if name is None and current == table:
-                return n
+            index.setdefault((current, None), n)
             continue
-        if name is None or current != table or "=" not in line or line.startswith("#"):
+        if "=" not in line or line.startswith("#"):
             continue
-        if _split_dotted(line.split("=", 1)[0]) == [name]:
-            return n
-    return None
+        parts = _split_dotted(line.split("=", 1)[0])
+        if len(parts) == 1:
+            index.setdefault((current, parts[0]), n)
+    return index
