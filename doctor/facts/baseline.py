@@ -19,6 +19,9 @@ TOP_KEYS: dict[str, type] = {"version": int, "gpus": dict, "nics": dict, "pci": 
 GROUP_KEYS: dict[str, type] = {"count": int, "models": list}
 DEVICE_KEYS: dict[str, type] = {"kind": str, "model": str, "gen": int, "width": int, "numa_node": int, "driver": str}
 KERNEL_KEYS: dict[str, type] = {"cmdline": dict}
+#: Most entries (slots, sysctls, kernel parameters, models) a baseline may hold: ``gnd baseline``
+#: writes a few hundred; each is compared and may become a finding (350,000 took 36 s and 1.8 GB).
+MAX_ENTRIES = 10_000
 
 
 @record
@@ -54,6 +57,12 @@ def _validate(b: Baseline) -> None:
 
     data = b.data
     check_keys(data, TOP_KEYS, ())
+    entries = sum(len(data.get(k) or ()) for k in ("pci", "sysctl")) \
+        + sum(len(v) for g in ("gpus", "nics") for v in [(data.get(g) or {}).get("models")] if isinstance(v, list)) \
+        + sum(len(v) for v in [(data.get("kernel") or {}).get("cmdline")] if isinstance(v, dict))
+    if entries > MAX_ENTRIES:
+        raise DoctorError(f"{b.path}: {entries:,} entries; a baseline holds at most {MAX_ENTRIES:,} "
+                          "(gnd baseline writes a few hundred)")
     if data.get("version", FORMAT_VERSION) != FORMAT_VERSION:
         raise bad(f"version {data['version']} is not supported (this gnd reads version {FORMAT_VERSION})",
                   name="version")

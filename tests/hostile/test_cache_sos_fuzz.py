@@ -369,3 +369,13 @@ def test_a_redaction_map_nested_too_deeply_is_refused_in_one_line(gnd: Any, tmp_
     gnd("collect", "--root", str(HEALTHY), "--redact", "--redact-map", str(path),
         "-o", str(tmp_path / "x.tar.gz")).refused(str(path), "nested too deeply")
     assert not (tmp_path / "x.tar.gz").exists()
+
+
+def test_a_baseline_with_too_many_entries_is_refused_in_one_line(gnd: Any, tmp_path: Path) -> None:
+    from doctor.facts.baseline import MAX_ENTRIES
+
+    lines = [f'"k.k{i}" = 1' for i in range(MAX_ENTRIES - 1)]
+    path = _baseline(tmp_path, "[sysctl]\n" + "\n".join(lines) + '\n[kernel.cmdline]\nquiet = ""\n')
+    gnd("check", str(HEALTHY), "--baseline", str(path), "--only", "baseline.deviation").ran()  # at the limit
+    path = _baseline(tmp_path, "[sysctl]\n" + "\n".join(lines) + '\n[gpus]\nmodels = ["a", "b"]\n')
+    gnd("check", str(HEALTHY), "--baseline", str(path)).refused(str(path), "10,001 entries")
