@@ -379,3 +379,35 @@ def test_a_baseline_with_too_many_entries_is_refused_in_one_line(gnd: Any, tmp_p
     gnd("check", str(HEALTHY), "--baseline", str(path), "--only", "baseline.deviation").ran()  # at the limit
     path = _baseline(tmp_path, "[sysctl]\n" + "\n".join(lines) + '\n[gpus]\nmodels = ["a", "b"]\n')
     gnd("check", str(HEALTHY), "--baseline", str(path)).refused(str(path), "10,001 entries")
+
+
+#: values a crafted node gives that `gnd baseline` writes into TOML
+CRAFTED_NODE = {
+    "cmdline": ("proc/cmdline", 'ro a"b=1 \'c\'=\'d e\' x=\\u001b k=v=w =z k2= \x1b[31m=1 \u202e=2 [sysctl]=3 #c=4 é=ü\n'),
+    "sysctl": ("proc/sys/net/core/rmem_max", '1"\n2 \\ \x1b]0;x\x07 \u2028 """\n'),
+    "hostname": ("proc/sys/kernel/hostname", 'h\n[sysctl]\n"net.core.wmem_max" = "0"\n'),
+}
+
+
+@pytest.mark.parametrize("what", list(CRAFTED_NODE))
+def test_a_crafted_node_s_baseline_round_trips(gnd: Any, tmp_path: Path, what: str) -> None:
+    """`gnd baseline` of a node whose values carry quotes, newlines, TOML syntax and control
+    characters: valid TOML with nothing raw for a terminal, and that node checked against it matches."""
+    import shutil
+
+    from doctor.parsers import toml_io
+
+    node = tmp_path / "node"
+    shutil.copytree(HEALTHY, node, symlinks=True)
+    rel, text = CRAFTED_NODE[what]
+    (node / rel).write_text(text)
+    outcome = gnd("baseline", str(node))
+    assert outcome.code == 0, outcome.err
+    assert not [c for c in outcome.out if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
+                or c in "\u2028\u202e"]
+    data = toml_io.loads(outcome.out, "baseline")
+    assert data["sysctl"]["net.core.wmem_max"] == (HEALTHY / "proc/sys/net/core/wmem_max").read_text().strip()
+    path = _baseline(tmp_path, outcome.out)
+    checked = gnd("check", str(node), "--baseline", str(path), "--only", "baseline.deviation", "--format", "json")
+    checked.ran()
+    assert [f["severity"] for f in json.loads(checked.out)["findings"]] == ["pass"]
