@@ -575,7 +575,12 @@ class TarTree(Tree):
     def _load(self, fh: BinaryIO) -> None:
         path = self.path
         held = streamed = members = 0
-        with tarfile.open(fileobj=fh, mode="r:*", tarinfo=_Info, errors="replace") as tf:
+        head = fh.read(6)
+        fh.seek(0)
+        # "r:*" tries xz on anything: on a run of zero bytes (xz stream padding) lzma reads to the end of
+        # the file, minutes for a zero-filled file of a few GiB (a node's upload lost in a crash)
+        mode = "r:" if head[:4] == b"\0\0\0\0" else "r:*"
+        with tarfile.open(fileobj=fh, mode=mode, tarinfo=_Info, errors="replace") as tf:
             while (member := tf.next()) is not None:
                 tf.members.pop()  # type: ignore[attr-defined]  # tarfile would keep every TarInfo
                 members += 1
