@@ -137,7 +137,8 @@ _CACHE_DIR: str | None = None
 
 
 def _cache_key(path: str) -> str | None:
-    """sha256 of a snapshot file plus the tool version; directories (they change in place) get none."""
+    """sha256 of a snapshot file plus the tool version; directories (they change in place) and files
+    larger than a source may stream get none."""
     if not os.path.isfile(path):
         return None
     import hashlib
@@ -145,10 +146,13 @@ def _cache_key(path: str) -> str | None:
     from doctor import __version__
     from doctor.errors import DoctorError
     from doctor.safe_open import open_regular
+    from doctor.sources.tree import MAX_STREAM_BYTES
 
     digest = hashlib.sha256(__version__.encode())
     try:
         with open_regular(path, "snapshot") as fh:  # never blocks: swapped for a FIFO after the check above
+            if os.fstat(fh.fileno()).st_size > MAX_STREAM_BYTES:
+                return None  # more than a source may stream: not hashed whole (the analysis refuses it early)
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
     except (OSError, DoctorError):

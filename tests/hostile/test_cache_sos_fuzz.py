@@ -414,6 +414,20 @@ def test_a_crafted_node_s_baseline_round_trips(gnd: Any, tmp_path: Path, what: s
     assert [f["severity"] for f in json.loads(checked.out)["findings"]] == ["pass"]
 
 
+def test_a_huge_file_is_not_hashed_for_the_cache(tmp_path: Path) -> None:
+    """A 3 GiB file (sparse here) named like a snapshot: refused as the analysis refuses it, without
+    first reading all of it for a cache key, and nothing stored."""
+    from doctor.sources.tree import MAX_STREAM_BYTES
+
+    huge = tmp_path / "node.tar.gz"
+    with open(huge, "wb") as fh:
+        fh.truncate(MAX_STREAM_BYTES + (1 << 30))
+    assert fleet._cache_key(str(huge)) is None
+    cache = tmp_path / "cache"
+    report = fleet.analyse_fleet([str(huge)], 1, cache_dir=str(cache))
+    assert report.rows[0].error and list(cache.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", ["node.tar.gz", "sosreport-node.tar.xz"])
 def test_a_zero_filled_tarball_is_refused_at_once(gnd: Any, tmp_path: Path, name: str) -> None:
     """A node's upload lost in a crash: the file's size, all zero bytes. tarfile's "r:*" tried xz on
