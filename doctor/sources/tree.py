@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Literal, TypeVar
 
 from doctor.errors import DoctorError
 from doctor.record import record
@@ -579,7 +579,7 @@ class TarTree(Tree):
         fh.seek(0)
         # "r:*" tries xz on anything: on a run of zero bytes (xz stream padding) lzma reads to the end of
         # the file, minutes for a zero-filled file of a few GiB (a node's upload lost in a crash)
-        mode = "r:" if head[:4] == b"\0\0\0\0" else "r:*"
+        mode: Literal["r:", "r:*"] = "r:" if head[:4] == b"\0\0\0\0" else "r:*"
         with tarfile.open(fileobj=fh, mode=mode, tarinfo=_Info, errors="replace") as tf:
             while (member := tf.next()) is not None:
                 tf.members.pop()  # type: ignore[attr-defined]  # tarfile would keep every TarInfo
