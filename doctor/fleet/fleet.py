@@ -108,6 +108,28 @@ def _init_worker() -> None:
         _CHECKS = [MemoCheck(c) for c in load_checks()[0]]
 
 
+def _checks_key() -> str:
+    """The checks a result depends on: each check's id and plugin, with the plugin module's
+    ``__version__`` (installing, removing or upgrading a plugin changes what a node's result holds)."""
+    import sys
+
+    _init_worker()
+    if _CHECKS_KEY[0] is _CHECKS:
+        return _CHECKS_KEY[1]
+    parts = []
+    for c in _CHECKS or ():
+        inner = getattr(c, "check", c)
+        module = getattr(getattr(inner, "func", None), "__module__", "") or ""
+        version = getattr(sys.modules.get(module.split(".", 1)[0]), "__version__", "") if c.plugin != "builtin" else ""
+        parts.append(f"{c.id}\0{c.plugin}\0{version}")
+    _CHECKS_KEY[:] = [_CHECKS, "\n".join(parts)]
+    return _CHECKS_KEY[1]
+
+
+#: (the checks list, its key) last made by :func:`_checks_key`
+_CHECKS_KEY: list[Any] = [None, ""]
+
+
 def _start_worker() -> None:
     """A pool worker's start: the checks (inherited when forked), and the youngest generation of the
     garbage collector collected every 5,000 allocations rather than 700 (a node makes tens of
@@ -137,8 +159,8 @@ _CACHE_DIR: str | None = None
 
 
 def _cache_key(path: str) -> str | None:
-    """sha256 of a snapshot file plus the tool version; directories (they change in place) and files
-    larger than a source may stream get none."""
+    """sha256 of a snapshot file plus the tool version and the checks loaded (plugins included);
+    directories (they change in place) and files larger than a source may stream get none."""
     if not os.path.isfile(path):
         return None
     import hashlib
@@ -148,7 +170,7 @@ def _cache_key(path: str) -> str | None:
     from doctor.safe_open import open_regular
     from doctor.sources.tree import MAX_STREAM_BYTES
 
-    digest = hashlib.sha256(__version__.encode())
+    digest = hashlib.sha256(__version__.encode() + b"\0" + _checks_key().encode() + b"\0")
     try:
         with open_regular(path, "snapshot") as fh:  # never blocks: swapped for a FIFO after the check above
             if os.fstat(fh.fileno()).st_size > MAX_STREAM_BYTES:

@@ -439,3 +439,32 @@ def test_a_zero_filled_tarball_is_refused_at_once(gnd: Any, tmp_path: Path, name
     gnd("check", str(path), timeout=15).refused(str(path))
     end = resource.getrusage(resource.RUSAGE_SELF)
     assert end.ru_utime - start.ru_utime < 5
+
+
+def _plugin_check(facts: object) -> list[Any]:
+    from doctor.findings import Finding
+
+    return [Finding("high", "node", "a plugin's finding")]
+
+
+def test_an_entry_made_before_a_plugin_was_installed_is_not_reused(snaps: dict[str, Any], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key covers the checks loaded: results stored without a plugin's checks are not the
+    result of a run that has them."""
+    from doctor import registry
+
+    sick = snaps["sick"]
+    cache = tmp_path / "cache"
+    _entry(cache, sick["key"]).write_bytes(sick["entry"])
+    os.chmod(cache / f"{sick['key']}.json", 0o600)
+    builtin = registry.load_checks
+    extra = registry.Check("hello.world", "Hello", "plugin", _plugin_check, plugin="gnd-hello")
+    monkeypatch.setattr(registry, "load_checks", lambda: ([*builtin()[0], extra], []))
+    monkeypatch.setattr(fleet, "_CHECKS", None)
+    assert fleet._cache_key(sick["path"]) != sick["key"]
+    report = fleet.analyse_fleet([sick["path"]], 1, cache_dir=str(cache))
+    assert "hello.world" in report.checks
+    assert any(f.check == "hello.world" for f in report.common)
+    monkeypatch.undo()
+    monkeypatch.setattr(fleet, "_CHECKS", None)
+    assert fleet._cache_key(sick["path"]) == sick["key"]
