@@ -45,6 +45,13 @@ def _alarm() -> Iterator[None]:
     signal.signal(signal.SIGALRM, old)
 
 
+@pytest.fixture(autouse=True)
+def _no_cache_after() -> Iterator[None]:
+    """analyse_fleet leaves its --cache folder set for later direct analyse() calls: cleared."""
+    yield
+    fleet._CACHE_DIR = None
+
+
 @pytest.fixture(scope="module")
 def snaps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Two snapshots (sick, healthy), their honest fleet rows and their cache entries' bytes."""
