@@ -87,3 +87,17 @@ def layout_hits(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
     monkeypatch.setattr(TarTree, "_like_layout", spy)
     return hits
+
+
+def tar_outcome(path: Path) -> object:
+    """What a snapshot tarball reads as: every entry (kind, bytes, link target, too large) and folder listing, or
+    ``refused: <the one-line error>``."""
+    from doctor.errors import DoctorError
+    from doctor.sources.tree import TarTree
+
+    try:
+        t = TarTree(str(path))
+    except DoctorError as exc:
+        return "refused: " + str(exc)
+    return ({k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()},
+            {k: sorted(v) for k, v in t._children.items()})

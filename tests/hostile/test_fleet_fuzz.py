@@ -48,7 +48,7 @@ from doctor.sources import tree as tree_mod
 from doctor.sources.tree import TarTree
 from fixtures.tools.make_node import HEALTHY, render
 from tests.fleet.fleetgen import FleetWriter, collector_tar, manifest, renumbered, volatile_files
-from tests.helpers import layout_hits
+from tests.helpers import layout_hits, tar_outcome
 from tests.hostile import tarfuzz
 
 ITERATIONS = int(os.environ.get("GND_FUZZ_ITERATIONS", "40"))
@@ -145,15 +145,6 @@ SCENARIOS: dict[str, tuple[list[bytes], bytes]] = {
 }
 
 
-def _tree_outcome(path: Path) -> Any:
-    try:
-        t = TarTree(str(path))
-    except DoctorError as exc:
-        return "refused: " + str(exc)
-    return ({k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()},
-            {k: sorted(v) for k, v in t._children.items()})
-
-
 def _slow(monkeypatch: pytest.MonkeyPatch, fn: Any, *args: Any) -> Any:
     """``fn(*args)`` with the fast reader off: the hardened tarfile path."""
     with monkeypatch.context() as m:
@@ -209,14 +200,14 @@ def test_mutated_next_node_reads_as_a_fresh_hardened_read(scenario: str, twin: b
         family, label, data = tarfuzz.mutate(honest, rng)
         path.write_bytes(data)
         signal.alarm(20)
-        plain = _slow(monkeypatch, _tree_outcome, path)
+        plain = _slow(monkeypatch, tar_outcome, path)
         _forget()
-        fresh = _tree_outcome(path)
+        fresh = tar_outcome(path)
         _forget()
         for prev in prev_paths:
-            _tree_outcome(prev)  # a crafted one may be refused: the worker goes on
+            tar_outcome(prev)  # a crafted one may be refused: the worker goes on
         del hits[:]
-        worker = _tree_outcome(path)
+        worker = tar_outcome(path)
         signal.alarm(0)
         tally.families[family] += 1
         tally.outcomes["refused" if isinstance(plain, str) else "read"] += 1
@@ -242,10 +233,10 @@ def _write(path: Path, tar: bytes | bytearray) -> Path:
 
 def _after(monkeypatch: pytest.MonkeyPatch, earlier: Path, crafted: Path) -> tuple[Any, Any]:
     """(what a worker that read ``earlier`` gets for ``crafted``, what the hardened reader gets)."""
-    plain = _slow(monkeypatch, _tree_outcome, crafted)
+    plain = _slow(monkeypatch, tar_outcome, crafted)
     _forget()
     TarTree(str(earlier))
-    return _tree_outcome(crafted), plain
+    return tar_outcome(crafted), plain
 
 
 def test_an_old_style_file_renamed_to_a_directory_name_with_data_is_not_taken_from_the_layout(

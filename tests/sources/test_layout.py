@@ -20,7 +20,7 @@ from doctor.sources import layout
 from doctor.sources import tree as tree_mod
 from doctor.sources.tree import TarTree
 from tests.fleet.fleetgen import collector_tar, manifest
-from tests.helpers import layout_hits
+from tests.helpers import layout_hits, tar_outcome
 
 LONG = "sys/devices/pci0000:00/0000:00:01.0/" + "/".join(f"0000:{i:02x}:00.0" for i in range(1, 12)) + "/vendor"
 FILES = {"proc/cmdline": b"BOOT_IMAGE=/vmlinuz ro\n", "proc/sys/net/core/rmem_max": b"212992\n",
@@ -50,15 +50,6 @@ def _resum(buf: bytearray, head: int) -> None:
     buf[head + 148:head + 156] = b"%06o\0 " % sum(buf[head:head + 512])
 
 
-def _outcome(path: Path) -> Any:
-    try:
-        t = TarTree(str(path))
-    except DoctorError as exc:
-        return "refused: " + str(exc)
-    return ({k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()},
-            {k: sorted(v) for k, v in t._children.items()})
-
-
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
     layout.forget()
@@ -78,11 +69,11 @@ def _read_paths_after(monkeypatch: pytest.MonkeyPatch, first: Path, second: Path
     """Read ``first``, then ``second``: (its outcome, whether a kept layout made its tree); also checks
     the outcome is what a process that never read ``first`` gets."""
     layout.forget()
-    alone = _outcome(second)
+    alone = tar_outcome(second)
     layout.forget()
     TarTree(str(first))
     hits = layout_hits(monkeypatch)
-    got = _outcome(second)
+    got = tar_outcome(second)
     assert got == alone
     return got, hits == [True]
 
@@ -306,9 +297,9 @@ def test_later_nodes_cut_around_the_learnt_members(tmp_path: Path) -> None:
     alone = []
     for path in paths:
         layout.forget()
-        alone.append(_outcome(path))
+        alone.append(tar_outcome(path))
     layout.forget()
-    assert [_outcome(p) for p in paths] == alone
+    assert [tar_outcome(p) for p in paths] == alone
     assert len(layout._kept) == 1  # one layout, its hostname, manifest and cmdline members volatile
     volatile = layout._kept[0].volatile
     assert len(volatile) == 3
@@ -510,7 +501,7 @@ def _after_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> 
     b.write_bytes(_node("node-b", 1_700_000_002))
     c.write_bytes(data)
     layout.forget()
-    alone = _outcome(c)
+    alone = tar_outcome(c)
     layout.forget()
     TarTree(str(a))
     TarTree(str(b))
@@ -526,7 +517,7 @@ def _after_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> 
 
     monkeypatch.setattr(layout._Run, "same", spy_same)
     hits = layout_hits(monkeypatch)
-    got = _outcome(c)
+    got = tar_outcome(c)
     assert got == alone
     return got, hits == [True], sum(passed)
 
