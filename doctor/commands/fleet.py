@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
         raise DoctorError("--jobs must be 0 (all cores) or more")
     jobs = args.jobs or os.cpu_count() or 1
     paths = expand_paths(args.paths)
+    if args.cache:  # a cache folder kept among the snapshots is not a node
+        cache = os.path.realpath(args.cache)
+        paths = [p for p in paths if os.path.realpath(p) != cache]
     for out in (args.output, args.save_json, args.save_html):
         check_output(out, paths)
     if not paths:

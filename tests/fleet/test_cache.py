@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -30,3 +31,16 @@ def test_cache_reuses_results_keyed_by_content(tmp_path: Path, monkeypatch) -> N
     monkeypatch.undo()
     third = fleet.analyse_fleet(sorted(map(str, snaps.iterdir())), jobs=1, cache_dir=str(cache))
     assert third.rows[0].worst == third.rows[1].worst
+
+
+def test_cache_folder_among_the_snapshots_is_not_a_node(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    assert main(["collect", "--root", str(HEALTHY), "-o", str(snaps / "a.tar.gz")]) == 0
+    cache = snaps / "cache"
+    for _run in range(2):  # the second run finds the cache folder, with its entry, beside the snapshot
+        capsys.readouterr()
+        main(["fleet", str(snaps), "--cache", str(cache), "--format", "json"])
+        report = json.loads(capsys.readouterr().out)
+        assert report["unreadable"] == [] and len(report["nodes"]) == 1
+    assert len(list(cache.glob("*.json"))) == 1
