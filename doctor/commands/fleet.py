@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-html", metavar="FILE", help="also write the HTML report to FILE")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--cache", metavar="DIR",
-                   help="keep each snapshot tarball's result in DIR (keyed by its sha256) and reuse it next time")
+                   help="keep each snapshot tarball's result in DIR (keyed by its sha256, the tool version and "
+                        "the checks loaded) and reuse it next time")
 
 
 def _progress(done: int, total: int, summary: dict[str, object]) -> None:
