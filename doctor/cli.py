@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from doctor import __version__
+from doctor import PLAIN, __version__
 from doctor.errors import DoctorError
 from doctor.output import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from doctor.i18n import set_language
 
         set_language(getattr(args, "lang", None))
-        if args.command == "check":
+        if args.command == "check" and not PLAIN:
             return _run_without_gc(commands["check"], args)
         if args.command in commands:
             return int(commands[args.command].run(args))
@@ -153,6 +153,8 @@ def console_main() -> None:
     """The ``gnd`` executable: :func:`main`, then, after ``check`` or ``report`` and the like, exit
     without tearing the interpreter down (tens of milliseconds of freeing objects nobody will use)."""
     args_list = _with_command(sys.argv[1:])
+    if PLAIN:
+        raise SystemExit(main(args_list))
     if args_list[0] == "check":
         # a check allocates little garbage and leaves at once: no collector from here on, imports included
         # (main() would pause it for the run only; the collector passes over the imported modules cost

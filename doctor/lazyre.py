@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, AnyStr, cast
 
+from doctor import PLAIN
+
 __all__ = ["lazy"]
 
 _METHODS = ("search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer", "scanner")
@@ -38,5 +40,7 @@ class _LazyPattern:
 
 
 def lazy(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr]:
-    """``re.compile(pattern, flags)``, done the first time the pattern is used."""
+    """``re.compile(pattern, flags)``, done the first time the pattern is used (at once with ``GND_PLAIN=1``)."""
+    if PLAIN:
+        return re.compile(pattern, flags)
     return cast("re.Pattern[AnyStr]", _LazyPattern(pattern, int(flags)))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from doctor import PLAIN
+
 if TYPE_CHECKING:
     from doctor.facts import Facts
     from doctor.registry import Check
@@ -58,7 +60,7 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
     from doctor.sources import Source, open_source
 
     src = source if isinstance(source, Source) else open_source(source)
-    full = only is None and checks is None
+    full = only is None and checks is None and not PLAIN
     if full:  # the live host starts these now; they run while the checks load (about 20 ms of dmesg here)
         src.prefetch(PREFETCH)
     from doctor.runner import run_checks

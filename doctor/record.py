@@ -26,6 +26,8 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from doctor import PLAIN
+
 __all__ = ["record"]
 
 _T = TypeVar("_T")
@@ -60,7 +62,7 @@ WARM_CALLS = 64
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
 def record(cls: type[_T]) -> type[_T]:
     """Make ``cls`` a frozen dataclass, like ``@dataclass(frozen=True)`` but without compiling."""
-    if _needs_stdlib(cls):
+    if PLAIN or _needs_stdlib(cls):
         return dataclasses.dataclass(frozen=True)(cls)
     doc = cls.__dict__.get("__doc__")
     if not doc:

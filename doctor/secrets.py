@@ -20,16 +20,11 @@ ENV_ALLOW = lazy(
     r"^(NCCL_|CUDA_|TORCH_|PYTORCH_|VLLM_|SGLANG_|TRTLLM_|TLLM_|UCX_|NVIDIA_|OMP_|NVSHMEM_|GLOO_|MKL_|"
     r"CUBLAS_|CUDNN_|TORCHINDUCTOR_|HF_HUB_OFFLINE$|LOCAL_RANK$|RANK$|WORLD_SIZE$|MASTER_PORT$)"
 )
-#: :data:`ENV_ALLOW` as string tests (same answers, no pattern to compile): prefixes, and whole names
-#: (``$`` also matches before a final newline)
-_ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_", "PYTORCH_", "VLLM_", "SGLANG_", "TRTLLM_", "TLLM_", "UCX_", "NVIDIA_",
-                 "OMP_", "NVSHMEM_", "GLOO_", "MKL_", "CUBLAS_", "CUDNN_", "TORCHINDUCTOR_")
-_ENV_NAMES = frozenset({"HF_HUB_OFFLINE", "LOCAL_RANK", "RANK", "WORLD_SIZE", "MASTER_PORT"})
 
 
 def env_allowed(name: str) -> bool:
     """Whether :data:`ENV_ALLOW` keeps the environment variable ``name``."""
-    return name.startswith(_ENV_PREFIXES) or name in _ENV_NAMES or (name[-1:] == "\n" and name[:-1] in _ENV_NAMES)
+    return ENV_ALLOW.match(name) is not None
 
 
 #: Names whose value is masked even when allowlisted.
@@ -45,92 +40,14 @@ _KW_RE = lazy(_KW, re.IGNORECASE)
 #: Options whose next argument (or ``=value``) is a secret.
 SECRET_OPTION = lazy(rf"^--?[a-z0-9_.-]{{0,64}}?{_KW}{_TAIL}$", re.IGNORECASE)
 
-#: ``_KW`` spelt out for ASCII text (lower-cased): words after a non-alphanumeric, words after ``-_.``
-_KW_WORDS = ("apikey", "api-key", "api_key", "accesskey", "access-key", "access_key", "secretkey", "secret-key",
-             "secret_key", "privatekey", "private-key", "private_key", "token", "secret", "password", "passwd",
-             "credential", "credentials", "authorization")
-_KW_AFTER_SEPARATOR = ("pass", "pwd", "auth")
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
-_TAIL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
-
-
-def _keywords(lower: str) -> list[tuple[int, int]]:
-    """(start, end) of every match of ``_KW`` in ``lower`` (ASCII, lower-cased), whatever alternative.
-
-    The patterns built on ``_KW`` compile in 1-2 ms each; on ASCII text this answers where they
-    could match (see :func:`_tail_end`) without them, as ``re`` would (tested against them).
-    """
-    found = []
-    n = len(lower)
-    for words, after_separator in ((_KW_WORDS, False), (_KW_AFTER_SEPARATOR, True)):
-        for word in words:
-            start = lower.find(word)
-            while start >= 0:
-                end = start + len(word)
-                before = lower[start - 1] if start else ""
-                if ((before in "-_." and before != "") if after_separator else before not in _ALNUM or not before) \
-                        and (end == n or lower[end] not in _LETTERS):
-                    found.append((start, end))
-                start = lower.find(word, start + 1)
-    return found
-
-
-def _tail_stops(lower: str, ends: list[int]) -> list[int]:
-    """For keywords ending at ``ends``: where ``_TAIL`` (64 name characters at most) after each can stop
-    and let something else follow, i.e. the end of its run of name characters (when that run is not
-    longer). Linear in the text, however many keywords share a run."""
-    stops = []
-    n = len(lower)
-    run_stop = -1
-    for end in sorted(ends):
-        if end > run_stop:  # beyond the run scanned last
-            run_stop = end
-            while run_stop < n and lower[run_stop] in _TAIL_CHARS:
-                run_stop += 1
-        if run_stop - end <= 64:
-            stops.append(run_stop)
-    return stops
-
-
-def _after_quote(lower: str, at: int) -> int:
-    """``at``, past one optional quote (``["']?`` followed by something that is not a quote)."""
-    return at + 1 if at < len(lower) and lower[at] in "\"'" else at
-
-
-def _spaces_then(lower: str, at: int, chars: str) -> bool:
-    """Whether ``[ \\t]{0,8}`` then one of ``chars`` follows at ``at``."""
-    n = len(lower)
-    j = at
-    while j < n and j - at < 8 and lower[j] in " \t":
-        j += 1
-    return j < n and lower[j] in chars
-
-
 def _has_keyword(text: str) -> bool:
-    """``_KW_RE.search(text)``."""
-    return bool(_keywords(text.lower())) if text.isascii() else _KW_RE.search(text) is not None
+    """Whether ``text`` holds a secret word at a name boundary (``_KW``)."""
+    return _KW_RE.search(text) is not None
 
 
 def _secret_option(text: str) -> bool:
-    """``SECRET_OPTION.match(text)``: an option whose value is a secret (``--api-key``, ``--db-password``)."""
-    if not text.isascii():
-        return SECRET_OPTION.match(text) is not None
-    if not text.startswith("-"):
-        return False
-    lower = text.lower()
-    target = len(lower) - 1 if lower.endswith("\n") else len(lower)  # ``$`` also matches before a final newline
-    first_other = 1  # the prefix after the dash: name characters up to here
-    while first_other < len(lower) and lower[first_other] in _TAIL_CHARS:
-        first_other += 1
-    tail_start = target  # the tail before the end: name characters from here
-    while tail_start > 0 and lower[tail_start - 1] in _TAIL_CHARS:
-        tail_start -= 1
-    for start, end in _keywords(lower):
-        prefix_ok = 1 <= start <= first_other and (start - 1 <= 64 or (lower[1] == "-" and start - 2 <= 64))
-        if prefix_ok and tail_start <= end <= target and target - end <= 64:
-            return True
-    return False
+    """An option whose value is a secret (``--api-key``, ``--db-password``)."""
+    return SECRET_OPTION.match(text) is not None
 
 
 #: Well-known token shapes, masked wherever they appear.
@@ -188,15 +105,6 @@ def _nothing_to_mask(text: str) -> bool:
     return not any(word in lower for word in _NAME_WORDS)
 
 
-def _has_word(text: str, word: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``text`` holds ``word`` case-insensitively (``pattern`` for non-ASCII text, where ``ſ`` is ``s``)."""
-    return word in text.lower() if text.isascii() else pattern.search(text) is not None
-
-
-_HINT_WORDS = ("token", "secret", "pass", "pwd", "auth", "key", "credential", "bearer", "basic", "digest")
-_AUTHORIZATION = lazy("authorization", re.IGNORECASE)
-
-
 def mask_text(text: str) -> str:
     """Mask token shapes, URL credentials, secret query values, auth headers and ``key: value`` secrets."""
     if not text or _nothing_to_mask(text):
@@ -205,39 +113,14 @@ def mask_text(text: str) -> str:
         text = SECRET_VALUE.sub(MASK, text)
     if "://" in text:
         text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
-    if not (any(w in text.lower() for w in _HINT_WORDS) if text.isascii() else _HINT.search(text)):
+    if _HINT.search(text) is None:  # every pattern below needs one of these words
         return text
-    # Every pattern but BEARER contains a secret word (_KW, same flags, same context), so where _KW
-    # finds none they cannot match: "pass" or "digest" in a result need not compile them. Each also
-    # needs some punctuation (and the header ones the word "authorization"): without it, it is skipped.
-    if text.isascii():  # where the keyword patterns could match, without compiling them
-        lower = text.lower()
-        found = _keywords(lower)
-        keyword = bool(found)
-        stops = _tail_stops(lower, [end for _start, end in found])
-        after = [_after_quote(lower, stop) for stop in stops]
-        query = any(lower[stop:stop + 1] == "=" for stop in stops)
-        key_value = any(_spaces_then(lower, at, ":=") for at in after)
-        option_value = any(lower[at:at + 1] in (" ", "\t", "\v", "\f", ",", "=") for at in after)
-    else:
-        keyword = query = key_value = option_value = _KW_RE.search(text) is not None
-    authorization = keyword and _has_word(text, "authorization", _AUTHORIZATION)
-    if keyword:
-        if query and "=" in text and ("?" in text or "&" in text or ";" in text):
-            text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
-        if authorization:
-            text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
-    if "earer" in text:
-        text = BEARER.sub(lambda m: m.group(1) + MASK, text)
-    if not keyword:
-        return text
-    if authorization:
-        text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
-    if key_value and (":" in text or "=" in text):
-        text = KEY_VALUE.sub(_mask_quoted, text)
-    if option_value and "-" in text and any(ch in text for ch in " \t\v\f,="):
-        text = OPTION_VALUE.sub(_mask_quoted, text)
-    return text
+    text = QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
+    text = AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
+    text = BEARER.sub(lambda m: m.group(1) + MASK, text)
+    text = AUTH_VALUE.sub(lambda m: m.group(1) + MASK, text)
+    text = KEY_VALUE.sub(_mask_quoted, text)
+    return OPTION_VALUE.sub(_mask_quoted, text)
 
 
 #: ``--api-key sk``, ``"--api-key", "sk"`` (YAML/JSON flow lists), ``--api-key=sk`` inside free text; a
@@ -328,14 +211,8 @@ def mask_data(obj: Any) -> Any:
     return obj
 
 
-_SECRET_NAME_WORDS = ("token", "key", "secret", "pass", "pwd", "credential", "auth", "cookie", "session")
-
-
 def _secret_name(name: str) -> bool:
-    """``SECRET_NAME.search(name)``, answered without the pattern for ASCII names."""
-    if name.isascii():
-        lower = name.lower()
-        return any(word in lower for word in _SECRET_NAME_WORDS)
+    """Whether an environment-style name holds a secret word (``SECRET_NAME``)."""
     return SECRET_NAME.search(name) is not None
 
 

@@ -115,18 +115,6 @@ def test_words_joined_by_a_shell_split_are_still_masked() -> None:
         assert secrets.mask_argv(argv) == _every_pattern_argv(argv), repr(argv)
 
 
-def test_environment_names_are_judged_as_the_patterns_judge_them() -> None:
-    rng = random.Random(7)
-    names = ["NCCL_IB_HCA", "CUDA_VISIBLE_DEVICES", "RANK", "RANK\n", "RANKS", "XRANK", "LOCAL_RANK", "HF_HUB_OFFLINE",
-             "HF_HUB_OFFLINE\n\n", "HF_TOKEN", "nccl_x", "NCCL", "TORCHINDUCTOR_X", "MASTER_PORT\n", "", "\n", "ſESSION",
-             "NCCL_ſESSION", "NCCL_KEY", "NCCL_monkey", "CUDA_Cookie", "OMP_\u212aEY"]
-    parts = ["NCCL_", "CUDA_", "RANK", "_", "\n", "KEY", "key", "TOKEN", "ſ", "K", "SESSION", "X", "WORLD_SIZE", "$"]
-    names += ["".join(rng.choice(parts) for _ in range(rng.randrange(1, 5))) for _ in range(3000)]
-    for name in names:
-        assert secrets.env_allowed(name) == bool(secrets.ENV_ALLOW.match(name)), repr(name)
-        assert secrets._secret_name(name) == bool(secrets.SECRET_NAME.search(name)), repr(name)
-
-
 def _every_pattern_deploy(raw: bytes) -> bytes:
     """sanitize_deploy as it was before the literal gates: every line pattern on every line."""
     text = raw.decode("utf-8", "replace")
@@ -169,34 +157,11 @@ def test_deployment_files_are_masked_as_with_every_pattern() -> None:
         assert secrets.sanitize_deploy(raw) == _every_pattern_deploy(raw), raw
 
 
-KW_PIECES = ("token", "TOKEN", "api-key", "api_key", "apikey", "access-key", "secret_key", "privatekey", "secret",
-             "password", "passwd", "credential", "credentials", "authorization", "pass", "pwd", "auth", "Auth", "-", "--",
-             "_", ".", "x", "a" * 30, "b" * 34, "0", "=", ":", "\"", "'", " ", "\t", " " * 8, " " * 9, "\n", "\x0b",
-             ",", "?", "&", ";", "v@l", "-o", "tokens", "mytoken", "ſ", "\u212a", "*")
-
-
-def test_the_keyword_finder_answers_as_the_keyword_patterns() -> None:
-    rng = random.Random(33)
-    for _ in range(30000):
-        text = "".join(rng.choice(KW_PIECES) for _ in range(rng.randrange(1, 8)))
-        assert secrets._has_keyword(text) == bool(secrets._KW_RE.search(text)), repr(text)
-        assert secrets._secret_option(text) == bool(secrets.SECRET_OPTION.match(text)), repr(text)
-        option = "-" + text
-        assert secrets._secret_option(option) == bool(secrets.SECRET_OPTION.match(option)), repr(option)
-        assert mask_text(text) == _every_pattern(text), repr(text)
-    for size in (62, 63, 64, 65, 66):  # the 64-character bounds before and after the keyword
-        for text in ("--" + "a" * size + "-token", "-" + "a" * size + "-token", "--token" + "-" * size,
-                     "--token" + "-" * size + "\n", "-" + "-" * size + "pass"):
-            assert secrets._secret_option(text) == bool(secrets.SECRET_OPTION.match(text)), text
-            for value in (" v", "=v", ": v", "=\"v w\""):
-                assert mask_text(text + value) == _every_pattern(text + value), text + value
-
-
-def test_the_keyword_finder_is_linear_on_hostile_text() -> None:
+def test_masking_hostile_text_does_not_stall() -> None:
     import time
 
     start = time.monotonic()
     for text in ("-" + "token_" * 100_000, "-" + "a-token" * 100_000 + "=x", "x " + "pass.pwd-auth:" * 50_000):
-        assert secrets._secret_option(text) == bool(secrets.SECRET_OPTION.match(text))
+        secrets.mask_argv([text, text])
         mask_text(text)
     assert time.monotonic() - start < 10
