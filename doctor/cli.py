@@ -12,6 +12,7 @@ Textual or WeasyPrint.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -142,6 +143,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except ClosedStreamError as exc:
+        _say(f"gnd: error: {exc}")
+        return EXIT_ERROR
+
+
+class ClosedStreamError(OSError):
+    """A write to a standard stream that was closed when ``gnd`` started (``gnd check >&-``)."""
+
+
+class _ClosedStream:
+    """Stands in for a standard stream that is closed: writing raises :class:`ClosedStreamError`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def write(self, _text: str) -> int:
+        raise ClosedStreamError(f"cannot write the output: standard {self.name} is closed (use -o FILE)")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise ClosedStreamError(f"standard {self.name} is closed")
+
+
+def _say(line: str) -> None:
+    """``line`` on stderr, unless stderr is closed too."""
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr)
+
+
+def guard_closed_streams() -> None:
+    """Replace a standard output or error that was closed at start: no traceback, one line, exit 2.
+
+    Output nobody could receive is an error (``gnd check >&-`` says so), diagnostics to a closed
+    stderr are dropped; a command writing only to ``-o FILE`` runs as usual.
+    """
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream("output")  # type: ignore[assignment]
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
 
 
 #: Commands after which the executable leaves at once: they have written and closed every file and
@@ -152,6 +197,7 @@ QUICK_EXIT = frozenset({"check", "report", "checks", "fix-script", "baseline", "
 def console_main() -> None:
     """The ``gnd`` executable: :func:`main`, then, after ``check`` or ``report`` and the like, exit
     without tearing the interpreter down (tens of milliseconds of freeing objects nobody will use)."""
+    guard_closed_streams()
     args_list = _with_command(sys.argv[1:])
     if PLAIN:
         raise SystemExit(main(args_list))
@@ -169,6 +215,8 @@ def console_main() -> None:
         try:
             stream.flush()
         except BrokenPipeError:  # the reader went away (``gnd check | head``): nothing left to say
+            pass
+        except ClosedStreamError:
             pass
         except OSError:  # a full disk behind a redirection: the output is incomplete
             code = EXIT_ERROR

@@ -92,3 +92,25 @@ def test_executable_keeps_its_exit_status_and_stays_quiet_when_the_reader_goes_a
     reader.wait(timeout=10)
     assert out.returncode in (0, 1)  # not 120, Python's status for a failed flush at shutdown
     assert b"Exception ignored" not in out.stderr and b"Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("argv", [["check", "fixtures/hgx-h100-sick"], ["checks"],
+                                  ["check", "fixtures/hgx-h100-sick", "--format", "json"],
+                                  ["fleet", "fixtures/hgx-h100-sick", "fixtures/hgx-h100-healthy"]])
+def test_a_closed_stdout_ends_the_run_in_one_line(argv: list[str]) -> None:
+    """``gnd ... >&-``: nobody can receive the output; one line on stderr, exit 2, no traceback."""
+    out = subprocess.run([sys.executable, "-m", "doctor", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, timeout=120, close_fds=True, preexec_fn=lambda: __import__("os").close(1))
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == ["gnd: error: cannot write the output: standard output is closed "
+                                               "(use -o FILE)"]
+
+
+def test_a_closed_stdout_does_not_stop_a_run_that_writes_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    out = subprocess.run([sys.executable, "-m", "doctor", "check", "fixtures/hgx-h100-sick", "--format", "json",
+                          "-o", str(target)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         timeout=120, preexec_fn=lambda: __import__("os").close(1))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert json.loads(target.read_text())["findings"]
