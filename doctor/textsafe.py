@@ -1,8 +1,11 @@
-"""Neutralise control characters in host data before it reaches a terminal, Markdown, TOML or text file.
+"""Neutralise control and invisible characters in host data before it reaches a reader.
 
 A hostname, NIC, process or GPU name may hold ``ESC ] 52 ; c ; ... BEL`` (sets the clipboard),
-other escape sequences, C1 controls, bidi overrides (reorder what the reader sees) or newlines
-(forge output lines). :func:`clean` replaces each with U+FFFD so the value stays visible but inert.
+other escape sequences, C1 controls, bidi overrides (reorder what the reader sees), newlines
+(forge output lines) or characters that render as nothing (zero-width joiners, soft hyphens,
+Hangul fillers, variation selectors, tag characters). :func:`clean` replaces each with U+FFFD so
+the value stays visible but inert. What is kept is an allowlist: printable characters of the
+letter, mark, number, punctuation, symbol and space categories, minus the invisible ones.
 """
 
 from __future__ import annotations
@@ -10,23 +13,50 @@ from __future__ import annotations
 from doctor.lazyre import lazy
 
 REPLACEMENT = "\ufffd"
-#: C0 controls except TAB/LF, DEL, C1 controls, bidi embeddings/overrides/isolates and marks,
-#: line/paragraph separators, zero-width and BOM characters
-_UNSAFE_MULTILINE = lazy("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-_UNSAFE_LINE = lazy("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: ASCII text's only unsafe characters: C0 controls but TAB (and LF where lines are allowed) and DEL
+_ASCII_MULTILINE = lazy("[\x00-\x08\x0b-\x1f\x7f]")
+_ASCII_LINE = lazy("[\x00-\x08\x0a-\x1f\x7f]")
+#: Unicode categories never shown: controls, format characters (bidi controls, zero-width, soft
+#: hyphen, tags), surrogates, private use, unassigned, line and paragraph separators
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: Characters of visible categories that render as nothing (fillers, joiners, variation selectors)
+_BLANK = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+                   + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+                   + "".join(chr(c) for c in range(0xE0100, 0xE01F0)))
+
+
+def _unsafe(ch: str, multiline: bool) -> bool:
+    import unicodedata
+
+    if ch == "\t" or (multiline and ch == "\n"):
+        return False
+    return ch in _BLANK or unicodedata.category(ch) in _HIDDEN_CATEGORIES
 
 
 def clean(value: object, multiline: bool = False) -> str:
-    """``value`` as text with every control character replaced by U+FFFD.
+    """``value`` as text with every control and invisible character replaced by U+FFFD.
 
     Single-line fields (the default) also lose LF and CR, so a name cannot start a forged line;
     TAB survives.
     """
     text = value if isinstance(value, str) else str(value)
-    pattern = _UNSAFE_MULTILINE if multiline else _UNSAFE_LINE
-    return pattern.sub(REPLACEMENT, text)
+    if text.isascii():
+        return (_ASCII_MULTILINE if multiline else _ASCII_LINE).sub(REPLACEMENT, text)
+    return "".join(REPLACEMENT if _unsafe(ch, multiline) else ch for ch in text)
 
 
 def is_clean(text: str, multiline: bool = True) -> bool:
     """Whether ``text`` holds no character :func:`clean` would replace."""
-    return not (_UNSAFE_MULTILINE if multiline else _UNSAFE_LINE).search(text)
+    if text.isascii():
+        return not (_ASCII_MULTILINE if multiline else _ASCII_LINE).search(text)
+    return not any(_unsafe(ch, multiline) for ch in text)
+
+
+def ident(value: object) -> str:
+    """An identifier (interface, device, host, unit name) shown for what it is: printable ASCII as
+    it is, every other character as ``\\u{XXXX}``, so ``еth0`` with a Cyrillic ``е`` cannot pass for
+    ``eth0``."""
+    text = value if isinstance(value, str) else str(value)
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(ch if ch.isascii() and ch.isprintable() else f"\\u{{{ord(ch):04X}}}" for ch in text)
