@@ -15,6 +15,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
+from doctor.facts.pcie_gen import GENERATION
 from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
 from doctor.lazyre import lazy
 from doctor.record import record
@@ -352,10 +353,10 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         driver_override=None if override in (None, "(null)") else override,
         numa_node=parse_int(src.read_line(f"{base}/numa_node")),
         local_cpulist=src.read_line(f"{base}/local_cpulist"),
-        cur_speed=parse_speed(src.read_line(f"{base}/current_link_speed")),
-        cur_width=parse_int(src.read_line(f"{base}/current_link_width")),
-        max_speed=parse_speed(src.read_line(f"{base}/max_link_speed")),
-        max_width=parse_int(src.read_line(f"{base}/max_link_width")),
+        cur_speed=link_speed(parse_speed(src.read_line(f"{base}/current_link_speed"))),
+        cur_width=link_width(parse_int(src.read_line(f"{base}/current_link_width"))),
+        max_speed=link_speed(parse_speed(src.read_line(f"{base}/max_link_speed"))),
+        max_width=link_width(parse_int(src.read_line(f"{base}/max_link_width"))),
         iommu_group=src.link_name(f"{base}/iommu_group"),
         path=path,
         host_bridge=host,
@@ -370,6 +371,17 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         supported_speed=express.supported_speed,
         advertised_speed=express.advertised_speed,
     )
+
+
+def link_speed(value: float | None) -> float | None:
+    """A link speed read from the host, kept only when it is a PCIe rate (2.5-64 GT/s): anything else
+    is unreadable, never a speed a verdict could call healthy."""
+    return value if value in GENERATION else None
+
+
+def link_width(value: int | None) -> int | None:
+    """A link width read from the host, kept only within what PCIe defines (0, link down, to x32)."""
+    return value if value is not None and 0 <= value <= 32 else None
 
 
 def _structural_port_types(devices: dict[str, PciDevice]) -> dict[str, str]:
@@ -408,8 +420,10 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
                          ("cur_speed", "link_sta_speed"), ("cur_width", "link_sta_width"),
                          ("target_speed", "link_target_speed"), ("supported_speed", "link_cap2_speed"),
                          ("advertised_speed", "link_cap_speed")):
-        if getattr(dev, ours) is None and getattr(info, theirs) is not None:
-            changes[ours] = getattr(info, theirs)
+        value = getattr(info, theirs)
+        value = link_width(value) if ours.endswith("width") else link_speed(value)
+        if getattr(dev, ours) is None and value is not None:
+            changes[ours] = value
     if not changes:
         return dev
     return replace(dev, **changes)  # type: ignore[arg-type]

@@ -187,3 +187,13 @@ def test_chipset_uplink_above_the_x722_is_still_checked() -> None:
     hit = [f for f in found if f.subject.startswith("0000:60:00.")]
     assert hit and all(f.severity in ("low", "medium") and "upstream" in f.title for f in hit)
     assert "0000:5d:02.0" in hit[0].related
+
+
+def test_impossible_link_numbers_are_unreadable_not_healthy() -> None:
+    """A width of 2^64, a negative one or a speed that is no PCIe rate is no reading of a link."""
+    for changes in (attrs(GPU3, current_link_width=str(2 ** 64), max_link_width=str(2 ** 64)),
+                    attrs(GPU3, current_link_width="-16", max_link_width="-16"),
+                    attrs(GPU3, current_link_speed="3.7 GT/s PCIe", max_link_speed="99.0 GT/s PCIe")):
+        f = node({**changes, **busy(GPU3), "commands/lspci_-vvv": None})
+        hit = [x for x in findings_of(f, CHECK) if GPU3 in x.subject]
+        assert hit and all(x.severity == "unknown" for x in hit), [(x.severity, x.title) for x in hit]
