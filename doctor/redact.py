@@ -10,13 +10,15 @@ PCI addresses, versions and sysctl values are left alone.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from doctor.errors import DoctorError
@@ -87,6 +89,8 @@ class Redactor:
         self.counts: dict[str, int] = dict.fromkeys(PREFIX, 0)
         self.changed = False
         self._literal: re.Pattern[str] | None = None
+        #: the map file new placeholders are allocated in (under its lock), when there is one
+        self.store: MapFile | None = None
         for placeholder, value in (placeholders or {}).items():
             m = PLACEHOLDER_RE.match(placeholder)
             if not m or not isinstance(value, str):
@@ -103,6 +107,8 @@ class Redactor:
         """The placeholder for ``value`` (allocated on first sight)."""
         key = self._norm(value)
         found = self.original.get(key)
+        if found is None and self.store is not None:
+            return self.store.allocate(self, value, kind)
         if found is None:
             self.counts[kind] += 1
             found = f"{PREFIX[kind]}-{self.counts[kind]}"
@@ -129,6 +135,15 @@ class Redactor:
             self.placeholder(labels[0], kind)
             for i in range(1, len(labels) - 1):  # the domain and its parents (corp.example.com, example.com)
                 self.placeholder(".".join(labels[i:]), kind)
+
+    def merge(self, other: Redactor) -> None:
+        """Take the placeholders ``other`` (the map as another run left it) holds and this one lacks."""
+        for key, placeholder in other.original.items():
+            if self.original.setdefault(key, placeholder) == placeholder:
+                self.shown.setdefault(placeholder, other.shown.get(placeholder, key))
+        for kind, count in other.counts.items():
+            self.counts[kind] = max(self.counts[kind], count)
+        self._literal = None
 
     def mapping(self) -> dict[str, str]:
         """placeholder -> original, for the map file."""
@@ -234,27 +249,77 @@ def load_map(path: str | None) -> Redactor:
 
 
 def save_map(redactor: Redactor, path: str) -> None:
-    """Write the map (placeholder -> original) with mode 0600."""
+    """Write the map (placeholder -> original) with mode 0600, atomically: a reader sees the old map or
+    the new one, never half of one. A link or anything but a regular file at ``path`` is refused."""
     body = json.dumps({"format": MAP_FORMAT, "version": 1,
                        "note": "Private: maps the placeholders in redacted gnd outputs back to real values.",
                        "map": redactor.mapping()}, indent=2) + "\n"
-    # never through a symlink (a dangling one would create its target), never into a FIFO or device
-    nofollow = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    folder = os.path.dirname(path) or "."
     try:
-        if os.path.lexists(path):
-            fd = os.open(path, os.O_WRONLY | nofollow)
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                os.close(fd)
-                raise DoctorError(f"cannot write redaction map {path}: not a regular file")
-            os.ftruncate(fd, 0)
-        else:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(body)
-            os.fchmod(fh.fileno(), 0o600)
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            raise DoctorError(f"cannot write redaction map {path}: not a regular file")
+        fd, temp = tempfile.mkstemp(prefix=".gnd-redact-", dir=folder)  # mode 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(body)
+            os.replace(temp, path)  # replaces a name, never follows a link there
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
     except OSError as exc:
         raise DoctorError(f"cannot write redaction map {path}: {exc.strerror}") from None
     redactor.changed = False
+
+
+class MapFile:
+    """A redaction map shared by runs that may overlap (one map for a fleet's reports): each new
+    placeholder is allocated under an exclusive lock on the map's folder, after taking what other
+    runs added, and the map is rewritten before the lock is released, so two values never share a
+    placeholder and no run's additions are lost."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        import fcntl
+
+        folder = os.path.dirname(self.path) or "."
+        try:
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise DoctorError(f"cannot lock redaction map {self.path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def allocate(self, redactor: Redactor, value: str, kind: str) -> str:
+        """The placeholder of ``value``: the one another run gave it, else the next free one."""
+        with self._locked():
+            redactor.merge(load_map(self.path))
+            store, redactor.store = redactor.store, None
+            try:
+                found = redactor.placeholder(value, kind)
+            finally:
+                redactor.store = store
+            save_map(redactor, self.path)
+        return found
+
+    def sync(self, redactor: Redactor) -> None:
+        """Write ``redactor``'s map, with what other runs added meanwhile."""
+        with self._locked():
+            redactor.merge(load_map(self.path))
+            save_map(redactor, self.path)
+
+
+def open_map(path: str) -> Redactor:
+    """A redactor continuing the map at ``path`` that allocates through :class:`MapFile`."""
+    redactor = load_map(path)
+    redactor.store = MapFile(path)
+    return redactor
 
 
 def default_map_path(output: str | None) -> str:
@@ -301,9 +366,9 @@ def redact_data(data: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
 def redact_result(data: dict[str, Any], map_path: str | None) -> dict[str, Any]:
     """The JSON result ``data`` redacted; the map is written to ``map_path`` (default ``gnd-redact-map.json``)."""
     path = map_path or DEFAULT_MAP
-    redactor = load_map(path)
+    redactor = open_map(path)
     out = redact_data(data, redactor)
-    save_map(redactor, path)
+    redactor.store.sync(redactor)  # type: ignore[union-attr]
     _note(path)
     return out
 
@@ -390,9 +455,9 @@ def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, byte
     The map is written once after the pre-scan and again whenever a new value gets a placeholder.
     """
     path = map_path or DEFAULT_MAP
-    redactor = load_map(path)
+    redactor = open_map(path)
     learn_source(redactor, source)
-    save_map(redactor, path)
+    redactor.store.sync(redactor)  # type: ignore[union-attr]
     _note(path)
 
     def transform(name: str, data: bytes) -> bytes:
@@ -404,9 +469,6 @@ def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, byte
             return data
         if b"\0" in data and not _nul_separated_text(name, text):
             return data
-        out = redactor.text(text).encode("utf-8")
-        if redactor.changed:
-            save_map(redactor, path)
-        return out
+        return redactor.text(text).encode("utf-8")
 
     return transform

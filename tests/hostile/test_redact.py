@@ -154,3 +154,23 @@ def test_redacting_a_hostile_line_takes_linear_time(line: str) -> None:
     start = time.monotonic()
     redactor.text(line)
     assert time.monotonic() - start < 10
+
+
+def _redact_host(args: tuple[str, str]) -> str:
+    hostname, map_path = args
+    data = {"source": {"hostname": hostname}, "inventory": {"host": {"hostname": hostname}},
+            "findings": [{"detail": f"peer {hostname} and 10.9.{len(hostname)}.7 answered"}]}
+    return str(redact_result(data, map_path)["source"]["hostname"])
+
+
+def test_runs_sharing_one_map_at_once_never_give_two_hosts_one_placeholder(tmp_path: Path) -> None:
+    import multiprocessing
+
+    map_path = str(tmp_path / "shared.json")
+    hosts = [f"node{i:02d}" for i in range(12)]
+    with multiprocessing.get_context("fork").Pool(6) as pool:
+        placeholders = pool.map(_redact_host, [(h, map_path) for h in hosts], chunksize=1)
+    assert len(set(placeholders)) == len(hosts), placeholders
+    mapping = json.loads(Path(map_path).read_text())["map"]
+    assert {mapping[p] for p in placeholders} == set(hosts)  # each placeholder maps back to its own host
+    assert [p.name for p in tmp_path.iterdir()] == ["shared.json"]  # no temporary file left behind
