@@ -113,9 +113,25 @@ def _with_command(argv: Sequence[str]) -> list[str]:
     if not args_list:
         tui = sys.stdin.isatty() and sys.stdout.isatty() and _load_command("tui") is not None
         return ["tui" if tui else "check"]
-    if args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
+    first = args_list[0]
+    if first == "help":  # ``gnd help`` and ``gnd help check``
+        return [*args_list[1:2], "--help"]
+    if first not in COMMANDS and first not in ("-h", "--help", "--version"):
+        _refuse_a_mistyped_command(first)
         return ["check", *args_list]
     return args_list
+
+
+def _refuse_a_mistyped_command(word: str) -> None:
+    """``gnd chek``: a word close to a command's name that names no file is a typo, not a source."""
+    if os.path.lexists(word) or not word.isidentifier() and "-" not in word or "/" in word:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(word, [*COMMANDS, "help"], n=1, cutoff=0.6)
+    if close:
+        raise DoctorError(f"{word!r} is not a command or a path; did you mean `gnd {close[0]}`? (`gnd --help` "
+                          "lists the commands)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,7 +214,11 @@ def console_main() -> None:
     """The ``gnd`` executable: :func:`main`, then, after ``check`` or ``report`` and the like, exit
     without tearing the interpreter down (tens of milliseconds of freeing objects nobody will use)."""
     guard_closed_streams()
-    args_list = _with_command(sys.argv[1:])
+    try:
+        args_list = _with_command(sys.argv[1:])
+    except DoctorError as exc:
+        _say(f"gnd: error: {exc}")
+        raise SystemExit(EXIT_ERROR) from None
     if PLAIN:
         raise SystemExit(main(args_list))
     if args_list[0] == "check":

@@ -51,8 +51,10 @@ UNKNOWN: Final[str] = Severity.UNKNOWN
 PASS: Final[str] = Severity.PASS
 #: Display and ranking order, worst first.
 SEVERITIES = (CRITICAL, HIGH, MEDIUM, LOW, UNKNOWN, INFO, PASS)
-#: Levels ``--fail-on`` accepts, worst first (``unknown`` and ``pass`` never fail a run).
-FAIL_LEVELS = (CRITICAL, HIGH, MEDIUM, LOW, INFO)
+#: Levels ``--fail-on`` accepts, worst first (``unknown`` and ``pass`` never fail a run); plain strings,
+#: as a user types and reads them (an error lists ``critical, high, ...``)
+FAIL_LEVELS: tuple[str, ...] = tuple(str(s.value) for s in (Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM,
+                                                            Severity.LOW, Severity.INFO))
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 CATEGORIES = ("pcie", "iommu", "numa", "network", "rdma", "runtime", "gpu", "baseline", "doctor")
 

@@ -114,3 +114,23 @@ def test_a_closed_stdout_does_not_stop_a_run_that_writes_a_file(tmp_path: Path) 
                          timeout=120, preexec_fn=lambda: __import__("os").close(1))
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert json.loads(target.read_text())["findings"]
+
+
+def test_help_and_mistyped_commands_are_not_read_as_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["help"])
+    assert done.value.code == 0 and "COMMAND" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["help", "report"])
+    assert capsys.readouterr().out.startswith("usage: gnd report")
+    for typo, meant in (("chek", "check"), ("repot", "report"), ("fleat", "fleet"), ("colect", "collect")):
+        assert main([typo]) == 2
+        err = capsys.readouterr().err
+        assert f"did you mean `gnd {meant}`" in err and "no such file" not in err
+
+
+def test_a_bad_fail_on_level_lists_the_levels_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--fail-on", "hihg"])
+    err = capsys.readouterr().err
+    assert "'critical', 'high', 'medium', 'low', 'info'" in err and "Severity" not in err
