@@ -197,7 +197,7 @@ def _cached_result(cached: str, key: str) -> dict[str, Any] | None:
     import json
     import stat
 
-    from doctor.result_io import _SURROGATE, parse_result, validate
+    from doctor.result_io import parse_result, validate
 
     try:
         fd = os.open(cached, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -218,8 +218,8 @@ def _cached_result(cached: str, key: str) -> dict[str, Any] | None:
         return None
     try:
         # masked when stored, by this version with these checks (the key says so): not masked again,
-        # unless it may hold escapes of half a character, which the full reader refuses
-        data = parse_result(raw, cached) if _SURROGATE.search(raw) else validate(json.loads(raw), cached)
+        # unless it holds escapes (the full reader refuses those of half a character)
+        data = parse_result(raw, cached) if b"\\u" in raw else validate(json.loads(raw), cached)
     except Exception:  # DoctorError for every damage it recognises; anything else is damage too
         return None
     return data if data.get("cache_key") == key else None
