@@ -24,13 +24,10 @@ if TYPE_CHECKING:
 PREFETCH = ("dmesg", "lspci_vvv")
 
 
-def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None,
-               reuse: bool = False) -> Facts:
+def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None) -> Facts:
     """Facts of ``source`` (a path, ``None`` for the live host, or an opened :class:`Source`).
 
-    A bad source or baseline raises :class:`~doctor.errors.DoctorError` with one line. ``reuse``:
-    facts provably unchanged since an earlier node of this process are reused (``gnd fleet``'s
-    workers, see :mod:`doctor.fleet.memo`).
+    A bad source or baseline raises :class:`~doctor.errors.DoctorError` with one line.
     """
     from doctor.facts import Facts
     from doctor.sources import Source, open_source
@@ -41,21 +38,16 @@ def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), basel
         from doctor.facts.baseline import load_baseline
 
         known_good = load_baseline(baseline)
-    if reuse:
-        from doctor.fleet.memo import MemoFacts
-
-        return MemoFacts(src, deploy_paths=tuple(deploy), baseline=known_good)
     return Facts(src, deploy_paths=tuple(deploy), baseline=known_good)
 
 
 def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
-            baseline: str | None = None, checks: list[Check] | None = None, reuse: bool = False) -> Result:
+            baseline: str | None = None, checks: list[Check] | None = None) -> Result:
     """Run the (selected) checks on ``source`` and return the ranked result.
 
     ``only``: check ids or prefixes (``pcie``); ``deploy``: extra deployment files to inspect;
     ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
-    ``checks``: the loaded checks (fleet workers load them once), default all installed ones;
-    ``reuse``: see :func:`open_facts`.
+    ``checks``: the loaded checks (fleet workers load them once), default all installed ones.
     """
     from doctor.sources import Source, open_source
 
@@ -66,7 +58,7 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
     from doctor.runner import run_checks
 
     try:
-        facts = open_facts(src, deploy=deploy, baseline=baseline, reuse=reuse)
+        facts = open_facts(src, deploy=deploy, baseline=baseline)
         result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
     except Exception:  # a bad --deploy or --baseline file: still reap what was started
         if full:

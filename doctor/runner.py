@@ -7,7 +7,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from doctor import __version__
-from doctor.derived.digest import safe_digest
 from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
@@ -75,13 +74,11 @@ def select(checks: list[Check], only: list[str] | None) -> list[Check]:
     return [c for c in checks if any(c.id == o or c.id.startswith(o.rstrip(".") + ".") for o in only)]
 
 
-def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] | None = None,
-               inventory: bool = True) -> Result:
+def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] | None = None) -> Result:
     """Run every (selected) check; a check that raises yields an ``unknown`` finding and the run goes on.
 
     A check that ``requires`` an optional input (the baseline) runs, after the others, exactly when
-    the facts carry that input. ``inventory=False``: the inventory holds only the facts digest (what
-    a fleet worker's summary keeps).
+    the facts carry that input.
     """
     start = time.monotonic()
     errors: list[LoadError] = []
@@ -114,9 +111,7 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     collected = now if src.kind == "live" else src.collected_at()
     source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,
               "machine_id": facts.host.machine_id}
-    ranked = getattr(facts, "ranked", None)  # a fleet worker's facts reuse an earlier node's order
-    return Result(source=source, checks=statuses,
-                  findings=ranked(findings) if ranked else rank(group_findings(findings, facts)),
-                  inventory=build_inventory(facts) if inventory else {"digest": safe_digest(facts)},
+    return Result(source=source, checks=statuses, findings=rank(group_findings(findings, facts)),
+                  inventory=build_inventory(facts),
                   duration_s=time.monotonic() - start,
                   generated_at=_utc_now())

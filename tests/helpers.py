@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from doctor.facts import Facts
 from doctor.findings import Finding
@@ -71,22 +68,6 @@ def run(f: Facts, only: list[str] | None = None) -> Result:
 def findings_of(f: Facts, check_id: str) -> list[Finding]:
     """Findings of one check, in rank order."""
     return [x for x in run(f, only=[check_id]).findings if x.check == check_id]
-
-
-def layout_hits(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Record, for each snapshot tarball read from now on, whether it took the layout shortcut (``gnd fleet``)."""
-    from doctor.sources.tree import TarTree
-
-    hits: list[bool] = []
-    like_layout = TarTree._like_layout
-
-    def spy(self: TarTree, *args: Any) -> bool:
-        took: bool = like_layout(self, *args)
-        hits.append(took)
-        return took
-
-    monkeypatch.setattr(TarTree, "_like_layout", spy)
-    return hits
 
 
 def tar_outcome(path: Path) -> object:

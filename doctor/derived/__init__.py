@@ -32,16 +32,7 @@ def cached(facts: Facts, key: Hashable, build: Callable[[], T]) -> T:
     store = getattr(facts, "derived", None)
     if not isinstance(store, dict):
         return build()
-    compute = getattr(store, "compute", None)
-    if compute is not None:  # a fleet worker's store, which notes the facts each value was built from
-        return compute(key, build)  # type: ignore[no-any-return]
     if key not in store:
         store[key] = build()
     return store[key]  # type: ignore[no-any-return]
 
-
-def shared(facts: Facts, key: Hashable, build: Callable[[], T]) -> T:
-    """``build()``, which a ``gnd fleet`` worker may take from an earlier node where every fact it read
-    was the same (see :mod:`doctor.fleet.memo`); the value must not be changed by the caller."""
-    across = getattr(getattr(facts, "derived", None), "across", None)
-    return across(key, build) if across is not None else build()  # type: ignore[no-any-return]

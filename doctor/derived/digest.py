@@ -21,7 +21,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from doctor.derived import shared
 from doctor.facts import Facts
 from doctor.facts.pci import PciDevice
 from doctor.lazyre import lazy
@@ -175,10 +174,10 @@ def build_digest(facts: Facts) -> dict[str, str]:
     _put(out, "host.product", host.product)
     _put(out, "host.kernel", host.kernel)
     _put(out, "host.os", host.os_release)
-    out.update(shared(facts, "digest.node", lambda: _part(facts, _node)))
-    out.update(shared(facts, "digest.pci", lambda: _part(facts, _pci)))
-    out.update(shared(facts, "digest.net", lambda: _part(facts, _net)))
-    out.update(shared(facts, "digest.processes", lambda: _part(facts, _processes)))
+    out.update(_part(facts, _node))
+    out.update(_part(facts, _pci))
+    out.update(_part(facts, _net))
+    out.update(_part(facts, _processes))
     return dict(sorted(out.items()))
 
 

@@ -60,28 +60,16 @@ def build_cmdline(src: Source) -> Cmdline:
     return Cmdline(text.replace("\0", " ").strip() if text is not None else None)
 
 
-def _read_sysctls(src: Source, pattern: str) -> tuple[tuple[str, str], ...]:
-    """(path, value with blanks collapsed) of each recorded file ``pattern`` names."""
-    out = []
-    for path in src.glob(pattern):
-        text = src.read_text(path, cap=1 << 16)
-        if text is not None:
-            out.append((path, " ".join(text.split())))
-    return tuple(out)
-
-
 def build_sysctls(src: Source) -> Sysctls:
     values: dict[str, str] = {}
     origins: dict[str, str] = {}
-    # a fleet worker rereads only the patterns whose files differ from an earlier node's (the host
-    # name is one of them; the per-interface ones, most of the files, rarely are)
-    reuse = getattr(src.tree, "reuse", None)
     for pattern in specs.get("sysctl").paths:
-        read = (lambda p=pattern: _read_sysctls(src, p))  # noqa: E731
-        for path, value in (reuse(("sysctl", pattern), read) if reuse is not None else read()):
-            key = path.removeprefix("proc/sys/").replace("/", ".")
-            values[key] = value
-            origins[key] = path
+        for path in src.glob(pattern):
+            text = src.read_text(path, cap=1 << 16)
+            if text is not None:
+                key = path.removeprefix("proc/sys/").replace("/", ".")
+                values[key] = " ".join(text.split())
+                origins[key] = path
     out = src.command("sysctl_a")
     if out.text:
         for key, value in parse_sysctl_a(out.text).items():

@@ -70,10 +70,6 @@ def _affinities(src: Source, numbers: set[int]) -> dict[int, tuple[frozenset[int
     return out
 
 
-def _listed_affinities(src: Source) -> dict[int, tuple[frozenset[int] | None, frozenset[int] | None]]:
-    return _affinities(src, {int(n) for n in src.listdir("proc/irq") if n.isdigit()})
-
-
 _HWIRQ = lazy(r"^\d+(?:-[a-z]+)?$")
 
 
@@ -97,15 +93,6 @@ def build_irqs(src: Source) -> tuple[Irq, ...]:
         if not head.strip().isdigit():
             continue
         names[int(head)] = irq_actions(rest.split(), ncpu)
-    # the affinity files of a fleet's nodes rarely differ where their interrupt counts always do:
-    # a tree matched to an earlier one reuses what was read there when those files are the same
-    reuse = getattr(src.tree, "reuse", None)
-    affinity = reuse(("irq affinities",), lambda: _listed_affinities(src)) if reuse is not None \
-        else _listed_affinities(src)
-    listed = set(affinity)
-    extra = _affinities(src, set(names) - listed)
-    irqs = []
-    for n in sorted(listed | set(names)):
-        effective, configured = affinity[n] if n in affinity else extra[n]
-        irqs.append(Irq(n, names.get(n, ""), effective, configured, f"proc/irq/{n}"))
-    return tuple(irqs)
+    listed = {int(n) for n in src.listdir("proc/irq") if n.isdigit()}
+    affinity = _affinities(src, listed | set(names))
+    return tuple(Irq(n, names.get(n, ""), *affinity[n], f"proc/irq/{n}") for n in sorted(affinity))

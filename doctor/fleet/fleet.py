@@ -21,11 +21,15 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from doctor.errors import DoctorError
 from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order, stable_subject
 from doctor.record import record
 from doctor.sources import SOURCE_MARKERS
+
+if TYPE_CHECKING:
+    from doctor.fleet.load import Node
 
 #: A finding or fact value held by at most this share of nodes (and at least one) is an outlier...
 OUTLIER_SHARE = 0.05
@@ -100,12 +104,11 @@ _CHECKS: list[Any] | None = None
 def _init_worker() -> None:
     global _CHECKS
     if _CHECKS is None:
-        from doctor.fleet.memo import MemoCheck
         from doctor.registry import load_checks
         from doctor.sources.fasttar import keep_large_blocks
 
         keep_large_blocks()  # each snapshot inflated in one call, its memory reused for the next
-        _CHECKS = [MemoCheck(c) for c in load_checks()[0]]
+        _CHECKS = load_checks()[0]
 
 
 def _checks_key() -> str:
@@ -118,8 +121,7 @@ def _checks_key() -> str:
         return _CHECKS_KEY[1]
     parts = []
     for c in _CHECKS or ():
-        inner = getattr(c, "check", c)
-        module = getattr(getattr(inner, "func", None), "__module__", "") or ""
+        module = getattr(c.func, "__module__", "") or ""
         version = getattr(sys.modules.get(module.split(".", 1)[0]), "__version__", "") if c.plugin != "builtin" else ""
         parts.append(f"{c.id}\0{c.plugin}\0{version}")
     _CHECKS_KEY[:] = [_CHECKS, "\n".join(parts)]
@@ -141,17 +143,17 @@ def _start_worker() -> None:
     _init_worker()
 
 
-def _summary_from_dict(path: str, kind: str, data: dict[str, Any], digest: dict[str, str]) -> dict[str, Any]:
-    statuses = {str(c.get("id")): str(c.get("status")) for c in data.get("checks") or [] if isinstance(c, dict)}
-    findings = []
-    for f in data.get("findings") or []:
-        if isinstance(f, dict) and f.get("severity") not in (PASS, INFO):
-            findings.append((str(f.get("check", "")), str(f.get("subject", "")), str(f.get("severity", "")),
-                             str(f.get("title", ""))))
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
-    name = digest.get("host.hostname") or (source or {}).get("hostname") or os.path.basename(path.rstrip("/"))
-    return {"path": path, "kind": kind, "name": str(name), "error": None, "statuses": statuses,
-            "findings": findings, "digest": digest}
+def _summary(node: Node) -> dict[str, Any]:
+    """What a worker sends for one node, all from its (masked) result: each check's status, the
+    findings that say something (check, subject, severity, title) and the facts digest."""
+    result = node.result
+    statuses = {str(c.get("id")): str(c.get("status")) for c in result.checks if isinstance(c, dict)}
+    findings = [(f.check, f.subject, str(f.severity), f.title) for f in result.findings
+                if f.severity not in (PASS, INFO)]
+    name = node.digest.get("host.hostname") or result.source.get("hostname") or \
+        os.path.basename(node.path.rstrip("/"))
+    return {"path": node.path, "kind": node.kind, "name": str(name), "error": None, "statuses": statuses,
+            "findings": findings, "digest": node.digest}
 
 
 #: folder of cached results (``--cache``): set before the workers fork, read by each of them
@@ -192,9 +194,10 @@ def _cached_result(cached: str, key: str) -> dict[str, Any] | None:
     not owned by this user or writable by others (someone else wrote it), larger than
     :data:`MAX_CACHE_ENTRY_BYTES`, not a valid result, or stored for another key. The caller
     analyses the snapshot again and replaces the entry."""
+    import json
     import stat
 
-    from doctor.result_io import parse_result
+    from doctor.result_io import parse_result, validate
 
     try:
         fd = os.open(cached, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -214,7 +217,9 @@ def _cached_result(cached: str, key: str) -> dict[str, Any] | None:
     if len(raw) > MAX_CACHE_ENTRY_BYTES:
         return None
     try:
-        data = parse_result(raw, cached)
+        # masked when stored, by this version with these checks (the key says so): not masked again,
+        # unless it holds escapes (the full reader refuses those of half a character)
+        data = parse_result(raw, cached) if b"\\u" in raw else validate(json.loads(raw), cached)
     except Exception:  # DoctorError for every damage it recognises; anything else is damage too
         return None
     return data if data.get("cache_key") == key else None
@@ -238,124 +243,33 @@ def _store(cache_path: str, data: dict[str, Any], key: str) -> None:
                 os.unlink(tmp)
 
 
-#: masked form of each summary string seen (a node's are mostly its neighbours'); bounded
-_MASKED: dict[str, str] = {}
+def _load(path: str) -> Node:
+    """``path`` analysed as ``gnd check`` analyses it (:func:`doctor.fleet.load.load_node`), or, with
+    ``--cache``, the result kept for a snapshot file of the same content (stored when there is none)."""
+    from doctor.fleet.load import load_node, node_of
+    from doctor.result_io import is_json_result, to_result
 
-
-def _masked(value: Any) -> Any:
-    """``mask_data(value)``, each string masked once per worker (masking maps each string on its own)."""
-    from doctor.secrets import mask_data
-
-    if isinstance(value, str):
-        got = _MASKED.get(value)
-        if got is None:
-            if len(_MASKED) >= 1 << 16:
-                _MASKED.clear()
-            got = _MASKED[value] = mask_data(value)
-        return got
-    if isinstance(value, (list, tuple)):
-        return [_masked(v) for v in value]
-    if isinstance(value, dict):
-        get = _MASKED.get  # strings met before (most of a digest) without a call each
-        return {(get(k) or _masked(k)) if isinstance(k, str) else k:
-                (get(v) or _masked(v)) if type(v) is str else _masked(v) for k, v in value.items()}
-    return value
-
-
-#: statuses of the checks of a node, masked, by (id, status) pairs (a worker meets a few); bounded
-_STATUSES: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-#: what each finding adds to a summary, masked (None: pass or info), by identity: a finding a
-#: reused check returned is the very object an earlier node got (doctor/fleet/memo.py); bounded
-_ROWS: dict[int, tuple[Any, tuple[str, str, str, str] | None]] = {}
-
-
-def _statuses(checks: list[dict[str, Any]]) -> dict[str, str]:
-    """``_summary_from_dict``'s statuses of the masked ``{"id", "status"}`` of each check."""
-    key = tuple((c["id"], c["status"]) for c in checks)
-    got = _STATUSES.get(key)
-    if got is None:
-        if len(_STATUSES) >= 64:
-            _STATUSES.clear()
-        got = _STATUSES[key] = {str(_masked(cid)): str(_masked(status)) for cid, status in key}
-    return dict(got)
-
-
-def _rows(findings: list[Any]) -> list[tuple[str, str, str, str]]:
-    """``_summary_from_dict``'s rows of the masked findings: (check, subject, severity, title) of each
-    one that is neither pass nor info."""
-    from doctor.findings import Severity
-
-    out = []
-    for f in findings:
-        hit = _ROWS.get(id(f))
-        if hit is None or hit[0] is not f:
-            severity = _masked(Severity.parse(f.severity).value)
-            row = None if severity in (PASS, INFO) else \
-                (str(_masked(f.check)), str(_masked(f.subject)), str(severity), str(_masked(f.title)))
-            if len(_ROWS) >= 1 << 12:
-                _ROWS.clear()
-            hit = _ROWS[id(f)] = (f, row)
-        if hit[1] is not None:
-            out.append(hit[1])
-    return out
-
-
-def _analyse_source(path: str, cached: str | None, key: str | None = None) -> dict[str, Any]:
-    """Summary of a snapshot or sosreport: its checks run, with facts and findings reused where unchanged.
-
-    Without a cache to write, only the strings the summary keeps are masked, not the whole result:
-    masking maps each string on its own, so this is the summary of the masked result, which
-    ``gnd check --format json`` prints.
-    """
-    from doctor.fleet.load import load_node
-
-    if cached is None:
-        from doctor.pipeline import open_facts
-        from doctor.runner import run_checks
-
-        result = run_checks(open_facts(path, reuse=True), checks=_CHECKS, inventory=False)
-        digest = result.inventory.get("digest")
-        if isinstance(digest, dict):
-            source, digest = _masked(result.source), _masked(digest)  # as _summary_from_dict would make it
-            name = digest.get("host.hostname") or source.get("hostname") or os.path.basename(path.rstrip("/"))
-            return {"path": path, "kind": str(source.get("kind") or "snapshot"), "name": str(name),
-                    "error": None, "statuses": _statuses(result.checks), "findings": _rows(result.findings),
-                    "digest": digest}
-    node = load_node(path, _CHECKS, reuse=True)
-    data = node.result.to_dict()
-    if cached and key:
-        _store(cached, data, key)
-    return _summary_from_dict(path, node.kind, data, node.digest)
+    if is_json_result(path):
+        return load_node(path)
+    _init_worker()
+    key = _cache_key(path) if _CACHE_DIR else None
+    if _CACHE_DIR is None or key is None:
+        return load_node(path, _CHECKS)
+    cached = os.path.join(_CACHE_DIR, f"{key}.json")
+    data = _cached_result(cached, key)
+    if data is not None:
+        with contextlib.suppress(DoctorError):  # a malformed entry: analysed again and replaced
+            return node_of(path, to_result(data, cached))
+    node = load_node(path, _CHECKS)
+    _store(cached, node.result.to_dict(), key)
+    return node
 
 
 def analyse(path: str) -> dict[str, Any]:
     """Summary of one source; never raises (an unreadable source comes back with ``error``)."""
-    from doctor.errors import DoctorError
-
     start = time.monotonic()
     try:
-        from doctor.result_io import is_json_result, read_result
-
-        key = _cache_key(path) if _CACHE_DIR else None
-        cached = os.path.join(_CACHE_DIR, f"{key}.json") if _CACHE_DIR and key else None
-        data = _cached_result(cached, key) if cached and key else None
-        if data is not None:
-            from doctor.derived.digest import digest_from_inventory
-
-            cached_inv: dict[str, Any] = data["inventory"] if isinstance(data.get("inventory"), dict) else {}
-            digest = cached_inv.get("digest") if isinstance(cached_inv.get("digest"), dict) else None
-            src_info = data.get("source") if isinstance(data.get("source"), dict) else {}
-            out = _summary_from_dict(path, str((src_info or {}).get("kind", "snapshot")), data,
-                                     digest or digest_from_inventory(cached_inv))
-        elif is_json_result(path):
-            from doctor.derived.digest import digest_from_inventory
-
-            data = read_result(path)
-            inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
-            out = _summary_from_dict(path, "json", data, digest_from_inventory(inventory or {}))
-        else:
-            _init_worker()
-            out = _analyse_source(path, cached, key)
+        out = _summary(_load(path))
     except DoctorError as exc:
         out = {"path": path, "error": str(exc)}
     except MemoryError:
@@ -415,7 +329,7 @@ def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, A
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     chunk = max(1, min(16, len(paths) // (jobs * 8) or 1))
-    # a worker's caches (doctor/fleet/memo.py, kept reference trees) are bounded; a fresh worker rebuilds them
+    # a worker keeps only bounded caches; a fresh one every 10,000 nodes all the same
     with ctx.Pool(processes=jobs, initializer=_start_worker, maxtasksperchild=10_000) as pool:
         yield from pool.imap_unordered(_indexed, items, chunksize=chunk)
 

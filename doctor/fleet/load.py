@@ -23,11 +23,8 @@ class Node:
     digest: dict[str, str]
 
 
-def load_node(path: str, checks: list[Check] | None = None, reuse: bool = False) -> Node:
-    """Analyse ``path`` (a source or a saved result); raises DoctorError with one line if it cannot.
-
-    ``reuse``: facts provably unchanged since an earlier node of this process are reused (fleet workers).
-    """
+def load_node(path: str, checks: list[Check] | None = None) -> Node:
+    """Analyse ``path`` (a source or a saved result); raises DoctorError with one line if it cannot."""
     from doctor.derived.digest import digest_from_inventory
     from doctor.pipeline import analyse
     from doctor.result_io import is_json_result, load_result
@@ -37,7 +34,13 @@ def load_node(path: str, checks: list[Check] | None = None, reuse: bool = False)
         return Node(path, "json", result, digest_from_inventory(result.inventory))
     if not os.path.exists(path):
         raise DoctorError(f"{path}: no such file or directory")
-    result = analyse(path, checks=checks, reuse=reuse)
+    return node_of(path, analyse(path, checks=checks))
+
+
+def node_of(path: str, result: Result) -> Node:
+    """The node that ``result`` (a run on the snapshot or sosreport at ``path``) describes."""
+    from doctor.derived.digest import digest_from_inventory
+
     digest = result.inventory.get("digest")
     if not isinstance(digest, dict):
         digest = digest_from_inventory(result.inventory)

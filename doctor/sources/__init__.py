@@ -53,7 +53,6 @@ class Source:
         self.tree = tree
         self.location = location
         self._commands: dict[str, CommandOutput] = {}
-        self._command_reads: dict[str, set[str]] = {}  # what each cached command read, when traced
         #: every relative path read through this source, when recording is switched on
         self.accessed: set[str] | None = None
 
@@ -119,12 +118,6 @@ class Source:
 
     def glob(self, pattern: str) -> list[str]:
         """Paths matching a pattern with ``*``/``?``/``[..]`` per component and ``{a,b}``."""
-        reuse = getattr(self.tree, "reuse", None)
-        if reuse is not None:  # a tarball read from a kept first member: an earlier equal tree's answer
-            return list(reuse(("glob", pattern), lambda: self._glob(pattern)))
-        return self._glob(pattern)
-
-    def _glob(self, pattern: str) -> list[str]:
         out: list[str] = []
         for expanded in specs.expand_braces(pattern):
             out.extend(self._glob_one(split_path(expanded)))
@@ -201,21 +194,10 @@ class Source:
         return self._cached_command(key, compute)
 
     def _cached_command(self, key: str, compute: Callable[[], CommandOutput]) -> CommandOutput:
-        """A command's output, computed once; while the tree is traced, what it read is traced on every use."""
-        tree = self.tree
+        """A command's output, computed once."""
         hit = self._commands.get(key)
-        if tree._trace is None:
-            if hit is None:
-                hit = self._commands[key] = compute()
-            return hit
-        looked = self._command_reads.get(key)
-        if hit is not None and looked is not None:
-            tree._trace.update(looked)
-            return hit
-        value, looked = tree.traced(compute)
         if hit is None:
-            self._commands[key] = hit = value
-        self._command_reads[key] = looked
+            hit = self._commands[key] = compute()
         return hit
 
     def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:

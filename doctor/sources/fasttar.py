@@ -196,16 +196,10 @@ def _octal(field: bytes) -> int:
         raise Fallback from None
 
 
-#: the same, for :mod:`doctor.sources.layout`
-octal = _octal
-
 
 def _text(field: bytes) -> str:
     return field.split(b"\0", 1)[0].decode("utf-8", "replace")
 
-
-#: the same, for :mod:`doctor.sources.layout`
-text = _text
 
 
 def _pax(data: bytes) -> dict[str, str]:
@@ -235,12 +229,11 @@ def _pax(data: bytes) -> dict[str, str]:
 Member = Callable[[str, str, str, int, int], None]
 
 
-def members(blob: bytes, meta_max: int, on_member: Member, heads: list[int] | None = None) -> None:
+def members(blob: bytes, meta_max: int, on_member: Member) -> None:
     """Call ``on_member(kind, name, linkname, offset, size)`` for each member of the tar ``blob``.
 
     ``kind`` is ``file``, ``dir``, ``symlink`` or ``hardlink``; ``offset``/``size`` locate a file's
     data in ``blob``. Names are as ``tarfile`` gives them (GNU long names and pax paths applied).
-    ``heads``, when given, receives the offset of every header block (extended headers included).
     """
     pos = 0
     end = len(blob)
@@ -254,8 +247,6 @@ def members(blob: bytes, meta_max: int, on_member: Member, heads: list[int] | No
             if pending or pos == 0:
                 raise Fallback
             return  # end of archive: what follows is ignored, as tarfile does
-        if heads is not None:
-            heads.append(pos)
         chksum = _octal(buf[148:156])
         if chksum != 256 + sum(buf) - sum(buf[148:156]):
             raise Fallback  # bad (or signed) checksum

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, BinaryIO, Literal, TypeVar
+from typing import BinaryIO, Literal
 
 from doctor.errors import DoctorError
 from doctor.record import record
@@ -39,15 +39,6 @@ MAX_NAME_CHARS = 4096
 MAX_LINK_HOPS = 40
 
 FILE, DIR, LINK = "file", "dir", "link"
-T = TypeVar("T")
-
-
-def _limits() -> tuple[int, ...]:
-    """The limits a tarball was read under (a layout read under others is not reused)."""
-    from doctor.sources.fasttar import FAST_MAX_BYTES
-
-    return (MAX_FILE_BYTES, MAX_TAR_BYTES, MAX_STREAM_BYTES, MAX_MEMBERS, MAX_PATH_DEPTH, MAX_NAME_CHARS,
-            FAST_MAX_BYTES)
 
 
 def split_path(path: str) -> list[str]:
@@ -61,11 +52,7 @@ class Tree(ABC):
     """A rooted, read-only tree. Paths are relative (``sys/bus/pci/devices``); ``""`` is the root."""
 
     def __init__(self) -> None:
-        #: resolved directories: path -> (result, the paths its walk looked at, when it was traced)
-        self._resolved: dict[str, tuple[str | None, set[str] | None]] = {}
-        #: when a set: every path whose entry or children a primitive looked at is added to it
-        #: (see :meth:`traced`; ``gnd fleet`` reuses a fact when none of them differs)
-        self._trace: set[str] | None = None
+        self._resolved: dict[str, str | None] = {}  # directory path -> its resolved path
 
     @abstractmethod
     def kind(self, path: str) -> str | None:
@@ -84,34 +71,9 @@ class Tree(ABC):
         """Contents of the regular file at (already resolved) ``path``; ``None`` if over ``cap``."""
 
     def _resolve_dir(self, path: str) -> str | None:
-        trace = self._trace
-        hit = self._resolved.get(path)
-        if hit is not None:
-            if trace is None:
-                return hit[0]
-            if hit[1] is not None:
-                trace.update(hit[1])
-                return hit[0]
-        if trace is None:
-            result = self._walk(split_path(path), follow_last=True)
-            self._resolved[path] = (result, None)
-            return result
-        result, looked = self.traced(lambda: self._walk(split_path(path), follow_last=True))
-        self._resolved[path] = (result, looked)
-        return result
-
-    def traced(self, compute: Callable[[], T]) -> tuple[T, set[str]]:
-        """``compute()`` and the paths it looked at (also added to an enclosing trace)."""
-        outer = self._trace
-        looked: set[str] = set()
-        self._trace = looked
-        try:
-            value = compute()
-        finally:
-            self._trace = outer
-        if outer is not None:
-            outer |= looked
-        return value, looked
+        if path not in self._resolved:
+            self._resolved[path] = self._walk(split_path(path), follow_last=True)
+        return self._resolved[path]
 
     def resolve(self, path: str, follow_last: bool = True) -> str | None:
         """The symlink-free path that ``path`` names inside the root, or ``None`` if it is missing."""
@@ -298,88 +260,6 @@ class _Info(tarfile.TarInfo):
 _CORRUPT = (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError, zlib.error, lzma.LZMAError)
 
 
-def _state(entries: dict[str, _Entry], children: dict[str, set[str]], path: str) -> object:
-    entry = entries.get(path)
-    if entry is None:
-        return None
-    data = entry.data if entry.data is not None or entry.view is None else bytes(entry.view)
-    kids = children.get(path)
-    return entry.kind, entry.target, entry.too_large, data, None if kids is None else frozenset(kids)
-
-
-class _Reference:
-    """A tree read earlier in this process, that later trees are compared with (``gnd fleet``).
-
-    A fleet's snapshots of one configuration hold mostly the same files. When asked
-    (:meth:`TarTree.match_reference`), a tree is compared entry by entry with the kept references;
-    the first that differs in few paths becomes the tree's ``_base`` and those paths its ``_delta``
-    (otherwise the tree becomes a reference itself). What was computed from one tree (a glob, a
-    fact) holds for another with the same reference unless something it looked at differs in
-    either delta (:meth:`TarTree.unchanged`). At most :attr:`KEEP` are kept (the most recently
-    matched), so memory does not grow with the number of archives read.
-    """
-
-    KEEP = 4
-    _kept: list[_Reference] = []
-
-    def __init__(self, entries: dict[str, _Entry], children: dict[str, set[str]]) -> None:
-        self.entries = entries
-        self.children = children
-        #: values computed from trees matched to this reference (:meth:`TarTree.reuse`,
-        #: ``doctor/fleet/memo.py``), let go with it
-        self.memo: dict[object, Any] = {}
-
-    def state(self, path: str) -> object:
-        """What :meth:`TarTree.state` gives for ``path`` in this reference's tree."""
-        return _state(self.entries, self.children, path)
-
-    @classmethod
-    def match(cls, entries: dict[str, _Entry], children: dict[str, set[str]],
-              like: tuple[dict[str, _Entry], dict[str, set[str]], list[str]] | None = None
-              ) -> tuple[_Reference, set[str]]:
-        """A kept reference and the paths where this tree differs from it, or a new reference.
-
-        ``like``: the tables this tree's were copied from and the paths it changed (layout.py: files
-        replaced, members renamed and their directories); a reference holding those tables differs
-        from it in those paths at most (each is compared where it matters, so more is harmless)."""
-        limit = max(64, len(entries) // 10)
-        for i, ref in enumerate(cls._kept):
-            if like is not None and ref.entries is like[0] and ref.children is like[1]:
-                delta: set[str] | None = set(like[2]) if len(like[2]) <= limit else None
-            else:
-                delta = ref.delta(entries, children, limit)
-            if delta is not None:
-                if i:
-                    cls._kept.insert(0, cls._kept.pop(i))
-                return ref, delta
-        ref = cls(entries, children)  # a tree is not changed once read: its tables are shared
-        cls._kept.insert(0, ref)
-        del cls._kept[cls.KEEP:]
-        return ref, set()
-
-    def delta(self, entries: dict[str, _Entry], children: dict[str, set[str]], limit: int) -> set[str] | None:
-        """Paths whose entry or children differ between this reference and a tree; None past ``limit``."""
-        if abs(len(entries) - len(self.entries)) > limit or abs(len(children) - len(self.children)) > limit:
-            return None
-        out: set[str] = set(self.entries.keys() ^ entries.keys())
-        mine = self.entries
-        for name, entry in entries.items():
-            ref = mine.get(name)
-            if ref is entry or ref is None:
-                continue
-            if ref.kind != entry.kind or ref.target != entry.target or ref.too_large != entry.too_large \
-                    or (ref.data if ref.data is not None else ref.view) != \
-                    (entry.data if entry.data is not None else entry.view):
-                out.add(name)
-                if len(out) > limit:
-                    return None
-        kids = self.children
-        if kids is not children:  # a tree laid out like this one's shares its table (layout.py)
-            out.update(name for name, names in children.items() if kids.get(name) != names)
-            out.update(kids.keys() - children.keys())
-        return out if len(out) <= limit else None
-
-
 class TarTree(Tree):
     """A tarball (``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``) read into memory.
 
@@ -395,11 +275,6 @@ class TarTree(Tree):
         self.path = path
         self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
         self._children: dict[str, set[str]] = {"": set()}
-        #: the reference this tree was matched to and the paths where it differs (see match_reference)
-        self._base: _Reference | None = None
-        self._delta: set[str] | None = None
-        #: the tables this tree's were copied from, and the files it replaced (layout.py)
-        self._like: tuple[dict[str, _Entry], dict[str, set[str]], list[str]] | None = None
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
@@ -416,124 +291,29 @@ class TarTree(Tree):
         self._strip_single_top()
 
     def _load_fast(self, fh: BinaryIO) -> bool:
-        """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`).
-
-        A tar laid out like one read before in this process (another node's snapshot of the same
-        configuration) is not parsed again: see :mod:`doctor.sources.layout`. ``False`` (nothing
-        kept) when the archive needs the slow path, which then decides any refusal.
-        """
-        from doctor.sources import fasttar, layout
+        """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`); ``False``
+        (nothing kept) when the archive needs the slow path, which then decides any refusal."""
+        from doctor.sources import fasttar
 
         try:
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
-            limits = _limits()
             with fasttar.inflated(raw) as view:
                 if len(view) > MAX_STREAM_BYTES:
                     return False  # the slow path counts what it streams, and refuses
-                known = layout.recall(view, limits)
-                if known is not None:
-                    like, cut = known
-                    if self._like_layout(like, cut, view):
-                        return True
-                    self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
-                whole = view.obj
+                whole = view.obj  # the entries keep views of it: a reused buffer is copied
                 tar = whole if type(whole) is bytes and len(whole) == len(view) else bytes(view)
             del raw
-            heads: list[int] = []
-            files: dict[str, tuple[int, int]] = {}
-            named: dict[int, tuple[str, str]] = {}
-            counts = [0, 0, 0]
-            fasttar.members(tar, MAX_NAME_CHARS * 16,
-                            self._member_adder(memoryview(tar), counts, files, heads, named), heads)
+            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar)))
         except (fasttar.Fallback, OSError, MemoryError):
             return False
-        if "" not in files:  # no hard link (its entry copies another's data): keep the layout
-            index = {h + 512: i for i, h in enumerate(heads)}
-            # members may be renamed later only when no name is met twice (see layout.Layout)
-            once = {n for _, n in named.values()}
-            exact = len(once) == len(named)
-            implicit = frozenset(n for n, e in self._entries.items() if e.kind == DIR and n and n not in once)
-            layout.remember(layout.Layout(tar, heads, {index[offset]: (name, size)
-                                                       for name, (offset, size) in files.items()},
-                                          (self._entries, self._children), limits,
-                                          caps=(MAX_FILE_BYTES, MAX_TAR_BYTES, MAX_STREAM_BYTES),
-                                          totals=(counts[2], counts[1]), members=named if exact else None,
-                                          implicit=implicit))
         return True
 
-    def _like_layout(self, like: Any, cut: Any, view: memoryview) -> bool:
-        """Make this tree the kept ``like`` layout's with what ``cut`` found different (layout.py):
-        files with other data, members with other names or link targets. ``False`` (nothing kept)
-        when a renamed member would make the tree anything but the same members renamed (a name
-        met twice, a directory it would make implicitly, something left without its parent, a
-        directory the earlier tree made implicitly left empty): the caller then reads the archive
-        member by member."""
-        entries, children = like.tables
-        changed, renamed = cut
-        # entries are shared, and the children table (never changed once read); the few files of
-        # its own are copied (the view is a buffer reused for the next one)
-        mine = dict(entries)
-        for name, offset, size in changed:
-            mine[name] = _Entry(FILE, bytes(view[offset:offset + size]))
-        touched = [name for name, _, _ in changed]
-        kids = children
-        if renamed:
-            kids = dict(children)
-            copied: set[str] = set()
-
-            def children_of(parent: str) -> set[str]:
-                if parent not in copied:
-                    kids[parent] = set(kids[parent])
-                    copied.add(parent)
-                return kids[parent]
-
-            gone = {like.members[r.index][1] for r in renamed}
-            for r in reversed(renamed):  # what is under a directory before it
-                kind, old = like.members[r.index]
-                parent, _, base = old.rpartition("/")
-                if mine.pop(old, None) is None or parent not in kids:
-                    return False
-                children_of(parent).discard(base)
-                if kind == "dir":
-                    if any(f"{old}/{child}" not in gone for child in children[old]):
-                        return False  # something under it keeps its name: its parent would be implicit
-                    kids.pop(old)
-                touched += (old, parent)
-            for r in renamed:
-                kind, raw, link = r.member()
-                try:
-                    name = _safe_member_name(raw)
-                except DoctorError:
-                    return False
-                parent, _, base = name.rpartition("/")
-                above = mine.get(parent)
-                if not name or name in mine or above is None or above.kind != DIR or parent not in kids:
-                    return False
-                if kind == "symlink":
-                    mine[name] = _Entry(LINK, target=link)
-                elif kind == "dir":
-                    mine[name] = _Entry(DIR)
-                    kids[name] = set()
-                    copied.add(name)
-                elif kind == "file" and not link:
-                    mine[name] = _Entry(FILE, bytes(view[r.offset:r.offset + r.size]))
-                else:
-                    return False
-                children_of(parent).add(base)
-                touched += (name, parent)
-            if any(not kids.get(d) for d in like.implicit.intersection(touched)):
-                return False  # reading member by member would not make that directory
-        self._entries, self._children = mine, kids
-        self._like = entries, children, touched
-        return True
-
-    def _member_adder(self, blob: memoryview, counts: list[int], files: dict[str, tuple[int, int]],
-                      heads: list[int] | None = None,
-                      named: dict[int, tuple[str, str]] | None = None) -> Callable[[str, str, str, int, int], None]:
-        """The fast path's per-member callback: adds to this tree, counting toward the limits in ``counts``;
-        ``files`` maps each name whose entry holds a member's data to its (offset, size) (``""``: a hard link);
-        ``named`` maps the header index (in ``heads``) of each member kept to its (kind, name)."""
+    def _member_adder(self, blob: memoryview) -> Callable[[str, str, str, int, int], None]:
+        """The fast path's per-member callback: adds to this tree, counting toward the limits (members,
+        bytes streamed, bytes held); past one it raises :class:`~doctor.sources.fasttar.Fallback`."""
         from doctor.sources import fasttar
+
+        counts = [0, 0, 0]
 
         def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
             counts[0] += 1
@@ -546,15 +326,11 @@ class TarTree(Tree):
                 raise fasttar.Fallback from None
             if not name:
                 return
-            if named is not None and heads is not None and kind != "hardlink":
-                named[len(heads) - 1] = kind, name
-            files.pop(name, None)  # a later member of that name replaces the entry
             if kind == "symlink":
                 if len(linkname) > MAX_NAME_CHARS:
                     raise fasttar.Fallback
                 self._add(name, _Entry(LINK, target=linkname))
             elif kind == "hardlink":
-                files[""] = (0, 0)
                 src = self._entries.get("/".join(split_path(linkname)))
                 if src is not None and src.kind == FILE:
                     self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
@@ -567,8 +343,6 @@ class TarTree(Tree):
                 if counts[2] > MAX_TAR_BYTES:
                     raise fasttar.Fallback
                 self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
-                if size:
-                    files[name] = (offset, size)
 
         return member
 
@@ -652,45 +426,6 @@ class TarTree(Tree):
         if entry.kind == DIR:
             self._children.setdefault(name, set())
 
-    def match_reference(self) -> None:
-        """Compare this tree with the kept references (see :class:`_Reference`); ``gnd fleet`` asks."""
-        if self._base is None:
-            self._base, self._delta = _Reference.match(self._entries, self._children, self._like)
-
-    def state(self, path: str) -> object:
-        """Everything a primitive can tell about ``path`` (entry and children), to compare two trees."""
-        return _state(self._entries, self._children, path)
-
-    def unchanged(self, looked: frozenset[str], own: dict[str, object], delta: frozenset[str]) -> bool:
-        """Whether every path in ``looked`` is here as it was in the tree that noted it: one matched
-        to this tree's reference, differing from it in ``delta`` (their states in ``own``)."""
-        base = self._base
-        if base is None or self._delta is None:
-            return False
-        for path in looked & (self._delta | delta):
-            before = own[path] if path in own else base.state(path)
-            if self.state(path) != before:
-                return False
-        return True
-
-    def reuse(self, key: object, compute: Callable[[], T]) -> T:
-        """``compute()`` (a pure function of this tree), or its value on an earlier tree matched to the
-        same reference when nothing it looked at differs (``gnd fleet``: a glob over ``/proc/sys``)."""
-        base = self._base
-        if base is None or self._delta is None:
-            return compute()
-        rec = base.memo.get(key)
-        if rec is not None and self.unchanged(rec[0], rec[1], rec[2]):
-            if self._trace is not None:
-                self._trace.update(rec[0])
-            return rec[3]  # type: ignore[return-value]
-        value, looked = self.traced(compute)
-        if len(base.memo) >= 4096:
-            base.memo.clear()
-        base.memo[key] = (frozenset(looked), {p: self.state(p) for p in looked & self._delta},
-                          frozenset(self._delta), value)
-        return value
-
     def _strip_single_top(self) -> None:
         top = self._children.get("", set())
         markers = {"sys", "proc", "etc", "commands", "sos_commands", "sos_reports"}
@@ -699,7 +434,6 @@ class TarTree(Tree):
         (only,) = top
         if self._entries[only].kind != DIR:
             return
-        self._like = None
         prefix = only + "/"
         self._entries = {"": _Entry(DIR)} | {
             k[len(prefix):]: v for k, v in self._entries.items() if k.startswith(prefix)
@@ -711,28 +445,20 @@ class TarTree(Tree):
         }
 
     def kind(self, path: str) -> str | None:
-        if self._trace is not None:
-            self._trace.add(path)
         entry = self._entries.get(path)
         return entry.kind if entry else None
 
     def readlink(self, path: str) -> str | None:
-        if self._trace is not None:
-            self._trace.add(path)
         entry = self._entries.get(path)
         return entry.target if entry and entry.kind == LINK else None
 
     def listdir(self, path: str) -> list[str] | None:
-        if self._trace is not None:
-            self._trace.add(path)
         entry = self._entries.get(path)
         if entry is None or entry.kind != DIR:
             return None
         return sorted(self._children.get(path, set()))
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
-        if self._trace is not None:
-            self._trace.add(path)
         entry = self._entries.get(path)
         if entry is None or entry.kind != FILE or entry.too_large:
             return None

@@ -1,8 +1,8 @@
 """Fleet re-analysis of snapshots gives exactly what a plain `gnd check` of each snapshot gives.
 
-The fleet worker reads tarballs through the fast in-memory reader and reuses what it loaded for
-earlier nodes; the reference here is `gnd check --format json` of each snapshot, one at a time,
-with the fast reader switched off (the hardened tarfile path). Results must match to the byte,
+The fleet worker reads tarballs through the fast in-memory reader, one node after another in one
+process; the reference here is `gnd check --format json` of each snapshot, one at a time, with the
+fast reader switched off (the hardened tarfile path). Results must match to the byte,
 timings aside, on a generated fleet with planted outliers and a snapshot made by `gnd collect`.
 """
 
@@ -19,7 +19,8 @@ from doctor.cli import main
 from doctor.collect import collect
 from doctor.fleet import fleet
 from doctor.fleet.fleet import analyse_fleet
-from doctor.fleet.load import load_node
+from doctor.fleet.load import load_node, node_of
+from doctor.result_io import to_result
 from doctor.sources import open_source
 from doctor.sources.tree import TarTree
 from fixtures.tools.make_node import HEALTHY
@@ -41,9 +42,14 @@ def _stable(value: Any) -> Any:
     return value
 
 
+def _summary(path: Path, ref: dict[str, Any]) -> dict[str, Any]:
+    """The summary a worker sends for a node whose `gnd check --format json` result is ``ref``."""
+    return fleet._summary(node_of(str(path), to_result(ref)))
+
+
 SMI = "commands/nvidia-smi_-q_-x"
-#: volatile nodes where a counter crosses what a check fires on (the worker reuses what it read for
-#: nodes 6 and 7 unless it notices): PCIe replays on one GPU, a RoCE port's sequence errors
+#: volatile nodes where a counter crosses what a check fires on (after nodes 6 and 7, where none
+#: does): PCIe replays on one GPU, a RoCE port's sequence errors
 SPIKES = {8: "pcie.replay", 9: "net.drops"}
 
 
@@ -97,12 +103,12 @@ def plain_checks(paths: list[Path], out: Path) -> dict[Path, dict[str, Any]]:
 def test_each_node_result_equals_plain_check(snapshots: list[Path], plain: dict[Path, dict[str, Any]]) -> None:
     fleet._init_worker()
     for path in snapshots:  # in one process, in turn, as a worker meets them
-        got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
+        got = load_node(str(path), fleet._CHECKS).result.to_dict()
         assert _stable(got) == _stable(plain[path]), path.name
 
 
 def test_spiking_counters_fire_on_their_nodes_only(plain: dict[Path, dict[str, Any]]) -> None:
-    """The spikes make a difference (the equality above would not notice a reuse that hid them otherwise)."""
+    """The spikes make a difference (the equality above would not notice a worker that missed them otherwise)."""
     def fired(path: Path, check: str) -> bool:
         return any(f["check"] == check and f["severity"] not in ("pass", "info") for f in plain[path]["findings"])
 
@@ -116,9 +122,8 @@ def test_worker_summaries_equal_plain_check(snapshots: list[Path], plain: dict[P
     for path in snapshots:
         summary = fleet.analyse(str(path))
         ref = plain[path]
-        expected = fleet._summary_from_dict(str(path), ref["source"]["kind"], ref, ref["inventory"]["digest"])
         summary.pop("duration_s")
-        assert summary == expected, path.name
+        assert summary == _summary(path, ref), path.name
 
 
 def test_fleet_finds_the_planted_outliers(snapshots: list[Path]) -> None:
@@ -135,8 +140,7 @@ def _gpu_dirs() -> list[str]:
 
 @pytest.fixture(scope="module")
 def tail_snapshots(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], dict[int, str]]:
-    """Nodes sharing their first gzip member (a worker reads it once and reuses facts and findings
-    across them), some of which differ from the rest in one file or link of the second member."""
+    """Nodes of one configuration, some of which differ from the rest in one file or link."""
     d = tmp_path_factory.mktemp("tailfleet")
     gpu = _gpu_dirs()[3]
     changes: dict[int, tuple[dict[str, bytes], dict[str, str]]] = {
@@ -160,15 +164,13 @@ def test_nodes_differing_in_one_file_get_their_own_results(tail_snapshots: tuple
     paths, _ = tail_snapshots
     plain = plain_checks(paths, tmp_path)
     fleet._init_worker()
-    for _ in range(2):  # the second round meets every node with all its facts and findings recorded
-        for path in paths:
-            got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
-            assert _stable(got) == _stable(plain[path]), path.name
-            summary = fleet.analyse(str(path))
-            ref = plain[path]
-            summary.pop("duration_s")
-            assert summary == fleet._summary_from_dict(str(path), "snapshot", ref, ref["inventory"]["digest"])
-    # and the changed file made a difference (the test would not notice a reuse that hid it otherwise)
+    for path in paths:
+        got = load_node(str(path), fleet._CHECKS).result.to_dict()
+        assert _stable(got) == _stable(plain[path]), path.name
+        summary = fleet.analyse(str(path))
+        summary.pop("duration_s")
+        assert summary == _summary(path, plain[path]), path.name
+    # and the changed file made a difference (the test would not notice a worker that missed it otherwise)
     results = [_stable(plain[p]) for p in paths]
     assert results[2]["inventory"]["digest"] != results[3]["inventory"]["digest"]
     assert results[4]["inventory"]["digest"] != results[3]["inventory"]["digest"]
@@ -191,9 +193,8 @@ def test_snapshots_of_this_host_collected_in_turn_equal_plain_check(tmp_path: Pa
     plain = plain_checks(paths, tmp_path)
     fleet._init_worker()
     for path in paths:
-        got = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
+        got = load_node(str(path), fleet._CHECKS).result.to_dict()
         assert _stable(got) == _stable(plain[path]), path.name
         summary = fleet.analyse(str(path))
         summary.pop("duration_s")
-        ref = plain[path]
-        assert summary == fleet._summary_from_dict(str(path), ref["source"]["kind"], ref, ref["inventory"]["digest"])
+        assert summary == _summary(path, plain[path]), path.name

@@ -329,7 +329,7 @@ def m_bytes(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
 
 def m_resize(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One regular file's data longer or shorter (a legitimate volatile member, as counters make),
-    then (mostly) another mutation on top: the layout cut learns the member and reads it on its own."""
+    then (mostly) another mutation on top."""
     hs = headers(tar)
     files = [i for i in _real(hs) if hs[i].kind in (b"0", b"\0")]
     i = rng.choice(files)
@@ -359,7 +359,7 @@ def _with_data(tar: bytes, h: Head, data: bytes) -> bytes:
 
 def m_data(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One small file that facts read (sysfs, procfs, a command's output, /etc) with other content:
-    a digit changed, emptied, a value at a limit, binary, a line repeated (the memo must notice)."""
+    a digit changed, emptied, a value at a limit, binary, a line repeated."""
     hs = headers(tar)
     files = [i for i in _real(hs) if hs[i].kind in (b"0", b"\0") and hs[i].size < 65536
              and hs[i].name.startswith((b"sys/", b"proc/", b"commands/", b"etc/"))]
@@ -386,8 +386,7 @@ def m_data(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
 
 def m_rename(tar: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One to three members under other names, or symbolic links to other targets (the checksum
-    fixed): the layout cut reads them as renamed members (a process directory under another pid)
-    when the earlier layout allows it, and must build the tree reading member by member builds."""
+    fixed), as a process directory under another pid is."""
     buf = bytearray(tar)
     hs = headers(buf)
     real = _real(hs)

@@ -1,17 +1,15 @@
 """Differential fuzzing of the fleet's fast path: crafted snapshot tarballs read after an honest one.
 
-`gnd fleet` reads each tarball with its own gzip/tar reader (``fasttar``), compares it with the
-previous node's byte layout and reuses unchanged members (``layout``), and reuses facts and check
-findings from node to node (``fleet/memo.py``). Snapshots come from broken or malicious nodes, so
-node N+1 may be a crafted variation of node N. For each mutated node (seeded, see
-``tests/hostile/tarfuzz.py``) this compares:
+`gnd fleet` reads each tarball with its own gzip/tar reader (``fasttar``), one node after another
+in each worker process. Snapshots come from broken or malicious nodes, so node N+1 may be a crafted
+variation of node N. For each mutated node (seeded, see ``tests/hostile/tarfuzz.py``) this compares:
 
-- tree level (cheap, many cases): the tree a fleet worker reads (after the previous node: layout
-  and references kept), the tree a fresh process's fast reader gives, and the tree the hardened
-  tarfile path gives; the same tree member for member, or the same one-line refusal;
+- tree level (cheap, many cases): the tree a fleet worker reads (after the previous nodes), the
+  tree the fast reader gives on its own, and the tree the hardened tarfile path gives; the same
+  tree member for member, or the same one-line refusal;
 - result level (a full check, fewer cases): what a fleet worker gives for the node (``load_node``
-  with reuse, and the summary it sends) and what ``gnd check --format json`` of that file alone
-  gives through the hardened reader, timings aside; or both refuse with the same one line.
+  and the summary it sends) and what ``gnd check --format json`` of that file alone gives through
+  the hardened reader, timings aside; or both refuse with the same one line.
 
 Never a traceback, a hang (an alarm per case) or a different result. ``GND_FUZZ_ITERATIONS`` (mutated
 nodes per tree-level scenario, default 40; the result level runs an eighth as many per snapshot)
@@ -42,13 +40,13 @@ from doctor.cli import main
 from doctor.collect import collect
 from doctor.errors import DoctorError
 from doctor.fleet import fleet
-from doctor.fleet.load import load_node
-from doctor.sources import layout, open_source
-from doctor.sources import tree as tree_mod
+from doctor.fleet.load import load_node, node_of
+from doctor.result_io import to_result
+from doctor.sources import open_source
 from doctor.sources.tree import TarTree
 from fixtures.tools.make_node import HEALTHY, render
 from tests.fleet.fleetgen import FleetWriter, collector_tar, manifest, renumbered, volatile_files
-from tests.helpers import layout_hits, tar_outcome
+from tests.helpers import tar_outcome
 from tests.hostile import tarfuzz
 
 ITERATIONS = int(os.environ.get("GND_FUZZ_ITERATIONS", "40"))
@@ -71,12 +69,6 @@ def _alarm() -> Iterator[None]:
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, old)
-
-
-def _forget() -> None:
-    """A fresh worker: no layout, no reference tree kept."""
-    layout.forget()
-    tree_mod._Reference._kept.clear()
 
 
 # --- tree level ------------------------------------------------------------------------------------
@@ -132,12 +124,12 @@ def _renumbered_node(host: str, when: int, node_id: int) -> bytes:
 
 #: name -> (the earlier nodes a worker reads, in turn; the honest next node that is mutated)
 SCENARIOS: dict[str, tuple[list[bytes], bytes]] = {
-    # another node of the same configuration: the layout cut in runs
+    # another node of the same configuration
     "alike": ([_node("node-a", 1_700_000_001)], _node("node-b", 1_700_000_777)),
-    # counters of other lengths: the layout has learnt volatile members, read on their own
+    # counters of other lengths
     "volatile": ([_node("node-a", 1_700_000_001), _node("node-c", 1_700_000_002, volatile_files(FILES, 5))],
                  _node("node-b", 1_700_000_777, volatile_files(FILES, 3))),
-    # processes under other pids: members renamed
+    # processes under other pids
     "renamed": ([_node("node-a", 1_700_000_001), _renumbered_node("node-c", 1_700_000_002, 9)],
                 _renumbered_node("node-b", 1_700_000_777, 7)),
     "old-style": ([_old_style(_node("node-a", 1_700_000_001))], _old_style(_node("node-b", 1_700_000_777))),
@@ -162,7 +154,7 @@ def _first_difference(a: Any, b: Any) -> str:
 
 @dataclass
 class Tally:
-    """What a fuzz run met: mutations per family, outcomes, shortcuts taken."""
+    """What a fuzz run met: mutations per family, outcomes."""
 
     families: Counter[str]
     outcomes: Counter[str]
@@ -171,24 +163,17 @@ class Tally:
         return f"{dict(self.families)} {dict(self.outcomes)}"
 
 
-def _spy_layout(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    hits = layout_hits(monkeypatch)
-    return hits
-
-
 @pytest.mark.parametrize("twin", [False, True], ids=["next-crafted", "both-crafted-alike"])
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_mutated_next_node_reads_as_a_fresh_hardened_read(scenario: str, twin: bool, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """``twin``: the previous node is crafted the same way (the same mutation at the same places), so
-    the layout the worker keeps is the crafted one and the next node may take its shortcut."""
+    """``twin``: the previous node is crafted the same way (the same mutation at the same places)."""
     earlier, honest = SCENARIOS[scenario]
     prev_paths = []
     for i, tar in enumerate(earlier):
         prev_paths.append(tmp_path / f"prev-{i}.tar.gz")
         prev_paths[-1].write_bytes(gzip.compress(tar, compresslevel=1, mtime=0))
     rng = random.Random(f"{SEED}-{scenario}-{twin}")
-    hits = _spy_layout(monkeypatch)
     tally = Tally(Counter(), Counter())
     path = tmp_path / "next.tar.gz"
     failures = []
@@ -201,17 +186,13 @@ def test_mutated_next_node_reads_as_a_fresh_hardened_read(scenario: str, twin: b
         path.write_bytes(data)
         signal.alarm(20)
         plain = _slow(monkeypatch, tar_outcome, path)
-        _forget()
         fresh = tar_outcome(path)
-        _forget()
         for prev in prev_paths:
             tar_outcome(prev)  # a crafted one may be refused: the worker goes on
-        del hits[:]
         worker = tar_outcome(path)
         signal.alarm(0)
         tally.families[family] += 1
         tally.outcomes["refused" if isinstance(plain, str) else "read"] += 1
-        tally.outcomes["layout shortcut"] += hits == [True]
         for name, got in (("fresh fast read", fresh), ("fleet worker", worker)):
             if got != plain:
                 failures.append(f"case {case} {family}: {label}: {name} differs: {_first_difference(got, plain)}")
@@ -220,8 +201,6 @@ def test_mutated_next_node_reads_as_a_fresh_hardened_read(scenario: str, twin: b
     assert not failures, "\n".join(failures[:10])
     # the run exercised what it is for (else the equality above proves little)
     assert tally.outcomes["refused"] and tally.outcomes["read"], tally
-    if ITERATIONS >= 40:
-        assert tally.outcomes["layout shortcut"], tally
 
 
 # --- regressions the fuzzing found ------------------------------------------------------------------
@@ -234,15 +213,14 @@ def _write(path: Path, tar: bytes | bytearray) -> Path:
 def _after(monkeypatch: pytest.MonkeyPatch, earlier: Path, crafted: Path) -> tuple[Any, Any]:
     """(what a worker that read ``earlier`` gets for ``crafted``, what the hardened reader gets)."""
     plain = _slow(monkeypatch, tar_outcome, crafted)
-    _forget()
     TarTree(str(earlier))
     return tar_outcome(crafted), plain
 
 
-def test_an_old_style_file_renamed_to_a_directory_name_with_data_is_not_taken_from_the_layout(
+def test_an_old_style_file_renamed_to_a_directory_name_with_data_is_refused_as_tarfile_refuses_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A ``\\0``-typed member whose name ends in ``/`` is a directory to tarfile, which does not skip
-    its data: the layout cut read it as a renamed directory, the hardened read refuses the archive."""
+    its data: the hardened read refuses the archive, and so does a worker after an honest node."""
     buf = bytearray(_old_style(_node("node-b", 1_700_000_777)))
     head = next(h for h in tarfuzz.headers(buf) if h.name == b"proc/cmdline")
     buf[head.offset:head.offset + 100] = b"proc/cmdline/".ljust(100, b"\0")
@@ -255,7 +233,7 @@ def test_an_old_style_file_renamed_to_a_directory_name_with_data_is_not_taken_fr
 
 # --- result level: a full check, as a fleet worker runs it and as `gnd check` runs it ---------------
 
-#: mutations that mostly leave a readable archive with a different tree (what the memo must notice)
+#: mutations that mostly leave a readable archive with a different tree
 RESULT_FAMILIES = ["data", "data", "data", "field", "rename", "rename", "resize", "resize", "kind", "bytes", "reorder", "padding", "pax", "longname",
                    "truncate", "gzip-members", "trailing", "zero-early"]
 
@@ -295,7 +273,6 @@ def _plain_check(path: Path, dest: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str]) -> dict[str, Any] | str:
     """`gnd check --format json` of ``path`` alone (hardened reader, fresh worker state): the result,
     or the refusal's one line."""
-    _forget()
     capsys.readouterr()
     code = _slow(monkeypatch, main, ["check", str(path), "--format", "json", "-o", str(dest)])
     err = capsys.readouterr().err
@@ -311,7 +288,7 @@ def _plain_check(path: Path, dest: Path, monkeypatch: pytest.MonkeyPatch,
 def _worker(path: Path) -> tuple[dict[str, Any] | str, dict[str, Any]]:
     """A fleet worker's result for ``path`` (or its one-line refusal), and the summary it sends."""
     try:
-        got: dict[str, Any] | str = load_node(str(path), fleet._CHECKS, reuse=True).result.to_dict()
+        got: dict[str, Any] | str = load_node(str(path), fleet._CHECKS).result.to_dict()
     except DoctorError as exc:
         got = str(exc)
     summary = fleet.analyse(str(path))
@@ -334,7 +311,7 @@ def test_mutated_next_node_gets_the_result_of_a_plain_check(base: str, snapshots
     crafted_prev = tmp_path / "prev.tar.gz"
     for case in range(max(3, ITERATIONS // 8)):
         prevs = earlier
-        if case % 3 == 2:  # the previous node crafted the same way: its facts and findings are the worker's
+        if case % 3 == 2:  # the previous node crafted the same way
             state = rng.getstate()
             crafted_prev.write_bytes(tarfuzz.mutate(last, rng, RESULT_FAMILIES)[2])
             rng.setstate(state)
@@ -343,9 +320,9 @@ def test_mutated_next_node_gets_the_result_of_a_plain_check(base: str, snapshots
         path.write_bytes(data)
         signal.alarm(60)
         plain = _plain_check(path, tmp_path / "plain.json", monkeypatch, capsys)
-        for prev in prevs:  # the worker's previous nodes: layouts, references, facts and findings kept
+        for prev in prevs:  # the worker's previous nodes
             with contextlib.suppress(DoctorError):  # a crafted one refused: the worker goes on
-                load_node(str(prev), fleet._CHECKS, reuse=True)
+                load_node(str(prev), fleet._CHECKS)
         got, summary = _worker(path)
         signal.alarm(0)
         outcomes["refused" if isinstance(plain, str) else "checked"] += 1
@@ -357,8 +334,7 @@ def test_mutated_next_node_gets_the_result_of_a_plain_check(base: str, snapshots
         if isinstance(got, str) or _stable(got) != _stable(plain):
             diff = got if isinstance(got, str) else [k for k in plain if _stable(got.get(k)) != _stable(plain[k])]
             failures.append(f"{where}: the worker's result differs from a plain check: {diff}")
-        expected = fleet._summary_from_dict(str(path), plain["source"]["kind"], plain, plain["inventory"]["digest"])
-        if summary != expected:
+        if summary != fleet._summary(node_of(str(path), to_result(plain))):
             failures.append(f"{where}: the worker's summary differs from a plain check's")
     assert not failures, "\n".join(failures[:10])
     assert outcomes["checked"], outcomes
@@ -471,7 +447,7 @@ def test_a_rank_of_infinity_is_a_malformed_result_not_a_traceback(gnd: Any, save
 
 def test_gnd_fleet_over_crafted_nodes_gives_each_its_plain_result_or_refusal(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """The whole command, two worker processes: honest nodes of one layout and crafted variations of
+    """The whole command, two worker processes: honest nodes of one configuration and crafted variations of
     them in one folder; each row is the node's `gnd check` (statuses) or its one-line refusal."""
     folder = tmp_path / "fleet"
     folder.mkdir()
@@ -479,7 +455,7 @@ def test_gnd_fleet_over_crafted_nodes_gives_each_its_plain_result_or_refusal(
     for i in range(4):
         (folder / f"node-{i}.tar.gz").write_bytes(gzip.compress(_old_style(_node(f"node-{i}", 1_700_000_000 + i))))
     honest = _old_style(_node("node-x", 1_700_000_100))
-    buf = bytearray(honest)  # the layout regression above, among its own kind
+    buf = bytearray(honest)  # the old-style regression above, among its own kind
     head = next(h for h in tarfuzz.headers(buf) if h.name == b"proc/cmdline")
     buf[head.offset:head.offset + 100] = b"proc/cmdline/".ljust(100, b"\0")
     tarfuzz.resum(buf, head.offset)
