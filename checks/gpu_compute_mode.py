@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._gpustate import gpu_label, reported, smi_evidence
+from doctor.derived.gpu import reported, smi_evidence
 from doctor.derived.procs import gpus_of, servers
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
 from doctor.fixes import make

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.consumer import all_consumer, consumer_names
+from doctor.derived.gpu import all_consumer, consumer_names
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import EnvSetting, setting_label, user_env
 from doctor.derived.rdma import parse_list

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.consumer import all_consumer, consumer_names
+from doctor.derived.gpu import all_consumer, consumer_names
 from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION, PEERMEM_FILES
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Impact

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._roce import RocePort, nccl_traffic_class, priority_of, roce_ports
+from doctor.derived.rdma import RocePort, nccl_traffic_class, priority_of, roce_ports
 from doctor.facts import Facts
 from doctor.facts.roce import RoceQos
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._roce import roce_ports
+from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make

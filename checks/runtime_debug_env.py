@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from doctor.derived.consumer import all_consumer
+from doctor.derived.gpu import all_consumer
 from doctor.derived.procs import EnvSetting, process_label, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks.runtime_memlock import server_groups
-from doctor.derived.procs import ServerProcess, gpus_of, servers
+from doctor.derived.procs import ServerProcess, gpus_of, server_groups, servers
 from doctor.facts import Facts
 from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
