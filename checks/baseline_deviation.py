@@ -15,7 +15,8 @@ from doctor.findings import Finding
 from doctor.registry import check
 
 
-@check("baseline.deviation", "Deviations from the known-good baseline", "baseline", requires="baseline")
+@check("baseline.deviation", "Deviations from the known-good baseline", "baseline", requires="baseline",
+       fixes=("inspect_pci", "sysctl"))
 def baseline_deviation(facts: Facts) -> Iterable[Finding]:
     """Every deviation of the node from its known-good baseline, or one pass."""
     if facts.baseline is None:

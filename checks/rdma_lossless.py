@@ -28,7 +28,7 @@ QOS_NOTES = ("Change the NIC and the switch port together: PFC on a priority the
              "reapply them at boot (a oneshot unit after the driver loads) or let DCBX/LLDP from the switch set them.")
 
 
-@check("rdma.lossless", "DCQCN (ECN) on the RoCE priority NCCL uses", "rdma")
+@check("rdma.lossless", "DCQCN (ECN) on the RoCE priority NCCL uses", "rdma", fixes=("roce_ecn", "roce_qos"))
 def lossless(facts: Facts) -> Iterator[Finding]:
     """ECN notification or reaction point switched off on the priority of ``NCCL_IB_TC`` (medium); with
     ``NCCL_IB_TC`` set and ``mlnx_qos -i`` recorded, PFC off on the priority its DSCP maps to, or trust pcp

@@ -24,7 +24,8 @@ def _limit(n: int) -> int | str:
     return "unlimited" if n == UNLIMITED else n
 
 
-@check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime")
+@check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime",
+       fixes=("prlimit_memlock",))
 def runtime_memlock(facts: Facts) -> Iterator[Finding]:
     """High when a server process using RDMA (an active RDMA port, NCCL not forced onto sockets) has a
     ``Max locked memory`` soft limit below unlimited: ibv_reg_mr of NCCL's buffers fails (NCCL WARN
