@@ -1,4 +1,5 @@
 """Built-in checks. Each module declares checks with :func:`doctor.registry.check`.
 
-Modules whose names start with ``_`` hold shared helpers and are not scanned for checks.
+A check module imports no other check module: what several checks share is a derived fact
+(:mod:`doctor.derived`) or a fix builder (:mod:`doctor.fixes`).
 """

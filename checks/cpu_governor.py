@@ -21,7 +21,7 @@ REFERENCES = (
 )
 
 
-@check("cpu.governor", "CPU frequency governor and energy preference", "runtime")
+@check("cpu.governor", "CPU frequency governor and energy preference", "runtime", fixes=("cpu_governor",))
 def cpu_governor(facts: Facts) -> Iterator[Finding]:
     """Medium for ``powersave`` on a passive/legacy driver, or EPP ``power``/``balance_power``.
 

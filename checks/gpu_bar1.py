@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._gpustate import gpu_label, is_datacentre, reported, smi_evidence
+from doctor.derived.gpu import is_datacentre, reported, smi_evidence
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Finding, Fix, Impact
 from doctor.registry import check

@@ -101,7 +101,8 @@ def _grade(gpu: Gpu, active: list[str]) -> str | None:
     return next((level for level in (HIGH, MEDIUM, LOW, INFO) if level in levels), None)
 
 
-@check("gpu.clock_throttle", "GPU clock slowdown (thermal, power brake, power cap)", "gpu")
+@check("gpu.clock_throttle", "GPU clock slowdown (thermal, power brake, power cap)", "gpu",
+       fixes=("gpu_power_limit", "gpu_app_clocks"))
 def gpu_clock_throttle(facts: Facts) -> Iterator[Finding]:
     """High for active hardware slowdown/thermal/power-brake reasons, medium for software thermal,
     low for the software power cap on a busy GPU. The idle reason is never a fault. Medium for a

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._gpustate import gpu_label, reported, smi_evidence
+from doctor.derived.gpu import reported, smi_evidence
 from doctor.derived.procs import gpus_of, servers
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
 from doctor.fixes import make
@@ -20,7 +21,8 @@ SMI_ARG = {"default": "DEFAULT", "exclusive_process": "EXCLUSIVE_PROCESS", "excl
            "prohibited": "PROHIBITED"}
 
 
-@check("gpu.compute_mode", "GPUs left in Exclusive_Process or Prohibited compute mode", "gpu")
+@check("gpu.compute_mode", "GPUs left in Exclusive_Process or Prohibited compute mode", "gpu",
+       fixes=("compute_mode",))
 def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
     """High for ``Prohibited`` (no CUDA context can be created). For ``Exclusive_Process``: medium when
     several processes use the GPU (the second one fails with cudaErrorDevicesUnavailable), else low."""

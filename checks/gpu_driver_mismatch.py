@@ -27,7 +27,8 @@ def _fix() -> Fix:
               "`dnf versionlock`), and blacklist `nvidia-` and `libnvidia-` in 50unattended-upgrades.")
 
 
-@check("gpu.driver_mismatch", "NVIDIA kernel module and user-space driver versions match", "gpu")
+@check("gpu.driver_mismatch", "NVIDIA kernel module and user-space driver versions match", "gpu",
+       fixes=("driver_reload",))
 def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
     """Critical when NVML refuses with a version mismatch, or the two versions differ.
 

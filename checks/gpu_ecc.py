@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._gpustate import gpu_label, is_datacentre, reported, smi_evidence
+from doctor.derived.gpu import is_datacentre, reported, smi_evidence
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Finding, Impact
 from doctor.fixes import make
@@ -19,7 +20,7 @@ def _word(on: bool | None) -> str:
     return "Enabled" if on else "Disabled" if on is False else "N/A"
 
 
-@check("gpu.ecc", "ECC disabled or an ECC mode change pending a GPU reset", "gpu")
+@check("gpu.ecc", "ECC disabled or an ECC mode change pending a GPU reset", "gpu", fixes=("ecc_mode",))
 def gpu_ecc(facts: Facts) -> Iterator[Finding]:
     """Medium when a data-centre GPU runs with ECC disabled (memory errors silently corrupt results) or
     its pending ECC mode differs from the current one (someone ran ``nvidia-smi -e`` and never reset it)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._gpustate import gpu_label, reported, smi_evidence
+from doctor.derived.gpu import reported, smi_evidence
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
@@ -20,7 +21,8 @@ def _fm_processes(facts: Facts) -> list[int]:
             if (p.name or "") == FM_PROCESS or (p.argv and p.argv[0].rsplit("/", 1)[-1] == FM_PROCESS)]
 
 
-@check("gpu.fabric", "NVSwitch fabric state and the Fabric Manager (running, version = driver)", "gpu")
+@check("gpu.fabric", "NVSwitch fabric state and the Fabric Manager (running, version = driver)", "gpu",
+       fixes=("fabric_manager",))
 def gpu_fabric(facts: Facts) -> Iterator[Finding]:
     """Critical when a GPU's fabric state is not Completed/Success, when NVSwitches are present but
     nv-fabricmanager is not running, or when its version differs from the driver's: CUDA fails with

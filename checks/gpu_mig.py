@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._gpustate import gpu_label, reported, smi_evidence
+from doctor.derived.gpu import reported, smi_evidence
 from doctor.derived.procs import servers
+from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
@@ -32,7 +33,7 @@ def _word(on: bool | None) -> str:
     return "Enabled" if on else "Disabled" if on is False else "N/A"
 
 
-@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu")
+@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", fixes=("mig_mode",))
 def gpu_mig(facts: Facts) -> Iterator[Finding]:
     """High when MIG is enabled on a GPU that an inference server uses whole (``CUDA_VISIBLE_DEVICES``
     unset, or naming the GPU rather than one of its ``MIG-`` devices): CUDA sees no usable device there. Medium when the pending MIG mode

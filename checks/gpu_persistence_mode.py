@@ -4,30 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.consumer import is_consumer
+from doctor.derived.gpu import is_datacentre
 from doctor.derived.relations import gpu_label
-from doctor.facts import Facts, Gpu
+from doctor.facts import Facts
 from doctor.findings import LOW, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.lazyre import lazy
 from doctor.registry import check
 
-#: 3D controllers (no display engine) are data-centre parts; these names are too, whatever the class.
-DATACENTRE_CLASS = 0x0302
-DATACENTRE_NAME = lazy(r"\b([ABHL]\d{1,3}[A-Z]?|[GB]B?\d{3}|GH200|T4|V100|P100|Tesla|Data Center)\b")
 DAEMON = "nvidia-persistenced"
 REFERENCES = (
     "https://docs.nvidia.com/deploy/driver-persistence/index.html",
     "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
 )
-
-
-def is_datacentre(gpu: Gpu) -> bool:
-    if is_consumer(gpu):
-        return False  # GeForce/TITAN by name, whatever PCI class the board reports
-    if gpu.pci is not None and gpu.pci.base_class == DATACENTRE_CLASS:
-        return True
-    return bool(gpu.name and "GeForce" not in gpu.name and DATACENTRE_NAME.search(gpu.name))
 
 
 def daemon_running(facts: Facts) -> bool | None:
@@ -38,7 +26,7 @@ def daemon_running(facts: Facts) -> bool | None:
                for p in facts.processes)
 
 
-@check("gpu.persistence_mode", "Persistence mode on data-centre GPUs", "gpu")
+@check("gpu.persistence_mode", "Persistence mode on data-centre GPUs", "gpu", fixes=("persistence_mode",))
 def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
     """Low when a data-centre GPU reports ``Persistence Mode: Disabled``.
 

@@ -84,7 +84,7 @@ def _fix(level: str, target: str, codes: set[int]) -> Fix:
     return make("gpu_reset", target=target, notes=" ".join(notes))
 
 
-@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu")
+@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",))
 def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
     """Critical for Xid 79/95/64, high for 48/94/63/74/119/120, low for the usual application faults
     13/31/43, info for other codes; unknown when dmesg could not be read on a node with GPUs."""

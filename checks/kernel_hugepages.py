@@ -50,7 +50,7 @@ def asked(facts: Facts, default_kb: int | None) -> dict[int, tuple[int, str]]:
     return out
 
 
-@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime")
+@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", fixes=("hugepages",))
 def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
     """Medium when fewer hugepages of a size are allocated than the boot line or sysctl.d asks for
     (memory too fragmented when they were requested): whatever relies on them (DPDK, a KV cache or

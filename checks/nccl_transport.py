@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.consumer import all_consumer, consumer_names
+from doctor.derived.gpu import all_consumer, consumer_names
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
 from doctor.derived.procs import EnvSetting, setting_label, user_env
 from doctor.derived.rdma import parse_list
@@ -50,7 +50,8 @@ def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
                          f"at start-up, so the server must restart. The rollback restores {s.name}={s.value}.")
 
 
-@check("nccl.transport", "NCCL transport and interface selection", "network")
+@check("nccl.transport", "NCCL transport and interface selection", "network",
+       fixes=("unit_env", "file_patch", "process_restart"))
 def transport(facts: Facts) -> Iterator[Finding]:
     """Flag NCCL_IB_DISABLE=1 with active RDMA, NCCL_P2P_DISABLE=1, GDR/P2P level LOC (high), NCCL_SHM_DISABLE=1
     (medium), NCCL_SOCKET_IFNAME on a slower interface (high when TCP carries data, else low) and an

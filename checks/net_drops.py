@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._roce import roce_ports
+from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
@@ -32,7 +32,7 @@ NOTES = ("The counters are cumulative since the driver loaded: read them twice u
          "(rx_discards_phy: the port's buffer overflowed, rx_out_of_buffer).")
 
 
-@check("net.drops", "RoCE drop and sequence-error counters", "network")
+@check("net.drops", "RoCE drop and sequence-error counters", "network", fixes=("rdma_counters_show",))
 def drops(facts: Facts) -> Iterator[Finding]:
     """``out_of_sequence``/``packet_seq_err`` (hw_counters) or ``rx_discards_phy`` (``ethtool -S``: run per RoCE
     interface live, ``commands/ethtool_-S_<if>`` in snapshots, sosreports) above

@@ -56,7 +56,7 @@ def _down(nic: DataNic) -> bool:
     return bool(nic.rdma) and all(not p.active for p in nic.rdma) and nd.speed_mbps is None
 
 
-@check("net.link", "Data NIC link state, speed and MTU", "network")
+@check("net.link", "Data NIC link state, speed and MTU", "network", fixes=("link_up", "link_autoneg", "link_mtu"))
 def link(facts: Facts) -> Iterator[Finding]:
     """A data NIC down (high when NCCL is told to use it or its identical rails are up), slower than two
     or more identical peers (high), MTU 1500 on a 100G+ RoCE/data NIC (low), MTU unlike its peers (medium).

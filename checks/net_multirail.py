@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._roce import roce_ports
+from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts, Sysctls
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
@@ -40,7 +40,9 @@ def _bad(name: str, value: int) -> bool:
     return {"rp_filter": value == 1, "arp_ignore": value == 0, "arp_announce": value < 2}[name]
 
 
-@check("net.multirail", "Reverse-path and ARP settings for RoCE NICs sharing a subnet", "network")
+@check("net.multirail", "Reverse-path and ARP settings for RoCE NICs sharing a subnet", "network",
+       fixes=("sysctl",),
+       sysctls=("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.*.arp_ignore", "net.ipv4.conf.*.arp_announce"))
 def multirail(facts: Facts) -> Iterator[Finding]:
     """Two or more active RoCE interfaces with a connected route to the same subnet, and a strict
     ``rp_filter`` (1), ``arp_ignore`` 0 or ``arp_announce`` below 2 on them (medium)."""

@@ -39,7 +39,9 @@ def _next_pow2(n: float) -> int:
     return value
 
 
-@check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network")
+@check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network",
+       fixes=("sysctl",),
+       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"))
 def socket_buffers(facts: Facts) -> Iterator[Finding]:
     """tcp_rmem/tcp_wmem maximum below 2x the BDP of the fastest data NIC (medium when TCP carries data).
 

@@ -43,7 +43,7 @@ def _cpus(irq: Irq) -> tuple[frozenset[int] | None, str]:
     return irq.affinity, "smp_affinity_list"
 
 
-@check("numa.irq_affinity", "Data NIC interrupts on the NIC's NUMA node", "numa")
+@check("numa.irq_affinity", "Data NIC interrupts on the NIC's NUMA node", "numa", fixes=("irq_affinity",))
 def irq_affinity(facts: Facts) -> Iterator[Finding]:
     """More than half of a data NIC's MSI-X data vectors with an effective affinity off the NIC's node:
     medium when TCP carries data, else low (NCCL's RDMA path polls completion queues). Says whether

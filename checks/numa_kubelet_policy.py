@@ -47,7 +47,8 @@ def _memory_note(memory: str | None) -> str:
             "in the kubelet config before it is switched on.")
 
 
-@check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa")
+@check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa",
+       fixes=("kubelet_policy",))
 def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     """``cpuManagerPolicy`` or ``topologyManagerPolicy`` at ``none`` (or unset) on a multi-NUMA GPU node: medium.
     Recommends ``static`` + ``single-numa-node`` with ``topologyManagerScope: pod``. ``best-effort`` with active

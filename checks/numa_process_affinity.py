@@ -47,7 +47,7 @@ def _fix(proc: Process, local: frozenset[int], nodes: list[int]) -> Fix:
                "<command>. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager."))
 
 
-@check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa")
+@check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa", fixes=("taskset",))
 def process_affinity(facts: Facts) -> Iterator[Finding]:
     """A process allowed only on CPUs outside its GPU's ``local_cpulist``: medium; partial overlap: low;
     an unpinned process (all CPUs): info. Only on hosts with more than one NUMA node that has CPUs.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from checks._pcie import severity_for_loss
 from doctor.derived.chipset import c2c_gpu
 from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
 from doctor.derived.pcie import (
@@ -49,6 +48,9 @@ REFERENCES = (
 )
 #: Linux commit 3fced535079a, "i40e: X722 is on the IOSF bus and does not report the PCI bus info".
 X722_INTERNAL_BUS = "https://git.kernel.org/linus/3fced535079a"
+#: Severity thresholds: fraction of the path's expected bandwidth lost.
+HIGH_LOSS = 0.5
+MEDIUM_LOSS = 0.25
 #: A NIC whose whole path is slower than this (GB/s per direction, about Gen3 x4) is a management
 #: port: a downgrade there is reported ``low`` at most.
 SMALL_NIC_GBPS = 3.9
@@ -134,6 +136,15 @@ def _fix(lk: Link) -> Fix:
         return Fix(notes=notes)
     return make("pcie_retrain", port=port, device=lk.child.address, notes=notes)
 
+
+
+def severity_for_loss(loss: float) -> str:
+    """``high`` at half the bandwidth or worse, ``medium`` from a quarter, else ``low``."""
+    if loss >= HIGH_LOSS:
+        return HIGH
+    if loss >= MEDIUM_LOSS:
+        return MEDIUM
+    return LOW
 
 def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Link], busy_ok: bool) -> Finding:
     path: PathBandwidth = path_bandwidth(links, ignore_speed=subject.is_gpu and not busy_ok)
@@ -372,7 +383,8 @@ def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None
     return None
 
 
-@check("pcie.link_downgrade", "PCIe link speed and width on every GPU and NIC path", "pcie")
+@check("pcie.link_downgrade", "PCIe link speed and width on every GPU and NIC path", "pcie",
+       fixes=("pcie_retrain", "inspect_pci"))
 def link_downgrade(facts: Facts) -> Iterator[Finding]:
     """Walk each GPU's and NIC's path to its root port and compare every link with both ends' maxima.
 

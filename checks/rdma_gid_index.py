@@ -68,7 +68,8 @@ def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
     return env_fix(facts, setting, notes=UNSET_FIX_NOTES + f" The rollback restores {setting.name}={setting.value}.")
 
 
-@check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma")
+@check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma",
+       fixes=("unit_env", "file_patch", "process_restart", "show_addresses"))
 def gid_index(facts: Facts) -> Iterator[Finding]:
     """Reproduce NCCL's GID choice per RoCE port; flag a forced or automatic choice that cannot route.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._roce import RocePort, nccl_traffic_class, priority_of, roce_ports
+from doctor.derived.rdma import RocePort, nccl_traffic_class, priority_of, roce_ports
 from doctor.facts import Facts
 from doctor.facts.roce import RoceQos
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
@@ -28,7 +28,7 @@ QOS_NOTES = ("Change the NIC and the switch port together: PFC on a priority the
              "reapply them at boot (a oneshot unit after the driver loads) or let DCBX/LLDP from the switch set them.")
 
 
-@check("rdma.lossless", "DCQCN (ECN) on the RoCE priority NCCL uses", "rdma")
+@check("rdma.lossless", "DCQCN (ECN) on the RoCE priority NCCL uses", "rdma", fixes=("roce_ecn", "roce_qos"))
 def lossless(facts: Facts) -> Iterator[Finding]:
     """ECN notification or reaction point switched off on the priority of ``NCCL_IB_TC`` (medium); with
     ``NCCL_IB_TC`` set and ``mlnx_qos -i`` recorded, PFC off on the priority its DSCP maps to, or trust pcp

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks._roce import roce_ports
+from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
@@ -33,7 +33,7 @@ def allowed_mtu(netdev_mtu: int) -> int | None:
     return fits[-1] if fits else None
 
 
-@check("rdma.mtu", "RoCE active_mtu vs. interface MTU", "rdma")
+@check("rdma.mtu", "RoCE active_mtu vs. interface MTU", "rdma", fixes=("rdma_show",))
 def rdma_mtu(facts: Facts) -> Iterator[Finding]:
     """``active_mtu`` (``ibv_devinfo -v``) below the IB MTU the interface MTU allows (medium); unknown when
     ``ibv_devinfo -v`` is not recorded. A small interface MTU itself is net.link's finding."""

@@ -25,7 +25,7 @@ def _fix(facts: Facts, port: RdmaPort) -> Fix:
                      "NCCL_IB_HCA so NCCL's device list matches the hardware on every node.")
 
 
-@check("rdma.port_state", "RDMA ports NCCL is told to use are up", "rdma")
+@check("rdma.port_state", "RDMA ports NCCL is told to use are up", "rdma", fixes=("rdma_port",))
 def port_state(facts: Facts) -> Iterator[Finding]:
     """A port listed in ``NCCL_IB_HCA`` (or the node's only RDMA port) whose state is not ACTIVE: medium."""
     ports = list(facts.rdma)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from doctor.derived.consumer import all_consumer
+from doctor.derived.gpu import all_consumer
 from doctor.derived.procs import EnvSetting, process_label, server_roots, user_env
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
@@ -163,7 +163,8 @@ def _fix(facts: Facts, s: EnvSetting) -> Fix:
                                     "puts it back exactly as it was."))
 
 
-@check("runtime.debug_env", "Debug variables in the server environment", "runtime")
+@check("runtime.debug_env", "Debug variables in the server environment", "runtime",
+       fixes=("unit_env", "file_patch", "process_restart"))
 def debug_env(facts: Facts) -> Iterator[Finding]:
     """CUDA_LAUNCH_BLOCKING=1 (critical), PYTORCH_NO_CUDA_MEMORY_CACHING=1 (high), NCCL_DEBUG=TRACE and
     TORCH_COMPILE_DISABLE=1 (medium), NCCL_DEBUG=INFO, NCCL_ALGO/NCCL_PROTO overrides (low), set by the user in

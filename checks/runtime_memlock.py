@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.derived.net import tcp_carries_data
-from doctor.derived.procs import ServerProcess, servers
+from doctor.derived.procs import server_groups, servers
 from doctor.facts import Facts
 from doctor.facts.limits import UNLIMITED
 from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
@@ -24,21 +24,8 @@ def _limit(n: int) -> int | str:
     return "unlimited" if n == UNLIMITED else n
 
 
-def server_groups(procs: list[ServerProcess]) -> dict[int, list[ServerProcess]]:
-    """Root pid -> the root and the server processes below it (workers register memory too)."""
-    roots = {s.process.pid for s in procs if s.root}
-    by_pid = {s.process.pid: s for s in procs}
-    out: dict[int, list[ServerProcess]] = {}
-    for s in procs:
-        top, seen = s.process, {s.process.pid}
-        while top.pid not in roots and top.ppid in by_pid and top.ppid not in seen:
-            seen.add(top.ppid)
-            top = by_pid[top.ppid].process
-        out.setdefault(top.pid, []).append(s)
-    return out
-
-
-@check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime")
+@check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime",
+       fixes=("prlimit_memlock",))
 def runtime_memlock(facts: Facts) -> Iterator[Finding]:
     """High when a server process using RDMA (an active RDMA port, NCCL not forced onto sockets) has a
     ``Max locked memory`` soft limit below unlimited: ibv_reg_mr of NCCL's buffers fails (NCCL WARN

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checks.runtime_memlock import server_groups
-from doctor.derived.procs import ServerProcess, gpus_of, servers
+from doctor.derived.procs import ServerProcess, gpus_of, server_groups, servers
 from doctor.facts import Facts
 from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
@@ -19,7 +18,7 @@ SMALL_SHM = 64 << 20
 ADVISED = "16G"
 
 
-@check("runtime.shm", "/dev/shm size of multi-GPU inference servers", "runtime")
+@check("runtime.shm", "/dev/shm size of multi-GPU inference servers", "runtime", fixes=("shm_resize",))
 def runtime_shm(facts: Facts) -> Iterator[Finding]:
     """High when a server that uses two or more GPUs sees a /dev/shm of 64 MB or less (a container
     started without ``--shm-size``/``--ipc=host``): NCCL's shared-memory segments fail (Bus error,

@@ -35,23 +35,47 @@ class Check:
     plugin: str = "builtin"
     #: name of an optional input on Facts (e.g. ``baseline``): the check runs exactly when the user gave it
     requires: str | None = None
+    #: the fix builders (:mod:`doctor.fixes.builders`) its fixes use: ``gnd fix-script`` rebuilds through no other
+    fixes: tuple[str, ...] = ()
+    #: the sysctls its ``sysctl`` fixes may set (``None``: any sysctl the builder knows)
+    sysctls: tuple[str, ...] | None = None
 
     def __call__(self, facts: Facts) -> Iterable[Finding]:
         return self.func(facts)
 
 
-def check(id: str, title: str, category: str, requires: str | None = None) -> Callable[[CheckFunc], Check]:
+def refusal(declared: Check | None, check_id: str, builder: str, params: object) -> str:
+    """Why check ``check_id`` (``declared``, ``None`` when no loaded check has that id) could not have
+    produced a ``builder`` fix with ``params``; "" when it could."""
+    if declared is None or builder not in declared.fixes:
+        return f"check {check_id} does not produce {builder or 'builder-less'} fixes"
+    keys = declared.sysctls
+    wanted = params.get("set") if isinstance(params, dict) else None
+    if builder == "sysctl" and keys is not None and isinstance(wanted, dict):
+        from doctor.fixes.sysctl_keys import generic_key
+
+        extra = sorted(k for k in wanted if str(k) not in keys and generic_key(str(k)) not in keys)
+        if extra:
+            return f"check {check_id} does not set {extra[0]}"
+    return ""
+
+
+def check(id: str, title: str, category: str, requires: str | None = None, fixes: Iterable[str] = (),
+          sysctls: Iterable[str] | None = None) -> Callable[[CheckFunc], Check]:
     """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`.
 
     ``requires`` names an optional input attribute of the facts (``baseline``); such a check runs
-    whenever that input was given, whatever ``--only`` says, and never otherwise.
+    whenever that input was given, whatever ``--only`` says, and never otherwise. ``fixes`` names
+    the fix builders the check's fixes use and ``sysctls`` the keys its ``sysctl`` fixes set
+    (per-interface keys as ``net.ipv4.conf.*.rp_filter``); ``gnd fix-script`` refuses any other.
     """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r} for check {id}")
+    builders, keys = tuple(fixes), None if sysctls is None else tuple(sysctls)
 
     def wrap(func: CheckFunc) -> Check:
-        return Check(id=id, title=title, category=category, func=func, requires=requires,
-                     description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+        return Check(id=id, title=title, category=category, func=func, requires=requires, fixes=builders,
+                     sysctls=keys, description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
 
     return wrap
 

@@ -1,7 +1,7 @@
 """``gnd fix-script``: a bash script of the runtime fixes that are safe to apply unattended.
 
-Nothing in the result is run as text. For each finding the script rebuilds the fix from the check
-catalogue's own builder (``doctor.fixes``): the builder must be one its check uses, and its
+Nothing in the result is run as text. For each finding the script rebuilds the fix through a builder
+(``doctor.fixes``) that the finding's check declares on ``@check(fixes=...)``, and its
 parameters must pass the builder's validation (known sysctl keys and ranges, known modules,
 interface names and PCI addresses present in the result's inventory). A fix that fails is a
 comment saying why. Only runtime steps the builder marks ``unattended`` are run, each as an argv
@@ -20,8 +20,8 @@ from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding, FixStep
 from doctor.fixes import Context, FixRejected, rebuild
-from doctor.fixes.catalogue import refusal
 from doctor.record import record
+from doctor.registry import Check, load_checks, refusal
 from reports.view import View, build_view
 
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
@@ -154,13 +154,18 @@ def _section(f: Finding) -> list[str]:
             f"# subject: {comment(f.subject)}"]
 
 
-def trusted_steps(f: Finding, ctx: Context) -> tuple[tuple[FixStep, ...], str]:
-    """The finding's fix rebuilt by its check's own builder, or () and the reason it was refused."""
+def declared_checks() -> dict[str, Check]:
+    """The loaded checks (built-in and plugins) by id: what each declares it fixes with."""
+    return {c.id: c for c in load_checks()[0]}
+
+
+def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[tuple[FixStep, ...], str]:
+    """The finding's fix rebuilt by a builder its check declares, or () and the reason it was refused."""
     if not f.fix.steps:
         return (), ""
     if not f.fix.builder:
         return (), "no fix builder recorded (an older result or a hand-written fix); see the report"
-    why = refusal(f.check, f.fix.builder, f.fix.params)
+    why = refusal(checks.get(f.check), f.check, f.fix.builder, f.fix.params)
     if why:
         return (), why
     try:
@@ -180,6 +185,7 @@ def build_scripts(view: View) -> Scripts:
             "\n# Undoes exactly the steps the matching fix script runs (newest first). Its backup"
             "\n# (sysctl -a, IRQ affinities, lsmod) under /var/tmp/gnd-backup-* holds every earlier value.\n"]
     ctx = Context.from_inventory(view.inventory)
+    checks = declared_checks()
     findings = [f for f in view.problems if f.severity in PROBLEMS and not f.fix.empty]
     ran: dict[int, set[str]] = {}
     rebuilt: dict[int, tuple[FixStep, ...]] = {}
@@ -187,7 +193,7 @@ def build_scripts(view: View) -> Scripts:
     n_fix = 0
     for f in findings:
         lines = _section(f)
-        steps, refused = trusted_steps(f, ctx)
+        steps, refused = trusted_steps(f, ctx, checks)
         rebuilt[id(f)] = steps
         keys = ran.setdefault(id(f), set())
         before = n_fix

@@ -29,3 +29,21 @@ def test_code_cites_rules_that_exist() -> None:
     for path in [*ROOT.glob("doctor/**/*.py"), *ROOT.glob("checks/*.py")]:
         cited |= set(re.findall(r"docs/checks\.md#([a-z0-9-]+)", path.read_text(encoding="utf-8")))
     assert cited and cited - anchors == set()
+
+
+def test_the_catalogue_blocks_match_the_check_registry() -> None:
+    """README's table and docs/checks.md's contents are generated (python -m fixtures.tools.checks_docs)."""
+    from fixtures.tools.checks_docs import anchor, builtin, expected
+
+    for rel, text in expected().items():
+        assert (ROOT / rel).read_text(encoding="utf-8") == text, f"{rel} drifted: run python -m fixtures.tools.checks_docs"
+    anchors = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")))
+    assert [c.id for c in builtin() if anchor(c.id) not in anchors] == []
+
+
+def test_docs_name_no_module_that_does_not_exist() -> None:
+    """Paths like ``checks/_sysctl_fix.py`` or ``doctor/derived/gpu.py`` in the docs are files of the tree."""
+    named = set()
+    for doc in [ROOT / "README.md", *ROOT.glob("docs/*.md")]:
+        named |= {(doc.name, p) for p in re.findall(r"`((?:checks|doctor|reports)/[\w/]+\.py)`", doc.read_text(encoding="utf-8"))}
+    assert sorted((doc, p) for doc, p in named if not (ROOT / p).exists()) == []

@@ -85,3 +85,26 @@ def test_the_scans_catch_what_they_forbid() -> None:
 def test_inventory_does_not_import_the_fleet() -> None:
     text = (ROOT / "doctor/inventory.py").read_text()
     assert "doctor.fleet" not in text
+
+
+def _check_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of every import of the ``checks`` package or one of its modules, lazy ones included."""
+    out = []
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        out += [(node.lineno, n) for n in names if n == "checks" or n.startswith("checks.")]
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.append((node.lineno, "." * node.level + (node.module or "")))
+    return out
+
+
+def test_no_check_imports_another_check() -> None:
+    """Shared rules are derived facts (doctor/derived) or fix builders (doctor/fixes), never another check."""
+    bad = [f"{_rel(p)}:{line} imports {mod}" for p in _modules("checks")
+           for line, mod in _check_imports(ast.parse(p.read_text()))]
+    assert not bad, bad
+    assert not [p for p in (ROOT / "checks").glob("_*.py") if p.name != "__init__.py"], "helpers go to doctor/derived"
+    assert _check_imports(ast.parse("from checks._roce import roce_ports\nimport checks.runtime_memlock\n"
+                                    "from . import gpu_ecc")) == [(1, "checks._roce"), (2, "checks.runtime_memlock"),
+                                                                   (3, ".")]

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from checks.baseline_deviation import CHECK_ID
 from doctor.cli import main
 from doctor.errors import DoctorError
-from doctor.fleet.baseline import CHECK_ID, write_baseline
+from doctor.fleet.baseline import write_baseline
 from doctor.pipeline import analyse, open_facts
 from tests.helpers import HEALTHY, SICK
 

@@ -9,7 +9,7 @@ import pytest
 
 from doctor.facts import Facts
 from doctor.findings import UNKNOWN
-from doctor.registry import Check, check, load_checks
+from doctor.registry import Check, check, load_checks, refusal
 from doctor.runner import run_checks
 from tests.helpers import facts as overlay_facts
 
@@ -17,7 +17,7 @@ PLUGIN = '''
 from doctor.findings import Finding, INFO
 from doctor.registry import check
 
-@check("thirdparty.hello", "A third-party check", "gpu")
+@check("thirdparty.hello", "A third-party check", "gpu", fixes=("module_load",))
 def hello(facts):
     yield Finding(INFO, "node", "hello from a plugin")
 '''
@@ -67,3 +67,18 @@ def test_a_check_that_raises_becomes_unknown_and_the_run_goes_on() -> None:
 def test_unknown_category_is_refused() -> None:
     with pytest.raises(ValueError):
         check("x.y", "t", "nonsense")
+
+
+def test_fix_script_rebuilds_only_through_the_builders_a_check_declares(third_party: None) -> None:
+    from reports.fixscript import declared_checks
+
+    declared = declared_checks()
+    assert declared["thirdparty.hello"].fixes == ("module_load",)  # a plugin declares its builders the same way
+    assert refusal(declared["thirdparty.hello"], "thirdparty.hello", "module_load", {"module": "x"}) == ""
+    assert refusal(declared["thirdparty.hello"], "thirdparty.hello", "sysctl", {}) == \
+        "check thirdparty.hello does not produce sysctl fixes"
+    assert refusal(None, "gone.check", "sysctl", {}) == "check gone.check does not produce sysctl fixes"
+    tuning = declared["net.tcp_tuning"]
+    assert refusal(tuning, tuning.id, "sysctl", {"set": {"net.core.somaxconn": "4096"}}) == ""
+    assert refusal(tuning, tuning.id, "sysctl", {"set": {"kernel.core_pattern": "|x"}}) == \
+        "check net.tcp_tuning does not set kernel.core_pattern"

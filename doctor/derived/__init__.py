@@ -8,7 +8,8 @@ One module per concern, each a set of pure functions of :class:`doctor.facts.Fac
 * :mod:`~doctor.derived.chipset` -- Intel PCH / AMD Promontory slots, NVLink-C2C GPUs;
 * :mod:`~doctor.derived.procs` -- inference server processes, GPU holders, the user's environment;
 * :mod:`~doctor.derived.net` -- physical and data NICs, whether TCP carries bulk data;
-* :mod:`~doctor.derived.rdma` -- NCCL's RoCE GID choice and interface lists;
+* :mod:`~doctor.derived.rdma` -- NCCL's RoCE GID choice, interface lists, RoCE ports and traffic class;
+* :mod:`~doctor.derived.gpu` -- GPU class (consumer or data-centre) and the GPUs' driver view;
 * :mod:`~doctor.derived.iommu` -- VFIO use and IOMMU group members;
 * :mod:`~doctor.derived.relations` -- GPU labels and activity, GPU <-> NIC <-> NUMA relations.
 

@@ -11,11 +11,15 @@ Conventions (docs/checks.md#pcie-link-downgrade, #pcie-chipset-slot):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from doctor.derived.links import DOWN, LinkEnd, LinkVerdict, is_internal, judge_ends
 from doctor.facts.pci import ROOT_PORT, PciDevice, PciTree
 from doctor.facts.pcie_gen import generation, link_bandwidth
 from doctor.record import record
+
+if TYPE_CHECKING:
+    from doctor.facts import Facts
 
 
 def gen_label(speed: float | None) -> str:
@@ -38,6 +42,28 @@ def gbps(value: float | None) -> str:
 
 def end_of(dev: PciDevice) -> LinkEnd:
     return LinkEnd(dev.cur_speed, dev.cur_width, dev.max_speed, dev.max_width, dev.port_type)
+
+
+def model_id(dev: PciDevice) -> str | None:
+    """``vendor:device`` in hex (``10de:2330``), as a baseline records a slot's model."""
+    if dev.vendor is None or dev.device is None:
+        return None
+    return f"{dev.vendor:04x}:{dev.device:04x}"
+
+
+def expected_gen(facts: Facts, dev: PciDevice) -> tuple[int | None, str]:
+    """The generation a device's link runs at under load, and how it was judged.
+
+    An idle GPU parks its link at 2.5 GT/s, so for a GPU that is not busy the link's expected
+    speed (the lower of both ends' maxima, :mod:`doctor.derived.links`) stands in for the current one.
+    """
+    from doctor.derived.relations import gpu_idle
+
+    if dev.is_gpu and gpu_idle(facts, dev.address):
+        port = facts.pci.get(dev.parent)
+        verdict = judge_ends(end_of(dev), end_of(port) if port is not None else None, idle=True)
+        return generation(verdict.exp_speed), "capability (GPU not busy)"
+    return generation(dev.cur_speed), "current"
 
 
 @record

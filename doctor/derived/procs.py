@@ -313,3 +313,17 @@ def setting_owner(facts: Facts, s: EnvSetting) -> str:
 def setting_label(facts: Facts, s: EnvSetting) -> str:
     """``NCCL_IB_DISABLE in vllm serve (pid 4242)`` (the finding's ``subject_id`` stays the name)."""
     return f"{s.name} in {setting_owner(facts, s)}"
+
+
+def server_groups(procs: list[ServerProcess]) -> dict[int, list[ServerProcess]]:
+    """Root pid -> the root and the server processes below it (workers register memory too)."""
+    roots = {s.process.pid for s in procs if s.root}
+    by_pid = {s.process.pid: s for s in procs}
+    out: dict[int, list[ServerProcess]] = {}
+    for s in procs:
+        top, seen = s.process, {s.process.pid}
+        while top.pid not in roots and top.ppid in by_pid and top.ppid not in seen:
+            seen.add(top.ppid)
+            top = by_pid[top.ppid].process
+        out.setdefault(top.pid, []).append(s)
+    return out

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from doctor.errors import DoctorError
 from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order, stable_subject
 from doctor.record import record
-from doctor.sources import SOURCE_MARKERS
+from doctor.sources.kinds import inner_folder, source_kind
 
 if TYPE_CHECKING:
     from doctor.fleet.load import Node
@@ -52,18 +52,16 @@ STATUS_LETTER = {"critical": "C", "high": "H", "medium": "M", "low": "L", "unkno
 
 def _is_source_dir(path: str) -> bool:
     try:
-        names = set(os.listdir(path))
+        names = os.listdir(path)
     except OSError:
         return True  # let the worker report why it cannot be read
-    if names & SOURCE_MARKERS:
+    if source_kind(names) is not None:
         return True
-    if len(names) == 1:  # an unpacked sosreport-NAME/ or snapshot inside one folder
-        only = os.path.join(path, next(iter(names)))
-        try:
-            return os.path.isdir(only) and bool(set(os.listdir(only)) & SOURCE_MARKERS)
-        except OSError:
-            return False
-    return False
+    inner = inner_folder(names, lambda name: os.path.isdir(os.path.join(path, name)))  # an unpacked sosreport-NAME/
+    try:
+        return inner is not None and source_kind(os.listdir(os.path.join(path, inner))) is not None
+    except OSError:
+        return False
 
 
 def _looks_like_source(path: str) -> bool:

@@ -21,14 +21,10 @@ from doctor import specs
 from doctor.errors import DoctorError
 from doctor.record import record
 from doctor.safe_open import path_kind
+from doctor.sources.kinds import MANIFEST, SNAPSHOT, SOSREPORT, SOURCE_MARKERS, inner_folder, source_kind
 from doctor.sources.tree import DIR, FILE, LINK, MAX_FILE_BYTES, OsTree, TarTree, Tree, is_tarball, split_path
 
-LIVE, SNAPSHOT, SOSREPORT = "live", "snapshot", "sosreport"
-MANIFEST = "gnd-manifest.json"
-_SNAPSHOT_MARKERS = ("sys", "proc", "commands", MANIFEST)
-_SOS_MARKERS = ("sos_commands", "sos_reports")
-#: Top-level names that make a directory a source (a snapshot or a sosreport); ``gnd fleet`` uses them too.
-SOURCE_MARKERS = frozenset(_SNAPSHOT_MARKERS + _SOS_MARKERS)
+LIVE = "live"
 
 
 @record
@@ -375,10 +371,10 @@ def _finish_command(spec: specs.Spec, proc: Any, start: float, where: str) -> Co
 
 
 def _classify(tree: Tree, location: str) -> Source:
-    top = set(tree.listdir("") or [])
-    if top & set(_SOS_MARKERS):
+    kind = source_kind(tree.listdir("") or [])
+    if kind == SOSREPORT:
         return SosreportSource(tree, location)
-    if top & set(_SNAPSHOT_MARKERS):
+    if kind == SNAPSHOT:
         return SnapshotSource(tree, location)
     raise DoctorError(
         f"{location} is not a snapshot or sosreport: no sys/, proc/, commands/ or sos_commands/ inside"
@@ -399,10 +395,8 @@ def open_source(arg: str | None) -> Source:
         names = tree.listdir("")
         if names is None:
             raise DoctorError(f"{arg}: cannot list the directory (permission denied?)")
-        if not set(names) & set(_SOS_MARKERS + _SNAPSHOT_MARKERS) and len(names) == 1 \
-                and os.path.isdir(os.path.join(arg, names[0])):
-            return _classify(OsTree(os.path.join(arg, names[0])), arg)
-        return _classify(tree, arg)
+        inner = inner_folder(names, lambda name: os.path.isdir(os.path.join(arg, name)))
+        return _classify(OsTree(os.path.join(arg, inner)) if inner else tree, arg)
     if not os.access(arg, os.R_OK):
         raise DoctorError(f"{arg}: permission denied")
     if not is_tarball(arg):

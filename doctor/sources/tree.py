@@ -24,6 +24,7 @@ from typing import BinaryIO, Literal
 from doctor.errors import DoctorError
 from doctor.record import record
 from doctor.safe_open import open_regular, path_kind
+from doctor.sources.kinds import inner_folder
 
 #: Largest file read in one go; bigger ones (or endless /proc files) read as missing.
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -427,12 +428,8 @@ class TarTree(Tree):
             self._children.setdefault(name, set())
 
     def _strip_single_top(self) -> None:
-        top = self._children.get("", set())
-        markers = {"sys", "proc", "etc", "commands", "sos_commands", "sos_reports"}
-        if len(top) != 1 or top & markers:
-            return
-        (only,) = top
-        if self._entries[only].kind != DIR:
+        only = inner_folder(self._children.get("", set()), lambda name: self._entries[name].kind == DIR)
+        if only is None:
             return
         prefix = only + "/"
         self._entries = {"": _Entry(DIR)} | {

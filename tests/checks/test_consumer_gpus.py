@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.derived.consumer import all_consumer
+from doctor.derived.gpu import all_consumer
 from tests.checks._netnuma_base import environ, healthy
 from tests.helpers import facts, findings_of
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from doctor.fixes.catalogue import refusal
+from checks.net_multirail import multirail
+from doctor.registry import refusal
 from tests.checks._roce_base import conf, route
 from tests.helpers import facts, findings_of
 
 SHARED = route(("enp25s0np0", "10.100.0.0", "0.0.0.0", "255.255.0.0"),
                ("enp27s0np0", "10.100.0.0", "0.0.0.0", "255.255.0.0"),
                ("enp39s0f0np0", "0.0.0.0", "192.168.10.1", "0.0.0.0"))
+
 
 
 def test_one_subnet_per_rail_does_not_apply() -> None:
@@ -20,7 +22,7 @@ def test_shared_subnet_with_default_arp_is_medium_with_sysctl_fix() -> None:
     assert f.severity == "medium" and set(f.related) == {"enp25s0np0", "enp27s0np0"}
     assert f.fix.builder == "sysctl"
     assert f.fix.params["set"] == {"net.ipv4.conf.all.arp_ignore": "1", "net.ipv4.conf.all.arp_announce": "2"}
-    assert refusal("net.multirail", "sysctl", f.fix.params) == ""
+    assert refusal(multirail, "net.multirail", "sysctl", f.fix.params) == ""
     assert "sysctl -w net.ipv4.conf.all.arp_ignore=0" in f.fix.rollback
 
 
@@ -32,7 +34,7 @@ def test_strict_rp_filter_is_fixed_per_interface() -> None:
     assert f.severity == "medium" and "rp_filter strict" in f.title
     assert f.fix.params["set"] == {"net.ipv4.conf.enp25s0np0.rp_filter": "2",
                                    "net.ipv4.conf.enp27s0np0.rp_filter": "2"}
-    assert refusal("net.multirail", "sysctl", f.fix.params) == ""
+    assert refusal(multirail, "net.multirail", "sysctl", f.fix.params) == ""
 
 
 def test_loose_interface_filter_wins_over_strict_all() -> None:

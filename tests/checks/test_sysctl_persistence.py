@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from doctor.fixes.catalogue import refusal
+from checks.sysctl_persistence import persistence
+from doctor.registry import refusal
 from tests.helpers import facts, findings_of, sick
 
 OURS = {"etc/sysctl.d/90-gnd-net-buffers.conf": "net.core.rmem_max = 2147483647\n"}
+
 
 
 def test_healthy_passes_and_no_files_does_not_apply() -> None:
@@ -39,7 +41,7 @@ def test_running_value_unlike_boot_files_is_low() -> None:
              "proc/sys/net/core/somaxconn": "1024\n"}
     (g,) = findings_of(facts(early), "sysctl.persistence")
     assert g.fix.params["set"] == {"net.core.somaxconn": "1024"}
-    assert refusal("sysctl.persistence", "sysctl", g.fix.params) == ""
+    assert refusal(persistence, "sysctl.persistence", "sysctl", g.fix.params) == ""
     # sysctls no check judges are not reported
     other = {"etc/sysctl.d/50-x.conf": "fs.file-max = 100\n"}
     assert [f.severity for f in findings_of(facts(other), "sysctl.persistence")] == ["pass"]

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from checks.baseline_deviation import CHECK_ID, compare
 from doctor.cli import main
 from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.facts.baseline import load_baseline
-from doctor.fleet.baseline import CHECK_ID, compare, write_baseline
+from doctor.fleet.baseline import write_baseline
 from doctor.runner import run_checks
 from doctor.sources import SnapshotSource
 from doctor.sources.tree import Link, OverlayTree
