@@ -102,7 +102,7 @@ def _grade(gpu: Gpu, active: list[str]) -> str | None:
 
 
 @check("gpu.clock_throttle", "GPU clock slowdown (thermal, power brake, power cap)", "gpu",
-       fixes=("gpu_power_limit", "gpu_app_clocks"))
+       fixes=("gpu_power_limit", "gpu_app_clocks"), needs=("gpus",))
 def gpu_clock_throttle(facts: Facts) -> Iterator[Finding]:
     """High for active hardware slowdown/thermal/power-brake reasons, medium for software thermal,
     low for the software power cap on a busy GPU. The idle reason is never a fault. Medium for a

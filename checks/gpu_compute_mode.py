@@ -22,7 +22,7 @@ SMI_ARG = {"default": "DEFAULT", "exclusive_process": "EXCLUSIVE_PROCESS", "excl
 
 
 @check("gpu.compute_mode", "GPUs left in Exclusive_Process or Prohibited compute mode", "gpu",
-       fixes=("compute_mode",))
+       fixes=("compute_mode",), needs=("gpus",))
 def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
     """High for ``Prohibited`` (no CUDA context can be created). For ``Exclusive_Process``: medium when
     several processes use the GPU (the second one fails with cudaErrorDevicesUnavailable), else low."""

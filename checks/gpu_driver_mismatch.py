@@ -28,7 +28,7 @@ def _fix() -> Fix:
 
 
 @check("gpu.driver_mismatch", "NVIDIA kernel module and user-space driver versions match", "gpu",
-       fixes=("driver_reload",))
+       fixes=("driver_reload",), needs=("gpus",))
 def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
     """Critical when NVML refuses with a version mismatch, or the two versions differ.
 

@@ -22,7 +22,7 @@ def _fm_processes(facts: Facts) -> list[int]:
 
 
 @check("gpu.fabric", "NVSwitch fabric state and the Fabric Manager (running, version = driver)", "gpu",
-       fixes=("fabric_manager",))
+       fixes=("fabric_manager",), needs=("gpus",))
 def gpu_fabric(facts: Facts) -> Iterator[Finding]:
     """Critical when a GPU's fabric state is not Completed/Success, when NVSwitches are present but
     nv-fabricmanager is not running, or when its version differs from the driver's: CUDA fails with

@@ -9,7 +9,7 @@ from doctor.findings import INFO, UNKNOWN, Evidence, Finding
 from doctor.registry import check
 
 
-@check("gpu.inventory", "GPUs found and the driver's view of them", "gpu")
+@check("gpu.inventory", "GPUs found and the driver's view of them", "gpu", needs=("gpus",))
 def gpu_inventory(facts: Facts) -> Iterator[Finding]:
     """Say what was found: no GPU, GPUs with or without NVML/nvidia-smi data, and a virtual machine."""
     pci = facts.pci

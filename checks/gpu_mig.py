@@ -33,7 +33,7 @@ def _word(on: bool | None) -> str:
     return "Enabled" if on else "Disabled" if on is False else "N/A"
 
 
-@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", fixes=("mig_mode",))
+@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", fixes=("mig_mode",), needs=("gpus",))
 def gpu_mig(facts: Facts) -> Iterator[Finding]:
     """High when MIG is enabled on a GPU that an inference server uses whole (``CUDA_VISIBLE_DEVICES``
     unset, or naming the GPU rather than one of its ``MIG-`` devices): CUDA sees no usable device there. Medium when the pending MIG mode

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from doctor.derived.gpu import gpu_absent
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.facts.kernel_log import XidEvent
@@ -84,7 +85,7 @@ def _fix(level: str, target: str, codes: set[int]) -> Fix:
     return make("gpu_reset", target=target, notes=" ".join(notes))
 
 
-@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",))
+@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",), needs=("kernel_log",), applies=gpu_absent)
 def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
     """Critical for Xid 79/95/64, high for 48/94/63/74/119/120, low for the usual application faults
     13/31/43, info for other codes; unknown when dmesg could not be read on a node with GPUs."""

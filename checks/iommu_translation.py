@@ -79,7 +79,7 @@ def _mig(facts: Facts, address: str) -> bool:
     return bool(gpu is not None and gpu.runtime is not None and gpu.runtime.mig_mode)
 
 
-@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu", fixes=("kernel_args",))
+@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu", fixes=("kernel_args",), needs=("pci",))
 def iommu_translation(facts: Facts) -> Iterator[Finding]:
     """IOMMU in translated mode (groups of type DMA/DMA-FQ, intel_iommu=on or AMD default without
     iommu=pt, iommu.passthrough=0) on bare metal: high with more than one GPU or a GPU and an RDMA NIC

@@ -41,7 +41,7 @@ def _next_pow2(n: float) -> int:
 
 @check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network",
        fixes=("sysctl",),
-       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"))
+       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"), needs=("sysctls",))
 def socket_buffers(facts: Facts) -> Iterator[Finding]:
     """tcp_rmem/tcp_wmem maximum below 2x the BDP of the fastest data NIC (medium when TCP carries data).
 

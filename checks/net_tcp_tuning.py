@@ -28,7 +28,7 @@ REFERENCES = (
 
 @check("net.tcp_tuning", "TCP slow start after idle, backlog, accept queue", "network",
        fixes=("sysctl",),
-       sysctls=("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn"))
+       sysctls=("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn"), needs=("sysctls",))
 def tcp_tuning(facts: Facts) -> Iterator[Finding]:
     """``tcp_slow_start_after_idle=1`` where TCP moves bursty data on fast NICs, ``netdev_max_backlog`` below
     10000 on 100G+ NICs, ``somaxconn`` below 1024 on an inference API front end: each low.

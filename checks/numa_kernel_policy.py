@@ -18,7 +18,7 @@ REFERENCES = (
 
 @check("numa.kernel_policy", "NUMA balancing and zone reclaim", "numa",
        fixes=("sysctl",),
-       sysctls=("kernel.numa_balancing", "vm.zone_reclaim_mode"))
+       sysctls=("kernel.numa_balancing", "vm.zone_reclaim_mode"), needs=("sysctls",))
 def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:
     """Flag kernel.numa_balancing=1 (low) and vm.zone_reclaim_mode != 0 (medium) on multi-node GPU hosts.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.gpu import gpu_absent
 from doctor.derived.procs import gpu_holders, gpus_of, process_label, servers
 from doctor.facts import Facts, Gpu, Process
 from doctor.facts.util import format_cpulist
@@ -47,7 +48,7 @@ def _fix(proc: Process, local: frozenset[int], nodes: list[int]) -> Fix:
                "<command>. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager."))
 
 
-@check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa", fixes=("taskset",))
+@check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa", fixes=("taskset",), needs=("processes",), applies=gpu_absent)
 def process_affinity(facts: Facts) -> Iterator[Finding]:
     """A process allowed only on CPUs outside its GPU's ``local_cpulist``: medium; partial overlap: low;
     an unpinned process (all CPUs): info. Only on hosts with more than one NUMA node that has CPUs.

@@ -30,6 +30,11 @@ def total(counters: dict[str, int], kind: str) -> int:
     return sum(v for k, v in counters.items() if not k.startswith("TOTAL_"))
 
 
+def _no_subject(facts: Facts) -> str | None:
+    """Why the check does not apply: no GPU and no RDMA NIC whose links to watch."""
+    return None if facts.pci.gpus or subject_nics(facts) else "no GPU or RDMA NIC on the PCI bus"
+
+
 def _devices(facts: Facts) -> tuple[list[PciDevice], dict[str, str]]:
     """GPUs, NICs and every bridge on their upstream paths; address -> the endpoint it serves."""
     pci = facts.pci
@@ -51,7 +56,7 @@ def _downgraded(facts: Facts, dev: PciDevice, endpoint: str) -> Link | None:
     return None
 
 
-@check("pcie.aer", "PCIe AER error counters on GPU and NIC paths", "pcie")
+@check("pcie.aer", "PCIe AER error counters on GPU and NIC paths", "pcie", needs=("pci.aer",), applies=_no_subject)
 def pcie_aer(facts: Facts) -> Iterator[Finding]:
     """High for any uncorrectable (fatal/non-fatal) error; low for correctable errors, medium when the
     same link also runs narrower or slower than it should."""

@@ -30,7 +30,7 @@ def _norm(value: str) -> str:
 
 
 @check("sysctl.persistence", "Boot-time sysctl files vs. the doctor's fixes and the running values", "network",
-       fixes=("sysctl",))
+       fixes=("sysctl",), needs=("sysctls",))
 def persistence(facts: Facts) -> Iterator[Finding]:
     """A later-sorting sysctl file that overrides a ``90-gnd-*.conf`` value (medium); a running value of a
     sysctl the checks judge that differs from what the boot files set (low: lost at the next reboot)."""

@@ -62,7 +62,7 @@ def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[st
 
 
 @check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu",
-       fixes=("vfio_release", "vfio_group", "driver_override_clear"))
+       fixes=("vfio_release", "vfio_group", "driver_override_clear"), needs=("pci",))
 def vfio_binding(facts: Facts) -> Iterator[Finding]:
     """A GPU on vfio-pci on a host that runs inference (nvidia loaded, GPU processes): high, CUDA
     cannot see it. A vfio GPU kept for passthrough whose IOMMU group has members on host drivers: the

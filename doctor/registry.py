@@ -39,6 +39,12 @@ class Check:
     fixes: tuple[str, ...] = ()
     #: the sysctls its ``sysctl`` fixes may set (``None``: any sysctl the builder knows)
     sysctls: tuple[str, ...] | None = None
+    #: the inputs (:data:`doctor.inputs.INPUTS`) its verdict rests on: one missing or incomplete makes
+    #: the runner report it ``unknown``, never ``pass``
+    needs: tuple[str, ...] = ()
+    #: why it does not apply to these facts (``None``: it applies); a check that does not apply and
+    #: found nothing is "not applicable" with that reason, even when an input it needs is missing
+    applies: Callable[[Facts], str | None] | None = None
 
     def __call__(self, facts: Facts) -> Iterable[Finding]:
         return self.func(facts)
@@ -61,21 +67,26 @@ def refusal(declared: Check | None, check_id: str, builder: str, params: object)
 
 
 def check(id: str, title: str, category: str, requires: str | None = None, fixes: Iterable[str] = (),
-          sysctls: Iterable[str] | None = None) -> Callable[[CheckFunc], Check]:
+          sysctls: Iterable[str] | None = None, needs: Iterable[str] = (),
+          applies: Callable[[Facts], str | None] | None = None) -> Callable[[CheckFunc], Check]:
     """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`.
 
     ``requires`` names an optional input attribute of the facts (``baseline``); such a check runs
     whenever that input was given, whatever ``--only`` says, and never otherwise. ``fixes`` names
     the fix builders the check's fixes use and ``sysctls`` the keys its ``sysctl`` fixes set
     (per-interface keys as ``net.ipv4.conf.*.rp_filter``); ``gnd fix-script`` refuses any other.
+    ``needs`` names the inputs the verdict rests on and ``applies`` says why the check does not
+    apply (see :class:`Check`).
     """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r} for check {id}")
-    builders, keys = tuple(fixes), None if sysctls is None else tuple(sysctls)
+    from doctor.inputs import validate
+
+    builders, keys, inputs = tuple(fixes), None if sysctls is None else tuple(sysctls), validate(needs, id)
 
     def wrap(func: CheckFunc) -> Check:
         return Check(id=id, title=title, category=category, func=func, requires=requires, fixes=builders,
-                     sysctls=keys, description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+                     sysctls=keys, needs=inputs, applies=applies, description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
 
     return wrap
 

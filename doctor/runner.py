@@ -11,6 +11,7 @@ from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
 from doctor.grouping import group_findings
+from doctor.inputs import problems
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
@@ -67,6 +68,32 @@ def _load_error_finding(error: LoadError) -> Finding:
                    check="doctor.plugin", category="doctor")
 
 
+def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[list[Finding], str | None]:
+    """``produced`` as the inputs allow, and why the check did not apply (when it did not).
+
+    A check that does not apply (its ``applies`` gives a reason) and found nothing stays "not
+    applicable", with the reason. Otherwise an input it needs that is missing or incomplete turns
+    its ``pass`` findings into one ``unknown`` naming the input (a check that already said
+    ``unknown`` keeps its own words); its other findings stay, they were seen.
+    """
+    reason = chk.applies(facts) if chk.applies is not None else None
+    if reason and not produced:
+        return produced, reason
+    missing = problems(facts, chk.needs) if chk.needs else []
+    if not missing:
+        return produced, None
+    kept = [f for f in produced if f.severity != PASS]
+    if any(f.severity == UNKNOWN for f in kept):
+        return kept, None
+    names = ", ".join(name for name, _ in missing)
+    kept.append(Finding(UNKNOWN, "node", f"{chk.title}: cannot be judged, input incomplete ({names})",
+                        detail="The verdict of this check rests on input the source did not hold whole; "
+                               "without it, finding nothing would not mean nothing is wrong.",
+                        evidence=tuple(Evidence(name, problem) for name, problem in missing),
+                        check=chk.id, category=chk.category))
+    return kept, None
+
+
 def select(checks: list[Check], only: list[str] | None) -> list[Check]:
     """Checks whose id equals or starts with one of ``only`` (``pcie`` selects ``pcie.*``)."""
     if not only:
@@ -101,8 +128,10 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
             produced = [Finding(severity=UNKNOWN, subject="node", title=f"check {chk.id} failed: {type(exc).__name__}",
                                 detail=str(exc), check=chk.id, category=chk.category,
                                 evidence=(Evidence(f"check {chk.id}", f"{type(exc).__name__}: {exc}"),))]
+        produced, reason = _judged_inputs(chk, facts, produced)
         findings.extend(produced)
         statuses.append({"id": chk.id, "title": chk.title, "category": chk.category, "plugin": chk.plugin,
+                         **({"reason": reason} if reason else {}),
                          "status": _status(produced),
                          "findings": sum(1 for f in produced if f.severity != PASS),
                          "duration_ms": round((time.monotonic() - t0) * 1000, 2)})

@@ -62,3 +62,10 @@ def reported(facts: Facts) -> list[tuple[Gpu, SmiGpu]]:
 
 def smi_evidence(facts: Facts, gpu: Gpu, text: str) -> Evidence:
     return Evidence(runtime_where(facts), f"{gpu_label(facts, gpu.address)}: {text}")
+
+
+def gpu_absent(facts: Facts) -> str | None:
+    """Why GPU checks do not apply: no NVIDIA GPU on the PCI bus nor in the driver's view; else None."""
+    if facts.gpus.gpus or any(d.vendor == 0x10DE for d in facts.pci.gpus):
+        return None
+    return "no NVIDIA GPU on the PCI bus or in the driver's view"

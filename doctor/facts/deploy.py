@@ -67,13 +67,21 @@ def build_kubelet(src: Source) -> Kubelet | None:
     return Kubelet(origin, settings, flags, state)
 
 
+#: largest deployment file read (units, compose files and manifests are kilobytes)
+DEPLOY_CAP = 1 << 20
+
+
 def read_deploy_file(path: str) -> bytes:
-    """The first MiB of a ``--deploy`` file; one-line DoctorError if it is missing or not a regular file."""
+    """A ``--deploy`` file; one-line DoctorError if it is missing, not a regular file or over 1 MiB
+    (read whole or refused: a cut file would hide what its end says)."""
     with open_regular(path, "deploy file") as fh:
         try:
-            return fh.read(1 << 20)
+            data = fh.read(DEPLOY_CAP + 1)
         except OSError as exc:
             raise DoctorError(f"{path}: cannot read the deploy file: {exc.strerror}") from None
+    if len(data) > DEPLOY_CAP:
+        raise DoctorError(f"{path}: the deploy file is larger than the 1 MiB limit")
+    return data
 
 
 @record

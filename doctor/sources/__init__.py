@@ -51,6 +51,9 @@ class Source:
         self._commands: dict[str, CommandOutput] = {}
         #: every relative path read through this source, when recording is switched on
         self.accessed: set[str] | None = None
+        #: files that are there but were not read, larger than the read's cap (their facts are
+        #: incomplete: :mod:`doctor.inputs` turns that into ``unknown``, never ``pass``)
+        self.unread: set[str] = set()
 
     # --- files -----------------------------------------------------------------------------
     def _note(self, path: str) -> None:
@@ -63,7 +66,10 @@ class Source:
         real = self.tree.resolve(path)
         if real is None:
             return None
-        return self.tree.read(real, cap)  # trees return None for anything but a regular file
+        data = self.tree.read(real, cap)  # trees return None for anything but a regular file
+        if data is None and real in self.tree.over_cap:  # there, but larger than ``cap``: not read
+            self.unread.add("/".join(split_path(path)))
+        return data
 
     def read_text(self, path: str, cap: int = MAX_FILE_BYTES) -> str | None:
         """Text of the file at ``path`` (undecodable bytes replaced), or ``None``."""

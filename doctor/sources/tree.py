@@ -54,6 +54,8 @@ class Tree(ABC):
 
     def __init__(self) -> None:
         self._resolved: dict[str, str | None] = {}  # directory path -> its resolved path
+        #: files a read found larger than its cap (``read`` returned ``None`` for them)
+        self.over_cap: set[str] = set()
 
     @abstractmethod
     def kind(self, path: str) -> str | None:
@@ -183,6 +185,7 @@ class OsTree(Tree):
                 chunks.append(chunk)
                 total += len(chunk)
             if total > cap:
+                self.over_cap.add(path)
                 return None
             return b"".join(chunks)
         except OSError:
@@ -457,11 +460,13 @@ class TarTree(Tree):
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         entry = self._entries.get(path)
-        if entry is None or entry.kind != FILE or entry.too_large:
+        if entry is None or entry.kind != FILE:
+            return None
+        if entry.too_large or entry.view is not None and len(entry.view) > cap \
+                or entry.data is not None and len(entry.data) > cap:
+            self.over_cap.add(path)
             return None
         if entry.data is None and entry.view is not None:
-            if len(entry.view) > cap:
-                return None
             entry.data = bytes(entry.view)
             entry.view = None
         if entry.data is None:
@@ -526,8 +531,14 @@ class OverlayTree(Tree):
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         if path in self._changes:
             value = self._changes[path]
-            return value if isinstance(value, bytes) and len(value) <= cap else None
-        return self.base.read(path, cap)
+            if isinstance(value, bytes) and len(value) > cap:
+                self.over_cap.add(path)
+                return None
+            return value if isinstance(value, bytes) else None
+        data = self.base.read(path, cap)
+        if data is None and path in self.base.over_cap:
+            self.over_cap.add(path)
+        return data
 
 
 def is_tarball(path: str) -> bool:

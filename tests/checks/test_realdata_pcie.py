@@ -37,8 +37,10 @@ def test_32intel64_x722_slow_link_is_low_and_plx_devices_are_clean(rd: dict[str,
     assert sorted(f.subject for f in x722) == ["0000:60:00.0", "0000:60:00.1"]
     assert {f.severity for f in x722} == {"low"}
     assert all("2.5 GT/s" in f.observed and "8 GT/s" in f.expected for f in x722)
-    others = [f for f in found if f.severity not in ("pass", "info") and f not in x722]
-    assert others == []  # ConnectX-4 behind the PLX switches at 8 GT/s x16: nothing
+    others = [(f.check, f.severity) for f in found if f.severity not in ("pass", "info") and f not in x722]
+    # ConnectX-4 behind the PLX switches at 8 GT/s x16: nothing; hwloc's recording keeps no AER counter
+    # files, so on this bare-metal host the AER check cannot say "no errors"
+    assert others == [("pcie.aer", "unknown")]
 
 
 def test_40intel64_missing_link_files_are_unknown_not_downgraded(rd: dict[str, Path]) -> None:

@@ -40,7 +40,8 @@ def test_dgx_a100_nps4_with_amd_default_iommu_flags_translation_only() -> None:
 
 def test_workstation_with_gpu_on_cpu_port_is_clean() -> None:
     found = _all(u.workstation().facts())
-    assert _alarms(found, ALARM + ("low", "unknown")) == []
+    # the generated workstation exposes no AER counter files: on bare metal that is "cannot tell", not health
+    assert _alarms(found, ALARM + ("low", "unknown")) == [("pcie.aer", "node", "unknown")]
     assert [x.title for x in found if x.check == "gpu.inventory"] == ["1 GPU: NVIDIA GeForce RTX 4090"]
 
 
@@ -108,7 +109,9 @@ def _sos(tmp_path: Path, **kw: object) -> list[Finding]:
 def test_sosreport_idle_hgx_has_no_alarm_and_says_numa_is_unknown(tmp_path: Path) -> None:
     found = _sos(tmp_path)
     assert _alarms(found, ALARM + ("low",)) == []
-    assert [x.check for x in found if x.severity == "unknown"] == ["numa.unknown_locality"]
+    # a sosreport keeps no process environments: what they would hold is unknown, never "nothing found"
+    assert [x.check for x in found if x.severity == "unknown"] == ["nccl.transport", "numa.unknown_locality",
+                                                                  "runtime.debug_env"]
     assert not [x for x in found if x.check.startswith(("net.", "rdma.")) and x.severity != "pass"]
 
 
