@@ -140,12 +140,18 @@ def _inventory(inventory: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_result(path: str) -> dict[str, Any]:
-    """The validated dict of a saved result; one-line DoctorError when it is not one."""
+    """The validated dict of a saved result, secrets masked (``gnd fleet``); one-line DoctorError."""
     return parse_result(read_regular(path, "JSON result", MAX_JSON_BYTES), path)
 
 
 def parse_result(raw: bytes, path: str) -> dict[str, Any]:
     """:func:`read_result` of bytes already read (``path`` names them in errors)."""
+    from doctor.secrets import mask_data
+
+    return dict(mask_data(validate(_decode(raw, path), path)))
+
+
+def _decode(raw: bytes, path: str) -> object:
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -159,21 +165,21 @@ def parse_result(raw: bytes, path: str) -> dict[str, Any]:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise DoctorError(f"{path}: not valid JSON (a \\u escape of half a character)") from None
+    return data
+
+
+def to_result(data: object, where: str = "input") -> Result:
+    """A :class:`~doctor.runner.Result` from a decoded result: validated, secrets masked, parsed: the one
+    conversion of a saved result (from here it takes the path of a fresh one). One-line DoctorError."""
+    from doctor.runner import Result
     from doctor.secrets import mask_data
 
-    return dict(mask_data(validate(data, path)))
-
-
-def to_result(data: dict[str, Any], where: str = "input") -> Result:
-    """A :class:`~doctor.runner.Result` from a validated dict; one-line DoctorError when malformed."""
-    from doctor.runner import Result
-
     try:
-        return Result.from_dict(data)
+        return Result.from_dict(mask_data(validate(data, where)))
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 
 
 def load_result(path: str) -> Result:
-    """Read, validate and parse a saved result."""
-    return to_result(read_result(path), path)
+    """Read a saved result as a :class:`~doctor.runner.Result` (``--from-json``, ``gnd diff``)."""
+    return to_result(_decode(read_regular(path, "JSON result", MAX_JSON_BYTES), path), path)
