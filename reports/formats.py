@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from doctor.errors import DoctorError
+from doctor.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Format:
     """One output format and its renderer per kind of view (the view's class name)."""
 

@@ -97,7 +97,7 @@ def _capped(items: tuple[str, ...]) -> tuple[str, ...]:
 
 def _bounded(f: Finding) -> Finding:
     """``f`` with long text fields clipped and at most :data:`MAX_EVIDENCE` evidence lines, references and ids."""
-    texts = {k: _clip(v) for k in _TEXT_FIELDS if len(v := getattr(f, k)) > MAX_FIELD}
+    texts: dict[str, Any] = {k: _clip(v) for k in _TEXT_FIELDS if len(v := getattr(f, k)) > MAX_FIELD}
     evidence = tuple(Evidence(_clip(e.source), _clip(e.value)) for e in f.evidence[:MAX_EVIDENCE])
     if len(f.evidence) > MAX_EVIDENCE:
         evidence += (Evidence("gnd", f"… {len(f.evidence) - MAX_EVIDENCE} more in the JSON result"),)
