@@ -57,7 +57,7 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
     if data.get("checks") is not None and not isinstance(data.get("checks"), list):
         raise DoctorError(f"{where}: 'checks' is not a list")
     inventory = data.get("inventory")
-    if inventory and not _shaped(inventory):
+    if inventory:
         data = {**data, "inventory": _inventory(inventory)}
     return data
 
@@ -69,38 +69,6 @@ _ROWS = ("numa", "gpus", "nics", "topology")
 _NAME_LISTS = ("netdevs", "rdma")
 #: row fields that hold an object of plain values (a device's link)
 _OBJECT_FIELDS = ("link",)
-
-
-_PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
-
-
-def _row_shaped(row: dict[str, Any]) -> bool:
-    """Whether :func:`_row` would keep ``row`` as it is (a quick look, no copy)."""
-    for key, value in row.items():
-        kind = type(value)
-        if key in _NAME_LISTS:
-            if kind is not list or any(type(x) is not str for x in value):
-                return False
-        elif kind not in _PLAIN_TYPES and (kind is not dict or key not in _OBJECT_FIELDS
-                                           or any(type(v) not in _PLAIN_TYPES for v in value.values())):
-            return False
-    return True
-
-
-def _shaped(inventory: dict[str, Any]) -> bool:
-    """Whether :func:`_inventory` would keep ``inventory`` as it is (what gnd writes: the usual case)."""
-    for key in _OBJECTS:
-        value = inventory.get(key)
-        if value is not None and (type(value) is not dict or not _row_shaped(value)):
-            return False
-    for key in _ROWS:
-        rows = inventory.get(key)
-        if rows is not None and (type(rows) is not list
-                                 or not all(type(r) is dict and _row_shaped(r) for r in rows)):
-            return False
-    digest = inventory.get("digest")
-    return all(type(inventory.get(k, "")) is str for k in ("pci_origin", "cmdline")) \
-        and (digest is None or type(digest) is dict and all(type(v) is str for v in digest.values()))
 
 
 def _plain(value: object) -> bool:

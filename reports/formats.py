@@ -4,7 +4,7 @@ A renderer is ``module:function`` taking the view (a :class:`~doctor.runner.Resu
 :class:`~doctor.diff.Diff` or a :class:`~doctor.fleet.fleet.FleetReport`) and options, returning
 ``str`` or ``bytes``; it is imported only when used, so ``gnd check`` loads no Jinja2, WeasyPrint or
 Textual. ``OFFERED`` says which formats each command offers, in the order its ``--help`` lists them.
-This module imports only the standard library (it is loaded by every ``gnd`` that parses arguments).
+This module imports only the standard library and ``doctor`` (every ``gnd`` that parses arguments loads it).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ class Format:
     """One output format and its renderer per kind of view (the view's class name)."""
 
     name: str
-    label: str
     suffixes: tuple[str, ...]
     media_type: str
     heavy: bool  # imports Jinja2 or WeasyPrint
@@ -40,18 +39,18 @@ class Format:
 
 _JSON = "reports.formats:render_json"
 FORMATS: dict[str, Format] = {f.name: f for f in (
-    Format("text", "Text", (".txt",), "text/plain", False,
+    Format("text", (".txt",), "text/plain", False,
            (("Result", "reports.text:render_text"), ("Diff", "reports.diff:render_text"),
             ("FleetReport", "reports.fleet:render_text"))),
-    Format("json", "JSON", (".json",), "application/json", False,
+    Format("json", (".json",), "application/json", False,
            (("Result", _JSON), ("Diff", _JSON), ("FleetReport", _JSON))),
-    Format("prometheus", "Prometheus", (".prom",), "text/plain; version=0.0.4", False,
+    Format("prometheus", (".prom",), "text/plain; version=0.0.4", False,
            (("Result", "reports.prometheus:render_prometheus"),)),
-    Format("html", "HTML", (".html", ".htm"), "text/html", True,
+    Format("html", (".html", ".htm"), "text/html", True,
            (("Result", "reports.html:render_html"), ("Diff", "reports.diff:render_html"),
             ("FleetReport", "reports.fleet:render_html"))),
-    Format("pdf", "PDF", (".pdf",), "application/pdf", True, (("Result", "reports.pdf:render_pdf"),)),
-    Format("md", "Markdown", (".md", ".markdown"), "text/markdown", False,
+    Format("pdf", (".pdf",), "application/pdf", True, (("Result", "reports.pdf:render_pdf"),)),
+    Format("md", (".md", ".markdown"), "text/markdown", False,
            (("Result", "reports.markdown:render_markdown"),)),
 )}
 #: the formats each command offers, in its order (the first is the default where the command has one)
@@ -62,11 +61,6 @@ OFFERED: dict[str, tuple[str, ...]] = {
     "fleet": ("text", "json", "html"),
     "tui": ("html", "md", "pdf"),
 }
-
-
-def choices(command: str) -> tuple[str, ...]:
-    """``--format`` choices of ``command``."""
-    return OFFERED[command]
 
 
 def render_json(view: Any, **_options: Any) -> str:
@@ -95,25 +89,14 @@ def default_path(fmt: str, hostname: str | None, directory: str = ".", fallback:
 
 def available(command: str) -> dict[str, bool]:
     """Which formats of ``command`` can render a result here (a heavy renderer may not be installed)."""
-    out = {}
-    for name in OFFERED[command]:
-        try:
-            FORMATS[name].renderer("Result")
-            out[name] = True
-        except Exception:  # missing, or its heavy dependency is  # noqa: BLE001
-            out[name] = False
-    return out
+    return {name: _importable(FORMATS[name]) for name in OFFERED[command]}
 
 
-def write(body: str | bytes, path: str) -> str:
-    """``body`` into ``path`` (text as UTF-8); returns the path. DoctorError with the reason."""
-    data = body.encode("utf-8", "replace") if isinstance(body, str) else body
+def _importable(fmt: Format) -> bool:
     try:
-        with open(path, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise DoctorError(f"cannot write {path}: {exc.strerror}") from None
-    return path
+        return callable(fmt.renderer("Result"))
+    except Exception:  # missing, or its heavy dependency is  # noqa: BLE001
+        return False
 
 
 def export(result: object, fmt: str, path: str) -> str:
@@ -127,6 +110,8 @@ def export(result: object, fmt: str, path: str) -> str:
     except Exception as exc:  # a renderer bug must not take the TUI down
         raise RuntimeError(f"{fmt} export failed: {type(exc).__name__}: {exc}") from exc
     try:
-        return write(body, path)
-    except DoctorError as exc:
-        raise RuntimeError(str(exc)) from None
+        with open(path, "wb") as fh:
+            fh.write(body.encode() if isinstance(body, str) else body)
+    except OSError as exc:
+        raise RuntimeError(f"cannot write {path}: {exc.strerror}") from None
+    return path

@@ -78,6 +78,6 @@ def redacted(result: Result, map_path: str | None) -> Result:
 
 def add_format_argument(p: argparse.ArgumentParser, command: str, **kwargs: Any) -> None:
     """``--format`` with the choices :mod:`reports.formats` lists for ``command``."""
-    from reports.formats import choices
+    from reports.formats import OFFERED
 
-    p.add_argument("--format", choices=choices(command), **{"help": "output format", **kwargs})
+    p.add_argument("--format", choices=OFFERED[command], **{"help": "output format", **kwargs})
