@@ -303,6 +303,7 @@ class Finding:
         raw_fix = data.get("fix")
         fix: dict[str, Any] = raw_fix if isinstance(raw_fix, dict) else {}
         impact = data.get("impact") or {}
+        score = impact.get("score", 0)  # an int stays an int: a saved result reads back as it was written
         return cls(
             severity=Severity.parse(data.get("severity", UNKNOWN)), subject=str(data.get("subject", "")),
             subject_id=str(data.get("subject_id") or ""),
@@ -310,7 +311,7 @@ class Finding:
             evidence=tuple(Evidence(str(e.get("source", "")), str(e.get("value", "")))
                            for e in data.get("evidence") or [] if isinstance(e, dict)),
             expected=str(data.get("expected", "")), observed=str(data.get("observed", "")),
-            impact=Impact(float(impact.get("score", 0) or 0), str(impact.get("text", "")),
+            impact=Impact(score if type(score) in (int, float) else float(score or 0), str(impact.get("text", "")),
                           str(impact.get("basis", "") or "")),
             fix=Fix.from_dict(fix),
             references=tuple(map(str, data.get("references") or ())),

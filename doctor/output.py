@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 from doctor.errors import DoctorError
+
+if TYPE_CHECKING:
+    from doctor.runner import Result
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -47,11 +50,13 @@ def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
         raise DoctorError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def exit_code(data: dict[str, Any], fail_on: str) -> int:
-    """0, or 1 when a finding of the result dict is at or above ``fail_on`` (as ``gnd check``)."""
+def exit_code(result: Result, fail_on: str) -> int:
+    """0, or 1 when a finding of ``result`` is at or above ``fail_on`` (as ``gnd check``)."""
     from doctor.findings import at_least  # not at import: ``gnd`` loads this module early
 
-    for f in data.get("findings") or []:
-        if isinstance(f, dict) and at_least(str(f.get("severity")), fail_on):
-            return EXIT_FINDINGS
-    return EXIT_OK
+    return EXIT_FINDINGS if any(at_least(f.severity, fail_on) for f in result.findings) else EXIT_OK
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set."""
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"

@@ -9,7 +9,9 @@ judged by the ordinary check ``baseline.deviation``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import fields, is_dataclass, replace
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from doctor import PLAIN
 
@@ -76,10 +78,25 @@ def _read_prefetched(src: Source) -> None:
 
 
 def masked(result: Result) -> Result:
-    """``result`` with every secret-shaped string masked (secrets never leave the host, whatever the output)."""
-    from doctor.runner import Result as _Result
+    """``result`` with every secret-shaped string masked, on the objects themselves (secrets never leave
+    the host, whatever the output). Done once, here: no renderer masks again."""
+    return _masked(result)  # type: ignore[no-any-return]
+
+
+def _masked(value: Any) -> Any:
+    """``value`` with its strings masked; the very object when nothing changed (so nothing is copied)."""
     from doctor.secrets import mask_data
 
-    data = result.to_dict()
-    clean = mask_data(data)
-    return result if clean == data else _Result.from_dict(clean)
+    if isinstance(value, (str, dict)) and not isinstance(value, Enum):
+        new = mask_data(value)
+        return value if new == value else new
+    if isinstance(value, (list, tuple)):
+        items = [_masked(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: new for f in fields(value) if (new := _masked(getattr(value, f.name)))
+                   is not getattr(value, f.name)}
+        return replace(value, **changed) if changed else value
+    return value

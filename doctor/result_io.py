@@ -57,7 +57,7 @@ def validate(data: object, where: str = "input") -> dict[str, Any]:
     if data.get("checks") is not None and not isinstance(data.get("checks"), list):
         raise DoctorError(f"{where}: 'checks' is not a list")
     inventory = data.get("inventory")
-    if inventory and not _shaped(inventory):
+    if inventory:
         data = {**data, "inventory": _inventory(inventory)}
     return data
 
@@ -69,38 +69,6 @@ _ROWS = ("numa", "gpus", "nics", "topology")
 _NAME_LISTS = ("netdevs", "rdma")
 #: row fields that hold an object of plain values (a device's link)
 _OBJECT_FIELDS = ("link",)
-
-
-_PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
-
-
-def _row_shaped(row: dict[str, Any]) -> bool:
-    """Whether :func:`_row` would keep ``row`` as it is (a quick look, no copy)."""
-    for key, value in row.items():
-        kind = type(value)
-        if key in _NAME_LISTS:
-            if kind is not list or any(type(x) is not str for x in value):
-                return False
-        elif kind not in _PLAIN_TYPES and (kind is not dict or key not in _OBJECT_FIELDS
-                                           or any(type(v) not in _PLAIN_TYPES for v in value.values())):
-            return False
-    return True
-
-
-def _shaped(inventory: dict[str, Any]) -> bool:
-    """Whether :func:`_inventory` would keep ``inventory`` as it is (what gnd writes: the usual case)."""
-    for key in _OBJECTS:
-        value = inventory.get(key)
-        if value is not None and (type(value) is not dict or not _row_shaped(value)):
-            return False
-    for key in _ROWS:
-        rows = inventory.get(key)
-        if rows is not None and (type(rows) is not list
-                                 or not all(type(r) is dict and _row_shaped(r) for r in rows)):
-            return False
-    digest = inventory.get("digest")
-    return all(type(inventory.get(k, "")) is str for k in ("pci_origin", "cmdline")) \
-        and (digest is None or type(digest) is dict and all(type(v) is str for v in digest.values()))
 
 
 def _plain(value: object) -> bool:
@@ -140,12 +108,18 @@ def _inventory(inventory: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_result(path: str) -> dict[str, Any]:
-    """The validated dict of a saved result; one-line DoctorError when it is not one."""
+    """The validated dict of a saved result, secrets masked (``gnd fleet``); one-line DoctorError."""
     return parse_result(read_regular(path, "JSON result", MAX_JSON_BYTES), path)
 
 
 def parse_result(raw: bytes, path: str) -> dict[str, Any]:
     """:func:`read_result` of bytes already read (``path`` names them in errors)."""
+    from doctor.secrets import mask_data
+
+    return dict(mask_data(validate(_decode(raw, path), path)))
+
+
+def _decode(raw: bytes, path: str) -> object:
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -159,21 +133,21 @@ def parse_result(raw: bytes, path: str) -> dict[str, Any]:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise DoctorError(f"{path}: not valid JSON (a \\u escape of half a character)") from None
+    return data
+
+
+def to_result(data: object, where: str = "input") -> Result:
+    """A :class:`~doctor.runner.Result` from a decoded result: validated, secrets masked, parsed: the one
+    conversion of a saved result (from here it takes the path of a fresh one). One-line DoctorError."""
+    from doctor.runner import Result
     from doctor.secrets import mask_data
 
-    return dict(mask_data(validate(data, path)))
-
-
-def to_result(data: dict[str, Any], where: str = "input") -> Result:
-    """A :class:`~doctor.runner.Result` from a validated dict; one-line DoctorError when malformed."""
-    from doctor.runner import Result
-
     try:
-        return Result.from_dict(data)
+        return Result.from_dict(mask_data(validate(data, where)))
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 
 
 def load_result(path: str) -> Result:
-    """Read, validate and parse a saved result."""
-    return to_result(read_result(path), path)
+    """Read a saved result as a :class:`~doctor.runner.Result` (``--from-json``, ``gnd diff``)."""
+    return to_result(_decode(read_regular(path, "JSON result", MAX_JSON_BYTES), path), path)

@@ -33,11 +33,13 @@ class Result:
     inventory: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
     generated_at: str = ""
+    tool_version: str = __version__  # a saved result keeps the version that wrote it
+    redacted: bool = False  # identities replaced by ``--redact``
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "gpu-node-doctor", "version": __version__},
+            "tool": {"name": "gpu-node-doctor", "version": self.tool_version},
             "generated_at": self.generated_at,
             "duration_s": round(self.duration_s, 4),
             "source": self.source,
@@ -46,13 +48,18 @@ class Result:
             "findings": [f.to_dict() for f in self.findings],
             "inventory": self.inventory,
         }
+        if self.redacted:
+            data["redacted"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
+        tool = data.get("tool")
         return cls(source=dict(data.get("source") or {}), checks=list(data.get("checks") or []),
                    findings=[Finding.from_dict(f) for f in data.get("findings") or [] if isinstance(f, dict)],
                    inventory=dict(data.get("inventory") or {}), duration_s=float(data.get("duration_s") or 0),
-                   generated_at=str(data.get("generated_at") or ""))
+                   generated_at=str(data.get("generated_at") or ""), redacted=bool(data.get("redacted")),
+                   tool_version=str(tool.get("version") or "?") if isinstance(tool, dict) else "?")
 
 
 def _status(findings: list[Finding]) -> str:

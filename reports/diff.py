@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import TextIO
 
 from doctor.diff import LABEL, UNCHANGED, Diff
@@ -14,7 +15,13 @@ def _sev_change(before: str | None, after: str | None) -> str:
     return after or before or ""
 
 
-def render_text(d: Diff, out: TextIO, verbose: bool = False) -> None:
+def render_text(d: Diff, verbose: bool = False, **_options: object) -> str:
+    out = io.StringIO()
+    _write_text(d, out, verbose)
+    return out.getvalue()
+
+
+def _write_text(d: Diff, out: TextIO, verbose: bool) -> None:
     from doctor.textsafe import clean as c
 
     b, a = d.before, d.after
@@ -43,7 +50,7 @@ def render_text(d: Diff, out: TextIO, verbose: bool = False) -> None:
                   f"{c(x.after) if x.after is not None else '(absent)'}\n")
 
 
-def render_html(d: Diff) -> str:
+def render_html(d: Diff, **_options: object) -> str:
     b, a = d.before, d.after
     parts = [f"<p>Before: <code>{esc(b['path'])}</code> ({esc(b['kind'])}, host {esc(b.get('hostname'))}, "
              f"collected {esc(b.get('collected_at'))})<br>After: <code>{esc(a['path'])}</code> "

@@ -16,12 +16,12 @@ result came from (hostname and /etc/machine-id).
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding, FixStep
 from doctor.fixes import Context, FixRejected, rebuild
 from doctor.record import record
 from doctor.registry import Check, load_checks, refusal
+from doctor.runner import Result
 from reports.view import View, build_view
 
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
@@ -119,14 +119,11 @@ fi
 """
 
 
-def source_identity(data: dict[str, Any]) -> tuple[str, str]:
+def source_identity(result: Result) -> tuple[str, str]:
     """(hostname, machine-id) of the host the result came from; "" where not recorded."""
-    def obj(parent: dict[str, Any], key: str) -> dict[str, Any]:
-        value = parent.get(key)
-        return value if isinstance(value, dict) else {}
-
-    src, inv = obj(data, "source"), obj(data, "inventory")
-    host = obj(inv, "host")
+    src = result.source
+    host = result.inventory.get("host")
+    host = host if isinstance(host, dict) else {}
     name = src.get("hostname") or host.get("hostname") or ""
     mid = src.get("machine_id") or host.get("machine_id") or ""
     return comment(str(name)), comment(str(mid))
@@ -177,7 +174,7 @@ def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[t
 def build_scripts(view: View) -> Scripts:
     """Fix and rollback scripts for the problems in ``view`` that carry fixes."""
     stamp = view.generated_at or view.collected_at or "an unknown time"
-    host, machine = source_identity(view.data)
+    host, machine = source_identity(view.result)
     head = {"host": comment(view.host), "version": comment(view.tool_version), "generated": comment(stamp),
             "host_q": shlex.quote(host), "machine_q": shlex.quote(machine)}
     fix = [HEADER.format(title="gpu-node-doctor remediation script", **head), BACKUP]
@@ -248,9 +245,9 @@ def build_scripts(view: View) -> Scripts:
     return Scripts("\n".join(fix) + "\n", "\n".join(back) + "\n", n_fix, n_back)
 
 
-def fix_scripts(data: dict[str, Any]) -> Scripts:
-    """Fix and rollback scripts for a result dict."""
-    return build_scripts(build_view(data))
+def fix_scripts(result: Result) -> Scripts:
+    """Fix and rollback scripts for a result."""
+    return build_scripts(build_view(result))
 
 
 def rollback_path(path: str) -> str:

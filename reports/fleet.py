@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -45,7 +46,13 @@ def _finding_lines(report: FleetReport, items: list[FindingGroup], out: TextIO, 
         out.write(f"  … {len(items) - MAX_LINES} more (--format json)\n")
 
 
-def render_text(report: FleetReport, out: TextIO) -> None:
+def render_text(report: FleetReport, **_options: object) -> str:
+    out = io.StringIO()
+    _write_text(report, out)
+    return out.getvalue()
+
+
+def _write_text(report: FleetReport, out: TextIO) -> None:
     s = report.to_dict()["summary"]
     out.write(f"gnd fleet: {s['sources']} sources, {s['analysed']} analysed, {s['unreadable']} unreadable; "
               f"{s['groups']} configuration group(s), {s['outlier_nodes']} outlier node(s) "
@@ -101,7 +108,7 @@ def render_text(report: FleetReport, out: TextIO) -> None:
             out.write(f"  … {len(bad) - MAX_LINES} more (--format json)\n")
 
 
-def render_html(report: FleetReport) -> str:
+def render_html(report: FleetReport, **_options: object) -> str:
     from reports.page import badge, esc, page, table
 
     s = report.to_dict()["summary"]

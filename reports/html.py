@@ -8,13 +8,16 @@ which escapes its own text.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doctor.findings import SEVERITIES
 from doctor.i18n import language, severity_name, translations
 from reports.print_css import page_margin_css
 from reports.topology_svg import render_topology
 from reports.view import View, build_view, sentence
+
+if TYPE_CHECKING:
+    from doctor.runner import Result
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: Evidence lines shown per finding (the JSON keeps all of them)
@@ -91,8 +94,8 @@ def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
         page_css=Markup(page_margin_css()), links=links, style=style))
 
 
-def render_html(data: dict[str, Any], links: bool = True) -> str:
-    """The HTML report for a result dict (``Result.to_dict()`` or a saved JSON result).
+def render_html(result: Result, links: bool = True, **_options: Any) -> str:
+    """The HTML report for a result.
 
     ``links=False`` (the PDF) writes each finding's reference URLs as text, not ``<a>`` links: a PDF lays
     out each link as a box of its own and annotates it, 5 % of its rendering time, and PDF viewers make
@@ -101,7 +104,7 @@ def render_html(data: dict[str, Any], links: bool = True) -> str:
     WeasyPrint shares computed styles between alike elements, except an element with an id and all
     it holds (9 % of the PDF's work). Nothing else differs.
     """
-    return render_html_view(build_view(data), links)
+    return render_html_view(build_view(result), links)
 
 
 if __name__ == "__main__":  # python -m reports.html: store the compiled template

@@ -14,6 +14,7 @@ from typing import Any
 from doctor.findings import SEVERITIES, Finding
 from doctor.i18n import _, ngettext, severity_name
 from doctor.lazyre import lazy
+from doctor.runner import Result
 from doctor.textsafe import clean
 from reports.view import View, build_view, sentence
 
@@ -135,6 +136,6 @@ def render_markdown_view(view: View) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_markdown(data: dict[str, Any]) -> str:
-    """The Markdown report for a result dict."""
-    return render_markdown_view(build_view(data))
+def render_markdown(result: Result, **_options: Any) -> str:
+    """The Markdown report for a result."""
+    return render_markdown_view(build_view(result))

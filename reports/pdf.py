@@ -11,9 +11,12 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
+
+if TYPE_CHECKING:
+    from doctor.runner import Result
 
 #: Debian/Ubuntu packages WeasyPrint needs besides its Python wheel
 DEBIAN_PACKAGES = "libpango-1.0-0 libpangoft2-1.0-0"
@@ -164,13 +167,13 @@ def warm_fonts() -> Any:
     return font_config
 
 
-def render_pdf(data: dict[str, Any], worker: Any = None) -> bytes:
-    """The PDF report for a result dict; ``worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it."""
+def render_pdf(result: Result, pdf_worker: Any = None, **_options: Any) -> bytes:
+    """The PDF report for a result; ``pdf_worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it."""
     from reports.html import render_html_view
     from reports.print_css import report_css
     from reports.view import build_view
 
-    html = render_html_view(build_view(data), links=False, style=False)  # the stylesheet comes parsed
-    if worker is not None:
-        return bytes(worker.render(html, report_css()))
+    html = render_html_view(build_view(result), links=False, style=False)  # the stylesheet comes parsed
+    if pdf_worker is not None:
+        return bytes(pdf_worker.render(html, report_css()))
     return html_to_pdf(html, css=report_css())

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from doctor.findings import PASS, SEVERITIES
+from doctor.runner import Result
 from doctor.textsafe import clean
 
 PREFIX = "gnd"
@@ -41,8 +42,8 @@ def _number(value: float) -> str:
     return repr(float(value)) if value != int(value) else str(int(value))
 
 
-def _timestamp(data: dict[str, Any]) -> float | None:
-    text = data.get("generated_at") or (data.get("source") or {}).get("collected_at")
+def _timestamp(result: Result) -> float | None:
+    text = result.generated_at or result.source.get("collected_at")
     if not isinstance(text, str) or not text:
         return None
     try:
@@ -56,25 +57,24 @@ def _family(lines: list[str], name: str, kind: str, help_text: str) -> None:
     lines.append(f"# TYPE {PREFIX}_{name} {kind}")
 
 
-def render_prometheus(data: dict[str, Any]) -> str:
-    """The exposition text for one result dict (``Result.to_dict()``), ending with a newline."""
+def render_prometheus(result: Result, **_options: Any) -> str:
+    """The exposition text for one result, ending with a newline."""
     lines: list[str] = []
-    findings = [f for f in data.get("findings") or [] if isinstance(f, dict)]
+    findings = result.findings
 
     _family(lines, "finding", "gauge", "Findings of gpu-node-doctor by check, severity and subject (pass omitted).")
-    series = Counter((str(f.get("check", "")), str(f.get("severity", "")), str(f.get("subject", "")))
-                     for f in findings if f.get("severity") != PASS)
+    series = Counter((f.check, str(f.severity), f.subject) for f in findings if f.severity != PASS)
     for (check, severity, subject), n in sorted(series.items()):
         lines.append(f"{PREFIX}_finding{_labels(check=check, severity=severity, subject=subject)} {n}")
 
     _family(lines, "findings", "gauge", "Number of findings per severity.")
-    counts = Counter(str(f.get("severity", "")) for f in findings)
-    for severity in [*SEVERITIES, *sorted(set(counts) - set(SEVERITIES))]:
+    counts = Counter(str(f.severity) for f in findings)
+    for severity in SEVERITIES:
         lines.append(f"{PREFIX}_findings{_labels(severity=severity)} {counts.get(severity, 0)}")
 
     _family(lines, "check_status", "gauge", "1 for the status of each check (worst severity, pass or not_applicable).")
     seen: set[tuple[str, str]] = set()
-    for chk in data.get("checks") or []:
+    for chk in result.checks:
         if not isinstance(chk, dict):
             continue
         key = (str(chk.get("id", "")), str(chk.get("status", "")))
@@ -83,19 +83,13 @@ def render_prometheus(data: dict[str, Any]) -> str:
             lines.append(f"{PREFIX}_check_status{_labels(check=key[0], status=key[1])} 1")
 
     _family(lines, "run_duration_seconds", "gauge", "Seconds the checks took.")
-    try:
-        duration = float(data.get("duration_s") or 0.0)
-    except (TypeError, ValueError):
-        duration = float("nan")
-    lines.append(f"{PREFIX}_run_duration_seconds {_number(duration)}")
+    lines.append(f"{PREFIX}_run_duration_seconds {_number(round(result.duration_s, 4))}")
 
-    stamp = _timestamp(data)
+    stamp = _timestamp(result)
     if stamp is not None:
         _family(lines, "run_timestamp_seconds", "gauge", "Unix time the result was generated.")
         lines.append(f"{PREFIX}_run_timestamp_seconds {_number(stamp)}")
 
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
     _family(lines, "run_info", "gauge", "Version of gpu-node-doctor and kind of source analysed.")
-    lines.append(f"{PREFIX}_run_info{_labels(version=(tool or {}).get('version', ''), source_kind=(source or {}).get('kind', ''))} 1")
+    lines.append(f"{PREFIX}_run_info{_labels(version=result.tool_version, source_kind=result.source.get('kind', ''))} 1")
     return "\n".join(lines) + "\n"

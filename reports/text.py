@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from typing import Any, TextIO
+from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
 from doctor.i18n import _, ngettext, severity_name
@@ -15,11 +13,6 @@ from doctor.textsafe import clean
 #: ``related`` ids printed per finding (a finding merged over 2,000 processes relates to all of them)
 MAX_RELATED = 10
 _COLOURS = {CRITICAL: "1;97;41", HIGH: "1;31", MEDIUM: "33", LOW: "36", INFO: "2", UNKNOWN: "35", PASS: "32"}
-
-
-def use_colour(stream: TextIO) -> bool:
-    """Colour only on a terminal, and never when ``NO_COLOR`` is set."""
-    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
 class _Painter:
@@ -94,11 +87,9 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
     return lines
 
 
-def render_text(result: Result, stream: TextIO | None = None, verbose: bool = False,
-                colour: bool | None = None) -> str:
-    """The whole report as text (also written to ``stream`` when given)."""
-    out = stream or sys.stdout
-    paint = _Painter(use_colour(out) if colour is None else colour)
+def render_text(result: Result, verbose: bool = False, colour: bool = False, **_options: Any) -> str:
+    """The whole report as text (``colour``: ANSI colours by severity, see :func:`doctor.output.use_colour`)."""
+    paint = _Painter(colour)
     lines = _header(result, paint)
     problems = [f for f in result.findings if f.severity not in (PASS, UNKNOWN, INFO)]
     infos = [f for f in result.findings if f.severity == INFO]
@@ -135,6 +126,4 @@ def render_text(result: Result, stream: TextIO | None = None, verbose: bool = Fa
     lines.append(paint(_("Summary:") + " ", "1") + (summary or _("nothing to report"))
                  + "; " + _("{passed} checks passed, {na} did not apply").format(passed=len(passed), na=len(na))
                  + f" ({result.duration_s:.2f} s)")
-    text = "\n".join(lines) + "\n"
-    out.write(text)
-    return text
+    return "\n".join(lines) + "\n"

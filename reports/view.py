@@ -1,15 +1,14 @@
-"""What every report shows, prepared once from the JSON result (no verdicts computed here).
+"""What every report shows, prepared once from the result (no verdicts computed here).
 
-``build_view`` turns a result dict (validated by :func:`doctor.result_io.validate`) into the
-sections the HTML, PDF and Markdown renderers lay out.
+``build_view`` turns a :class:`~doctor.runner.Result` (fresh, or read by :mod:`doctor.result_io`)
+into the sections the HTML, PDF, Markdown and fix-script renderers lay out.
 """
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
-from doctor.errors import DoctorError
 from doctor.findings import (
     CRITICAL,
     HIGH,
@@ -19,17 +18,13 @@ from doctor.findings import (
     PASS,
     SEVERITIES,
     UNKNOWN,
+    Evidence,
     Finding,
     severity_order,
 )
 from doctor.record import record
-from doctor.redact import mask_strings
-from doctor.result_io import validate
 from doctor.runner import Result
 
-TOOL_NAME = "gpu-node-doctor"
-#: Result schema majors this gnd reads (1.x: fixes as command text, shown but never run)
-SUPPORTED_MAJORS = ("1", "2")
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
 #: How many findings the summary names
 TOP = 3
@@ -54,7 +49,7 @@ class CheckLine:
 class View:
     """Sections of a report, in display order."""
 
-    data: dict[str, Any]
+    result: Result
     host: str
     source_kind: str
     source_path: str
@@ -96,45 +91,36 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_FIELD else text[: MAX_FIELD - 1] + "…"
 
 
-def _bounded_finding(raw: dict[str, Any]) -> dict[str, Any]:
-    """A finding dict with long text fields clipped and at most :data:`MAX_EVIDENCE` evidence lines."""
-    out = {k: _clip(v) if isinstance(v, str) else v for k, v in raw.items()}
-    evidence = out.get("evidence")
-    if isinstance(evidence, list):
-        kept = [{k: _clip(v) if isinstance(v, str) else v for k, v in e.items()}
-                for e in evidence[:MAX_EVIDENCE] if isinstance(e, dict)]
-        if len(evidence) > MAX_EVIDENCE:
-            kept.append({"source": "gnd", "value": f"… {len(evidence) - MAX_EVIDENCE} more in the JSON result"})
-        out["evidence"] = kept
-    for key in ("references", "related"):
-        if isinstance(out.get(key), list) and len(out[key]) > MAX_EVIDENCE:
-            out[key] = [*out[key][:MAX_EVIDENCE], f"… {len(out[key]) - MAX_EVIDENCE} more"]
-    return out
+def _capped(items: tuple[str, ...]) -> tuple[str, ...]:
+    return items if len(items) <= MAX_EVIDENCE else (*items[:MAX_EVIDENCE], f"… {len(items) - MAX_EVIDENCE} more")
 
 
-def _bounded(data: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """``data`` with at most :data:`MAX_FINDINGS` findings (worst first) and bounded fields; how many were cut."""
-    raw = [f for f in data.get("findings") or [] if isinstance(f, dict)]
-    if len(raw) > MAX_FINDINGS:
-        raw = sorted(raw, key=lambda f: severity_order(str(f.get("severity"))))
-    kept = [_bounded_finding(f) for f in raw[:MAX_FINDINGS]]
-    return {**data, "findings": kept}, max(0, len(raw) - MAX_FINDINGS)
+def _bounded(f: Finding) -> Finding:
+    """``f`` with long text fields clipped and at most :data:`MAX_EVIDENCE` evidence lines, references and ids."""
+    texts: dict[str, Any] = {k: _clip(v) for k in _TEXT_FIELDS if len(v := getattr(f, k)) > MAX_FIELD}
+    evidence = tuple(Evidence(_clip(e.source), _clip(e.value)) for e in f.evidence[:MAX_EVIDENCE])
+    if len(f.evidence) > MAX_EVIDENCE:
+        evidence += (Evidence("gnd", f"… {len(f.evidence) - MAX_EVIDENCE} more in the JSON result"),)
+    if not texts and evidence == f.evidence and len(f.references) <= MAX_EVIDENCE >= len(f.related):
+        return f
+    return replace(f, **texts, evidence=evidence, references=_capped(f.references), related=_capped(f.related))
 
 
-def build_view(data: dict[str, Any]) -> View:
-    """Sections of the report for ``data`` (a validated result dict); secrets are masked again here.
+_TEXT_FIELDS = ("subject", "title", "detail", "expected", "observed", "check", "category", "subject_id")
+
+
+def build_view(result: Result) -> View:
+    """Sections of the report for ``result`` (masked already, at the pipeline or ``--from-json`` boundary).
 
     At most :data:`MAX_FINDINGS` findings are shown (``omitted`` counts the rest) and long fields are clipped.
     """
-    data, omitted = _bounded(validate(data))
-    data = mask_strings(data)
-    try:
-        result = Result.from_dict(data)
-    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise DoctorError(f"malformed gpu-node-doctor result: {exc}") from None
     findings = result.findings
+    if len(findings) > MAX_FINDINGS:
+        findings = sorted(findings, key=lambda f: severity_order(f.severity))
+    omitted = max(0, len(findings) - MAX_FINDINGS)
+    findings = [_bounded(f) for f in findings[:MAX_FINDINGS]]
     if any(f.rank == 0 for f in findings):  # hand-made JSON: keep its order, number it
-        findings = [Finding.from_dict({**f.to_dict(), "rank": i}) for i, f in enumerate(findings, 1)]
+        findings = [replace(f, rank=i) for i, f in enumerate(findings, 1)]
     problems = [f for f in findings if f.severity in PROBLEMS]
     infos = [f for f in findings if f.severity == INFO]
     unknowns = [f for f in findings if f.severity == UNKNOWN]
@@ -148,12 +134,10 @@ def build_view(data: dict[str, Any]) -> View:
     src = result.source
     inv = result.inventory
     host = str(src.get("hostname") or (inv.get("host") or {}).get("hostname") or "unknown host")
-    tool_obj = data.get("tool")
-    tool: dict[str, Any] = tool_obj if isinstance(tool_obj, dict) else {}
     return View(
-        data=data, host=host, source_kind=str(src.get("kind") or "?"), source_path=str(src.get("path") or ""),
+        result=result, host=host, source_kind=str(src.get("kind") or "?"), source_path=str(src.get("path") or ""),
         collected_at=str(src.get("collected_at") or ""), generated_at=result.generated_at,
-        tool_version=str(tool.get("version") or "?"), redacted=bool(data.get("redacted")),
+        tool_version=result.tool_version, redacted=result.redacted,
         counts=counts, problems=problems, infos=infos, unknowns=unknowns, top=problems[:TOP],
         passed=passed, not_evaluated=not_evaluated,
         not_applicable=_check_lines(checks, "not_applicable"), inventory=inv, omitted=omitted,

@@ -11,6 +11,7 @@ import pytest
 from doctor.findings import CRITICAL, PASS, Finding, Fix, FixStep, Severity, at_least, rank
 from doctor.fixes import Context, FixRejected, load_builders, make, rebuild
 from doctor.registry import load_checks
+from doctor.result_io import to_result
 from doctor.runner import Result
 from reports.view import build_view
 from tests.helpers import HEALTHY, SICK, facts
@@ -116,7 +117,7 @@ def test_reads_a_saved_1_0_result() -> None:
         assert f.fix.builder == "" and all(s.kind == "manual" and not s.unattended for s in f.fix.steps)
     gpu = next(f for f in result.findings if f.subject == "GPU 5 (0000:9c:00.0)")
     assert gpu.subject_id == "0000:9c:00.0"
-    view = build_view(data)  # reports render old results
+    view = build_view(to_result(data))  # reports render old results
     assert view.problems and rank(list(view.problems))[0].rank == 1
     assert Fix.from_dict({"runtime": "not a list", "steps": "nor this"}).steps == ()
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from doctor.commands.common import add_check_arguments
-from doctor.findings import FAIL_LEVELS, at_least
-from doctor.output import EXIT_FINDINGS, EXIT_OK, write_text
+from doctor.commands.common import add_check_arguments, add_format_argument, redacted
+from doctor.findings import FAIL_LEVELS
+from doctor.output import exit_code, use_colour, write_text
 
 HELP = "run the checks and print ranked findings"
 DESCRIPTION = "Run the checks on SOURCE and print ranked findings with fix commands."
@@ -25,7 +24,7 @@ examples:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_check_arguments(p)
-    p.add_argument("--format", choices=("text", "json", "prometheus"), default="text", help="output format")
+    add_format_argument(p, "check", default="text")
     p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
                    help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; default high)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
@@ -39,32 +38,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from doctor.pipeline import analyse
     from doctor.safe_open import check_output
+    from reports.formats import FORMATS
 
     check_output(args.output, [args.source, getattr(args, "baseline", None), args.redact_map, *args.deploy])
     result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None))
-    data = result.to_dict()
-    if args.redact:
-        from doctor.redact import redact_result
-
-        data = redact_result(data, args.redact_map)
-    if args.format == "json":
-        write_text(json.dumps(data, indent=2) + "\n", args.output)
-    elif args.format == "prometheus":
-        from reports.prometheus import render_prometheus
-
-        write_text(render_prometheus(data), args.output)
-    else:
-        from doctor.runner import Result
-        from reports.text import render_text
-
-        shown = Result.from_dict(data) if args.redact else result
-        if args.output:
-            import io
-
-            buf = io.StringIO()
-            render_text(shown, buf, verbose=args.verbose, colour=False)
-            write_text(buf.getvalue(), args.output)
-        else:
-            render_text(shown, sys.stdout, verbose=args.verbose)
-    worst = any(at_least(f.severity, args.fail_on) for f in result.findings)
-    return EXIT_FINDINGS if worst else EXIT_OK
+    shown = redacted(result, args.redact_map) if args.redact else result
+    colour = args.format == "text" and not args.output and use_colour(sys.stdout)
+    write_text(str(FORMATS[args.format].render(shown, verbose=args.verbose, colour=colour)), args.output)
+    return exit_code(result, args.fail_on)

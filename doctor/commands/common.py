@@ -6,10 +6,13 @@ Imports only the standard library and ``doctor`` at module level (it is loaded o
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
 from doctor.findings import FAIL_LEVELS
+
+if TYPE_CHECKING:
+    from doctor.runner import Result
 
 
 def id_list(text: str) -> list[str]:
@@ -52,14 +55,29 @@ def add_input_arguments(p: argparse.ArgumentParser, fail_on: str | None = "high"
                         + (f"default {fail_on})" if fail_on else "default: exit 0 once the output is written)"))
 
 
-def result_data(args: argparse.Namespace) -> dict[str, Any]:
-    """The result dict: loaded from ``--from-json`` or produced by running the checks on SOURCE."""
+def load(args: argparse.Namespace) -> Result:
+    """The result: read from ``--from-json`` or produced by running the checks on SOURCE."""
     if getattr(args, "from_json", None):
         if args.source or args.only or args.deploy:
             raise DoctorError("--from-json renders a saved result; SOURCE, --only and --deploy do not apply")
-        from doctor.result_io import read_result
+        from doctor.result_io import load_result
 
-        return read_result(args.from_json)
+        return load_result(args.from_json)
     from doctor.pipeline import analyse
 
-    return analyse(args.source, only=args.only, deploy=args.deploy or ()).to_dict()
+    return analyse(args.source, only=args.only, deploy=args.deploy or ())
+
+
+def redacted(result: Result, map_path: str | None) -> Result:
+    """``result`` with identities replaced (``--redact``); the map is written to ``map_path``."""
+    from doctor.redact import redact_result
+    from doctor.runner import Result
+
+    return Result.from_dict(redact_result(result.to_dict(), map_path))
+
+
+def add_format_argument(p: argparse.ArgumentParser, command: str, **kwargs: Any) -> None:
+    """``--format`` with the choices :mod:`reports.formats` lists for ``command``."""
+    from reports.formats import OFFERED
+
+    p.add_argument("--format", choices=OFFERED[command], **{"help": "output format", **kwargs})

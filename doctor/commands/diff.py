@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import io
-import json
 
+from doctor.commands.common import add_format_argument
 from doctor.errors import DoctorError
 from doctor.findings import FAIL_LEVELS
 
@@ -25,7 +24,7 @@ exit status: 0 no new or worsened finding at or above --fail-on; 1 some; 2 could
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("before", metavar="BEFORE", help="snapshot, sosreport or JSON result taken before the change")
     p.add_argument("after", metavar="AFTER", help="snapshot, sosreport or JSON result taken after the change")
-    p.add_argument("--format", choices=("text", "json", "html"), default="text", help="output format")
+    add_format_argument(p, "diff", default="text")
     p.add_argument("--cross-host", action="store_true", help="compare even when BEFORE and AFTER are different hosts")
     p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
                    help="exit 1 if a new or worsened finding is at or above LEVEL (default high)")
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from doctor.output import write_text
     from doctor.registry import load_checks
     from doctor.safe_open import check_output
-    from reports.diff import render_html, render_text
+    from reports.formats import FORMATS
 
     check_output(args.output, [args.before, args.after])
     checks, _ = load_checks()
@@ -49,13 +48,5 @@ def run(args: argparse.Namespace) -> int:
     if d.identity_mismatch and not args.cross_host:
         raise DoctorError(f"BEFORE and AFTER come from different hosts ({'; '.join(d.identity_mismatch)}); "
                           "pass --cross-host to compare them anyway")
-    if args.format == "json":
-        text = json.dumps(d.to_dict(), indent=2) + "\n"
-    elif args.format == "html":
-        text = render_html(d)
-    else:
-        buf = io.StringIO()
-        render_text(d, buf, verbose=args.verbose)
-        text = buf.getvalue()
-    write_text(text, args.output)
+    write_text(str(FORMATS[args.format].render(d, verbose=args.verbose)), args.output)
     return 1 if d.regressions(args.fail_on) else 0

@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.commands.common import result_data
+    from doctor.commands.common import load
     from doctor.output import exit_code, write_atomic
     from doctor.safe_open import check_output
     from reports.fixscript import fix_scripts, rollback_path
@@ -41,12 +41,12 @@ def run(args: argparse.Namespace) -> int:
     back = args.rollback or rollback_path(args.output)
     for out in (args.output, back):
         check_output(out, [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
-    data = result_data(args)
-    scripts = fix_scripts(data)
+    result = load(args)
+    scripts = fix_scripts(result)
     if back == args.output:
         raise DoctorError("--rollback must differ from the fix script")
     write_atomic(args.output, scripts.fix.encode(), 0o755)
     write_atomic(back, scripts.rollback.encode(), 0o755)
     print(f"wrote {args.output} ({scripts.fix_commands} commands; dry run unless run with --apply) and "
           f"{back} ({scripts.rollback_commands} commands); review both before running", file=sys.stderr)
-    return exit_code(data, args.fail_on)
+    return exit_code(result, args.fail_on)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import os
 import sys
 
+from doctor.commands.common import add_format_argument
 from doctor.errors import DoctorError
 from doctor.findings import FAIL_LEVELS
 
@@ -28,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="sources, folders of sources, or globs (quote them)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="worker processes (default: all cores)")
-    p.add_argument("--format", choices=("text", "json", "html"), default="text", help="output format")
+    add_format_argument(p, "fleet", default="text")
     p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
                    help="exit 1 if any node has a finding at or above LEVEL (default high)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from doctor.fleet.fleet import analyse_fleet, expand_paths
     from doctor.output import write_text
     from doctor.safe_open import check_output
-    from reports.fleet import render_html, render_text
+    from reports.formats import FORMATS
 
     if args.jobs < 0:
         raise DoctorError("--jobs must be 0 (all cores) or more")
@@ -64,19 +63,10 @@ def run(args: argparse.Namespace) -> int:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
     show = not args.quiet and sys.stderr.isatty()
     report = analyse_fleet(paths, min(jobs, len(paths)), _progress if show else None, cache_dir=args.cache)
-    if args.format == "json":
-        text = json.dumps(report.to_dict(), indent=2) + "\n"
-    elif args.format == "html":
-        text = render_html(report)
-    else:
-        buf = io.StringIO()
-        render_text(report, buf)
-        text = buf.getvalue()
-    write_text(text, args.output)
-    if args.save_json:
-        write_text(json.dumps(report.to_dict(), indent=2) + "\n", args.save_json)
-    if args.save_html:
-        write_text(render_html(report), args.save_html)
+    write_text(str(FORMATS[args.format].render(report)), args.output)
+    for fmt, output in (("json", args.save_json), ("html", args.save_html)):
+        if output:
+            write_text(str(FORMATS[fmt].render(report)), output)
     if not report.ok:
         print("gnd: error: no source could be analysed", file=sys.stderr)
         return 2

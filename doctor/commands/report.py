@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,16 +25,12 @@ examples:
 exit status: 0 once the report is written (with --fail-on LEVEL: 1 when a finding is at or above
 LEVEL); 2 the doctor could not run or write it."""
 
-FORMATS = ("html", "pdf", "md", "json")
-SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".markdown": "md", ".json": "json"}
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.commands.common import add_input_arguments
+    from doctor.commands.common import add_format_argument, add_input_arguments
 
     add_input_arguments(p, fail_on=None)
     p.add_argument("-o", "--output", metavar="FILE", help="report file (default gnd-report-HOST.FORMAT)")
-    p.add_argument("--format", choices=FORMATS, help="output format (default: from the -o suffix, else html)")
+    add_format_argument(p, "report", help="output format (default: from the -o suffix, else html)")
     p.add_argument("--redact", action="store_true",
                    help="replace hostnames, addresses, MACs, serials and UUIDs with placeholders")
     p.add_argument("--redact-map", metavar="FILE",
@@ -44,42 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def output_format(output: str | None, fmt: str | None) -> str:
     """The format asked for, else the one the suffix names, else html."""
-    if fmt:
-        return fmt
-    if not output:
-        return "html"
-    suffix = os.path.splitext(output)[1].lower()
-    if suffix not in SUFFIXES:
-        raise DoctorError(f"cannot tell the format of {output!r} from its suffix; use .html, .pdf, .md or .json, "
-                          "or --format")
-    return SUFFIXES[suffix]
+    from reports.formats import from_suffix
 
-
-def _default_output(data: dict[str, object], fmt: str) -> str:
-    source = data.get("source")
-    host = source.get("hostname") if isinstance(source, dict) else None
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(host or "host"))
-    return f"gnd-report-{safe}.{fmt}"
-
-
-def render(data: dict[str, object], fmt: str, pdf_worker: object = None) -> bytes:
-    """The report bytes for a (validated) result dict (``pdf_worker``: see :mod:`reports.pdf_worker`)."""
-    if fmt == "json":
-        from doctor.result_io import validate
-        from doctor.secrets import mask_data
-
-        return (json.dumps(mask_data(validate(data)), indent=2) + "\n").encode()
-    if fmt == "md":
-        from reports.markdown import render_markdown
-
-        return render_markdown(dict(data)).encode()
-    if fmt == "pdf":
-        from reports.pdf import render_pdf
-
-        return render_pdf(dict(data), pdf_worker)
-    from reports.html import render_html
-
-    return render_html(dict(data)).encode()
+    return fmt or (from_suffix("report", output) if output else "html")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,20 +59,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
-    from doctor.commands.common import result_data
+    from doctor.commands.common import load, redacted
     from doctor.output import EXIT_OK, exit_code, write_atomic
     from doctor.safe_open import check_output
+    from reports.formats import FORMATS, default_path
 
-    data = result_data(args)
-    output = args.output or _default_output(data, fmt)
+    result = load(args)
+    output = args.output or default_path(fmt, result.source.get("hostname"))
     check_output(output, [args.source, args.from_json, *(args.deploy or ())])
     if args.redact:
-        from doctor.redact import default_map_path, redact_result
+        from doctor.redact import default_map_path
 
         map_path = args.redact_map or default_map_path(output)
         if os.path.abspath(map_path) == os.path.abspath(output):
             raise DoctorError("--redact-map must not be the report file itself")
-        data = redact_result(data, map_path)
+        result = redacted(result, map_path)
     start = time.monotonic()
     if fmt == "pdf":
         from doctor.i18n import language
@@ -120,7 +83,9 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
 
             if not cjk_font_found():
                 print(f"gnd: warning: {CJK_HINT}", file=sys.stderr)
-    body = render(data, fmt, worker)
+    body = FORMATS[fmt].render(result, pdf_worker=worker)
+    if isinstance(body, str):
+        body = body.encode()
     write_atomic(output, body)
     print(f"wrote {output} ({fmt}, {len(body) / 1024:.0f} KiB in {time.monotonic() - start:.1f} s)", file=sys.stderr)
-    return exit_code(data, args.fail_on) if args.fail_on else EXIT_OK
+    return exit_code(result, args.fail_on) if args.fail_on else EXIT_OK

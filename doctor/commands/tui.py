@@ -29,9 +29,9 @@ def run(args: argparse.Namespace) -> int:
         raise DoctorError("gnd tui needs an interactive terminal; use `gnd check` for text or JSON output")
     from doctor.tui.app import DoctorApp
     from doctor.tui.loader import make_loader
-    from reports import export
+    from reports import formats
 
     app = DoctorApp(make_loader(args.source, args.only, tuple(args.deploy)),
-                    live=args.source in (None, "", "/"), exporter=export)
+                    live=args.source in (None, "", "/"), exporter=formats)
     app.run()
     return 0

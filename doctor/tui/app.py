@@ -111,7 +111,7 @@ class DoctorApp(App[int]):
     ]
 
     def __init__(self, loader: Loader, live: bool = False, exporter: Any = None) -> None:
-        """``exporter``: the report exporter (``reports.export``: ``RENDERERS``, ``available()``,
+        """``exporter``: the report formats (``reports.formats``: ``FORMATS``, ``OFFERED``, ``available()``,
         ``default_path()``, ``export()``), given by ``gnd tui``; None disables export."""
         super().__init__()
         self.loader = loader
@@ -418,24 +418,24 @@ class DoctorApp(App[int]):
             self.notify(_("Nothing to export yet."), severity="warning")
             return
         exporter = self.exporter
-        available = exporter.available() if exporter is not None else {}
+        available = exporter.available("tui") if exporter is not None else {}
         if exporter is None or not any(available.values()):
             self.notify("Export not available: no report renderer (HTML, Markdown, PDF) is installed.",
                         severity="warning")
             return
-        base = exporter.default_path("html", self.result.source.get("hostname")).removesuffix(".html")
-        extensions = {fmt: spec[2] for fmt, spec in exporter.RENDERERS.items()}
+        base = exporter.default_path("html", self.result.source.get("hostname"), ".", "node").removesuffix(".html")
+        extensions = {fmt: exporter.FORMATS[fmt].suffixes[0][1:] for fmt in exporter.OFFERED["tui"]}
         self.push_screen(ExportScreen(base, available, extensions), self._export_chosen)
 
     def _export_chosen(self, choice: tuple[str, str] | None) -> None:
         if choice and self.result is not None:
             self.notify(f"Writing {choice[0]} report …", markup=False)
-            self._export_worker(choice[0], choice[1], self.result.to_dict())
+            self._export_worker(choice[0], choice[1], self.result)
 
     @work(thread=True, group="export")
-    def _export_worker(self, fmt: str, path: str, data: dict[str, Any]) -> None:
+    def _export_worker(self, fmt: str, path: str, result: Result) -> None:
         try:
-            written = self.exporter.export(data, fmt, path)
+            written = self.exporter.export(result, fmt, path)
         except RuntimeError as exc:
             self.call_from_thread(self.notify, clean(exc), title=_("Export failed"), severity="error", markup=False)
         else:

@@ -125,7 +125,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
             with Horizontal():
                 for fmt in self.extensions:
                     ok = self.available.get(fmt, False)
-                    yield Button(fmt.upper() if fmt != "markdown" else "Markdown", id=f"export-{fmt}",
+                    yield Button({"md": "Markdown"}.get(fmt, fmt.upper()), id=f"export-{fmt}",
                                  disabled=not ok, variant="primary" if ok else "default")
             missing = [f for f, ok in self.available.items() if not ok]
             if missing:

@@ -98,11 +98,8 @@ def test_fleet_wide_findings_are_on_every_node(report: FleetReport) -> None:
 
 
 def test_text_report_fits_and_names_the_outliers(report: FleetReport) -> None:
-    import io
 
-    buf = io.StringIO()
-    render_text(report, buf)
-    text = buf.getvalue()
+    text = render_text(report)
     assert "Outlier nodes (3):" in text and f"pci.{GPU3}.width = x8 (max x16)" in text
     assert "Check matrix" in text and "pcie.link_downgrade" in text
     assert len(text.splitlines()) < 80  # one screen-ish for 200 nodes

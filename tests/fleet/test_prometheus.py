@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from doctor.cli import main
+from doctor.runner import Result
 from reports.prometheus import escape_label, render_prometheus
 
 parser = pytest.importorskip("prometheus_client.parser")
@@ -24,7 +25,7 @@ def test_labels_escaped_and_values_parsed() -> None:
             "checks": [{"id": "pcie.link_downgrade", "status": "high"}, {"id": "net.link", "status": "pass"}],
             "findings": [{"check": "pcie.link_downgrade", "severity": "high", "subject": NASTY},
                          {"check": "net.link", "severity": "pass", "subject": "node"}]}
-    text = render_prometheus(data)
+    text = render_prometheus(Result.from_dict(data))
     fams = _families(text)
     assert fams["gnd_finding"] == [({"check": "pcie.link_downgrade", "severity": "high", "subject": NASTY}, 1.0)]
     counts = {labels["severity"]: v for labels, v in fams["gnd_findings"]}

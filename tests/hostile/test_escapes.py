@@ -4,7 +4,6 @@ bidi overrides or newlines reaches every text, Markdown, TOML and terminal outpu
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 
 from doctor import cli
-from doctor.runner import Result
 from doctor.textsafe import REPLACEMENT, clean
 from reports.text import render_text
 from tests.helpers import SICK
@@ -96,11 +94,9 @@ def test_check_text_header_and_findings(node: Path, tmp_path: Path, capsys: pyte
 
 
 def test_terminal_colours_are_the_only_escapes(hostile: Path) -> None:
-    from doctor.result_io import read_result as load_result
+    from doctor.result_io import load_result
 
-    buf = io.StringIO()
-    render_text(Result.from_dict(load_result(str(hostile))), buf, verbose=True, colour=True)
-    text = buf.getvalue()
+    text = render_text(load_result(str(hostile)), verbose=True, colour=True)
     assert "\x1b[" in text  # colour is on
     _inert(re.sub(r"\x1b\[[0-9;]*m", "", text), "coloured terminal output")
 
@@ -116,7 +112,7 @@ def test_markdown_report(node: Path, hostile: Path, source: str, tmp_path: Path,
 
 
 def test_prometheus(hostile: Path, tmp_path: Path) -> None:
-    from doctor.result_io import read_result as load_result
+    from doctor.result_io import load_result
     from reports.prometheus import render_prometheus
 
     text = render_prometheus(load_result(str(hostile)))

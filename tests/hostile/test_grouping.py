@@ -13,6 +13,7 @@ import pytest
 from doctor import cli, result_io
 from doctor.findings import HIGH, Finding, Fix
 from doctor.grouping import MAX_SEPARATE, group_findings, subject_text
+from doctor.result_io import to_result
 from reports import view as view_mod
 from reports.markdown import render_markdown
 from tests.helpers import SICK, facts, run
@@ -127,5 +128,5 @@ def test_view_shows_problems_first_when_cut(saved: dict[str, Any]) -> None:
     base = saved["findings"][0]
     infos = [{**base, "severity": "info", "subject": f"i{i}"} for i in range(view_mod.MAX_FINDINGS)]
     problem = {**base, "severity": "critical", "subject": "the-real-one"}
-    md = render_markdown({**saved, "findings": [*infos, problem]})
+    md = render_markdown(to_result({**saved, "findings": [*infos, problem]}))
     assert "the-real-one" in md and "1 more findings are not shown" in md

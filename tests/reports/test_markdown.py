@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from doctor.findings import cmd
+from doctor.result_io import to_result
 from reports.markdown import code, fence, render_markdown
 from tests.reports.conftest import EVIL
 
 
 def test_sick_markdown_lists_findings_in_rank_order(sick_data: dict[str, Any]) -> None:
-    md = render_markdown(sick_data)
+    md = render_markdown(to_result(sick_data))
     ranks = [int(m) for m in re.findall(r"^### (\d+)\. ", md, re.MULTILINE)]
     shown = [f["rank"] for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown")]
     assert ranks == shown
@@ -34,7 +35,7 @@ def test_fence_cannot_be_closed_by_content() -> None:
 
 
 def test_hostile_values_stay_text(hostile_data: dict[str, Any]) -> None:
-    md = render_markdown(hostile_data)
+    md = render_markdown(to_result(hostile_data))
     expected = cmd("ip", "link", "set", "dev", EVIL, "mtu", "9000")
     assert expected in md.splitlines()  # verbatim on its own line inside a fenced block
     markdown_it = pytest.importorskip("markdown_it")

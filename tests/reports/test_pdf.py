@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from doctor.result_io import to_result
+
 pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("weasyprint")
 
@@ -20,7 +22,7 @@ def _pages(data: bytes) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sick_pdf(sick_data: dict[str, Any]) -> list[str]:
-    return _pages(render_pdf(sick_data))
+    return _pages(render_pdf(to_result(sick_data)))
 
 
 def test_sick_pdf_has_top_finding_with_evidence_and_fix_on_page_one(sick_data: dict[str, Any],
@@ -40,17 +42,17 @@ def test_pdf_prints_every_reference_url_and_the_html_links_them(sick_data: dict[
     from reports.html import render_html
 
     text = "".join("".join(p.split()) for p in sick_pdf)
-    html = render_html(sick_data)
+    html = render_html(to_result(sick_data))
     urls = [r for f in sick_data["findings"] for r in f.get("references") or [] if r.startswith("https://")]
     assert urls
     for url in urls:
         assert url in text, url
         assert f'<a href="{url}"' in html
-    assert "<a href=\"https://" not in render_html(sick_data, links=False)
+    assert "<a href=\"https://" not in render_html(to_result(sick_data), links=False)
 
 
 def test_healthy_pdf_renders(healthy_data: dict[str, Any]) -> None:
-    pages = _pages(render_pdf(healthy_data))
+    pages = _pages(render_pdf(to_result(healthy_data)))
     assert "gpu-node-07" in pages[0] and "Summary" in pages[0]
 
 
@@ -75,12 +77,12 @@ def test_hostile_report_requests_nothing() -> None:
     data = {"schema_version": "1.0", "tool": {"name": "gpu-node-doctor", "version": "0"}, "source": {},
             "findings": [finding], "checks": [], "inventory": {}}
     fetcher = refusing_fetcher()
-    html_to_pdf(render_html(data), fetcher)
+    html_to_pdf(render_html(to_result(data)), fetcher)
     assert fetcher.refused == []  # the injected <img> tags were escaped text, so nothing was asked for
 
 
 def test_pdf_outline_lists_sections_and_findings(sick_data: dict[str, Any]) -> None:
-    reader = pypdf.PdfReader(io.BytesIO(render_pdf(sick_data)))
+    reader = pypdf.PdfReader(io.BytesIO(render_pdf(to_result(sick_data))))
 
     def titles(items: list[Any]) -> list[str]:
         out: list[str] = []

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from doctor.result_io import to_result
+
 pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("weasyprint")
 
@@ -43,9 +45,9 @@ def test_worker_renders_what_the_process_renders(healthy_data: dict[str, Any]) -
     worker = pdf_worker.start()
     assert worker is not None
     pid = worker.pid
-    forked = pdf.render_pdf(healthy_data, worker)
+    forked = pdf.render_pdf(to_result(healthy_data), worker)
     assert _reaped(pid)
-    here = pdf.render_pdf(healthy_data)
+    here = pdf.render_pdf(to_result(healthy_data))
     assert forked.startswith(b"%PDF-")
     assert _text(forked).replace(" ", "") == _text(here).replace(" ", "")  # only the generation time may differ
 
@@ -161,7 +163,7 @@ def test_text_lines_are_drawn_as_weasyprint_draws_them(sick_data: dict[str, Any]
 
     fast = draw_text.draw_first_line
     assert fast.original is not fast  # installed for this WeasyPrint
-    for html in (GLYPH_PAGE, render_html(sick_data, links=False)):
+    for html in (GLYPH_PAGE, render_html(to_result(sick_data), links=False)):
         try:
             draw_text.draw_first_line = fast.original
             plain = pdf.html_to_pdf(html)
@@ -226,8 +228,8 @@ def test_parsed_stylesheet_gives_the_inline_one(sick_data: dict[str, Any]) -> No
     from reports.view import build_view
 
     with i18n.use("zh-CN"):  # the margin texts are translated
-        inline = pdf.html_to_pdf(render_html(sick_data, links=False))
-        bare = render_html_view(build_view(sick_data), links=False, style=False)
+        inline = pdf.html_to_pdf(render_html(to_result(sick_data), links=False))
+        bare = render_html_view(build_view(to_result(sick_data)), links=False, style=False)
         css = report_css()
     assert "<style" not in bare and "string(generated)" in css
     assert pdf.html_to_pdf(bare, css=css) == inline
@@ -256,7 +258,7 @@ def test_html_parser_builds_each_pattern_once(sick_data: dict[str, Any]) -> None
     from reports.html import render_html
 
     pdf.refusing_fetcher()  # installs the shortcuts
-    page = render_html(sick_data, links=False) + "<p title='single' data-x=unquoted>&amp; &lt;tail</p><!-- c -->"
+    page = render_html(to_result(sick_data), links=False) + "<p title='single' data-x=unquoted>&amp; &lt;tail</p><!-- c -->"
     patterns = inputstream.characters_until_regex
     assert isinstance(patterns, weasyprint_speed._UntilPatterns)
     fixed = ElementTree.tostring(tinyhtml5.parse(page, namespace_html_elements=False))
@@ -278,7 +280,7 @@ def test_streams_deflated_faster_hold_the_same_pages(sick_data: dict[str, Any]) 
     from reports.html import render_html
 
     pdf.refusing_fetcher()  # installs the shortcuts
-    html = render_html(sick_data, links=False)
+    html = render_html(to_result(sick_data), links=False)
     shim = pydyf.zlib
     assert shim is not zlib
     faster = pdf.html_to_pdf(html)
@@ -301,13 +303,13 @@ def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_da
     links lead there."""
     from reports.html import render_html
 
-    html = render_html(sick_data, links=False)
+    html = render_html(to_result(sick_data), links=False)
     assert 'id="finding-1" class="sev-text' in html and '<article class="finding sev-critical first" data-rank' in html
-    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(sick_data)  # HTML unchanged
-    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(sick_data)))
+    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(to_result(sick_data))  # HTML unchanged
+    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(to_result(sick_data))))
     from reports.view import build_view
 
-    ranks = [f.rank for f in build_view(sick_data).findings]
+    ranks = [f.rank for f in build_view(to_result(sick_data)).findings]
     assert len(ranks) > 20
     destinations = reader.named_destinations
     for rank in ranks:
@@ -409,10 +411,10 @@ def test_line_memo_caches_and_replayed_text_give_weasyprints_pages(sick_data: di
                "border: 2px solid'>cell</td><td>other</td></tr></table>"
                + "".join(f"<div style='font-size: {size}px; padding-left: calc(1em + 2%); width: 60%'>em {size}</div>"
                          for size in (10, 20, 10)))
-    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, lengths, render_html(sick_data, links=False),
-             render_html(hostile_data, links=False)]
+    pages = [REPEATS_PAGE, GLYPH_PAGE, unknown, MARGINS_PAGE, lengths, render_html(to_result(sick_data), links=False),
+             render_html(to_result(hostile_data), links=False)]
     with i18n.use("zh-CN"):
-        pages.append(render_html(sick_data, links=False))
+        pages.append(render_html(to_result(sick_data), links=False))
     names = {"split_first_line", "strut", "get_font_description", "draw_text", "setup", "set_page_type_computed_styles",
              "resolve_percentages", "deactivate", "reactivate", "set_text", "is_in_normal_flow", "_to_bytes"}
     for html in pages:

@@ -14,6 +14,7 @@ import pytest
 
 from doctor.collect import collect
 from doctor.redact import Redactor, load_map, redact_result, snapshot_transform
+from doctor.result_io import to_result
 from doctor.sources import open_source
 from reports.markdown import render_markdown
 from tests.helpers import SICK
@@ -62,7 +63,7 @@ def test_redacted_json_html_md_leak_nothing(sick_data: dict[str, Any], identitie
 
     map_path = tmp_path / "map.json"
     red = redact_result(sick_data, str(map_path))
-    for name, text in (("json", json.dumps(red)), ("html", render_html(red)), ("md", render_markdown(red))):
+    for name, text in (("json", json.dumps(red)), ("html", render_html(to_result(red))), ("md", render_markdown(to_result(red)))):
         assert _leaks(text, identities) == [], name
     assert "host-1" in json.dumps(red) and red["redacted"] is True
     # PCI addresses and sysctl values stay readable

@@ -23,7 +23,7 @@ from doctor.tui.app import TOPOLOGY, DoctorApp  # noqa: E402
 from doctor.tui.model import CATEGORY_FILTERS, fix_script  # noqa: E402
 from doctor.tui.screens import DiffScreen, ExportScreen, FindingScreen, HelpScreen  # noqa: E402
 from doctor.tui.topology import BAD  # noqa: E402
-from reports import export as exporter  # noqa: E402
+from reports import formats as exporter  # noqa: E402
 
 SIZE = (80, 24)
 
@@ -174,14 +174,14 @@ def test_a_failed_run_is_reported_and_the_app_stays_up() -> None:
 
 
 def test_e_exports_markdown(sick: Result, tmp_path: Path) -> None:
-    if exporter.renderer("markdown") is None:
+    if not exporter.available("tui")["md"]:
         pytest.skip("reports.markdown not available")
 
     async def steps(pilot: Pilot[int], app: DoctorApp) -> None:
         await pilot.press("e")
         assert isinstance(app.screen, ExportScreen)
         app.screen.query_one("#export-path").value = str(tmp_path / "node")  # type: ignore[attr-defined]
-        await pilot.click("#export-markdown")
+        await pilot.click("#export-md")
         await settle(pilot)
         assert app.exported == [str(tmp_path / "node.md")]
         text = (tmp_path / "node.md").read_text()
