@@ -79,7 +79,7 @@ def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
     from markupsafe import Markup
 
     env = _environment()
-    svg = render_topology(view.inventory, view.findings + view.unknowns)
+    svg = render_topology(view.inventory, view.findings + view.unknowns, print_labels=not links)
     return str(env.get_template(TEMPLATE).render(
         v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
         max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name,
@@ -94,7 +94,8 @@ def render_html(data: dict[str, Any], links: bool = True) -> str:
     a printed URL clickable themselves. It also puts each finding's anchor (``id="finding-N"``, the
     summary's link target) on the severity label of its heading instead of the whole article:
     WeasyPrint shares computed styles between alike elements, except an element with an id and all
-    it holds (9 % of the PDF's work). Nothing else differs.
+    it holds (9 % of the PDF's work), and writes the topology's labels as HTML over the drawing (see
+    :func:`reports.topology_svg.render_topology`). Nothing else differs.
     """
     return render_html_view(build_view(data), links)
 
