@@ -22,60 +22,55 @@ if TYPE_CHECKING:
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: Evidence lines shown per finding (the JSON keeps all of them)
 MAX_EVIDENCE = 12
-
-
-#: the report template, and Jinja's Python for it (see :func:`compiled_template_source`)
 TEMPLATE = "report.html.j2"
-COMPILED = TEMPLATES / "report.html.j2.compiled"
-#: the Jinja environment's options (the compiled template is valid for these only)
-_OPTIONS: dict[str, Any] = {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True,
-                            "extensions": ["jinja2.ext.i18n"]}
+
+
+def _bytecode_cache() -> Any:
+    """Jinja's bytecode cache in ``$XDG_CACHE_HOME/gnd/jinja`` (``~/.cache/gnd/jinja``); ``None`` (compile each
+    time) when that folder cannot be made private to this user.
+
+    Compiling the template takes Jinja 50-90 ms, a third of building the report; the cache keys each entry by
+    the template's name and text, and Jinja ignores an entry from another Jinja or Python.
+    """
+    import contextlib
+    import os
+
+    from jinja2 import FileSystemBytecodeCache
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "gnd", "jinja")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder, follow_symlinks=False)
+        if not os.path.isdir(folder) or os.path.islink(folder) or info.st_uid != os.getuid() \
+                or info.st_mode & 0o022 or not os.access(folder, os.W_OK):
+            return None
+    except (OSError, AttributeError):  # AttributeError: no os.getuid (Windows)
+        return None
+
+    class QuietCache(FileSystemBytecodeCache):
+        """Jinja's cache, where a file that cannot be read or written only means compiling the template."""
+
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - damaged or unreadable: compile instead
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            with contextlib.suppress(Exception):  # a full or read-only disk: the next report compiles again
+                super().dump_bytecode(bucket)
+
+    return QuietCache(folder)
 
 
 def _environment() -> Any:
     from jinja2 import Environment, FileSystemLoader
 
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), **_OPTIONS)
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                      extensions=["jinja2.ext.i18n"], bytecode_cache=_bytecode_cache())
     env.install_gettext_translations(translations(), newstyle=True)  # type: ignore[attr-defined]
     return env
-
-
-def _template_key(source: str) -> str:
-    import hashlib
-
-    import jinja2
-
-    digest = hashlib.sha256(repr((source, jinja2.__version__, sorted(_OPTIONS.items()))).encode()).hexdigest()
-    return f"# gnd template key: jinja2 {jinja2.__version__} {digest}"
-
-
-def compiled_template_source() -> str:
-    """What ``templates/report.html.j2.compiled`` holds: a key line (the template's text, Jinja's version and the
-    environment's options, hashed), then the Python Jinja compiles the template to.
-
-    Compiling the template takes Jinja 50-90 ms, a third of building the report, on the path of every
-    ``gnd report``; Python compiles the stored code in 6 ms. Regenerate with ``python -m reports.html`` after
-    changing the template (a test fails until then; a stale copy is never used, see :func:`_report_template`).
-    """
-    source = (TEMPLATES / TEMPLATE).read_text(encoding="utf-8")
-    return _template_key(source) + "\n" + str(_environment().compile(source, TEMPLATE, raw=True))
-
-
-def _report_template(env: Any) -> Any:
-    """The report template: from the stored compiled code when its key is the template's, else compiled by Jinja."""
-    source = (TEMPLATES / TEMPLATE).read_text(encoding="utf-8")
-    try:
-        key, _newline, code = COMPILED.read_text(encoding="utf-8").partition("\n")
-    except (OSError, UnicodeDecodeError):
-        key = code = ""
-    if code and key == _template_key(source):
-        try:
-            compiled = compile(code, str(TEMPLATES / TEMPLATE), "exec")  # as Jinja compiles what it generates
-        except (SyntaxError, ValueError):
-            compiled = None
-        if compiled is not None:
-            return env.template_class.from_code(env, compiled, env.make_globals(None))
-    return env.get_template(TEMPLATE)
 
 
 def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
@@ -87,8 +82,8 @@ def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
     from markupsafe import Markup
 
     env = _environment()
-    svg = render_topology(view.inventory, view.findings + view.unknowns)
-    return str(_report_template(env).render(
+    svg = render_topology(view.inventory, view.findings + view.unknowns, print_labels=not links)
+    return str(env.get_template(TEMPLATE).render(
         v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
         max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name,
         page_css=Markup(page_margin_css()), links=links, style=style))
@@ -102,15 +97,8 @@ def render_html(result: Result, links: bool = True, **_options: Any) -> str:
     a printed URL clickable themselves. It also puts each finding's anchor (``id="finding-N"``, the
     summary's link target) on the severity label of its heading instead of the whole article:
     WeasyPrint shares computed styles between alike elements, except an element with an id and all
-    it holds (9 % of the PDF's work). Nothing else differs.
+    it holds (9 % of the PDF's work), and writes the topology's labels as HTML over the drawing (see
+    :func:`reports.topology_svg.render_topology`). Nothing else differs.
     """
     return render_html_view(build_view(result), links)
 
-
-if __name__ == "__main__":  # python -m reports.html: store the compiled template
-    import sys
-
-    if sys.argv[1:]:
-        sys.exit("usage: python -m reports.html  (rewrites templates/report.html.j2.compiled; takes no arguments)")
-    COMPILED.write_text(compiled_template_source(), encoding="utf-8")
-    print(f"wrote {COMPILED}")

@@ -7,10 +7,7 @@ neither reach the network nor read a local file; the report has no assets of its
 
 from __future__ import annotations
 
-import contextlib
 import re
-import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
@@ -65,38 +62,9 @@ def _fetcher_class() -> Any:
     return RefusingFetcher
 
 
-@contextlib.contextmanager
-def _no_library_search() -> Iterator[None]:
-    """On Linux, let WeasyPrint's library loading skip ``ctypes.util.find_library``.
-
-    WeasyPrint tries several names per library (``libpango-1.0-0``, ``pango-1.0``, ...) before the
-    soname (``libpango-1.0.so.0``) that the dynamic loader finds; for each miss cffi calls
-    ``find_library``, which runs ``ldconfig``, ``gcc`` and ``ld`` in subprocesses: about fifty
-    processes and 0.15 s or more per report. Every list ends with the soname, so answering "not
-    found" to the guesses loads the same libraries. Elsewhere (macOS, Windows) nothing changes.
-    """
-    if not sys.platform.startswith("linux") or "weasyprint" in sys.modules:
-        yield
-        return
-    import ctypes.util
-
-    original = ctypes.util.find_library
-    ctypes.util.find_library = lambda name: None
-    try:
-        yield
-    finally:
-        ctypes.util.find_library = original
-
-
 def _import_weasyprint() -> Any:
-    from reports import weasyprint_speed
-
     try:
-        weasyprint_speed.defer_font_tools()
-        with _no_library_search(), weasyprint_speed.stored_declarations():
-            import weasyprint
-        weasyprint_speed.forget_forwarders()
-        weasyprint_speed.install()
+        import weasyprint
     except ImportError as exc:
         raise DoctorError("PDF output needs WeasyPrint (pip install weasyprint) and its system libraries "
                           f"(Debian/Ubuntu: apt install {DEBIAN_PACKAGES}): {exc}") from None
@@ -123,10 +91,7 @@ def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None, css: st
 
     logging.getLogger("weasyprint").setLevel(logging.ERROR)  # refused fetches are expected, not news
     fetcher = fetcher or _fetcher_class()()
-    from reports.weasyprint_speed import report_html_class
-
-    document = report_html_class(weasyprint)(string=html, base_url="about:blank", url_fetcher=fetcher,
-                                              media_type="print")
+    document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=fetcher, media_type="print")
     sheets = [stylesheet(css)] if css else None
     data = document.render(font_config=font_config, stylesheets=sheets).write_pdf()
     return bytes(data or b"")

@@ -33,6 +33,10 @@ NUMA_H = 44
 FONT = 11
 CHAR_W = 6.1  # average advance at FONT px (DejaVu Sans), for truncation
 LEGEND_H = 72
+#: DejaVu Sans' ascent at line-height 1 (its baseline below the top of a one-line box), in ems
+ASCENT = 0.846
+#: the width the PDF gives the drawing, in CSS px: an A4 landscape page less its 12 mm side margins
+PRINT_WIDTH = (297 - 2 * 12) / 25.4 * 96
 
 COLOURS = {
     "line": "#5c6370", "warn": "#d9480f", "muted": "#9aa1ab", "text": "#1f2328", "sub": "#57606a",
@@ -187,8 +191,12 @@ def _key(name: str) -> str:
 
 
 class _Canvas:
-    def __init__(self) -> None:
+    """SVG shapes, and the labels as SVG text or, with a ``scale``, as HTML placed over the scaled drawing."""
+
+    def __init__(self, scale: float | None = None) -> None:
         self.parts: list[str] = []
+        self.labels: list[str] = []
+        self.scale = scale
 
     def rect(self, x: float, y: float, w: float, h: float, fill: str, stroke: str, width: float = 1.0,
              rx: float = 5, dash: str = "") -> None:
@@ -208,8 +216,16 @@ class _Canvas:
             limit = max(4, int(max_w / advance))
             if len(text) > limit:
                 text = text[: limit - 1] + "…"
-        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" '
-                          f'font-weight="{weight}" text-anchor="{anchor}">{escape(text, quote=False)}</text>')
+        if self.scale is None:
+            self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" '
+                              f'font-weight="{weight}" text-anchor="{anchor}">{escape(text, quote=False)}</text>')
+            return
+        s = self.scale  # an HTML label over the drawing: its top edge is its baseline less the font's ascent
+        left, width = (x - max_w / 2, f"width:{max_w * s:.1f}px;text-align:center;") if anchor == "middle" and max_w \
+            else (x, "")
+        bold = "font-weight:bold;" if weight == "bold" else ""
+        self.labels.append(f'<div class="tl" style="left:{left * s:.1f}px;top:{(y - ASCENT * size) * s:.1f}px;'
+                           f'font-size:{size * s:.2f}px;color:{colour};{bold}{width}">{escape(text, quote=False)}</div>')
 
 
 def _short_name(name: str) -> str:
@@ -286,8 +302,13 @@ def _flatten(node: _Node, depth: int, upper: dict[str, Any] | None,
         _flatten(child, depth + 1, child.via or node.dev, out)
 
 
-def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> str:
-    """The SVG (a string starting with ``<svg``); an explanatory SVG when there is no topology."""
+def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), print_labels: bool = False) -> str:
+    """The SVG (a string starting with ``<svg``); an explanatory SVG when there is no topology.
+
+    ``print_labels`` (the PDF): the drawing scaled to :data:`PRINT_WIDTH`, its labels as HTML placed over it in
+    a ``<div class="topo">``. WeasyPrint lays out and draws an SVG ``<text>`` one letter at a time (a Pango
+    layout per letter, more than the rest of the page); an HTML label is one line of text.
+    """
     topology = [d for d in inventory.get("topology") or [] if isinstance(d, dict)]
     labels = _Labels(
         gpu={str(g.get("address")): g for g in inventory.get("gpus") or [] if isinstance(g, dict)},
@@ -322,6 +343,8 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> 
         prev_numa = col.numa
         x += COL_W + COL_GAP
     width = x - COL_GAP + 10
+    if print_labels:
+        canvas.scale = PRINT_WIDTH / width
     body_top = TOP + NUMA_H + 18
     max_y = body_top
 
@@ -389,7 +412,7 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> 
                 canvas.rect(bx + bw - bw_badge - 4, y + 3, bw_badge, 15, SEVERITY_COLOURS[sev or "info"],
                             SEVERITY_COLOURS[sev or "info"], 1, rx=7)
                 canvas.text(bx + bw - 4 - bw_badge / 2, y + 14, badge, size=10, colour="#fff", weight="bold",
-                            anchor="middle")
+                            anchor="middle", max_w=bw_badge)
             centres[id(node)] = (bx + 8, y + h)
             y += h + ROW_GAP
         max_y = max(max_y, y)
@@ -400,7 +423,11 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = ()) -> 
             f'width="{width:.0f}" height="{height:.0f}" class="topology" role="img" '
             f'aria-label="PCIe topology: NUMA nodes, root ports, switches, GPUs and NICs" '
             f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">')
-    return head + "".join(canvas.parts) + "</svg>"
+    svg = head + "".join(canvas.parts) + "</svg>"
+    if canvas.scale is None:
+        return svg
+    return (f'<div class="topo" style="width:{width * canvas.scale:.1f}px;height:{height * canvas.scale:.1f}px">'
+            f'{svg}{"".join(canvas.labels)}</div>')
 
 
 def _worst(severities: Iterable[str | None]) -> str | None:

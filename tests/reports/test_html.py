@@ -112,31 +112,21 @@ def test_hostile_values_render_inert_and_quoted(hostile_data: dict[str, Any]) ->
     assert shlex.split(expected)[4] == EVIL
 
 
-def test_stored_compiled_template_is_current_and_renders_as_jinja_does(sick_data: dict[str, Any],
-                                                                       hostile_data: dict[str, Any],
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """The report template's compiled code ships with it (Jinja's compiling is a third of building a report);
-    it is the code Jinja generates from today's template, and pages rendered from it equal Jinja's own."""
-    import jinja2
-
-    from doctor import i18n
-    from reports import html
-
-    stored_key = html.COMPILED.read_text(encoding="utf-8").partition("\n")[0]
-    if f" jinja2 {jinja2.__version__} " not in stored_key:  # compiled by another Jinja: the template is compiled
-        pytest.skip(f"report.html.j2.compiled comes from another Jinja2 ({stored_key}); python -m reports.html")
-    assert html.COMPILED.read_text(encoding="utf-8") == html.compiled_template_source(), \
-        "templates/report.html.j2.compiled is stale: run python -m reports.html"
-    pages = []
-    for data in (sick_data, hostile_data):
-        for lang in ("en", "zh-CN"):
-            with i18n.use(lang):
-                pages += [(data, lang, links, style) for links in (True, False) for style in (True, False)]
-    stored = [_render(data, lang, links, style) for data, lang, links, style in pages]
-    monkeypatch.setattr(html, "COMPILED", html.TEMPLATES / "absent.compiled")
-    compiled_by_jinja = [_render(data, lang, links, style) for data, lang, links, style in pages]
-    assert stored == compiled_by_jinja
-    assert "<script>" not in "".join(stored) and "&lt;script&gt;" in stored[-1]
+def test_report_renders_alike_from_jinjas_bytecode_cache(sick_data: dict[str, Any], hostile_data: dict[str, Any],
+                                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The compiled template is kept in the user's cache folder ($XDG_CACHE_HOME/gnd); pages rendered from it
+    equal those rendered with no cache at all."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pages = [(data, lang, links, style) for data in (sick_data, hostile_data) for lang in ("en", "zh-CN")
+             for links in (True, False) for style in (True, False)]
+    first = [_render(*page) for page in pages]
+    cached = list((tmp_path / "cache" / "gnd" / "jinja").iterdir())
+    assert cached and all(entry.stat().st_mode & 0o077 == 0 for entry in cached)
+    assert [_render(*page) for page in pages] == first
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file" / "cache"))  # no folder can be made there
+    assert [_render(*page) for page in pages] == first
+    assert "<script>" not in "".join(first) and "&lt;script&gt;" in first[-1]
 
 
 def _render(data: dict[str, Any], lang: str, links: bool, style: bool) -> str:
@@ -148,15 +138,36 @@ def _render(data: dict[str, Any], lang: str, links: bool, style: bool) -> str:
         return render_html_view(build_view(to_result(data)), links=links, style=style)
 
 
-def test_stale_compiled_template_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
-                                             healthy_data: dict[str, Any]) -> None:
-    """A compiled copy whose key is not the template's (edited template, other Jinja) is ignored."""
+@pytest.mark.parametrize("damage", ["file in the way", "shared folder", "damaged entry", "read-only folder"])
+def test_unusable_cache_never_fails_the_report(damage: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+                                              healthy_data: dict[str, Any]) -> None:
+    """A cache folder that cannot be made, is writable by others, is read-only, or holds a damaged entry: the
+    report is rendered as without a cache (and a shared folder's entries are never read)."""
+    import os
+
     from reports import html
 
-    stale = tmp_path / "report.compiled"
-    key, _newline, code = html.compiled_template_source().partition("\n")
-    stale.write_text(key + "\n" + code.replace("gpu-node-doctor", "STALE COPY"), encoding="utf-8")
-    monkeypatch.setattr(html, "COMPILED", stale)
-    assert "STALE COPY" in html.render_html(to_result(healthy_data))  # the key matches: the stored code is what runs
-    stale.write_text(key + "f\n" + code.replace("gpu-node-doctor", "STALE COPY"), encoding="utf-8")  # another key
-    assert "STALE COPY" not in html.render_html(to_result(healthy_data))
+    expected = html.render_html(to_result(healthy_data))
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    folder = cache / "gnd" / "jinja"
+    if damage == "file in the way":
+        cache.mkdir()
+        (cache / "gnd").write_text("not a folder")
+    else:
+        html.render_html(to_result(healthy_data))  # writes the entry
+        entry = next(folder.iterdir())
+        if damage == "shared folder":
+            entry.write_bytes(entry.read_bytes().replace(b"gpu-node-doctor", b"SHARED-COPY-ZZ"))
+            folder.chmod(0o777)
+            assert html._bytecode_cache() is None
+        elif damage == "damaged entry":
+            entry.write_bytes(entry.read_bytes()[:40] + b"\xff" * 64)
+        else:
+            for old in folder.iterdir():
+                old.unlink()
+            folder.chmod(0o500)
+    try:
+        assert html.render_html(to_result(healthy_data)) == expected
+    finally:
+        os.chmod(folder, 0o700) if folder.is_dir() else None

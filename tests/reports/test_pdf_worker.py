@@ -1,0 +1,136 @@
+"""The forked PDF renderer (reports/pdf_worker.py) gives the report an in-process render gives, and falls back to
+it; the stylesheet parsed once gives the inline one; every finding keeps its PDF anchor."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+from typing import Any
+
+import pytest
+
+pypdf = pytest.importorskip("pypdf")
+pytest.importorskip("weasyprint")
+
+from doctor.errors import DoctorError  # noqa: E402
+from reports import pdf, pdf_worker  # noqa: E402
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
+PAGE = "<h1>gnd worker</h1><p>marker text</p>"
+
+
+def _text(data: bytes) -> str:
+    return " ".join(" ".join((p.extract_text() or "") for p in pypdf.PdfReader(io.BytesIO(data)).pages).split())
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@linux_only
+def test_worker_renders_what_the_process_renders(healthy_data: dict[str, Any]) -> None:
+    worker = pdf_worker.start()
+    assert worker is not None
+    pid = worker.pid
+    forked = pdf.render_pdf(healthy_data, worker)
+    assert _reaped(pid)
+    here = pdf.render_pdf(healthy_data)
+    assert forked.startswith(b"%PDF-")
+    assert _text(forked).replace(" ", "") == _text(here).replace(" ", "")  # only the generation time may differ
+
+
+@linux_only
+def test_unused_worker_is_reaped() -> None:
+    worker = pdf_worker.start()
+    assert worker is not None
+    pid = worker.pid
+    worker.close()
+    assert _reaped(pid)
+
+
+@linux_only
+def test_dead_worker_falls_back_to_rendering_here() -> None:
+    worker = pdf_worker.start()
+    assert worker is not None
+    os.kill(worker.pid, signal.SIGKILL)
+    assert "marker text" in _text(worker.render(PAGE))
+
+
+@linux_only
+def test_worker_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing() -> None:
+        raise DoctorError("PDF output needs Pango for WeasyPrint (test)")
+
+    monkeypatch.setattr(pdf, "warm_fonts", missing)  # the forked child inherits this
+    worker = pdf_worker.start()
+    assert worker is not None
+    with pytest.raises(DoctorError, match="needs Pango"):
+        worker.render(PAGE + "<p>more than a pipe holds</p>" * 10_000)  # the child reads none of it
+
+
+def test_no_fork_while_other_threads_run() -> None:
+    import threading
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert pdf_worker.start() is None  # the caller renders in-process
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_parsed_stylesheet_gives_the_inline_one(sick_data: dict[str, Any]) -> None:
+    """The PDF's page has no ``<style>``; the same stylesheet, parsed once and applied to it, gives the same bytes."""
+    from doctor import i18n
+    from reports.html import render_html, render_html_view
+    from reports.print_css import report_css
+    from reports.view import build_view
+
+    with i18n.use("zh-CN"):  # the margin texts are translated
+        inline = pdf.html_to_pdf(render_html(sick_data, links=False))
+        bare = render_html_view(build_view(sick_data), links=False, style=False)
+        css = report_css()
+    assert "<style" not in bare and "string(generated)" in css
+    assert pdf.html_to_pdf(bare, css=css) == inline
+    assert pdf.stylesheet(css) is pdf.stylesheet(css)  # kept for the next report...
+    assert pdf.html_to_pdf(bare, css=css) == inline  # ...and giving it the same pages
+
+
+@linux_only
+def test_worker_applies_the_stylesheet_it_is_sent() -> None:
+    """The child parses the English stylesheet while it waits; another text sent with the page is the one applied."""
+    worker = pdf_worker.start()
+    assert worker is not None
+    red = worker.render(PAGE, "p { color: #ff0000 }")
+    assert red == pdf.html_to_pdf(PAGE, css="p { color: #ff0000 }")
+    assert red != pdf.html_to_pdf(PAGE)
+
+
+def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_data: dict[str, Any]) -> None:
+    """The PDF anchors each finding at its heading's label (so that alike findings share computed styles):
+    every finding still has its named destination, on the page that shows its heading, and the summary's
+    links lead there."""
+    from reports.html import render_html
+
+    html = render_html(sick_data, links=False)
+    assert 'id="finding-1" class="sev-text' in html and '<article class="finding sev-critical first" data-rank' in html
+    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(sick_data)  # HTML unchanged
+    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(sick_data)))
+    from reports.view import build_view
+
+    ranks = [f.rank for f in build_view(sick_data).findings]
+    assert len(ranks) > 20
+    destinations = reader.named_destinations
+    for rank in ranks:
+        page = reader.get_destination_page_number(destinations[f"finding-{rank}"])
+        assert f"#{rank} " in reader.pages[page].extract_text(), rank
+    linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
+    assert {"finding-1", "finding-2", "finding-3"} <= linked <= set(destinations)
