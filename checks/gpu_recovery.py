@@ -38,8 +38,6 @@ REFERENCES = (
     "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html",
     "https://github.com/NVIDIA/DCGM/issues/263",
 )
-DRAIN = ("Drain the GPU first: cordon the node or stop the serving process, and check `"
-         + cmd("nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv") + "` lists nothing on it.")
 
 
 def _fix(action: str, gpu: Gpu) -> Fix:
@@ -54,7 +52,10 @@ def _fix(action: str, gpu: Gpu) -> Fix:
                          + ("Recover the IMEX domain (restart nvidia-imex on the domain's nodes). "
                             if action == "recover_imex_domain" else "")
                          + "The driver clears the action when the traffic is drained." + verify)
-    notes = DRAIN + (" Stop the P2P/NVLink peers using it as well." if action == "drain_and_reset" else "")
+    notes = ("Drain the GPU first: cordon the node or stop the serving process, and check `"
+             + cmd("nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv", "-i", target)
+             + "` lists nothing." + (" Stop the P2P/NVLink peers using it as well." if action == "drain_and_reset"
+                                     else ""))
     notes += (" On NVSwitch systems (HGX) reset all GPUs together or reboot instead." + verify
               + " Nothing to roll back: a reset only clears the GPU's state.")
     if is_consumer(gpu):
@@ -86,9 +87,11 @@ def gpu_recovery(facts: Facts) -> Iterator[Finding]:
         level, asks = ACTIONS[action]
         yield Finding(
             level, gpu.address, f"{label} needs {asks} (driver recovery action: {action})",
-            detail=f"The NVIDIA driver asks for {asks} on {label}. Until then it refuses new work on the GPU or "
-                   "its results are suspect, while ECC counters and most health checks still read clean. The "
-                   "kernel log's Xid 154 line (and the Xid before it) says what set it.",
+            detail=f"The NVIDIA driver asks for {asks} on {label}. "
+                   + ("Until then peer-to-peer work on it fails or hangs" if level == MEDIUM else
+                      "Until then it refuses new work on the GPU or its results are suspect")
+                   + ", while ECC counters and most health checks still read clean. The kernel log's Xid 154 "
+                     "line (and the Xid before it) says what set it.",
             evidence=evidence, expected="GPU Recovery Action: None", observed=action,
             impact=Impact(IMPACT[level], "every GPU of the node is out of service until the reboot" if level == CRITICAL
                           else "this GPU is out of service until it is reset" if level == HIGH
