@@ -103,9 +103,10 @@ def gpu_recovery(facts: Facts) -> Iterator[Finding]:
     if blind:
         driver = facts.gpus.driver_version
         yield Finding(UNKNOWN, "node", f"GPU recovery action not reported for {len(blind)} GPU(s)",
-                      detail=f"The driver{f' ({driver})' if driver else ''} reports neither `GPU Recovery Action` "
-                             "nor `GPU Reset Status` (older drivers have no such field), so a GPU waiting for a reset "
-                             "cannot be told from a healthy one here.",
+                      detail=f"{where} (driver {driver or 'version unknown'}) holds neither `GPU Recovery Action` "
+                             "nor `GPU Reset Status`: older drivers (before R535) have no such field, and a partial "
+                             "dump (`nvidia-smi -q -d PERFORMANCE`) leaves it out. A GPU waiting for a reset cannot "
+                             "be told from a healthy one here.",
                       evidence=(Evidence(where, "no gpu_recovery_action or gpu_reset_status for "
                                          + ", ".join(gpu_label(facts, g.address) for g in blind[:8])),),
                       fix=Fix(notes="Upgrade to a driver that reports it (nvidia-smi -q shows `GPU Recovery Action`), "

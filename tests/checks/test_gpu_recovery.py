@@ -85,7 +85,7 @@ def test_driver_without_the_field_is_unknown_and_says_so() -> None:
     old = re.sub(r"\s*<gpu_reset_status>.*?</gpu_reset_status>", "", XML, flags=re.DOTALL)
     found = recovery({SMI: old})
     assert [(f.severity, f.subject) for f in found] == [(UNKNOWN, "node")]
-    assert "550.90.07" in found[0].detail and "older drivers" in found[0].detail
+    assert "driver 550.90.07" in found[0].detail and "older drivers" in found[0].detail
 
 
 def test_unrecognised_action_is_unknown_not_pass() -> None:
