@@ -25,17 +25,36 @@ from doctor.findings import (
 from doctor.fixes import make
 from doctor.registry import check
 
-#: Xid -> (severity, meaning), after NVIDIA's Xid catalog; codes not listed are reported as info.
+#: Xid -> (severity, meaning), after NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html:
+#: critical where the catalogue's resolution is a reboot or the GPU is unusable, high where it is RESET_GPU or an
+#: NVLink workflow, low for RESTART_APP faults); codes not listed are reported as info. Codes marked Unused there
+#: (122-125 are SPI/InfoROM, not C2C) and IGNORE ones (137, 141) stay info. Xid 45 (preemptive cleanup after
+#: another error: benign alone, a symptom beside 79/48) needs context a fixed grade cannot give: it stays info.
 XID_TABLE: dict[int, tuple[str, str]] = {
     79: (CRITICAL, "GPU has fallen off the bus"),
     95: (CRITICAL, "uncontained ECC error"),
     64: (CRITICAL, "ECC page retirement or row remapping failure"),
+    140: (CRITICAL, "unrecovered ECC error (escaped containment)"),
+    143: (CRITICAL, "GPU initialization failure"),
     48: (HIGH, "double-bit ECC error"),
     94: (HIGH, "contained ECC error"),
     63: (HIGH, "ECC page retirement or row remapping recording event"),
     74: (HIGH, "NVLink error"),
     119: (HIGH, "GSP RPC timeout"),
     120: (HIGH, "GSP error"),
+    136: (HIGH, "NVLink link training failed"),
+    144: (HIGH, "NVLink SAW error"),
+    145: (HIGH, "NVLink RLW error"),
+    146: (HIGH, "NVLink TLW error"),
+    147: (HIGH, "NVLink TREX error"),
+    148: (HIGH, "NVLink NVLPW_CTRL error"),
+    149: (HIGH, "NVLink NETIR error"),
+    150: (HIGH, "NVLink MSE error"),
+    154: (HIGH, "GPU recovery action changed (the driver asks for a reset, reboot or drain: see gpu.recovery)"),
+    155: (HIGH, "NVLink software-defined error"),
+    156: (HIGH, "resource retirement event (a GPU reset applies it)"),
+    158: (HIGH, "GPU fatal timeout"),
+    121: (LOW, "C2C link corrected errors (no operational impact; a GPU reset retrains the link)"),
     13: (LOW, "graphics engine exception (usually an application fault)"),
     31: (LOW, "GPU memory page fault (usually an application fault)"),
     43: (LOW, "GPU stopped processing (usually an application fault)"),

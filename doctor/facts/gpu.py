@@ -3,6 +3,12 @@
 The runtime view (performance state, utilisation, idle reason, link generation, processes) is
 what tells an idle GPU's power-saving 2.5 GT/s from a real downgrade. When no runtime view is
 available that is recorded in ``runtime_missing``, never papered over with defaults.
+
+When a GPU on the bus has no runtime view, the driver's and nvidia-smi's own failure lines are kept
+as ``faults`` (kernel log sample)::
+
+    [  12.3] NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)
+    [  12.3] NVRM: GPU 0000:81:00.0: rm_init_adapter failed, device minor number 0
 """
 
 from __future__ import annotations
@@ -59,12 +65,24 @@ class Gpu:
 
 
 @record
+class GpuFault:
+    """A line where the driver or nvidia-smi says it cannot reach a GPU (``address`` None: not one GPU),
+    seen ``count`` times; only gathered for GPUs on the bus without a runtime view."""
+
+    address: str | None
+    text: str
+    origin: str
+    count: int = 1
+
+
+@record
 class GpuInventory:
     gpus: tuple[Gpu, ...]
     runtime_origin: str | None  # "nvml", the command file, or None
     runtime_missing: str | None
     driver_version: str | None
     cuda_version: str | None
+    faults: tuple[GpuFault, ...] = ()
 
     def by_address(self, address: str) -> Gpu | None:
         return next((g for g in self.gpus if g.address == address), None)
@@ -127,6 +145,48 @@ def _runtime_report(src: Source) -> tuple[SmiReport | None, str | None, str | No
 
 
 NVIDIA = 0x10DE
+#: ``NVRM: GPU 0000:81:00.0: <message>`` and ``NVRM: GPU at PCI:0000:81:00: <message>`` kernel lines
+_NVRM_GPU_RE = lazy(r"NVRM: GPU (?:at PCI:)?(?P<addr>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):? "
+                    r"(?P<msg>.*)")
+#: messages of those lines that say the GPU is not usable
+_UNREACHABLE = ("RmInitAdapter failed", "rm_init_adapter failed", "fallen off the bus", "GPU is lost")
+_MAX_FAULTS = 64
+
+
+def _kernel_faults(src: Source) -> list[GpuFault]:
+    out = src.command("dmesg")
+    text = out.text or ""
+    if not any(m in text for m in _UNREACHABLE):
+        return []
+    found: dict[tuple[str | None, str], list[str]] = {}
+    for line in text.splitlines():
+        m = _NVRM_GPU_RE.search(line) if "NVRM: GPU" in line else None
+        if m is None or not any(u in m.group("msg") for u in _UNREACHABLE):
+            continue
+        raw = m.group("addr")
+        address = normalise_bdf(raw if "." in raw else raw + ".0")
+        key = (address, m.group("msg").strip())
+        if key in found or len(found) < _MAX_FAULTS:
+            found.setdefault(key, []).append(line[m.start():].strip())
+    return [GpuFault(a, lines[0], out.where, len(lines)) for (a, _), lines in found.items()]
+
+
+def _smi_faults(src: Source) -> list[GpuFault]:
+    from doctor.parsers.nvidia_smi import parse_smi_errors
+
+    faults: list[GpuFault] = []
+    for name in ("nvidia_smi_xml", "nvidia_smi_q"):
+        out = src.command(name)
+        for text in (out.text, out.reason):
+            faults.extend(GpuFault(e.address, e.text, out.where) for e in parse_smi_errors(text))
+    return list(dict.fromkeys(faults))
+
+
+def _faults(src: Source, gpus: tuple[Gpu, ...]) -> tuple[GpuFault, ...]:
+    """The driver's and nvidia-smi's failure lines, read only when a GPU on the bus has no runtime view."""
+    if not any(g.runtime is None and g.pci is not None for g in gpus):
+        return ()
+    return tuple(_smi_faults(src) + _kernel_faults(src))
 
 
 def _speed(gen: int | None) -> float | None:
@@ -171,4 +231,5 @@ def build_gpus(src: Source, pci: PciTree) -> GpuInventory:
     if gpus and report is None and missing is None:
         missing = "no NVML and no nvidia-smi output"
     return GpuInventory(gpus, origin, missing if gpus else None,
-                        report.driver_version if report else None, report.cuda_version if report else None)
+                        report.driver_version if report else None, report.cuda_version if report else None,
+                        _faults(src, gpus))

@@ -21,6 +21,12 @@ COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclu
 FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
 
 
+#: nvml.h ``nvmlDeviceGpuRecoveryAction_t`` -> ``SmiGpu.recovery_action``
+RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset",
+                    5: "recover_imex_domain", 6: "bus_reset", 7: "system_reboot"}
+#: ``nvmlValueType_t`` -> the member of ``nvmlValue_t`` that holds it
+_VALUE_MEMBERS = {1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
+
 #: nvmlClockType_t
 CLOCK_GRAPHICS, CLOCK_MEM = 0, 2
 
@@ -79,6 +85,32 @@ def _datacentre(nvml: Any, handle: Any) -> dict[str, Any]:
         "fabric_status": (None if state != "Completed" or not isinstance(status, int)
                           else "Success" if status == 0 else f"NVML error {status}"),
     }
+
+
+def _field(nvml: Any, handle: Any, name: str) -> int | None:
+    """One integer field value (``nvmlDeviceGetFieldValues``); None when the library or driver lacks it."""
+    field_id = getattr(nvml, name, None)
+    values = _call(getattr(nvml, "nvmlDeviceGetFieldValues", _none), handle, [field_id]) if field_id else None
+    value = values[0] if values else None
+    if value is None or getattr(value, "nvmlReturn", None) != 0:
+        return None
+    member = _VALUE_MEMBERS.get(getattr(value, "valueType", 1), "uiVal")
+    number = getattr(getattr(value, "value", None), member, None)
+    return number if isinstance(number, int) else None
+
+
+def _recovery(nvml: Any, handle: Any) -> dict[str, Any]:
+    """The recovery action (R565+ field 230), else the deprecated reset and drain-and-reset status fields."""
+    action = _field(nvml, handle, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION")
+    if action is not None:
+        return {"recovery_action": RECOVERY_ACTIONS.get(action, "unrecognised"),
+                "recovery_text": f"NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = {action}"}
+    reset = _field(nvml, handle, "NVML_FI_DEV_RESET_STATUS")
+    drain = _field(nvml, handle, "NVML_FI_DEV_DRAIN_AND_RESET_STATUS")
+    if reset is None and drain is None:
+        return {}
+    return {"recovery_action": "drain_and_reset" if drain else "reset" if reset else "none",
+            "recovery_text": f"NVML_FI_DEV_RESET_STATUS = {reset}, NVML_FI_DEV_DRAIN_AND_RESET_STATUS = {drain}"}
 
 
 def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
@@ -145,6 +177,7 @@ def nvml_report(nvml: Any = None) -> tuple[SmiReport | None, str | None]:
                 app_clock_mem_mhz=_mhz(_call(app_clock, handle, CLOCK_MEM)),
                 default_app_clock_mem_mhz=_mhz(_call(default_clock, handle, CLOCK_MEM)),
                 **_datacentre(nvml, handle),
+                **_recovery(nvml, handle),
             ))
         driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
         cuda = _call(nvml.nvmlSystemGetCudaDriverVersion)

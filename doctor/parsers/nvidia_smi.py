@@ -63,9 +63,11 @@ if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
 
 __all__ = [
+    "SmiError",
     "SmiGpu",
     "SmiProcess",
     "SmiReport",
+    "parse_smi_errors",
     "parse_nvidia_smi_text",
     "parse_nvidia_smi_xml",
 ]
@@ -129,6 +131,20 @@ class SmiGpu:
     bar1_total_mib: int | None = None  # ``bar1_memory_usage/total``
     fabric_state: str | None = None  # ``fabric/state`` (Hopper+ on NVSwitch systems): Completed, In Progress, ...
     fabric_status: str | None = None  # ``fabric/status``: Success or an error text
+    # What the driver asks to be done to the GPU (issue 24): one of RECOVERY_WORDS' values, NVML's
+    # ``recover_imex_domain``/``bus_reset``/``system_reboot``, or ``unrecognised``; None when not reported.
+    # ``gpu_recovery_action`` (``GPU Recovery Action``) first, else the older ``gpu_reset_status``
+    # (``Reset Required``/``Drain and Reset Recommended``, "deprecated" on R570+ drivers).
+    recovery_action: str | None = None
+    recovery_text: str | None = None  # what was read, for evidence: ``GPU Recovery Action: Reset``
+
+
+@record
+class SmiError:
+    """A line where nvidia-smi says it cannot reach a GPU or the driver; ``address`` when it names one."""
+
+    address: str | None
+    text: str
 
 
 @record
@@ -234,6 +250,52 @@ def _first_num(values: Iterable[str | None]) -> float | None:
         if n is not None:
             return n
     return None
+
+
+#: ``GPU Recovery Action`` as nvidia-smi prints it (R565+: None, Reset, Reboot, Drain P2P, Drain and Reset)
+RECOVERY_WORDS = {"none": "none", "reset": "reset", "gpu reset": "reset", "reboot": "reboot", "node reboot": "reboot",
+                  "drain p2p": "drain_p2p", "drain and reset": "drain_and_reset", "drain p2p and reset": "drain_and_reset"}
+_DEPRECATED = "deprecated"
+
+
+def recovery(action: str | None, reset_required: str | None,
+             drain_recommended: str | None) -> tuple[str | None, str | None]:
+    """(word, evidence text) from ``GPU Recovery Action`` or, when absent, the ``GPU Reset Status`` pair."""
+    raw = (action or "").strip()
+    if raw and raw.lower() not in ("n/a", "[n/a]") and _DEPRECATED not in raw.lower():
+        return RECOVERY_WORDS.get(raw.lower(), "unrecognised"), f"GPU Recovery Action: {raw}"
+    reset, drain = _yes_no(reset_required), _yes_no(drain_recommended)
+    if reset is None and drain is None:
+        return None, None
+    text = f"GPU Reset Status: Reset Required: {reset_required}, Drain and Reset Recommended: {drain_recommended}"
+    return ("drain_and_reset" if drain else "reset" if reset else "none"), text
+
+
+_HANDLE_RE = lazy(r"Unable to determine the device handle for (?:GPU\s*)?"
+                  r"(?P<addr>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*:\s*(?P<why>.*)")
+#: nvidia-smi's own failures that are no per-GPU line (the driver is up but lists no GPU, or is not up)
+_NODE_ERRORS = ("No devices were found", "couldn't communicate with the NVIDIA driver")
+_MAX_ERRORS = 64
+
+
+def parse_smi_errors(text: str | None) -> tuple[SmiError, ...]:
+    """nvidia-smi's failure lines in its output (or in the reason a live run failed), at most 64 distinct::
+
+        Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error
+        No devices were found
+    """
+    if not text or ("device handle" not in text and not any(e in text for e in _NODE_ERRORS)):
+        return ()
+    out: dict[tuple[str | None, str], None] = {}
+    for line in text.splitlines():
+        m = _HANDLE_RE.search(line)
+        if m is not None:
+            out[(normalize_pci_address(m.group("addr")) or m.group("addr").lower(), line[m.start():].strip())] = None
+        elif any(e in line for e in _NODE_ERRORS):
+            out[(None, line.strip())] = None
+        if len(out) >= _MAX_ERRORS:
+            break
+    return tuple(SmiError(a, t) for a, t in out)
 
 
 def _reason_key(label: str) -> str:
@@ -348,7 +410,14 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         bar1_total_mib=_int(_x(g, "bar1_memory_usage/total")),
         fabric_state=_clean(_x(g, "fabric/state")),
         fabric_status=_clean(_x(g, "fabric/status")),
+        **_recovery_fields(_x(g, "gpu_recovery_action"), _x(g, "gpu_reset_status/reset_required"),
+                           _x(g, "gpu_reset_status/drain_and_reset_recommended")),
     )
+
+
+def _recovery_fields(*values: str | None) -> dict[str, str | None]:
+    word, text = recovery(*values)
+    return {"recovery_action": word, "recovery_text": text}
 
 
 def parse_nvidia_smi_xml(text: str) -> SmiReport:
@@ -496,6 +565,8 @@ class _TextGpu:
             bar1_total_mib=_int(self.get("bar1 memory usage > total")),
             fabric_state=_clean(self.get("fabric > state")),
             fabric_status=_clean(self.get("fabric > status")),
+            **_recovery_fields(self.get("gpu recovery action"), self.get("gpu reset status > reset required"),
+                               self.get("gpu reset status > drain and reset recommended")),
         )
 
 

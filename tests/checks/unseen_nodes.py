@@ -225,6 +225,8 @@ class SmiGpu:
                 f"<mig_mode><current_mig>{'Enabled' if self.mig else 'Disabled'}</current_mig>"
                 f"<pending_mig>{'Enabled' if self.mig else 'Disabled'}</pending_mig></mig_mode>\n"
                 "<persistence_mode>Enabled</persistence_mode>\n"
+                "<gpu_reset_status><reset_required>No</reset_required>"  # as R535-R565 drivers print it
+                "<drain_and_reset_recommended>No</drain_and_reset_recommended></gpu_reset_status>\n"
                 f"<pci><pci_bus_id>0000{domain}:{rest.upper()}</pci_bus_id><pci_gpu_link_info><pcie_gen>"
                 f"<max_link_gen>{self.gen[0]}</max_link_gen><current_link_gen>{self.gen[1]}</current_link_gen>"
                 f"<device_current_link_gen>{self.gen[1]}</device_current_link_gen>"

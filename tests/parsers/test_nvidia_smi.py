@@ -639,3 +639,57 @@ def test_power_limits_and_application_clocks_across_schema_versions() -> None:
     assert (a.power_limit_w, a.default_power_limit_w, a.app_clock_graphics_mhz) == (200.0, 350.0, None)
     assert (b.power_limit_w, b.default_power_limit_w) == (300.0, 350.0)
     assert (b.app_clock_graphics_mhz, b.default_app_clock_graphics_mhz) == (None, 1395.0)
+
+
+# ``GPU Reset Status`` and ``GPU Recovery Action`` as drivers print them: 565 (both, No/No), 570+ (the reset
+# status "deprecated", the action read), 550 (reset status only); from public nvidia-smi -q recordings.
+TEXT_RECOVERY = """\
+GPU 00000000:18:00.0
+    GPU Reset Status
+        Reset Required                    : {required}
+        Drain and Reset Recommended       : {drain}
+    GPU Recovery Action                   : {action}
+    GSP Firmware Version                  : 570.124.06
+"""
+
+
+@pytest.mark.parametrize(("required", "drain", "action", "word"), [
+    ("No", "No", "None", "none"),
+    ("Requested functionality has been deprecated", "Requested functionality has been deprecated", "Reset", "reset"),
+    ("Requested functionality has been deprecated", "Requested functionality has been deprecated",
+     "Drain and Reset", "drain_and_reset"),
+    ("Requested functionality has been deprecated", "Requested functionality has been deprecated", "Reboot", "reboot"),
+    ("No", "No", "Drain P2P", "drain_p2p"),
+    ("Yes", "No", "N/A", "reset"),
+    ("Yes", "Yes", "N/A", "drain_and_reset"),
+    ("Requested functionality has been deprecated", "Requested functionality has been deprecated", "N/A", None),
+])
+def test_recovery_action_text_and_xml(required: str, drain: str, action: str, word: str | None) -> None:
+    text = parse_nvidia_smi_text(TEXT_RECOVERY.format(required=required, drain=drain, action=action)).gpus[0]
+    xml = parse_nvidia_smi_xml(
+        f'<nvidia_smi_log><gpu id="00000000:18:00.0"><gpu_reset_status><reset_required>{required}</reset_required>'
+        f"<drain_and_reset_recommended>{drain}</drain_and_reset_recommended></gpu_reset_status>"
+        f"<gpu_recovery_action>{action}</gpu_recovery_action></gpu></nvidia_smi_log>").gpus[0]
+    assert text.recovery_action == xml.recovery_action == word
+    assert (text.recovery_text is None) == (word is None)
+    if action != "N/A":
+        assert text.recovery_text == f"GPU Recovery Action: {action}"
+
+
+def test_recovery_action_absent_on_old_drivers() -> None:
+    g = parse_nvidia_smi_text(TEXT_3090).gpus[0]
+    assert (g.recovery_action, g.recovery_text) == (None, None)
+
+
+def test_nvidia_smi_failure_lines() -> None:
+    from doctor.parsers.nvidia_smi import SmiError, parse_smi_errors
+
+    text = ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n"
+            "Unable to determine the device handle for GPU 0000:5e:00.0: GPU is lost.  Reboot the system to "
+            "recover this GPU\n" * 2 + "No devices were found\n")
+    assert parse_smi_errors(text) == (
+        SmiError("0000:3b:00.0", "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error"),
+        SmiError("0000:5e:00.0", "Unable to determine the device handle for GPU 0000:5e:00.0: GPU is lost.  "
+                                 "Reboot the system to recover this GPU"),
+        SmiError(None, "No devices were found"))
+    assert parse_smi_errors(TEXT_3090) == () == parse_smi_errors(None)
