@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.derived.net import is_virtual_nic, subject_nics
-from doctor.derived.paths import GDR_WORDS, bridges_between, path_word, switch_of
+from doctor.derived.paths import switch_of
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
@@ -21,6 +21,8 @@ REFERENCES = (
 #: ACS control bits that send peer traffic up to the root complex (PCIe spec ACS Control register).
 REDIRECT_BITS = ("ReqRedir", "CmpltRedir", "EgressCtrl")
 ACS_CTL = "ECAP_ACS+0x6.w"
+#: Peers named in a finding; the rest are counted ("+N more").
+MAX_SHOWN = 8
 #: ACS Control register bits 0-6, in lspci's order.
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 NOTES = ("Runtime changes are lost at reboot and do not regroup IOMMU groups. Lasting: disable ACS in the BIOS "
@@ -39,23 +41,102 @@ def acs_value(acs: dict[str, bool]) -> int:
     return sum(1 << i for i, bit in enumerate(ACS_BITS) if acs.get(bit))
 
 
-def _pairs(facts: Facts) -> dict[str, set[str]]:
-    """Bridge address -> labels of the P2P pairs (GPU-NIC; GPU-GPU without NVSwitch) crossing it."""
-    pci = facts.pci
-    gpus = sorted(pci.gpus, key=lambda d: d.address)
-    nics = [n for n in subject_nics(facts) if not is_virtual_nic(n)]
-    pairs: list[tuple[PciDevice, PciDevice]] = [(g, n) for g in gpus for n in nics]
-    if not any(d.is_nvswitch for d in pci.devices.values()):
-        pairs += [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:]]
-    out: dict[str, set[str]] = {}
-    for a, b in pairs:
-        if path_word(pci, a.address, b.address) not in GDR_WORDS:
-            continue
-        for bridge in bridges_between(pci, a.address, b.address):
-            dev = pci.get(bridge)
-            if dev is not None and dev.is_bridge:
-                out.setdefault(bridge, set()).update({a.address, b.address})
-    return out
+def _mask(bits: list[int]) -> int:
+    """Bit indexes as one integer, in time linear in the bits and the integer's size."""
+    raw = bytearray(max(bits, default=0) // 8 + 1)
+    for b in bits:
+        raw[b >> 3] |= 1 << (b & 7)
+    return int.from_bytes(raw, "little")
+
+
+class _Peers:
+    """The GDR pairs (GPU-NIC; GPU-GPU without NVSwitch) crossing each bridge, from per-subtree counts.
+
+    Two devices meet at PIX/PXB exactly when their bridge paths share the first element (the root port),
+    and :func:`~doctor.derived.paths.bridges_between` is their meeting bridge and all below it. So an
+    endpoint below bridge ``t`` pairs across ``t`` when it has a partner in the root port's tree outside
+    its own branch of ``t``; one outside ``t`` does when it has a partner below ``t``. Linear in the path
+    lengths; peer sets are masks over the endpoints by address, built only for the ports a finding names.
+    """
+
+    def __init__(self, facts: Facts) -> None:
+        pci = facts.pci
+        self.p2p = not any(d.is_nvswitch for d in pci.devices.values())
+        kinds = {d.address: 0 for d in pci.gpus}
+        kinds.update({n.address: 1 for n in subject_nics(facts) if not is_virtual_nic(n) and n.address not in kinds})
+        self.order: list[str] = []  # endpoints by address; the index is the bit
+        self.kind: list[int] = []  # 0 GPU, 1 NIC
+        self.root: dict[str, str] = {}  # bridge -> the root port of its tree
+        self.total: dict[str, list[int]] = {}  # root port -> [GPUs, NICs] in its tree
+        self.branches: dict[str, dict[tuple[str, str], list[int]]] = {}  # bridge -> branch -> [GPUs, NICs]
+        self.bits: dict[str, tuple[list[int], list[int]]] = {}  # bridge -> bits of the GPUs, NICs below it
+        for address in sorted(kinds):
+            dev = pci.get(address)
+            if dev is None or len(dev.path) < 2:
+                continue
+            bit, k, up = len(self.order), kinds[address], dev.path[:-1]
+            self.order.append(address)
+            self.kind.append(k)
+            self.total.setdefault(up[0], [0, 0])[k] += 1
+            for depth, bridge in enumerate(up):
+                self.root[bridge] = up[0]
+                branch = ("bridge", up[depth + 1]) if depth + 1 < len(up) else ("leaf", str(bit))
+                self.branches.setdefault(bridge, {}).setdefault(branch, [0, 0])[k] += 1
+                self.bits.setdefault(bridge, ([], []))[k].append(bit)
+        self._masks: dict[tuple[str, int], int] = {}
+
+    def _outside(self, bridge: str, counts: list[int]) -> tuple[int, int]:
+        """Partners in the root port's tree outside a group holding ``counts`` [GPUs, NICs]: for its GPUs, NICs."""
+        gpus, nics = self.total[self.root[bridge]]
+        return nics - counts[1] + (gpus - counts[0] if self.p2p else 0), gpus - counts[0]
+
+    def crossing(self) -> list[str]:
+        """The bridges some pair crosses, sorted."""
+        return sorted(b for b, branches in self.branches.items()
+                      if any(c[k] and self._outside(b, c)[k] for c in branches.values() for k in (0, 1)))
+
+    def _below(self, bridge: str, k: int) -> int:
+        if (bridge, k) not in self._masks:
+            self._masks[bridge, k] = _mask(self.bits[bridge][k])
+        return self._masks[bridge, k]
+
+    def at(self, bridge: str) -> int:
+        """The endpoints of the pairs crossing ``bridge``, as a mask."""
+        root, branches = self.root[bridge], self.branches[bridge]
+        here = [sum(c[k] for c in branches.values()) for k in (0, 1)]
+        out = 0
+        for k in (0, 1):
+            inside = self._below(bridge, k)
+            for (what, name), c in branches.items():
+                if c[k] and not self._outside(bridge, c)[k]:  # every partner sits in this branch
+                    inside &= ~(self._below(name, k) if what == "bridge" else 1 << int(name))
+            out |= inside
+        partners_below = (here[1] + (here[0] if self.p2p else 0), here[0])  # for a GPU, a NIC outside
+        for k in (0, 1):
+            if partners_below[k] and root != bridge:
+                out |= self._below(root, k) & ~self._below(bridge, k)
+        return out
+
+    def peers(self, bridges: list[str]) -> tuple[list[str], int, list[str], int]:
+        """The endpoints pairing across any of ``bridges``: the first MAX_SHOWN by address and how many in all;
+        the same for the GPUs among them."""
+        union = 0
+        for b in bridges:
+            union |= self.at(b)
+        gpus = union & ~_mask([i for i, k in enumerate(self.kind) if k])
+        return self._first(union), union.bit_count(), self._first(gpus), gpus.bit_count()
+
+    def _first(self, mask: int) -> list[str]:
+        out: list[str] = []
+        while mask and len(out) < MAX_SHOWN:
+            low = mask & -mask
+            out.append(self.order[low.bit_length() - 1])
+            mask ^= low
+        return out
+
+
+def _more(total: int) -> list[str]:
+    return [f"+{total - MAX_SHOWN} more"] if total > MAX_SHOWN else []
 
 
 def _fix(ports: list[PciDevice], facts: Facts) -> Fix:
@@ -72,21 +153,26 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
     """
     if facts.host.is_vm:
         return
-    crossing = _pairs(facts)
+    pairs = _Peers(facts)
+    crossing = pairs.crossing()
     if not crossing:
         return
     pci = facts.pci
-    ports = [d for a in sorted(crossing) if (d := pci.get(a)) is not None]
+    ports = [d for a in crossing if (d := pci.get(a)) is not None and d.is_bridge]
+    if not ports:
+        return
     with_acs = [p for p in ports if p.acs is not None]
     redirect = [p for p in with_acs if any(p.acs.get(b) for b in REDIRECT_BITS)]  # type: ignore[union-attr]
-    src_only = [p for p in with_acs if p not in redirect and p.acs.get("SrcValid")]  # type: ignore[union-attr]
+    redirecting = {p.address for p in redirect}
+    src_only = [p for p in with_acs if p.address not in redirecting and p.acs.get("SrcValid")]  # type: ignore[union-attr]
     by_switch: dict[str, list[PciDevice]] = {}
     for port in redirect:
         by_switch.setdefault(switch_of(pci, port.address), []).append(port)
     for switch, members in sorted(by_switch.items()):
-        peers = sorted(set().union(*(crossing[p.address] for p in members)))
-        names = [gpu_label(facts, a) if facts.gpus.by_address(a) else a for a in peers]
-        below = [f"GPU {g.index}" for a in peers if (g := facts.gpus.by_address(a)) is not None]
+        peers, n_peers, gpu_peers, n_gpus = pairs.peers([p.address for p in members])
+        names = [gpu_label(facts, a) if facts.gpus.by_address(a) else a for a in peers] + _more(n_peers)
+        below = [f"GPU {g.index}" for a in gpu_peers if (g := facts.gpus.by_address(a)) is not None]
+        below += _more(n_gpus) if below else []
         yield Finding(
             HIGH, f"PCIe switch {switch}" + (f" above {', '.join(below)}" if below else ""), f"ACS redirect on {len(members)} port{'s' if len(members) != 1 else ''} "
                           f"between GPU/NIC peers: peer traffic detours through the root complex",

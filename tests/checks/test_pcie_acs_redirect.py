@@ -40,3 +40,34 @@ def test_src_valid_only_is_info() -> None:
 def test_virtual_machine_is_silent() -> None:
     changes = {**acs_config("0000:17:01.0", 0x000C), "proc/cpuinfo": "flags\t\t: fpu hypervisor\n"}
     assert findings_of(node(changes), CHECK) == []
+
+
+def _pairwise(f) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    """The quadratic reference: every GDR pair, the bridges between them."""
+    from doctor.derived.net import is_virtual_nic, subject_nics
+    from doctor.derived.paths import GDR_WORDS, bridges_between, path_word
+
+    pci = f.pci
+    gpus = sorted(pci.gpus, key=lambda d: d.address)
+    nics = [n for n in subject_nics(f) if not is_virtual_nic(n)]
+    pairs = [(g, n) for g in gpus for n in nics]
+    if not any(d.is_nvswitch for d in pci.devices.values()):
+        pairs += [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:]]
+    out: dict[str, set[str]] = {}
+    for a, b in pairs:
+        if path_word(pci, a.address, b.address) in GDR_WORDS:
+            for bridge in bridges_between(pci, a.address, b.address):
+                out.setdefault(bridge, set()).update({a.address, b.address})
+    return out
+
+
+def test_subtree_counts_match_the_pairwise_definition() -> None:
+    from checks.pcie_acs_redirect import _Peers
+
+    for f in (node(), node(base=sick())):
+        want = _pairwise(f)
+        peers = _Peers(f)
+        assert peers.crossing() == sorted(want)
+        for bridge, ends in want.items():
+            mask = peers.at(bridge)
+            assert {a for i, a in enumerate(peers.order) if mask >> i & 1} == ends, bridge
