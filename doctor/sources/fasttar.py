@@ -1,8 +1,10 @@
 """A fast reader for plain, well-formed tarballs (what ``gnd collect`` writes), all in memory.
 
 :class:`~doctor.sources.tree.TarTree` tries this first: the whole archive is decompressed in
-memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and its
-ustar/GNU/pax headers are parsed with slices of one buffer, with no ``TarInfo`` per member and no data copied until a file is read.
+memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and :func:`index`
+walks its ustar/GNU/pax headers once, with slices of one buffer: per member, its name and a slot in
+three dictionaries (kind, link target, where its data starts), no ``TarInfo`` or other object, and
+no data copied until a file is read (a file's size is read again from its header then).
 It accepts only what it understands exactly as ``tarfile`` would; anything else (a failed
 checksum or CRC, a truncated stream, trailing padding, sparse or device members, global or unusual
 pax records, a base-256 number, any limit reached) raises :class:`Fallback`, and ``TarTree``
@@ -16,7 +18,6 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 from zlib import adler32
 
@@ -235,8 +236,7 @@ def file_size(blob: bytes, offset: int) -> int:
     return _octal(blob[offset - _BLOCK + 124:offset - _BLOCK + 136])
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     """What :func:`index` accepts: most members, bytes streamed and held, largest file held, largest
     extended header, longest link target; and ``name``: a member name's normal form, ``None`` if refused."""
 

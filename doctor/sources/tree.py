@@ -16,8 +16,7 @@ import stat
 import tarfile
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any, BinaryIO, Literal
 
@@ -433,14 +432,12 @@ class TarTree(Tree):
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         data = self._data.get(path)
-        if data is None:
-            return None
-        if type(data) is int:
+        if isinstance(data, int):  # where the fast path found it: copied out on first read
             size = fasttar.file_size(self._blob, data)
             if size > cap:
                 return None
             data = self._data[path] = self._blob[data:data + size]
-        return data if len(data) <= cap else None
+        return data if data is not None and len(data) <= cap else None
 
 
 @record
