@@ -80,5 +80,6 @@ def tar_outcome(path: Path) -> object:
         t = TarTree(str(path))
     except DoctorError as exc:
         return "refused: " + str(exc)
-    return ({k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()},
-            {k: sorted(v) for k, v in t._children.items()})
+    entries = t.entries()
+    return ({k: (kind, t.read(k), target, too_large) for k, (kind, target, too_large) in entries.items()},
+            {k: t.listdir(k) for k, (kind, _, _) in entries.items() if kind == "dir"})

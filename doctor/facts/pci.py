@@ -333,38 +333,45 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         express = _express(ConfigSpace(b""))
     finally:
         config.close()
-    msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit()))
-    override = src.read_line(f"{base}/driver_override")
-    driver = src.link_name(f"{base}/driver")
+    present = frozenset(src.listdir(base))  # one listing: an attribute not in it is not looked up
+
+    def line(name: str) -> str | None:
+        return src.read_line(f"{base}/{name}") if name in present else None
+
+    msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit())) \
+        if "msi_irqs" in present else ()
+    override = line("driver_override")
+    driver = src.link_name(f"{base}/driver") if "driver" in present else None
     aer = {}
     for kind in ("correctable", "nonfatal", "fatal"):
-        parsed = _parse_aer(src.read_text(f"{base}/aer_dev_{kind}"))
-        if parsed:
-            aer[kind] = parsed
+        if f"aer_dev_{kind}" in present:
+            parsed = _parse_aer(src.read_text(f"{base}/aer_dev_{kind}"))
+            if parsed:
+                aer[kind] = parsed
     return PciDevice(
         address=address,
-        vendor=parse_int(src.read_line(f"{base}/vendor"), 16),
-        device=parse_int(src.read_line(f"{base}/device"), 16),
-        class_code=parse_int(src.read_line(f"{base}/class"), 16),
+        vendor=parse_int(line("vendor"), 16),
+        device=parse_int(line("device"), 16),
+        class_code=parse_int(line("class"), 16),
         origin=base,
-        subsystem_vendor=parse_int(src.read_line(f"{base}/subsystem_vendor"), 16),
-        subsystem_device=parse_int(src.read_line(f"{base}/subsystem_device"), 16),
+        subsystem_vendor=parse_int(line("subsystem_vendor"), 16),
+        subsystem_device=parse_int(line("subsystem_device"), 16),
         driver=driver,
         driver_override=None if override in (None, "(null)") else override,
-        numa_node=parse_int(src.read_line(f"{base}/numa_node")),
-        local_cpulist=src.read_line(f"{base}/local_cpulist"),
-        cur_speed=link_speed(parse_speed(src.read_line(f"{base}/current_link_speed"))),
-        cur_width=link_width(parse_int(src.read_line(f"{base}/current_link_width"))),
-        max_speed=link_speed(parse_speed(src.read_line(f"{base}/max_link_speed"))),
-        max_width=link_width(parse_int(src.read_line(f"{base}/max_link_width"))),
-        iommu_group=src.link_name(f"{base}/iommu_group"),
+        numa_node=parse_int(line("numa_node")),
+        local_cpulist=line("local_cpulist"),
+        cur_speed=link_speed(parse_speed(line("current_link_speed"))),
+        cur_width=link_width(parse_int(line("current_link_width"))),
+        max_speed=link_speed(parse_speed(line("max_link_speed"))),
+        max_width=link_width(parse_int(line("max_link_width"))),
+        iommu_group=src.link_name(f"{base}/iommu_group") if "iommu_group" in present else None,
         path=path,
         host_bridge=host,
         port_type=port_type,
-        is_vf=driver in VF_DRIVERS or src.exists(f"{base}/physfn"),
+        is_vf=driver in VF_DRIVERS or "physfn" in present and src.exists(f"{base}/physfn"),
         acs=acs,
         acs_origin=f"{base}/config" if acs is not None else None,
-        power_state=src.read_line(f"{base}/power_state"),
+        power_state=line("power_state"),
         msi_irqs=msi,
         aer=aer,
         target_speed=express.target_speed,

@@ -1,8 +1,10 @@
 """A fast reader for plain, well-formed tarballs (what ``gnd collect`` writes), all in memory.
 
 :class:`~doctor.sources.tree.TarTree` tries this first: the whole archive is decompressed in
-memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and its
-ustar/GNU/pax headers are parsed with slices of one buffer, with no ``TarInfo`` per member and no data copied until a file is read.
+memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and :func:`index`
+walks its ustar/GNU/pax headers once, with slices of one buffer: per member, its name and a slot in
+three dictionaries (kind, link target, where its data starts), no ``TarInfo`` or other object, and
+no data copied until a file is read (a file's size is read again from its header then).
 It accepts only what it understands exactly as ``tarfile`` would; anything else (a failed
 checksum or CRC, a truncated stream, trailing padding, sparse or device members, global or unusual
 pax records, a base-256 number, any limit reached) raises :class:`Fallback`, and ``TarTree``
@@ -16,7 +18,8 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
+from zlib import adler32
 
 from doctor.lazyre import lazy
 
@@ -32,6 +35,9 @@ _PAX_RECORD = lazy(rb"(\d+) ([^=]+)=")
 #: pax keywords that change nothing we keep (besides path and linkpath, which we apply)
 _PAX_IGNORED = frozenset(("mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment", "mode"))
 _NUMERIC = ((100, 108), (108, 116), (116, 124), (136, 148), (329, 337), (337, 345))
+_META = frozenset(b"LKx")  # GNU long name, GNU long link, pax header
+_LINKS = frozenset(b"12")  # hard link, symlink
+FILE, DIR, LINK = "file", "dir", "link"
 
 
 class Fallback(Exception):
@@ -196,10 +202,8 @@ def _octal(field: bytes) -> int:
         raise Fallback from None
 
 
-
 def _text(field: bytes) -> str:
     return field.split(b"\0", 1)[0].decode("utf-8", "replace")
-
 
 
 def _pax(data: bytes) -> dict[str, str]:
@@ -226,78 +230,152 @@ def _pax(data: bytes) -> dict[str, str]:
     return out
 
 
-Member = Callable[[str, str, str, int, int], None]
+def file_size(blob: bytes, offset: int) -> int:
+    """The size of the file whose data starts at ``offset`` in ``blob`` (read from its header, which
+    :func:`index` already checked)."""
+    return _octal(blob[offset - _BLOCK + 124:offset - _BLOCK + 136])
 
 
-def members(blob: bytes, meta_max: int, on_member: Member) -> None:
-    """Call ``on_member(kind, name, linkname, offset, size)`` for each member of the tar ``blob``.
+class Limits(NamedTuple):
+    """What :func:`index` accepts: most members, bytes streamed and held, largest file held, largest
+    extended header, longest link target; and ``name``: a member name's normal form, ``None`` if refused."""
 
-    ``kind`` is ``file``, ``dir``, ``symlink`` or ``hardlink``; ``offset``/``size`` locate a file's
-    data in ``blob``. Names are as ``tarfile`` gives them (GNU long names and pax paths applied).
+    members: int
+    streamed: int
+    held: int
+    file: int
+    meta: int
+    link: int
+    name: Callable[[str], str | None]
+
+
+class Index(NamedTuple):
+    """A tar's members by normal name: ``kinds`` (``file``, ``dir`` or ``link``), each link's target,
+    and where each held file's data starts in the blob (a file over the file limit has none)."""
+
+    kinds: dict[str, str]
+    targets: dict[str, str]
+    data: dict[str, int | bytes]
+
+
+def index(blob: bytes, limits: Limits) -> Index:
+    """The members of the tar ``blob``, each header read once with no object per member beyond its
+    name and dictionary slots; data is located, never copied. Names are as ``tarfile`` gives them
+    (GNU long names, pax paths and ustar prefixes applied), in their normal form (``limits.name``).
+
+    A later member of the same name replaces an earlier one, as extraction would; a hard link
+    shares its source's data when that is a file read so far (else it is left out, as the slow
+    path leaves it). Anything :class:`Fallback` lists, or any limit reached, raises it.
     """
-    pos = 0
+    kinds: dict[str, str] = {}
+    targets: dict[str, str] = {}
+    data: dict[str, int | bytes] = {}
+    pos = count = streamed = held = 0
     end = len(blob)
     pending: dict[str, str] = {}
     valid: set[bytes] = set()  # numeric fields already checked (mode, ids, mtime, devices repeat)
-    while True:
-        if pos + _BLOCK > end:
-            raise Fallback  # ends without its end-of-archive block
-        buf = blob[pos:pos + _BLOCK]
-        if buf == _ZERO_BLOCK:
-            if pending or pos == 0:
+    normal = limits.name
+    try:
+        while True:
+            if pos + _BLOCK > end:
+                raise Fallback  # ends without its end-of-archive block
+            if blob[pos] == 0 and blob[pos:pos + _BLOCK] == _ZERO_BLOCK:
+                if pending or pos == 0:
+                    raise Fallback
+                return Index(kinds, targets, data)  # end of archive: what follows is ignored, as tarfile does
+            # the checksum (the header's byte sum, its own field as spaces): each half's sum is below
+            # adler32's modulus, so the low half of its adler32 is exactly 1 + that sum
+            chksum = int(blob[pos + 148:pos + 156].rstrip(b"\0 ") or b"0", 8)  # as _octal; ValueError: Fallback
+            if chksum != (adler32(blob[pos + 156:pos + 256], adler32(blob[pos:pos + 148])) & 0xFFFF) \
+                    + (adler32(blob[pos + 256:pos + _BLOCK]) & 0xFFFF) + 254:
+                raise Fallback  # bad (or signed) checksum
+            numeric = blob[pos + 100:pos + 124] + blob[pos + 136:pos + 148] + blob[pos + 329:pos + 345]
+            if numeric not in valid:
+                for lo, hi in _NUMERIC:
+                    _octal(blob[pos + lo:pos + hi])
+                valid.add(numeric)
+            size = int(blob[pos + 124:pos + 136].rstrip(b"\0 ") or b"0", 8)
+            if size < 0:
                 raise Fallback
-            return  # end of archive: what follows is ignored, as tarfile does
-        chksum = _octal(buf[148:156])
-        if chksum != 256 + sum(buf) - sum(buf[148:156]):
-            raise Fallback  # bad (or signed) checksum
-        numeric = buf[100:124] + buf[136:148] + buf[329:345]
-        if numeric not in valid:
-            for lo, hi in _NUMERIC:
-                _octal(buf[lo:hi])
-            valid.add(numeric)
-        size = _octal(buf[124:136])
-        kind = buf[156:157]
-        data = pos + _BLOCK
-        if kind in (b"L", b"K", b"x"):
-            if size > meta_max or data + size > end:
+            kind = blob[pos + 156]
+            head, start = pos, pos + _BLOCK
+            pos = start + -(-size // _BLOCK) * _BLOCK
+            if kind in _META:
+                if size > limits.meta or start + size > end:
+                    raise Fallback
+                payload = blob[start:start + size]
+                if kind == 0x78:  # "x": pax
+                    for key, value in _pax(payload).items():
+                        pending.setdefault(key, value)
+                else:
+                    pending.setdefault("name" if kind == 0x4C else "linkname", _text(payload))
+                continue
+            count += 1
+            streamed += size
+            if count > limits.members or streamed > limits.streamed:
                 raise Fallback
-            payload = blob[data:data + size]
-            if kind == b"x":
-                for key, value in _pax(payload).items():
-                    pending.setdefault(key, value)
+            cut = blob.find(b"\0", head, head + 100)
+            name = blob[head:cut if cut >= 0 else head + 100].decode("utf-8", "replace")
+            if kind == 0 and name.endswith("/"):
+                kind = 0x35
+            if kind == 0x35:
+                name = name.rstrip("/")
+            if blob[head + 345]:  # a ustar prefix (tarfile reads the field whatever the format)
+                prefix = _text(blob[head + 345:head + 500])
+                if prefix:
+                    name = prefix + "/" + name
+            if pending:
+                name = pending.get("name", name)
+                linkname = pending.get("linkname")
+                pending = {}
             else:
-                pending.setdefault("name" if kind == b"L" else "linkname", _text(payload))
-            pos = data + -(-size // _BLOCK) * _BLOCK
-            continue
-        name = _text(buf[0:100])
-        if kind == b"\0" and name.endswith("/"):
-            kind = b"5"
-        if kind == b"5":
-            name = name.rstrip("/")
-        if buf[345]:  # a ustar prefix (tarfile reads the field whatever the format)
-            prefix = _text(buf[345:500])
-            if prefix:
-                name = prefix + "/" + name
-        if pending:
-            name = pending.get("name", name)
-            linkname = pending["linkname"] if "linkname" in pending else _text(buf[157:257])
-        else:
-            linkname = _text(buf[157:257]) if buf[157] else ""
-        pending = {}
-        if kind in (b"0", b"\0"):
-            if data + size > end:
-                raise Fallback  # truncated member data
-            on_member("file", name, linkname, data, size)
-            pos = data + -(-size // _BLOCK) * _BLOCK
-            continue
-        if size:
-            raise Fallback  # tarfile does not skip data of non-regular members
-        if kind == b"5":
-            on_member("dir", name, linkname, data, 0)
-        elif kind == b"2":
-            on_member("symlink", name, linkname, data, 0)
-        elif kind == b"1":
-            on_member("hardlink", name, linkname, data, 0)
-        else:
-            raise Fallback  # devices, FIFOs, sparse, contiguous, global pax, vendor types
-        pos = data
+                linkname = None
+            checked = normal(name)
+            if checked is None:
+                raise Fallback  # the slow path refuses it in one line
+            name = checked
+            if kind == 0x30 or kind == 0:  # "0" or NUL: a regular file
+                if start + size > end:
+                    raise Fallback  # truncated member data
+                if not name:
+                    continue
+                kinds[name] = FILE
+                targets.pop(name, None)
+                if size > limits.file:
+                    data.pop(name, None)
+                    continue
+                held += size
+                if held > limits.held:
+                    raise Fallback
+                data[name] = start
+                continue
+            if size:
+                raise Fallback  # tarfile does not skip data of non-regular members
+            if kind not in _LINKS and kind != 0x35:
+                raise Fallback  # devices, FIFOs, sparse, contiguous, global pax, vendor types
+            if linkname is None:
+                linkname = _text(blob[head + 157:head + 257]) if blob[head + 157] else ""
+            if not name:
+                continue
+            if kind == 0x35:  # "5": a directory
+                if kinds.get(name) != DIR:
+                    kinds[name] = DIR
+                    targets.pop(name, None)
+                    data.pop(name, None)
+            elif kind == 0x32:  # "2": a symlink
+                if len(linkname) > limits.link:
+                    raise Fallback
+                kinds[name] = LINK
+                targets[name] = linkname
+                data.pop(name, None)
+            else:  # "1": a hard link, to a file read so far
+                source = "/".join([p for p in linkname.split("/") if p and p != "."])
+                if kinds.get(source) == FILE:
+                    kinds[name] = FILE
+                    targets.pop(name, None)
+                    if source in data:
+                        data[name] = data[source]
+                    else:
+                        data.pop(name, None)
+    except ValueError:  # a number tarfile would not read, or a negative size
+        raise Fallback from None

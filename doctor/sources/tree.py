@@ -16,14 +16,14 @@ import stat
 import tarfile
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import PurePosixPath
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from doctor.errors import DoctorError
 from doctor.record import record
 from doctor.safe_open import open_regular, path_kind
+from doctor.sources import fasttar
 from doctor.sources.kinds import inner_folder
 
 #: Largest file read in one go; bigger ones (or endless /proc files) read as missing.
@@ -39,7 +39,7 @@ MAX_PATH_DEPTH = 64
 MAX_NAME_CHARS = 4096
 MAX_LINK_HOPS = 40
 
-FILE, DIR, LINK = "file", "dir", "link"
+FILE, DIR, LINK = fasttar.FILE, fasttar.DIR, fasttar.LINK
 
 
 def split_path(path: str) -> list[str]:
@@ -194,33 +194,12 @@ class OsTree(Tree):
             os.close(fd)
 
 
-@dataclass(slots=True)
-class _Entry:
-    kind: str
-    data: bytes | None = None
-    target: str | None = None
-    too_large: bool = False
-    view: memoryview | None = None  # the fast path's file data, copied to bytes only when read
-
-
-#: accepted member names -> normal form, under the limits in the last entry's key (bounded; a fleet
-#: worker meets the same few thousand names in every snapshot)
-_SAFE_NAMES: dict[str, str] = {}
-_SAFE_LIMITS: list[int] = [0, 0]
-
-
-def _safe_member_name(name: str) -> str:
-    if _SAFE_LIMITS[0] != MAX_NAME_CHARS or _SAFE_LIMITS[1] != MAX_PATH_DEPTH or len(_SAFE_NAMES) >= 1 << 16:
-        _SAFE_NAMES.clear()
-        _SAFE_LIMITS[:] = [MAX_NAME_CHARS, MAX_PATH_DEPTH]
-    known = _SAFE_NAMES.get(name)
-    if known is None:
-        known = _SAFE_NAMES[name] = _check_member_name(name)  # a refused name raises, and is not kept
-    return known
-
-
-def _check_member_name(name: str) -> str:
-    if name.startswith("/") or "\\" in name and name.startswith("\\"):
+def _member_name(name: str) -> str:
+    """A member name's normal form; :class:`DoctorError` (one line) if absolute, escaping or over a limit."""
+    if len(name) <= MAX_NAME_CHARS and name.count("/") < MAX_PATH_DEPTH and name[:1] not in ("/", "\\", ".") \
+            and "//" not in name and "/." not in name and name[-1:] != "/":
+        return name  # already normal: no empty, "." or ".." component (the common case)
+    if name.startswith(("/", "\\")):
         raise DoctorError(f"unsafe tarball: member {name!r} has an absolute path")
     if len(name) > MAX_NAME_CHARS:
         raise DoctorError(f"tarball refused: member name longer than {MAX_NAME_CHARS} characters (limit)")
@@ -230,6 +209,13 @@ def _check_member_name(name: str) -> str:
     if len(parts) > MAX_PATH_DEPTH:
         raise DoctorError(f"tarball refused: member path deeper than {MAX_PATH_DEPTH} components (limit)")
     return "/".join(parts)
+
+
+def _accepted_name(name: str) -> str | None:
+    try:
+        return _member_name(name)
+    except DoctorError:
+        return None
 
 
 #: what ``tarfile`` raises on the all-zero end-of-archive block (not in its typeshed stubs)
@@ -277,12 +263,13 @@ class TarTree(Tree):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
-        self._entries: dict[str, _Entry] = {"": _Entry(DIR)}
-        self._children: dict[str, set[str]] = {"": set()}
+        self._blob = b""  # the fast path's tar bytes, which ``_data`` offsets point into
+        self._kinds: dict[str, str] = {}  # member -> FILE, DIR or LINK
+        self._targets: dict[str, str] = {}  # link -> its target
+        self._data: dict[str, int | bytes] = {}  # file -> its bytes, or where they start in ``_blob``
         fh = open_regular(path, "tarball")
         try:
             if not self._load_fast(fh):
-                self._entries, self._children = {"": _Entry(DIR)}, {"": set()}
                 fh.seek(0)
                 self._load(fh)
         except DoctorError:
@@ -292,66 +279,35 @@ class TarTree(Tree):
             raise DoctorError(f"cannot read tarball {path}: truncated or corrupt ({reason})") from None
         finally:
             fh.close()
+        self._children: dict[str, set[str]] | None = None  # built on first need (see :meth:`_folders`)
         self._strip_single_top()
 
     def _load_fast(self, fh: BinaryIO) -> bool:
-        """Read a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`); ``False``
+        """Index a well-formed gzip or plain tar in one go (see :mod:`doctor.sources.fasttar`); ``False``
         (nothing kept) when the archive needs the slow path, which then decides any refusal."""
-        from doctor.sources import fasttar
-
         try:
             raw = fh.read(fasttar.FAST_MAX_BYTES + 1)
             with fasttar.inflated(raw) as view:
                 if len(view) > MAX_STREAM_BYTES:
                     return False  # the slow path counts what it streams, and refuses
-                whole = view.obj  # the entries keep views of it: a reused buffer is copied
+                whole = view.obj  # the index points into it: a reused buffer is copied
                 tar = whole if type(whole) is bytes and len(whole) == len(view) else bytes(view)
             del raw
-            fasttar.members(tar, MAX_NAME_CHARS * 16, self._member_adder(memoryview(tar)))
+            limits = fasttar.Limits(MAX_MEMBERS, MAX_STREAM_BYTES, MAX_TAR_BYTES, MAX_FILE_BYTES,
+                                    MAX_NAME_CHARS * 16, MAX_NAME_CHARS, _accepted_name)
+            found = fasttar.index(tar, limits)
         except (fasttar.Fallback, OSError, MemoryError):
             return False
+        self._blob = tar
+        self._kinds, self._targets, self._data = found
         return True
 
-    def _member_adder(self, blob: memoryview) -> Callable[[str, str, str, int, int], None]:
-        """The fast path's per-member callback: adds to this tree, counting toward the limits (members,
-        bytes streamed, bytes held); past one it raises :class:`~doctor.sources.fasttar.Fallback`."""
-        from doctor.sources import fasttar
-
-        counts = [0, 0, 0]
-
-        def member(kind: str, name: str, linkname: str, offset: int, size: int) -> None:
-            counts[0] += 1
-            counts[1] += size
-            if counts[0] > MAX_MEMBERS or counts[1] > MAX_STREAM_BYTES:
-                raise fasttar.Fallback
-            try:
-                name = _safe_member_name(name)
-            except DoctorError:
-                raise fasttar.Fallback from None
-            if not name:
-                return
-            if kind == "symlink":
-                if len(linkname) > MAX_NAME_CHARS:
-                    raise fasttar.Fallback
-                self._add(name, _Entry(LINK, target=linkname))
-            elif kind == "hardlink":
-                src = self._entries.get("/".join(split_path(linkname)))
-                if src is not None and src.kind == FILE:
-                    self._add(name, _Entry(FILE, src.data, too_large=src.too_large, view=src.view))
-            elif kind == "dir":
-                self._add(name, _Entry(DIR))
-            elif size > MAX_FILE_BYTES:
-                self._add(name, _Entry(FILE, None, too_large=True))
-            else:
-                counts[2] += size
-                if counts[2] > MAX_TAR_BYTES:
-                    raise fasttar.Fallback
-                self._add(name, _Entry(FILE, b"" if not size else None, view=blob[offset:offset + size]))
-
-        return member
-
     def _load(self, fh: BinaryIO) -> None:
+        """Read the archive with ``tarfile`` (any compression, any member), refusing in one line."""
         path = self.path
+        kinds: dict[str, str] = {}
+        targets: dict[str, str] = {}
+        data: dict[str, int | bytes] = {}
         held = streamed = members = 0
         head = fh.read(6)
         fh.seek(0)
@@ -364,7 +320,7 @@ class TarTree(Tree):
                 members += 1
                 if members > MAX_MEMBERS:
                     raise DoctorError(f"tarball {path} refused: more than {MAX_MEMBERS} members (limit)")
-                name = _safe_member_name(member.name)
+                name = _member_name(member.name)
                 streamed += member.size
                 if streamed > MAX_STREAM_BYTES:
                     raise DoctorError(f"tarball {path} refused: unpacks to more than "
@@ -375,24 +331,34 @@ class TarTree(Tree):
                     if len(member.linkname) > MAX_NAME_CHARS:
                         raise DoctorError(f"tarball {path} refused: link target longer than {MAX_NAME_CHARS} "
                                           "characters (limit)")
-                    self._add(name, _Entry(LINK, target=member.linkname))
+                    kinds[name], targets[name] = LINK, member.linkname
+                    data.pop(name, None)
                 elif member.islnk():
-                    src = self._entries.get("/".join(split_path(member.linkname)))
-                    if src is not None and src.kind == FILE:
-                        self._add(name, _Entry(FILE, src.data, too_large=src.too_large))
+                    src = "/".join(split_path(member.linkname))
+                    if kinds.get(src) == FILE:
+                        kinds[name] = FILE
+                        targets.pop(name, None)
+                        if src in data:
+                            data[name] = data[src]
+                        else:
+                            data.pop(name, None)
                 elif member.isdir():
-                    self._add(name, _Entry(DIR))
+                    if kinds.get(name) != DIR:
+                        kinds[name] = DIR
+                        targets.pop(name, None)
+                        data.pop(name, None)
                 elif member.isfile():
+                    kinds[name] = FILE
+                    targets.pop(name, None)
                     if member.size > MAX_FILE_BYTES:
-                        self._add(name, _Entry(FILE, None, too_large=True))
+                        data.pop(name, None)
                         continue
                     held += member.size
                     if held > MAX_TAR_BYTES:
                         raise DoctorError(f"tarball {path} refused: its files hold more than "
                                           f"{MAX_TAR_BYTES >> 20} MiB (limit)")
                     fobj = tf.extractfile(member)
-                    data = fobj.read(member.size) if fobj is not None else b""
-                    self._add(name, _Entry(FILE, data))
+                    data[name] = fobj.read(member.size) if fobj is not None else b""
             if getattr(tf, "gnd_end", None) is not _END_OF_ARCHIVE:
                 raise tarfile.ReadError("archive ends before its end-of-archive block")
             stream = tf.fileobj
@@ -404,74 +370,85 @@ class TarTree(Tree):
                     if budget < 0:
                         raise DoctorError(f"tarball {path} refused: unpacks to more than "
                                           f"{MAX_STREAM_BYTES >> 20} MiB (limit)")
+        self._kinds, self._targets, self._data = kinds, targets, data
 
-    def _ensure_dir(self, path: str) -> None:
-        """Make ``path`` and its missing ancestors directories; stops at the first one known."""
-        child: str | None = None
-        while True:
-            known = path in self._children
-            if not known:
-                self._children[path] = set()
-                self._entries.setdefault(path, _Entry(DIR))
-            if child is not None:
-                self._children[path].add(child)
-            if known:
-                return
-            path, _, child = path.rpartition("/")
-
-    def _add(self, name: str, entry: _Entry) -> None:
-        parent, _, base = name.rpartition("/")
-        self._ensure_dir(parent)
-        self._children[parent].add(base)
-        existing = self._entries.get(name)
-        if existing is not None and existing.kind == DIR and entry.kind == DIR:
-            return
-        self._entries[name] = entry
-        if entry.kind == DIR:
-            self._children.setdefault(name, set())
+    def _folders(self) -> dict[str, set[str]]:
+        """Each folder's names, in one pass over the members (at open); a folder that only holds
+        members (no member of its own) becomes a directory here."""
+        children = self._children
+        if children is None:
+            children = self._children = {"": set()}
+            kinds = self._kinds
+            implied = []
+            for name, kind in kinds.items():
+                if kind == DIR and name not in children:
+                    children[name] = set()
+                parent, _, base = name.rpartition("/")
+                names = children.get(parent)
+                if names is None:
+                    names = children[parent] = set()
+                    if parent not in kinds:
+                        implied.append(parent)
+                names.add(base)
+            while implied:  # ancestors of implied folders
+                name = implied.pop()
+                kinds[name] = DIR
+                parent, _, base = name.rpartition("/")
+                names = children.get(parent)
+                if names is None:
+                    names = children[parent] = set()
+                    if parent not in kinds:
+                        implied.append(parent)
+                names.add(base)
+            kinds.pop("", None)
+        return children
 
     def _strip_single_top(self) -> None:
-        only = inner_folder(self._children.get("", set()), lambda name: self._entries[name].kind == DIR)
+        top = self._folders()[""]
+        only = inner_folder(top, lambda name: self._kinds.get(name) == DIR)
         if only is None:
             return
-        prefix = only + "/"
-        self._entries = {"": _Entry(DIR)} | {
-            k[len(prefix):]: v for k, v in self._entries.items() if k.startswith(prefix)
-        }
-        self._children = {
-            ("" if k == only else k[len(prefix):]): v
-            for k, v in self._children.items()
-            if k == only or k.startswith(prefix)
-        }
+        cut = len(only) + 1
+
+        def strip(table: dict[str, Any]) -> dict[str, Any]:
+            return {k[cut:]: v for k, v in table.items() if k.startswith(only + "/")}
+
+        self._kinds, self._targets, self._data = strip(self._kinds), strip(self._targets), strip(self._data)
+        self._children = None
+
+    def entries(self) -> dict[str, tuple[str, str | None, bool]]:
+        """Every member: its kind, link target and whether it is a file too large to read (for tests)."""
+        self._folders()
+        return {"": (DIR, None, False)} | {
+            k: (v, self._targets.get(k), v == FILE and k not in self._data) for k, v in self._kinds.items()}
 
     def kind(self, path: str) -> str | None:
-        entry = self._entries.get(path)
-        return entry.kind if entry else None
+        return self._kinds.get(path) if path else DIR
 
     def readlink(self, path: str) -> str | None:
-        entry = self._entries.get(path)
-        return entry.target if entry and entry.kind == LINK else None
+        return self._targets.get(path)
 
     def listdir(self, path: str) -> list[str] | None:
-        entry = self._entries.get(path)
-        if entry is None or entry.kind != DIR:
+        if path and self._kinds.get(path) != DIR:
             return None
-        return sorted(self._children.get(path, set()))
+        return sorted(self._folders().get(path, ()))
 
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
-        entry = self._entries.get(path)
-        if entry is None or entry.kind != FILE:
+        data = self._data.get(path)
+        if isinstance(data, int):  # where the fast path found it: copied out on first read
+            size = fasttar.file_size(self._blob, data)
+            if size > cap:
+                self.over_cap.add(path)
+                return None
+            data = self._data[path] = self._blob[data:data + size]
+        if data is None:
+            if self._kinds.get(path) == FILE:  # a member too large to keep
+                self.over_cap.add(path)
             return None
-        if entry.too_large or entry.view is not None and len(entry.view) > cap \
-                or entry.data is not None and len(entry.data) > cap:
+        if len(data) > cap:
             self.over_cap.add(path)
             return None
-        if entry.data is None and entry.view is not None:
-            entry.data = bytes(entry.view)
-            entry.view = None
-        if entry.data is None:
-            return None
-        return entry.data if len(entry.data) <= cap else None
+        return data
 
 
 @record

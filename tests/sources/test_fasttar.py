@@ -21,7 +21,7 @@ from doctor.collect import collect
 from doctor.errors import DoctorError
 from doctor.sources import open_source
 from doctor.sources import tree as tree_mod
-from doctor.sources.fasttar import Fallback, decompress, inflated, members
+from doctor.sources.fasttar import Fallback, Limits, decompress, index, inflated
 from doctor.sources.tree import TarTree
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -55,8 +55,9 @@ def _archive(fmt: int, extra: list[tarfile.TarInfo] | None = None) -> bytes:
 
 
 def _dump(t: TarTree) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    entries = {k: (e.kind, t.read(k), e.target, e.too_large) for k, e in t._entries.items()}
-    return entries, {k: sorted(v) for k, v in t._children.items()}
+    entries = t.entries()
+    return ({k: (kind, t.read(k), target, too_large) for k, (kind, target, too_large) in entries.items()},
+            {k: t.listdir(k) or [] for k, (kind, _, _) in entries.items() if kind == "dir"})
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
@@ -146,7 +147,7 @@ def test_limits_send_archives_to_the_slow_path_which_refuses(tmp_path: Path, mon
 def test_decompress_and_members_decline_garbage() -> None:
     for raw in (b"", b"\x1f\x8b garbage", b"PK\x03\x04 zip", bytes(1024)):
         with pytest.raises(Fallback):
-            members(decompress(raw), 65536, lambda *a: None)
+            index(decompress(raw), Limits(9, 1 << 20, 1 << 20, 1 << 20, 65536, 4096, lambda name: name))
 
 
 @pytest.mark.parametrize("kept", [False, True], ids=["scratch-buffer", "one-call"])
