@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.consumer import is_consumer
-
+from doctor.derived.gpu import is_consumer
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import CRITICAL, HIGH, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
