@@ -9,7 +9,19 @@ from typing import Any
 from doctor import __version__
 from doctor.errors import DoctorError
 from doctor.facts import Facts
-from doctor.findings import PASS, UNKNOWN, Evidence, Finding, rank, severity_order, summary
+from doctor.findings import (
+    CRITICAL,
+    HIGH,
+    LOW,
+    MEDIUM,
+    PASS,
+    UNKNOWN,
+    Evidence,
+    Finding,
+    rank,
+    severity_order,
+    summary,
+)
 from doctor.grouping import group_findings
 from doctor.inputs import problems
 from doctor.inventory import build_inventory
@@ -81,7 +93,7 @@ def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[l
     A check that does not apply (its ``applies`` gives a reason) and found nothing stays "not
     applicable", with the reason. Otherwise an input it needs that is missing or incomplete turns
     its ``pass`` findings into one ``unknown`` naming the input (a check that already said
-    ``unknown`` keeps its own words); its other findings stay, they were seen.
+    ``unknown``, or found a problem, keeps its own words); its other findings stay, they were seen.
     """
     reason = chk.applies(facts) if chk.applies is not None else None
     if reason and not produced:
@@ -90,8 +102,8 @@ def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[l
     if not missing:
         return produced, None
     kept = [f for f in produced if f.severity != PASS]
-    if any(f.severity == UNKNOWN for f in kept):
-        return kept, None
+    if any(f.severity in (UNKNOWN, CRITICAL, HIGH, MEDIUM, LOW) for f in kept):
+        return kept, None  # the check said what it could not see, or found a problem despite it
     names = ", ".join(name for name, _ in missing)
     kept.append(Finding(UNKNOWN, "node", f"{chk.title}: cannot be judged, input incomplete ({names})",
                         detail="The verdict of this check rests on input the source did not hold whole; "

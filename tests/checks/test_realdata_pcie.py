@@ -57,8 +57,9 @@ def test_procfs_x4_nvme_under_x8_root_port_and_full_speed_e810(rd: dict[str, Pat
 
 def test_ghw_kvm_guest_says_virtualised_never_downgraded(rd: dict[str, Path]) -> None:
     found = findings(rd, "ghw-accel-nvidia")
-    assert [(f.check, f.severity) for f in found] == [("pcie.link_downgrade", "info")]
-    assert "virtual machine" in found[0].title
+    # the recording has the GPU on the bus but no driver view: its replay counter cannot be read
+    assert sorted((f.check, f.severity) for f in found) == [("pcie.link_downgrade", "info"), ("pcie.replay", "unknown")]
+    assert "virtual machine" in next(f for f in found if f.check == "pcie.link_downgrade").title
 
 
 def test_nvidiagpunumanodes_trimmed_pci_is_unknown(rd: dict[str, Path]) -> None:

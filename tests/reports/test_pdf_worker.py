@@ -15,6 +15,7 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("weasyprint")
 
 from doctor.errors import DoctorError  # noqa: E402
+from doctor.result_io import to_result  # noqa: E402
 from reports import pdf, pdf_worker  # noqa: E402
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
@@ -38,9 +39,9 @@ def test_worker_renders_what_the_process_renders(healthy_data: dict[str, Any]) -
     worker = pdf_worker.start()
     assert worker is not None
     pid = worker.pid
-    forked = pdf.render_pdf(healthy_data, worker)
+    forked = pdf.render_pdf(to_result(healthy_data), worker)
     assert _reaped(pid)
-    here = pdf.render_pdf(healthy_data)
+    here = pdf.render_pdf(to_result(healthy_data))
     assert forked.startswith(b"%PDF-")
     assert _text(forked).replace(" ", "") == _text(here).replace(" ", "")  # only the generation time may differ
 
@@ -95,8 +96,8 @@ def test_parsed_stylesheet_gives_the_inline_one(sick_data: dict[str, Any]) -> No
     from reports.view import build_view
 
     with i18n.use("zh-CN"):  # the margin texts are translated
-        inline = pdf.html_to_pdf(render_html(sick_data, links=False))
-        bare = render_html_view(build_view(sick_data), links=False, style=False)
+        inline = pdf.html_to_pdf(render_html(to_result(sick_data), links=False))
+        bare = render_html_view(build_view(to_result(sick_data)), links=False, style=False)
         css = report_css()
     assert "<style" not in bare and "string(generated)" in css
     assert pdf.html_to_pdf(bare, css=css) == inline
@@ -120,13 +121,13 @@ def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_da
     links lead there."""
     from reports.html import render_html
 
-    html = render_html(sick_data, links=False)
+    html = render_html(to_result(sick_data), links=False)
     assert 'id="finding-1" class="sev-text' in html and '<article class="finding sev-critical first" data-rank' in html
-    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(sick_data)  # HTML unchanged
-    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(sick_data)))
+    assert '<article class="finding sev-critical first" id="finding-1"' in render_html(to_result(sick_data))  # HTML unchanged
+    reader = pypdf.PdfReader(io.BytesIO(pdf.render_pdf(to_result(sick_data))))
     from reports.view import build_view
 
-    ranks = [f.rank for f in build_view(sick_data).findings]
+    ranks = [f.rank for f in build_view(to_result(sick_data)).findings]
     assert len(ranks) > 20
     destinations = reader.named_destinations
     for rank in ranks:
