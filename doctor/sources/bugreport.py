@@ -162,7 +162,7 @@ def _dmi(body: str) -> dict[str, str]:
 
 def _date(prologue: str) -> str | None:
     m = re.search(r"^Date: \w{3} (\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (?:\S+ )?(\d{4})$", prologue, re.M)
-    months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     if not m or m.group(1) not in months:
         return None  # a localised date (LANG was not C) is not guessed at
     return f"{m.group(4)}-{months.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}T{m.group(3)}"
