@@ -388,7 +388,8 @@ def _classify(tree: Tree, location: str) -> Source:
 
 
 def open_source(arg: str | None) -> Source:
-    """Open the live host (``None`` or ``/``), a snapshot or a sosreport (directory or tarball)."""
+    """Open the live host (``None`` or ``/``), a snapshot or a sosreport (directory or tarball), or an
+    nvidia-bug-report log (``.log`` or ``.log.gz``)."""
     if arg is None or os.path.abspath(arg) == "/":
         return LiveSource("/")
     kind = path_kind(arg)
@@ -405,6 +406,10 @@ def open_source(arg: str | None) -> Source:
         return _classify(OsTree(os.path.join(arg, inner)) if inner else tree, arg)
     if not os.access(arg, os.R_OK):
         raise DoctorError(f"{arg}: permission denied")
+    from doctor.sources import bugreport  # recognised by its first lines, whatever the file is named
+
+    if bugreport.sniff(arg):
+        return bugreport.open_bugreport(arg)
     if not is_tarball(arg):
         raise DoctorError(f"{arg} is not a directory or a tarball (.tar, .tar.gz, .tgz, .tar.bz2, .tar.xz)")
     return _classify(TarTree(arg), arg)

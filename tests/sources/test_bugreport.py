@@ -1,0 +1,160 @@
+"""nvidia-bug-report logs as a source: recognised by content, bounded, their sections read as specs.
+
+The hand-made logs follow ``nvidia-bug-report.sh`` of driver 580 (sections after 44 underscores, ``*** <path>``
+file sections, several nvidia-smi commands in one section, ``dmesg:``); the nvidia-smi output is a real one
+(tests/realworld/cases/azhpc-nd-a100-v4). tests/realworld/bugreport holds a real log of driver 352.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from doctor.cli import main
+from doctor.errors import DoctorError
+from doctor.facts import Facts
+from doctor.sources import bugreport as br
+from doctor.sources import open_source
+from tests.helpers import run
+
+HERE = Path(__file__).resolve().parent.parent
+SMI_Q = (HERE / "realworld/cases/azhpc-nd-a100-v4/sos_commands/nvidia/nvidia-smi_-q").read_text()
+REAL = HERE / "realworld/bugreport/caffe-titanx-352/nvidia-bug-report.log.gz"
+SEP = "____________________________________________\n\n"
+LSPCI = ("0001:00:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100 SXM4 40GB] [10de:20b0] (rev a1)\n"
+         "\tSubsystem: NVIDIA Corporation Device [10de:134f]\n"
+         "\tCapabilities: [68] Express (v2) Endpoint, MSI 00\n"
+         "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n"
+         "\t\tLnkSta:\tSpeed 16GT/s, Width x16\n"
+         "\tKernel driver in use: nvidia\n"
+         "00: de 10 b0 20 46 05 10 00 a1 00 02 03 00 00 00 00\n")
+DMESG = ("[    2.339523] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05\n"
+         "[ 1843.308145] NVRM: Xid (PCI:0001:00:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n")
+
+
+def _log(smi: str = SMI_Q, dmesg: str = DMESG, extra: str = "") -> str:
+    return (
+        f"{SEP}Start of NVIDIA bug report log file.  Please include this file, along\n"
+        "with a detailed description of your problem, when reporting a graphics\n\n"
+        "nvidia-bug-report.sh Version: 35398123\n\n"
+        "Date: Thu Aug 25 20:30:39 UTC 2025\n"
+        "uname: Linux gpu-node-7 6.8.0-45-generic #45-Ubuntu SMP x86_64 GNU/Linux\ncommand line flags: \n\n"
+        f"{SEP}*** /sys/bus/pci/devices/0001:00:00.0/power/control\n"
+        "*** ls: -rw-r--r-- 1 root root 4096 2025-08-25 20:30:39.5 +0000 /sys/bus/pci/devices/0001:00:00.0/power/control\n"
+        "on\n\n"
+        f"{SEP}*** /etc/os-release\n*** ls: -rw-r--r-- 1 root root 386 2025-08-01 /etc/os-release\n"
+        'PRETTY_NAME="Ubuntu 24.04.1 LTS"\n\n'
+        f"{SEP}*** /var/log/nvidia-installer.log does not exist\n\n"
+        f"{SEP}/usr/bin/lspci -nntv\n\n-[0000:00]-+-00.0  Intel Corporation [8086:1237]\n\n"
+        f"{SEP}/usr/bin/lspci -nnDvvvxxxx\n\n{LSPCI}\n"
+        f"{SEP}/usr/sbin/dmidecode\n\n# dmidecode 3.5\n\nHandle 0x0001, DMI type 1, 27 bytes\n"
+        "System Information\n\tManufacturer: Microsoft Corporation\n\tProduct Name: Virtual Machine\n\n"
+        f"{SEP}dmesg:\n\n{dmesg}\n"
+        f"{SEP}*** /proc/cmdline\n*** ls: -r--r--r-- 1 root root 0 2025-08-25 /proc/cmdline\n"
+        "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro iommu=pt\n\n"
+        f"{SEP}*** /proc/driver/nvidia/./version\n*** ls: -r--r--r-- 1 root root 0 2025 /proc/driver/nvidia/./version\n"
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.82.01  Wed Oct 27 21:21:55 UTC 2021\n\n"
+        f"{SEP}/usr/bin/nvidia-smi --query\n\n{smi}\n\n"
+        "/usr/bin/nvidia-smi --query --unit\n\n\n==============NVSMI LOG==============\n\nAttached Units : 0\n\n"
+        "/usr/bin/nvidia-smi nvlink --errorcounters\n\n\n"
+        f"{extra}{SEP}End of NVIDIA bug report log file.\n"
+    )
+
+
+def _write(tmp: Path, text: str, name: str = "nvidia-bug-report.log.gz", zipped: bool = True) -> str:
+    path = tmp / name
+    path.write_bytes(gzip.compress(text.encode()) if zipped else text.encode())
+    return str(path)
+
+
+@pytest.mark.parametrize("name,zipped", [("nvidia-bug-report.log.gz", True), ("nvidia-bug-report.log", False),
+                                         ("ticket-4711.bin", True), ("attachment", False)])
+def test_recognised_by_content_gzip_or_plain(tmp_path: Path, name: str, zipped: bool) -> None:
+    src = open_source(_write(tmp_path, _log(), name, zipped))
+    assert src.kind == br.BUGREPORT
+    assert src.read_text("proc/cmdline") == "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro iommu=pt\n"
+    assert src.read_line("proc/driver/nvidia/version").startswith("NVRM version")  # "./" dropped
+    assert src.read_line("hostname") == "gpu-node-7" and src.collected_at() == "2025-08-25T20:30:39"
+    assert src.read_line("sys/class/dmi/id/sys_vendor") == "Microsoft Corporation"
+    # the report's scattered sys/bus/pci power files must not pass for a sysfs tree
+    assert src.listdir("sys/bus/pci/devices") == [] and not src.exists("var/log/nvidia-installer.log")
+
+
+def test_command_sections_answer_specs_and_name_their_section(tmp_path: Path) -> None:
+    src = open_source(_write(tmp_path, _log()))
+    smi = src.command("nvidia_smi_q")
+    assert smi.text is not None and "A100-SXM4-40GB" in smi.text and "Attached Units" not in smi.text
+    assert smi.where.endswith("nvidia-bug-report.log.gz: /usr/bin/nvidia-smi --query")
+    lspci = src.command("lspci_vvv")
+    assert lspci.text is not None and "LnkCap" in lspci.text and "-nnDvvvxxxx" in lspci.where
+    assert src.command("nvlink_errors").text is None  # printed nothing
+    xml = src.command("nvidia_smi_xml")
+    assert xml.text is None and "no such section" in (xml.reason or "")
+
+
+def test_nvidia_smi_section_feeds_gpu_facts_and_dmesg_reaches_xid(tmp_path: Path) -> None:
+    f = Facts(open_source(_write(tmp_path, _log())))
+    assert [g.name for g in f.gpus.gpus][:1] == ["A100-SXM4-40GB"] and len(f.gpus.gpus) == 8
+    assert f.host.is_vm is True and f.host.hostname == "gpu-node-7"
+    xid = [x for x in run(f, only=["gpu.xid_errors"]).findings if x.check == "gpu.xid_errors"]
+    assert xid and xid[0].severity in ("high", "critical") and "79" in xid[0].title + str(xid[0].evidence)
+
+
+@pytest.mark.parametrize("failure", [
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+    "NVIDIA driver is installed and running.",
+    "No devices were found",
+])
+def test_nvidia_smi_failure_is_evidence_not_a_pass(tmp_path: Path, failure: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, _log(smi=failure, dmesg="[ 3.1] NVRM: RmInitAdapter failed! (0x22:0x56:762)\n"))
+    smi = open_source(path).command("nvidia_smi_q")
+    assert smi.text is None and failure[:20] in (smi.reason or "")
+    result = run(Facts(open_source(path)))
+    by_check = {x.check: x.severity for x in result.findings}
+    for check_id in ("gpu.clock_throttle", "gpu.ecc", "gpu.persistence_mode"):
+        assert by_check.get(check_id) != "pass"  # no nvidia-smi data: never judged healthy
+    assert main(["check", path]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[: len(data) // 2],  # truncated download
+    lambda data: data[:10] + bytes(b ^ 0x55 for b in data[10:40]) + data[40:],  # corrupt deflate stream
+])
+def test_truncated_or_corrupt_gzip_is_refused_in_one_line(tmp_path: Path, damage,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nvidia-bug-report.log.gz"
+    path.write_bytes(damage(gzip.compress(_log().encode() * 3)))
+    assert main(["check", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("gnd: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert "nvidia-bug-report" in err
+
+
+def test_oversized_log_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(br, "MAX_LOG_BYTES", 64 * 1024)
+    path = _write(tmp_path, _log(extra=SEP + "dmesg:\n\n" + "x" * 100_000 + "\n"))
+    with pytest.raises(DoctorError, match="larger than"):
+        open_source(path)
+
+
+def test_a_repeated_section_is_read_once(tmp_path: Path) -> None:
+    noise = (SEP + "*** /proc/cmdline\n*** ls: x\nrepeated\n\n") * 10_000
+    src = open_source(_write(tmp_path, _log(extra=noise)))
+    assert src.read_line("proc/cmdline") == "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro iommu=pt"
+
+
+def test_real_driver_352_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/realworld/bugreport/PROVENANCE.md: a healthy GTX TITAN X at Gen3 x16, no Xid; old ``lspci -v``."""
+    src = open_source(str(REAL))
+    f = Facts(src)
+    assert [g.name for g in f.gpus.gpus] == ["GeForce GTX TITAN X"] and f.host.hostname == "shield-616-2"
+    assert "lspci -d" in src.command("lspci_vvv").where and src.command("dmesg").text
+    findings = run(f).findings
+    alarms = [x for x in findings if x.severity in ("low", "medium", "high", "critical")]
+    assert not alarms, alarms
+    assert not [x for x in findings if x.check == "gpu.xid_errors" and x.severity != "pass"]
+    assert main(["check", str(REAL)]) == 0
