@@ -379,27 +379,25 @@ class TarTree(Tree):
         if children is None:
             children = self._children = {"": set()}
             kinds = self._kinds
-            implied = []
+            implied: list[str] = []
+
+            def attach(name: str) -> None:
+                parent, _, base = name.rpartition("/")
+                names = children.get(parent)
+                if names is None:
+                    names = children[parent] = set()
+                    if parent not in kinds:
+                        implied.append(parent)
+                names.add(base)
+
             for name, kind in kinds.items():
                 if kind == DIR and name not in children:
                     children[name] = set()
-                parent, _, base = name.rpartition("/")
-                names = children.get(parent)
-                if names is None:
-                    names = children[parent] = set()
-                    if parent not in kinds:
-                        implied.append(parent)
-                names.add(base)
+                attach(name)
             while implied:  # ancestors of implied folders
                 name = implied.pop()
                 kinds[name] = DIR
-                parent, _, base = name.rpartition("/")
-                names = children.get(parent)
-                if names is None:
-                    names = children[parent] = set()
-                    if parent not in kinds:
-                        implied.append(parent)
-                names.add(base)
+                attach(name)
             kinds.pop("", None)
         return children
 
