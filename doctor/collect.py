@@ -17,13 +17,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doctor import __version__, specs
 from doctor.errors import DoctorError
 from doctor.secrets import sanitize
 from doctor.sources import MANIFEST, Source
 from doctor.sources.tree import DIR, FILE, LINK, split_path
+
+if TYPE_CHECKING:
+    from doctor.facts.watch import WatchRecord
 
 #: A transform applied to every file's bytes and link target before writing (redaction).
 Transform = Callable[[str, bytes], bytes]
@@ -165,8 +168,10 @@ def default_output(hostname: str | None) -> str:
     return f"gnd-snapshot-{safe}-{stamp}.tar.gz"
 
 
-def collect(src: Source, out_path: str, transform: Transform | None = None) -> dict[str, Any]:
-    """Collect every spec from ``src`` into the tarball ``out_path``; returns the manifest."""
+def collect(src: Source, out_path: str, transform: Transform | None = None,
+            watch: WatchRecord | None = None) -> dict[str, Any]:
+    """Collect every spec from ``src`` into the tarball ``out_path``; returns the manifest. ``watch``: the
+    samples of ``gnd collect --watch``, stored as ``gnd/watch.json`` for ``gnd check`` to judge later."""
     if os.path.isdir(out_path):
         raise DoctorError(f"{out_path} is a directory; give a file name for the snapshot (-o FILE.tar.gz)")
     parent = os.path.dirname(os.path.abspath(out_path))
@@ -209,6 +214,11 @@ def collect(src: Source, out_path: str, transform: Transform | None = None) -> d
             continue  # sosreport-only spec: nothing to collect on a host
         entry["duration_s"] = round(time.monotonic() - t0, 3)
         statuses[spec.name] = entry
+    if watch is not None:
+        from doctor.facts.watch import PATH
+
+        snap.files[PATH] = json.dumps(watch.to_dict(), indent=1).encode()
+        statuses["watch"] = {"kind": "watch", "status": "ok", "samples": watch.samples, "duration_s": watch.duration_s}
     hostname = (src.read_line("proc/sys/kernel/hostname") or src.read_line("etc/hostname")
                 or (socket.gethostname() if src.location == "/" else None))
     manifest = {

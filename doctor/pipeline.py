@@ -17,6 +17,7 @@ from doctor import PLAIN
 
 if TYPE_CHECKING:
     from doctor.facts import Facts
+    from doctor.facts.watch import WatchRecord
     from doctor.registry import Check
     from doctor.runner import Result
     from doctor.sources import Source
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 PREFETCH = ("dmesg", "lspci_vvv")
 
 
-def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None) -> Facts:
+def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), baseline: str | None = None,
+               watch: WatchRecord | None = None) -> Facts:
     """Facts of ``source`` (a path, ``None`` for the live host, or an opened :class:`Source`).
 
     A bad source or baseline raises :class:`~doctor.errors.DoctorError` with one line.
@@ -40,16 +42,17 @@ def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), basel
         from doctor.facts.baseline import load_baseline
 
         known_good = load_baseline(baseline)
-    return Facts(src, deploy_paths=tuple(deploy), baseline=known_good)
+    return Facts(src, deploy_paths=tuple(deploy), baseline=known_good, watch=watch)
 
 
 def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
-            baseline: str | None = None, checks: list[Check] | None = None) -> Result:
+            baseline: str | None = None, checks: list[Check] | None = None, watch: WatchRecord | None = None) -> Result:
     """Run the (selected) checks on ``source`` and return the ranked result.
 
     ``only``: check ids or prefixes (``pcie``); ``deploy``: extra deployment files to inspect;
     ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
-    ``checks``: the loaded checks (fleet workers load them once), default all installed ones.
+    ``checks``: the loaded checks (fleet workers load them once), default all installed ones;
+    ``watch``: what ``gnd watch`` sampled (judged by the ``watch.*`` checks).
     """
     from doctor.sources import Source, open_source
 
@@ -60,7 +63,7 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
     from doctor.runner import run_checks
 
     try:
-        facts = open_facts(src, deploy=deploy, baseline=baseline)
+        facts = open_facts(src, deploy=deploy, baseline=baseline, watch=watch)
         result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
     except Exception:  # a bad --deploy or --baseline file: still reap what was started
         if full:

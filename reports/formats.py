@@ -60,6 +60,7 @@ OFFERED: dict[str, tuple[str, ...]] = {
     "diff": ("text", "json", "html"),
     "fleet": ("text", "json", "html"),
     "tui": ("html", "md", "pdf"),
+    "watch": ("text", "json", "prometheus", "html", "md", "pdf"),
 }
 
 

@@ -28,6 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redact", action="store_true",
                    help="replace hostnames, addresses, MACs, serials and UUIDs in the snapshot")
     p.add_argument("--redact-map", metavar="FILE", help="where --redact writes its private map")
+    p.add_argument("--watch", type=float, metavar="SECONDS",
+                   help="first sample links, counters, clocks and the kernel log for SECONDS (as `gnd watch`, "
+                        "every --watch-interval seconds) and store the summaries in the snapshot")
+    p.add_argument("--watch-interval", type=float, default=1.0, metavar="SECONDS",
+                   help="seconds between samples with --watch (default 1)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
         from doctor.redact import snapshot_transform
 
         transform = snapshot_transform(source, args.redact_map)
+    record = None
+    if args.watch is not None:
+        from doctor.watch import check_bounds, run_watch
+
+        check_bounds(args.watch, args.watch_interval)
+        record = run_watch(args.root if args.root != "/" else None, args.watch, args.watch_interval)
     out = args.output or default_output(source.read_line("proc/sys/kernel/hostname") if args.root != "/" else None)
-    manifest = collect(source, out, transform)
+    manifest = collect(source, out, transform, watch=record)
     specs_status = manifest["specs"]
     bad = {k: v for k, v in specs_status.items() if v.get("status") not in ("ok",)}
     size = os.path.getsize(out)

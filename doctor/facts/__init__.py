@@ -37,13 +37,17 @@ from doctor.sources import Source
 
 if TYPE_CHECKING:
     from doctor.facts.baseline import Baseline
+    from doctor.facts.watch import WatchRecord
 
 
 class Facts:
     """Every fact about one node, each built on first use and cached."""
 
-    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = (), baseline: Baseline | None = None) -> None:
+    def __init__(self, source: Source, deploy_paths: tuple[str, ...] = (), baseline: Baseline | None = None,
+                 watch: WatchRecord | None = None) -> None:
         self.source = source
+        if watch is not None:  # what ``gnd watch`` sampled replaces what the snapshot may hold
+            self.__dict__["watch"] = watch
         self.deploy_paths = deploy_paths
         #: the known-good baseline given with ``--baseline`` (None: no baseline asked for)
         self.baseline = baseline
@@ -55,6 +59,14 @@ class Facts:
         """Whether asking for a command's output runs it on this host (a live check) rather than reading a
         recording: checks skip costly commands that cannot matter (``nvidia-smi nvlink`` without a GPU)."""
         return bool(getattr(self.source, "run_commands", False))
+
+    @cached_property
+    def watch(self) -> WatchRecord | None:
+        """What a watch sampled over time (``gnd watch``, or ``gnd/watch.json`` of a snapshot); ``None``:
+        one snapshot, nothing over time (the ``watch.*`` checks do not run)."""
+        from doctor.facts.watch import build_watch
+
+        return build_watch(self.source)
 
     @cached_property
     def host(self) -> Host:
