@@ -90,7 +90,7 @@ def test_builders_refuse_what_no_check_produces() -> None:
     core = make("sysctl", set={"kernel.core_pattern": "|/bin/sh -c id"}, previous={}, conf="90-gnd-x.conf")
     assert core.steps == () and "not one a check sets" in core.notes
     assert "No commands" in make("module_load", module="dummy").notes
-    with pytest.raises(FixRejected, match="not in the result's inventory"):
+    with pytest.raises(FixRejected, match="'eth0' is not an interface of this host"):
         rebuild(make("link_mtu", netdev="eth0", mtu=9000, previous=1500), Context(netdevs=frozenset({"eth1"})))
     fix = make("link_mtu", netdev="eth0", mtu=9000, previous=1500)
     assert [s.text for s in fix.steps] == ["ip link set dev eth0 mtu 9000", "ip link set dev eth0 mtu 1500"]
