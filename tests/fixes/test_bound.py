@@ -235,7 +235,7 @@ def test_a_failed_diagnostic_does_not_stop_the_script(data: dict[str, Any], host
     script = re.sub(r"^run ", ": run ", script, flags=re.MULTILINE)  # only the diagnostics (look) run
     path = tmp_path / "fix.sh"
     path.write_text(script)
-    if not os.path.exists("/etc/machine-id") or not open("/etc/machine-id").read().strip():
+    if not os.path.exists("/etc/machine-id") or not Path("/etc/machine-id").read_text().strip():
         pytest.skip("no /etc/machine-id on this machine")
     out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True, env=_fake_root(tmp_path, host))
     assert "diagnostic failed with exit 71; going on" in out.stderr, out.stderr
