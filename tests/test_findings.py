@@ -197,3 +197,14 @@ def test_to_dict_is_the_field_by_field_json_form() -> None:
     old |= {"severity": Severity.parse(CRITICAL).value, "evidence": [asdict(e) for e in f.evidence], "references": ["https://example.com"],
             "related": ["0000:39:02.0"], "fix": f.fix.to_dict()}
     assert f.to_dict() == old and list(f.to_dict()) == list(old)
+
+
+@pytest.mark.parametrize("severity", ["info", "pass"])
+def test_info_and_pass_findings_carry_no_fix_steps(severity: str) -> None:
+    """"This setting is fine" never comes with a FIX NOW block (a restart, a reset), however built or loaded."""
+    fix = make("link_up", "a note", netdev="eth0")
+    assert fix.steps
+    f = Finding(severity, "eth0", "fine", fix=fix)
+    assert f.fix.steps == () and f.fix.notes == "a note"
+    back = Finding.from_dict({**Finding("high", "eth0", "x", fix=fix).to_dict(), "severity": severity})
+    assert back.fix.steps == ()
