@@ -41,13 +41,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.commands.common import load_with_facts
-    from doctor.output import exit_code, write_atomic
-    from doctor.safe_open import check_output
+    from doctor.output import check_outputs, exit_code, write_atomic
     from reports.fixscript import fix_scripts, rollback_path
 
     back = args.rollback or rollback_path(args.output)
-    for out in (args.output, back):
-        check_output(out, [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
+    check_outputs([args.output, back], [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
     result, facts = load_with_facts(args)
     scripts = fix_scripts(result, facts)
     if back == args.output:
