@@ -55,11 +55,16 @@ def time_check(source: Path | None, runs: int) -> tuple[float, float, float, int
     return statistics.median(times), min(times), statistics.median(cpus), peak, max(times)
 
 
+def _sink() -> str:
+    """A file to write a run's output to (-o refuses a device such as /dev/null)."""
+    return os.path.join(tempfile.mkdtemp(prefix="gnd-bench-"), "out")
+
+
 def import_profile(runs: int, top: int) -> dict[str, object]:
     """``-X importtime`` of the host check: own time per module (minimum over runs), summed."""
     own: dict[str, int] = {}
     for _ in range(runs):
-        err = subprocess.run([sys.executable, "-X", "importtime", "-m", "doctor", "check", "-o", os.devnull],
+        err = subprocess.run([sys.executable, "-X", "importtime", "-m", "doctor", "check", "-o", _sink()],
                              capture_output=True, text=True, check=False, env=ENV).stderr
         for line in err.splitlines():
             fields = line.removeprefix("import time:").split("|")
@@ -78,7 +83,7 @@ def import_profile(runs: int, top: int) -> dict[str, object]:
 
 def imported_modules(fixture: Path) -> list[str]:
     code = (f"import sys; from doctor.cli import main; main(['check', {str(fixture)!r}, '--format', 'json', "
-            "'-o', os.devnull]); print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+            f"'-o', {_sink()!r}]); print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))")
     out = subprocess.run([sys.executable, "-c", "import os, json; " + code], capture_output=True, text=True,
                          check=True, env=ENV)
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -51,7 +51,8 @@ def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
 
 
 @check("nccl.transport", "NCCL transport and interface selection", "network",
-       fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"))
+       fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"),
+       env=NCCL_VARS)
 def transport(facts: Facts) -> Iterator[Finding]:
     """Flag NCCL_IB_DISABLE=1 with active RDMA, NCCL_P2P_DISABLE=1, GDR/P2P level LOC (high), NCCL_SHM_DISABLE=1
     (medium), NCCL_SOCKET_IFNAME on a slower interface (high when TCP carries data, else low) and an

@@ -173,7 +173,8 @@ def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
 
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime",
-       fixes=("unit_exec", "unit_flag", "file_patch", "process_restart"), needs=("processes", "deploy_files"))
+       fixes=("unit_exec", "unit_flag", "file_patch", "process_restart"), needs=("processes", "deploy_files"),
+       flags=tuple(r.pattern for r in RULES))
 def cuda_graphs(facts: Facts) -> Iterator[Finding]:
     """vLLM --enforce-eager / enforce_eager: true / cudagraph_mode NONE, SGLang --disable-cuda-graph, TRT-LLM
     cuda_graph_config: null / use_cuda_graph: false: high; low on disaggregated prefill/context-only workers.

@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import tarfile
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,36 +101,30 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
 
 
 def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None) -> None:
-    directory = os.path.dirname(os.path.abspath(out_path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".gnd-collect-", suffix=".tar.gz", dir=directory)
+    from doctor.output import atomic_file
+
     now = int(time.time())  # whole seconds: a float mtime would make every member carry a PAX header
-    try:
-        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
-            for d in sorted(snap.dirs):
-                info = tarfile.TarInfo(d)
-                info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
-                tf.addfile(info)
-            for name, target in sorted(snap.links.items()):
-                info = tarfile.TarInfo(name)
-                info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, now
-                tf.addfile(info)
-            for name, data in sorted(snap.files.items()):
-                if transform is not None:
-                    data = transform(name, data)
-                info = tarfile.TarInfo(name)
-                info.size, info.mode, info.mtime = len(data), 0o644, now
-                tf.addfile(info, io.BytesIO(data))
-            body = json.dumps(manifest, indent=2, sort_keys=True).encode()
+    with atomic_file(out_path) as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
+        for d in sorted(snap.dirs):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
+            tf.addfile(info)
+        for name, target in sorted(snap.links.items()):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, now
+            tf.addfile(info)
+        for name, data in sorted(snap.files.items()):
             if transform is not None:
-                body = transform(MANIFEST, body)
-            info = tarfile.TarInfo(MANIFEST)
-            info.size, info.mode, info.mtime = len(body), 0o644, now
-            tf.addfile(info, io.BytesIO(body))
-        os.replace(tmp, out_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+                data = transform(name, data)
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, now
+            tf.addfile(info, io.BytesIO(data))
+        body = json.dumps(manifest, indent=2, sort_keys=True).encode()
+        if transform is not None:
+            body = transform(MANIFEST, body)
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mode, info.mtime = len(body), 0o644, now
+        tf.addfile(info, io.BytesIO(body))
 
 
 def _collect_per_netdev(src: Source, snap: _Snapshot, spec: specs.Spec) -> dict[str, Any]:

@@ -279,6 +279,9 @@ class Finding:
             object.__setattr__(self, "severity", Severity.parse(self.severity))
         if not self.subject_id:
             object.__setattr__(self, "subject_id", subject_id_of(self.subject))
+        if self.severity in (Severity.INFO, Severity.PASS) and self.fix.steps:
+            # nothing to fix: a finding saying a setting is fine carries no steps (its notes stay)
+            object.__setattr__(self, "fix", Fix(notes=self.fix.notes))
 
     def to_dict(self) -> dict[str, Any]:
         # field by field: dataclasses.asdict deep-copies every value and was a third of a fleet node's time

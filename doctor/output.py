@@ -1,10 +1,19 @@
-"""Writing what a command produced: to stdout or a file, plainly or atomically; exit codes from findings."""
+"""The one output writer (every command's ``-o``, the TUI's export, collected snapshots) and exit codes.
+
+A destination is written through a temporary file in its own directory and renamed into place, so
+a link at the destination is never followed, a device, FIFO, socket or directory is refused with
+one line (exit 2), and no temporary file is left behind on any failure. :func:`check_outputs`
+refuses two outputs naming one file and an output naming an input, before anything runs.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from doctor.errors import DoctorError
 
@@ -14,40 +23,116 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def write_text(text: str, output: str | None) -> None:
-    """``text`` to the file ``output``, or to stdout when ``output`` is empty."""
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8", errors="replace") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise DoctorError(f"cannot write {output}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+def _describe(mode: int) -> str:
+    from doctor.safe_open import describe_mode
+
+    return describe_mode(mode)
 
 
-def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
-    """Write ``body`` to ``path`` through a temporary file in the same directory."""
+def _refuse_existing(path: str) -> os.stat_result | None:
+    """The ``lstat`` of an existing destination that is a regular file (None: it does not exist);
+    DoctorError for a link (never followed), a device, FIFO, socket or directory."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise DoctorError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise DoctorError(f"{path} is a symbolic link; gnd never writes through one: name the file itself")
+    if not stat.S_ISREG(st.st_mode):
+        raise DoctorError(f"{path} is {_describe(st.st_mode)}, not a regular file; give a file name for the output")
+    return st
+
+
+def _identity(path: str) -> tuple[object, ...]:
+    """What makes two names the same file: device and inode when it exists, else its resolved path."""
+    try:
+        st = os.stat(path)
+        return ("inode", st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(os.path.abspath(path)))
+
+
+def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | None] = ()) -> None:
+    """Refuse, before anything runs, destinations that are not regular files or links, two outputs
+    naming one file and an output naming an input (same inode or resolved path); "-" and None are stdout."""
+    named = [o for o in outputs if o and o != "-"]
+    sources = [i for i in inputs if i and i != "-"]
+    seen: dict[tuple[object, ...], str] = {}
+    for out in named:
+        _refuse_existing(out)
+        ident = _identity(out)
+        if ident in seen:
+            raise DoctorError(f"{out} and {seen[ident]} name the same file; give each output its own file")
+        seen[ident] = out
+        real = os.path.realpath(os.path.abspath(out))
+        for inp in sources:
+            if _identity(inp) == ident or os.path.realpath(os.path.abspath(inp)) == real:
+                raise DoctorError(f"{out}: the output would overwrite the input {inp}; choose another file name")
+
+
+@contextmanager
+def atomic_file(path: str, mode: int = 0o644) -> Iterator[BinaryIO]:
+    """A binary handle on a temporary file beside ``path`` that replaces ``path`` when the block ends.
+
+    ``path`` must be missing or a regular file (checked with ``lstat`` before and just before the
+    rename, which replaces the name and never follows a link). On any failure, KeyboardInterrupt and
+    a full disk included, the temporary file is removed and ``path`` is left as it was.
+    """
+    _refuse_existing(path)
     directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise DoctorError(f"{path} is a directory; give a file name")
     if not os.path.isdir(directory):
         raise DoctorError(f"cannot write {path}: {directory} does not exist")
     import tempfile  # not on the stdout path
 
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".gnd-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(body)
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        fd, tmp = tempfile.mkstemp(prefix=".gnd-", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise DoctorError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+        os.chmod(tmp, mode)
+        _refuse_existing(path)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise DoctorError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(tmp: str) -> None:
+    with suppress(OSError):
+        os.unlink(tmp)
+
+
+def write_output(path: str | None, body: str | bytes, mode: int = 0o644) -> None:
+    """The one writer of every command's output: ``body`` to stdout when ``path`` is empty or "-",
+    else atomically to the regular file ``path`` (:func:`atomic_file`)."""
+    if not path or path == "-":
+        if isinstance(body, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(body)
+        else:
+            sys.stdout.write(body)
+        return
+    data = body.encode("utf-8", "replace") if isinstance(body, str) else body
+    with atomic_file(path, mode) as fh:
+        fh.write(data)
+
+
+def write_text(text: str, output: str | None) -> None:
+    """``text`` to the file ``output``, or to stdout when ``output`` is empty (:func:`write_output`)."""
+    write_output(output, text)
+
+
+def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
+    """``body`` to the file ``path`` (:func:`write_output`)."""
+    write_output(path, body, mode)
 
 
 def exit_code(result: Result, fail_on: str) -> int:

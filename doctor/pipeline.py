@@ -47,7 +47,15 @@ def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), basel
 
 def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
             baseline: str | None = None, checks: list[Check] | None = None, watch: WatchRecord | None = None) -> Result:
-    """Run the (selected) checks on ``source`` and return the ranked result.
+    """Run the (selected) checks on ``source`` and return the ranked result (see :func:`analyse_facts`)."""
+    return analyse_facts(source, only=only, deploy=deploy, baseline=baseline, checks=checks, watch=watch)[0]
+
+
+def analyse_facts(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
+                  baseline: str | None = None, checks: list[Check] | None = None,
+                  watch: WatchRecord | None = None) -> tuple[Result, Facts]:
+    """Run the (selected) checks on ``source``: the ranked result and the facts it was computed from
+    (what ``gnd fix-script`` binds its fixes to).
 
     ``only``: check ids or prefixes (``pcie``); ``deploy``: extra deployment files to inspect;
     ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
@@ -71,7 +79,7 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
         raise
     if full:
         _read_prefetched(src)
-    return masked(result)
+    return masked(result), facts
 
 
 def _read_prefetched(src: Source) -> None:

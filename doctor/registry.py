@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import types
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -39,6 +40,10 @@ class Check:
     fixes: tuple[str, ...] = ()
     #: the sysctls its ``sysctl`` fixes may set (``None``: any sysctl the builder knows)
     sysctls: tuple[str, ...] | None = None
+    #: the environment variables it judges: the only ones its fixes may unset or set
+    env: tuple[str, ...] = ()
+    #: the command-line flags it judges (a flag word must match one in full): the only ones its fixes remove
+    flags: tuple[re.Pattern[str], ...] = ()
     #: the inputs (:data:`doctor.inputs.INPUTS`) its verdict rests on: one missing or incomplete makes
     #: the runner report it ``unknown``, never ``pass``
     needs: tuple[str, ...] = ()
@@ -68,13 +73,16 @@ def refusal(declared: Check | None, check_id: str, builder: str, params: object)
 
 def check(id: str, title: str, category: str, requires: str | None = None, fixes: Iterable[str] = (),
           sysctls: Iterable[str] | None = None, needs: Iterable[str] = (),
-          applies: Callable[[Facts], str | None] | None = None) -> Callable[[CheckFunc], Check]:
+          applies: Callable[[Facts], str | None] | None = None, env: Iterable[str] = (),
+          flags: Iterable[re.Pattern[str]] = ()) -> Callable[[CheckFunc], Check]:
     """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`.
 
     ``requires`` names an optional input attribute of the facts (``baseline``); such a check runs
     whenever that input was given, whatever ``--only`` says, and never otherwise. ``fixes`` names
     the fix builders the check's fixes use and ``sysctls`` the keys its ``sysctl`` fixes set
     (per-interface keys as ``net.ipv4.conf.*.rp_filter``); ``gnd fix-script`` refuses any other.
+    ``env`` and ``flags`` name the variables and flags (patterns) it judges: a fix may unset, set or
+    remove only those (:class:`doctor.fixes.base.Fact`).
     ``needs`` names the inputs the verdict rests on and ``applies`` says why the check does not
     apply (see :class:`Check`).
     """
@@ -86,7 +94,7 @@ def check(id: str, title: str, category: str, requires: str | None = None, fixes
 
     def wrap(func: CheckFunc) -> Check:
         return Check(id=id, title=title, category=category, func=func, requires=requires, fixes=builders,
-                     sysctls=keys, needs=inputs, applies=applies, description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+                     sysctls=keys, needs=inputs, applies=applies, env=tuple(env), flags=tuple(flags), description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
 
     return wrap
 

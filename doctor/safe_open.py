@@ -94,14 +94,10 @@ def _same(a: str, b: str) -> bool:
 
 
 def check_output(output: str | None, inputs: Iterable[str | None]) -> None:
-    """Refuse an output path that is a directory or names one of ``inputs`` (it would destroy it)."""
-    if not output or output == "-":
-        return
-    if os.path.isdir(output):
-        raise DoctorError(f"{output} is a directory; give a file name for the output")
-    for inp in inputs:
-        if inp and _same(output, inp):
-            raise DoctorError(f"{output}: the output would overwrite the input {inp}; choose another file name")
+    """Refuse an output that is not a regular file or names one of ``inputs`` (:func:`doctor.output.check_outputs`)."""
+    from doctor.output import check_outputs
+
+    check_outputs([output], inputs)
 
 
 def _size(n: int) -> str:

@@ -110,9 +110,11 @@ def export(result: object, fmt: str, path: str) -> str:
         body = render(result)
     except Exception as exc:  # a renderer bug must not take the TUI down
         raise RuntimeError(f"{fmt} export failed: {type(exc).__name__}: {exc}") from exc
+    from doctor.errors import DoctorError
+    from doctor.output import write_output
+
     try:
-        with open(path, "wb") as fh:
-            fh.write(body.encode() if isinstance(body, str) else body)
-    except OSError as exc:
-        raise RuntimeError(f"cannot write {path}: {exc.strerror}") from None
+        write_output(path, body)
+    except DoctorError as exc:
+        raise RuntimeError(str(exc)) from None
     return path

@@ -90,7 +90,7 @@ def test_builders_refuse_what_no_check_produces() -> None:
     core = make("sysctl", set={"kernel.core_pattern": "|/bin/sh -c id"}, previous={}, conf="90-gnd-x.conf")
     assert core.steps == () and "not one a check sets" in core.notes
     assert "No commands" in make("module_load", module="dummy").notes
-    with pytest.raises(FixRejected, match="not in the result's inventory"):
+    with pytest.raises(FixRejected, match="'eth0' is not an interface of this host"):
         rebuild(make("link_mtu", netdev="eth0", mtu=9000, previous=1500), Context(netdevs=frozenset({"eth1"})))
     fix = make("link_mtu", netdev="eth0", mtu=9000, previous=1500)
     assert [s.text for s in fix.steps] == ["ip link set dev eth0 mtu 9000", "ip link set dev eth0 mtu 1500"]
@@ -197,3 +197,14 @@ def test_to_dict_is_the_field_by_field_json_form() -> None:
     old |= {"severity": Severity.parse(CRITICAL).value, "evidence": [asdict(e) for e in f.evidence], "references": ["https://example.com"],
             "related": ["0000:39:02.0"], "fix": f.fix.to_dict()}
     assert f.to_dict() == old and list(f.to_dict()) == list(old)
+
+
+@pytest.mark.parametrize("severity", ["info", "pass"])
+def test_info_and_pass_findings_carry_no_fix_steps(severity: str) -> None:
+    """"This setting is fine" never comes with a FIX NOW block (a restart, a reset), however built or loaded."""
+    fix = make("link_up", "a note", netdev="eth0")
+    assert fix.steps
+    f = Finding(severity, "eth0", "fine", fix=fix)
+    assert f.fix.steps == () and f.fix.notes == "a note"
+    back = Finding.from_dict({**Finding("high", "eth0", "x", fix=fix).to_dict(), "severity": severity})
+    assert back.fix.steps == ()

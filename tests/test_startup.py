@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _check_path_modules() -> list[Path]:
-    code = ("import json, os, sys; from doctor.cli import main; "
-            "main(['check', 'fixtures/hgx-h100-sick', '-o', os.devnull]); "
+    code = ("import json, os, sys, tempfile; from doctor.cli import main; "
+            "main(['check', 'fixtures/hgx-h100-sick', '-o', os.path.join(tempfile.mkdtemp(), 'out.txt')]); "
             "print(json.dumps(sorted({getattr(m, '__file__', None) or '' for m in list(sys.modules.values())})))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     files = [Path(f) for f in json.loads(out.strip().splitlines()[-1]) if f]

@@ -24,11 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.fleet.baseline import write_baseline
-    from doctor.output import write_text
+    from doctor.output import check_outputs, write_text
     from doctor.pipeline import open_facts
-    from doctor.safe_open import check_output
 
-    check_output(args.output, [args.source])
+    check_outputs([args.output], [args.source])
     facts = open_facts(args.source)
     text = write_baseline(facts, facts.source.location)
     write_text(text, args.output)

@@ -36,11 +36,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.output import check_outputs
     from doctor.pipeline import analyse
-    from doctor.safe_open import check_output
     from reports.formats import FORMATS
 
-    check_output(args.output, [args.source, getattr(args, "baseline", None), args.redact_map, *args.deploy])
+    check_outputs([args.output, args.redact_map], [args.source, getattr(args, "baseline", None), *args.deploy])
     result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None))
     shown = redacted(result, args.redact_map) if args.redact else result
     colour = args.format == "text" and not args.output and use_colour(sys.stdout)

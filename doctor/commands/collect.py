@@ -42,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.root):
         raise DoctorError(f"{args.root}: not a directory")
     source = LiveSource(args.root, run_commands=True if args.run_commands else None)
+    out = args.output or default_output(source.read_line("proc/sys/kernel/hostname") if args.root != "/" else None)
+    from doctor.output import check_outputs
+
+    check_outputs([out, args.redact_map if args.redact else None])  # before the map is written
     transform = None
     if args.redact:
         from doctor.redact import snapshot_transform
@@ -53,7 +57,6 @@ def run(args: argparse.Namespace) -> int:
 
         check_bounds(args.watch, args.watch_interval)
         record = run_watch(args.root if args.root != "/" else None, args.watch, args.watch_interval)
-    out = args.output or default_output(source.read_line("proc/sys/kernel/hostname") if args.root != "/" else None)
     manifest = collect(source, out, transform, watch=record)
     specs_status = manifest["specs"]
     bad = {k: v for k, v in specs_status.items() if v.get("status") not in ("ok",)}

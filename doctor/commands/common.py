@@ -12,6 +12,7 @@ from doctor.errors import DoctorError
 from doctor.findings import FAIL_LEVELS
 
 if TYPE_CHECKING:
+    from doctor.facts import Facts
     from doctor.runner import Result
 
 
@@ -57,15 +58,20 @@ def add_input_arguments(p: argparse.ArgumentParser, fail_on: str | None = "high"
 
 def load(args: argparse.Namespace) -> Result:
     """The result: read from ``--from-json`` or produced by running the checks on SOURCE."""
+    return load_with_facts(args)[0]
+
+
+def load_with_facts(args: argparse.Namespace) -> tuple[Result, Facts | None]:
+    """The result and the facts it was computed from (``None`` for a saved result, ``--from-json``)."""
     if getattr(args, "from_json", None):
         if args.source or args.only or args.deploy:
             raise DoctorError("--from-json renders a saved result; SOURCE, --only and --deploy do not apply")
         from doctor.result_io import load_result
 
-        return load_result(args.from_json)
-    from doctor.pipeline import analyse
+        return load_result(args.from_json), None
+    from doctor.pipeline import analyse_facts
 
-    return analyse(args.source, only=args.only, deploy=args.deploy or ())
+    return analyse_facts(args.source, only=args.only, deploy=args.deploy or ())
 
 
 def redacted(result: Result, map_path: str | None) -> Result:

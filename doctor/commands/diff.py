@@ -35,12 +35,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from doctor.diff import diff_nodes
     from doctor.fleet.load import load_node
-    from doctor.output import write_text
+    from doctor.output import check_outputs, write_text
     from doctor.registry import load_checks
-    from doctor.safe_open import check_output
     from reports.formats import FORMATS
 
-    check_output(args.output, [args.before, args.after])
+    check_outputs([args.output], [args.before, args.after])
     checks, _ = load_checks()
     before = load_node(args.before, checks)
     after = load_node(args.after, checks)

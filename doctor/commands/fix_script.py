@@ -9,44 +9,51 @@ from doctor.errors import DoctorError
 
 HELP = "write a bash script of the safe runtime fixes (dry run by default) and its rollback script"
 DESCRIPTION = """\
-Run the checks on SOURCE (or load a saved result with --from-json) and write a bash script of the
-runtime fixes that are safe to apply unattended (sysctls, IRQ affinity, module loads, link
-settings, systemd drop-ins and deployment-file patches that take a variable or flag out of a
-server's start-up), grouped by finding, with a backup step first. Each fix is rebuilt from its check's own
-fix builder and validated parameters, never from command text in the input; a fix that fails
-validation becomes a comment saying why. The script only prints its commands unless run with
---apply, which it refuses on any host but the one the result came from (hostname and machine-id);
-firmware, BIOS, boot-loader, service-restart and persistent steps appear as comments. A rollback script
-(FILE.rollback.sh) that undoes exactly what the fix script runs is written next to it.
+Run the checks on SOURCE (default: this host) and write a bash script of the runtime fixes that are
+safe to apply unattended (sysctls, IRQ affinity, module loads, link settings, systemd drop-ins and
+deployment-file patches that take a variable or flag out of a server's start-up), grouped by
+finding, with a backup step first. Each fix is rebuilt from its check's own fix builder, never from
+command text, and every parameter must come from the fact it declares in the host's own facts (an
+interface or device the host has, a deployment file the checks read and its lines, a variable or
+flag the check judges, an MTU in the physical range); a fix that fails becomes a comment saying why.
+The script only prints its commands unless run with --apply, which it refuses on any host but the
+one the checks ran on (hostname and machine-id); firmware, BIOS, boot-loader, service-restart and
+persistent steps are comments, and the dry run ends with the list of what is left to do by hand.
+A failed diagnostic does not stop it. A rollback script (FILE.rollback.sh) that undoes exactly what
+the fix script runs is written next to it.
+
+With --from-json the script is for review only: a result file can be edited, so every step is a
+comment and the script refuses --apply (exit 2). Exit status 0 once both scripts are written
+(unless --fail-on is given).
 
 examples:
   gnd fix-script -o fix.sh && less fix.sh && sudo ./fix.sh --apply
-  gnd fix-script --from-json result.json -o fix.sh"""
+  gnd fix-script --from-json result.json -o review.sh"""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from doctor.commands.common import add_input_arguments
 
-    add_input_arguments(p)
+    add_input_arguments(p, fail_on=None)
     p.add_argument("-o", "--output", metavar="FILE", default="gnd-fix.sh", help="script to write (default gnd-fix.sh)")
     p.add_argument("--rollback", metavar="FILE", help="rollback script to write (default FILE.rollback.sh)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.commands.common import load
-    from doctor.output import exit_code, write_atomic
-    from doctor.safe_open import check_output
+    from doctor.commands.common import load_with_facts
+    from doctor.output import check_outputs, exit_code, write_atomic
     from reports.fixscript import fix_scripts, rollback_path
 
     back = args.rollback or rollback_path(args.output)
-    for out in (args.output, back):
-        check_output(out, [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
-    result = load(args)
-    scripts = fix_scripts(result)
+    check_outputs([args.output, back], [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
+    result, facts = load_with_facts(args)
+    scripts = fix_scripts(result, facts)
     if back == args.output:
         raise DoctorError("--rollback must differ from the fix script")
     write_atomic(args.output, scripts.fix.encode(), 0o755)
     write_atomic(back, scripts.rollback.encode(), 0o755)
-    print(f"wrote {args.output} ({scripts.fix_commands} commands; dry run unless run with --apply) and "
-          f"{back} ({scripts.rollback_commands} commands); review both before running", file=sys.stderr)
+    how = ("for review only: made from a saved result, it runs nothing and refuses --apply" if facts is None
+           else f"{scripts.fix_commands} commands; dry run unless run with --apply")
+    print(f"wrote {args.output} ({how}) and {back} ({scripts.rollback_commands} commands); review both before "
+          "running", file=sys.stderr)
     return exit_code(result, args.fail_on)

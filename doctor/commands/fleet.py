@@ -46,8 +46,7 @@ def _progress(done: int, total: int, summary: dict[str, object]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.fleet.fleet import analyse_fleet, expand_paths
-    from doctor.output import write_text
-    from doctor.safe_open import check_output
+    from doctor.output import check_outputs, write_text
     from reports.formats import FORMATS
 
     if args.jobs < 0:
@@ -57,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cache:  # a cache folder kept among the snapshots is not a node
         cache = os.path.realpath(args.cache)
         paths = [p for p in paths if os.path.realpath(p) != cache]
-    for out in (args.output, args.save_json, args.save_html):
-        check_output(out, paths)
+    check_outputs([args.output, args.save_json, args.save_html], paths)
     if not paths:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
     show = not args.quiet and sys.stderr.isatty()

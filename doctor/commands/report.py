@@ -60,19 +60,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
     from doctor.commands.common import load, redacted
-    from doctor.output import EXIT_OK, exit_code, write_atomic
-    from doctor.safe_open import check_output
+    from doctor.output import EXIT_OK, check_outputs, exit_code, write_atomic
     from reports.formats import FORMATS, default_path
 
     result = load(args)
     output = args.output or default_path(fmt, result.source.get("hostname"))
-    check_output(output, [args.source, args.from_json, *(args.deploy or ())])
+    map_path = None
     if args.redact:
         from doctor.redact import default_map_path
 
         map_path = args.redact_map or default_map_path(output)
         if os.path.abspath(map_path) == os.path.abspath(output):
             raise DoctorError("--redact-map must not be the report file itself")
+    check_outputs([output, map_path], [args.source, args.from_json, *(args.deploy or ())])
+    if map_path:
         result = redacted(result, map_path)
     start = time.monotonic()
     if fmt == "pdf":

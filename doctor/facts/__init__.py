@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,9 @@ class Facts:
         self.source = source
         if watch is not None:  # what ``gnd watch`` sampled replaces what the snapshot may hold
             self.__dict__["watch"] = watch
-        self.deploy_paths = deploy_paths
+        #: ``--deploy`` files, a relative path resolved against the current directory (a fix names the
+        #: file by its absolute path: ``compose.yaml`` would otherwise read as ``/compose.yaml``)
+        self.deploy_paths = tuple(os.path.abspath(p) for p in deploy_paths)
         #: the known-good baseline given with ``--baseline`` (None: no baseline asked for)
         self.baseline = baseline
         for path in deploy_paths:  # a missing or FIFO --deploy file is the user's mistake: exit 2 now

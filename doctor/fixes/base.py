@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import field, replace
+from typing import TYPE_CHECKING, Any
 
 from doctor.findings import Fix, FixStep
 from doctor.lazyre import lazy
 from doctor.record import record
+
+if TYPE_CHECKING:
+    from doctor.facts import Facts
 
 
 class FixRejected(ValueError):
@@ -17,11 +21,28 @@ class FixRejected(ValueError):
 
 @record
 class Context:
-    """What exists on the host the fix is for; ``None`` skips that existence check (at check time)."""
+    """The facts a fix's parameters must come from; ``None``: that fact is not known here, so nothing is
+    checked against it (a check building its own fix at check time).
+
+    :meth:`from_facts` holds this host's own facts (what ``gnd fix-script`` builds its unattended steps
+    against); :meth:`from_inventory` holds what a saved result says (a script made from it is for
+    review only); :meth:`judged_by` adds what one check judges (its variables and flags).
+    """
 
     netdevs: frozenset[str] | None = None
     pci: frozenset[str] | None = None
     rdma: frozenset[str] | None = None
+    #: interface -> its MTU now
+    mtus: Mapping[str, int] | None = field(default=None, hash=False)
+    #: deployment file the checks read (absolute path) -> its lines
+    deploy: Mapping[str, tuple[str, ...]] | None = field(default=None, hash=False)
+    irqs: frozenset[int] | None = None
+    pids: frozenset[int] | None = None
+    gpus: frozenset[int] | None = None
+    #: environment variables the check whose fix this is judges
+    env: frozenset[str] | None = None
+    #: command-line flags the check judges (patterns a flag word must match in full)
+    flags: tuple[re.Pattern[str], ...] | None = None
 
     @classmethod
     def from_inventory(cls, inventory: object) -> Context:
@@ -34,9 +55,57 @@ class Context:
 
         nics = rows("nics")
         netdevs = {str(n) for r in nics for n in (r.get("netdevs") or []) if isinstance(r.get("netdevs"), list)}
-        rdma = {str(n) for r in nics for n in (r.get("rdma") or []) if isinstance(r.get("rdma"), list)}
+        rdma = {str(n).split("/")[0] for r in nics for n in (r.get("rdma") or []) if isinstance(r.get("rdma"), list)}
         pci = {str(r.get("address")) for key in ("gpus", "nics", "topology") for r in rows(key) if r.get("address")}
         return cls(netdevs=frozenset(netdevs), pci=frozenset(pci), rdma=frozenset(rdma))
+
+    @classmethod
+    def from_facts(cls, facts: Facts) -> Context:
+        """This host's own facts: its interfaces, PCI devices, RDMA devices, IRQs, processes, GPUs and the
+        deployment files the checks read (paths made absolute, as fixes name them)."""
+        return cls(netdevs=frozenset(n.name for n in facts.netdevs),
+                   pci=frozenset(facts.pci.devices) | frozenset(g.address for g in facts.gpus.gpus),
+                   rdma=frozenset(p.device for p in facts.rdma),
+                   mtus={n.name: n.mtu for n in facts.netdevs if n.mtu is not None},
+                   deploy={absolute(df.path): tuple(df.text.splitlines()) for df in facts.deploy_files},
+                   irqs=frozenset(i.number for i in facts.irqs), pids=frozenset(p.pid for p in facts.processes),
+                   gpus=frozenset(g.index for g in facts.gpus.gpus))
+
+    def judged_by(self, env: Iterable[str] | None, flags: Iterable[re.Pattern[str]] | None) -> Context:
+        """This context with the variables and flags one check judges (none when it declares none)."""
+        return replace(self, env=frozenset(env or ()), flags=tuple(flags or ()))
+
+
+def absolute(path: str) -> str:
+    """A path in the source as the host names it (``etc/x`` -> ``/etc/x``)."""
+    return path if path.startswith("/") else "/" + path
+
+
+UNIT_OF = lazy(r"(?:^|/)([^/]+\.service)(?:\.d/[^/]+\.conf)?$")
+
+
+def unit_of(path: str) -> str | None:
+    """The systemd unit a unit file or drop-in belongs to, else None."""
+    m = UNIT_OF.search(path)
+    return m.group(1) if m and UNIT.fullmatch(m.group(1)) else None
+
+
+def exec_starts(lines: Sequence[str]) -> list[tuple[int, str]]:
+    """(line index, value) of the ExecStart= lines of a unit, continuation lines joined."""
+    out = []
+    for i, line in enumerate(lines):
+        m = EXEC_START.match(line)
+        if m:
+            value = m.group(1)
+            j = i
+            while value.endswith("\\") and j + 1 < len(lines):
+                j += 1
+                value = value[:-1] + " " + lines[j].strip()
+            out.append((i, value))
+    return out
+
+
+EXEC_START = lazy(r"^\s*ExecStart\s*=\s*(.*)$")
 
 
 NETDEV = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,14}")
@@ -49,14 +118,17 @@ RDMA_DEVICE = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 class Params:
     """Typed, validated access to a builder's parameters; unread keys are refused by ``done``."""
 
-    def __init__(self, data: object, ctx: Context) -> None:
+    def __init__(self, data: object, ctx: Context, spec: Mapping[str, Param] | None = None) -> None:
         if not isinstance(data, dict):
             raise FixRejected("parameters are not an object")
         self.data = data
         self.ctx = ctx
+        self.spec = spec
         self.read: set[str] = set()
 
     def raw(self, key: str, default: Any = None) -> Any:
+        if self.spec is not None and key not in self.spec:
+            raise FixRejected(f"the builder reads {key!r}, a parameter it does not declare")
         self.read.add(key)
         return self.data.get(key, default)
 
@@ -95,10 +167,10 @@ class Params:
         return value
 
     def netdev(self, key: str) -> str:
-        return netdev(self.raw(key), self.ctx)
+        return netdev(self.raw(key))
 
     def pci(self, key: str) -> str:
-        return pci_address(self.raw(key), self.ctx)
+        return pci_address(self.raw(key))
 
     def done(self) -> None:
         extra = set(self.data) - self.read
@@ -106,19 +178,17 @@ class Params:
             raise FixRejected(f"unexpected parameter {sorted(extra)[0]!r}")
 
 
-def netdev(value: object, ctx: Context) -> str:
+def netdev(value: object) -> str:
+    """An interface name (shape only; :data:`Fact.NETDEV` binds it to the host)."""
     if not isinstance(value, str) or not NETDEV.fullmatch(value) or value in (".", ".."):
         raise FixRejected("not a valid interface name")
-    if ctx.netdevs is not None and value not in ctx.netdevs:
-        raise FixRejected(f"interface {value} is not in the result's inventory")
     return value
 
 
-def pci_address(value: object, ctx: Context) -> str:
+def pci_address(value: object) -> str:
+    """A PCI address (shape only; :data:`Fact.PCI` binds it to the host)."""
     if not isinstance(value, str) or not PCI_ADDRESS.fullmatch(value):
         raise FixRejected("not a valid PCI address")
-    if ctx.pci is not None and value not in ctx.pci:
-        raise FixRejected(f"PCI device {value} is not in the result's inventory")
     return value
 
 
@@ -134,13 +204,200 @@ def unit(value: object) -> str:
     return value
 
 
+# --- the facts a parameter must come from ---------------------------------------------------------
+
+Holds = Callable[[Context, object, Mapping[str, Any]], "bool | None"]
+
+
+@record
+class From:
+    """A fact of the host a parameter value must be held by: ``holds(ctx, value, params)`` is True when
+    it is, False when it is not, None when ``ctx`` does not know that fact (nothing to check against)."""
+
+    what: str
+    holds: Holds = field(hash=False, compare=False)
+
+
+def _member(attr: str) -> Holds:
+    def holds(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+        known = getattr(ctx, attr)
+        return None if known is None else value in known
+    return holds
+
+
+def _int_member(attr: str) -> Holds:
+    def holds(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+        known = getattr(ctx, attr)
+        if known is None:
+            return None
+        text = str(value)
+        return text.isdigit() and int(text) in known
+    return holds
+
+
+def _deploy_file(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    return None if ctx.deploy is None else value in ctx.deploy
+
+
+def _unit(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    return None if ctx.deploy is None else any(unit_of(path) == value for path in ctx.deploy)
+
+
+def _unit_file(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.deploy is None:
+        return None
+    return value in ctx.deploy and isinstance(value, str) and unit_of(value) == params.get("unit")
+
+
+def _exec_start(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.deploy is None:
+        return None
+    return any(unit_of(path) == params.get("unit") and any(v == value for _, v in exec_starts(lines))
+               for path, lines in ctx.deploy.items())
+
+
+def judged_env(ctx: Context, value: object) -> bool | None:
+    """Whether ``value`` (a variable name) is one the check judges; None when not known here."""
+    return None if ctx.env is None else value in ctx.env
+
+
+def judged_flag(ctx: Context, value: object) -> bool | None:
+    """Whether ``value`` (a command-line word) is a flag the check judges; None when not known here."""
+    if ctx.flags is None:
+        return None
+    return isinstance(value, str) and any(p.fullmatch(value) for p in ctx.flags)
+
+
+def _env(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    return judged_env(ctx, value)
+
+
+def _flag(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    return None if value in ("", None) else judged_flag(ctx, value)
+
+
+SETTING_WORD = lazy(r"[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_.=-]*")
+
+
+def _changed_lines(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """The lines are the file's own at ``start``; a deletion must hold a setting the check judges."""
+    if ctx.deploy is None:
+        return None
+    lines, start = ctx.deploy.get(str(params.get("path"))), params.get("start")
+    if lines is None or not isinstance(value, list) or not isinstance(start, int) or isinstance(start, bool):
+        return False
+    if tuple(lines[start - 1:start - 1 + len(value)]) != tuple(value) or not value:
+        return False
+    if params.get("drop") or params.get("set"):
+        return True  # the builder changes only the judged flag or variable in them
+    words = {w.strip("\"'") for line in value for w in SETTING_WORD.findall(line)}
+    return any(judged_env(ctx, w) or judged_flag(ctx, w) for w in words)
+
+
+def _judged_change(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    text = str(value)
+    env, flag = judged_env(ctx, text.split("=", 1)[0]), judged_flag(ctx, text)
+    return None if env is None and flag is None else bool(env or flag)
+
+
+def _gpu(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    text = str(value)
+    if text.isdigit():
+        return None if ctx.gpus is None else int(text) in ctx.gpus
+    return None if ctx.pci is None else text in ctx.pci
+
+
+#: Physical MTU range a fix may set: IPv6's minimum (below it a fix would break IPv6, never speed a node
+#: up) to the largest jumbo frame switches carry.
+MTU_MIN, MTU_MAX, JUMBO = 1280, 9216, 9000
+
+
+def _target_mtu(ctx: Context, value: object, params: Mapping[str, Any]) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int) or not MTU_MIN <= value <= MTU_MAX:
+        return False
+    return ctx.mtus is None or value == JUMBO or value in ctx.mtus.values()
+
+
+def _mtu_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.mtus is None:
+        return None
+    return ctx.mtus.get(str(params.get("netdev"))) == value
+
+
+class Fact:
+    """The facts builder parameters declare (``Param(Fact.NETDEV)``): each names what holds the value."""
+
+    NETDEV = From("an interface of this host", _member("netdevs"))
+    PCI = From("a PCI device of this host", _member("pci"))
+    RDMA = From("an RDMA device of this host", _member("rdma"))
+    IRQ = From("an IRQ of this host", _int_member("irqs"))
+    PID = From("a process running on this host", _int_member("pids"))
+    GPU_INDEX = From("a GPU of this host", _int_member("gpus"))
+    GPU = From("a GPU of this host", _gpu)
+    DEPLOY_FILE = From("a deployment file the checks read on this host", _deploy_file)
+    CHANGED_LINES = From("lines of that file, at that line, holding a setting the check judges", _changed_lines)
+    UNIT = From("a systemd unit whose file the checks read on this host", _unit)
+    UNIT_FILE = From("the unit's own file on this host", _unit_file)
+    EXEC_START = From("an ExecStart= line of the unit's file on this host", _exec_start)
+    JUDGED_ENV = From("an environment variable the check judges", _env)
+    JUDGED_FLAG = From("a command-line flag the check judges", _flag)
+    JUDGED_CHANGE = From("a flag or variable the check judges", _judged_change)
+    MTU = From(f"an MTU of this host's interfaces or {JUMBO}, from {MTU_MIN} to {MTU_MAX}", _target_mtu)
+    MTU_NOW = From("the interface's MTU now", _mtu_now)
+
+
+@record
+class Param:
+    """One declared builder parameter: ``from_`` the fact that must hold its value (``None``: a value
+    the builder checks by shape and range only, not a host fact); ``each``: the value itself
+    (``value``), each item of a list (``items``) or each key of an object (``keys``)."""
+
+    from_: From | None = None
+    each: str = "value"
+
+
+#: a parameter the builder checks by shape only (a mode, a flag of the fix itself, a count)
+SHAPE = Param()
+
+
+def _values(param: Param, value: object) -> list[object]:
+    if param.each == "items":
+        return list(value) if isinstance(value, list) else [value]
+    if param.each == "keys":
+        return list(value) if isinstance(value, dict) else [value]
+    return [value]
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def bind(spec: Mapping[str, Param], params: Mapping[str, Any], ctx: Context) -> None:
+    """Refuse ``params`` unless every key is declared in ``spec`` and every bound value is held by its
+    fact in ``ctx`` (run before the builder, for every builder)."""
+    extra = sorted(set(params) - set(spec))
+    if extra:
+        raise FixRejected(f"unexpected parameter {extra[0]!r}")
+    for key, param in spec.items():
+        if param.from_ is None or params.get(key) is None:
+            continue
+        for value in _values(param, params[key]):
+            if param.from_.holds(ctx, value, params) is False:
+                raise FixRejected(f"{key}: {_short(value)} is not {param.from_.what}")
+
+
 Builder = Callable[[Params], list[FixStep]]
 BUILDERS: dict[str, Builder] = {}
+#: each builder's declared parameters
+SPECS: dict[str, dict[str, Param]] = {}
 
 
-def builder(name: str) -> Callable[[Builder], Builder]:
+def builder(name: str, **spec: Param) -> Callable[[Builder], Builder]:
+    """Register a builder with the parameters it takes, each declaring the fact it must come from."""
     def register(fn: Builder) -> Builder:
         BUILDERS[name] = fn
+        SPECS[name] = dict(spec)
         return fn
     return register
 
@@ -154,11 +411,16 @@ def load_builders() -> dict[str, Builder]:
 
 
 def build(name: str, params: dict[str, Any], notes: str = "", ctx: Context | None = None) -> Fix:
-    """The fix ``name`` builds from ``params``; ``FixRejected`` when it does not accept them."""
+    """The fix ``name`` builds from ``params``; ``FixRejected`` when a parameter is undeclared, not held
+    by the fact it declares (in ``ctx``) or not accepted by the builder."""
     fn = load_builders().get(name)
     if fn is None:
         raise FixRejected(f"no fix builder named {name!r}" if name else "no fix builder recorded (a 1.x result?)")
-    p = Params(params, ctx or Context())
+    if not isinstance(params, dict):
+        raise FixRejected("parameters are not an object")
+    context = ctx or Context()
+    bind(SPECS[name], params, context)
+    p = Params(params, context, SPECS[name])
     steps = fn(p)
     p.done()
     return Fix(steps=tuple(steps), notes=notes, builder=name, params=params)

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 from doctor.findings import FixStep
 from doctor.fixes.base import (
+    MTU_MAX,
+    MTU_MIN,
     PCI_ADDRESS,
     RDMA_DEVICE,
+    Fact,
     FixRejected,
+    Param,
     Params,
     builder,
     cpulist,
     netdev,
     pci_address,
+)
+from doctor.fixes.base import (
+    SHAPE as S,
 )
 from doctor.fixes.sysctl_keys import INT, KNOWN_SYSCTLS, generic_key
 from doctor.lazyre import lazy
@@ -52,7 +59,7 @@ def _sysctl_value(key: str, value: object) -> str:
     return text
 
 
-@builder("sysctl")
+@builder("sysctl", set=S, previous=S, conf=S)
 def sysctl(p: Params) -> list[FixStep]:
     """``set``: {key: value}; ``previous``: {key: value now}; ``conf``: the sysctl.d file name."""
     wanted = {str(k): _sysctl_value(str(k), v) for k, v in p.mapping("set").items()}
@@ -128,7 +135,7 @@ def _family(p: Params) -> str | None:
     return value  # type: ignore[no-any-return]
 
 
-@builder("kernel_args")
+@builder("kernel_args", add=S, remove=S, os_family=S)
 def kernel_args(p: Params) -> list[FixStep]:
     """``add`` / ``remove``: boot parameters; ``os_family``: debian, rhel or null (both sets)."""
     add, remove = p.items("add", _arg, 16), p.items("remove", _arg, 16)
@@ -142,7 +149,7 @@ def kernel_args(p: Params) -> list[FixStep]:
 KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem")
 
 
-@builder("module_load")
+@builder("module_load", module=S)
 def module_load(p: Params) -> list[FixStep]:
     """``module``: one of the modules a check asks to load."""
     mod = p.choice("module", KNOWN_MODULES)
@@ -158,7 +165,7 @@ THP_VALUES = ("always", "defer", "defer+madvise", "madvise", "never")
 THP_TMPFILES = "/etc/tmpfiles.d/gnd-thp.conf"
 
 
-@builder("thp_defrag")
+@builder("thp_defrag", path=S, value=S, previous=S)
 def thp_defrag(p: Params) -> list[FixStep]:
     """``path``: the defrag file; ``value``: what to set; ``previous``: the value now."""
     path, value, previous = p.choice("path", THP_PATHS), p.choice("value", THP_VALUES), p.choice("previous", THP_VALUES)
@@ -173,7 +180,7 @@ EPP_VALUES = ("default", "performance", "balance_performance", "balance_power", 
 EPP_GLOB = "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"
 
 
-@builder("cpu_governor")
+@builder("cpu_governor", governor=S, epp=S)
 def cpu_governor(p: Params) -> list[FixStep]:
     """``governor``: the governor now (null: leave it); ``epp``: the EPP now (null: leave it)."""
     gov = p.raw("governor")
@@ -198,7 +205,7 @@ def cpu_governor(p: Params) -> list[FixStep]:
 
 # --- interrupts --------------------------------------------------------------------------------
 
-@builder("irq_affinity")
+@builder("irq_affinity", netdev=Param(Fact.NETDEV), node=S, cpus=S, irqs=Param(Fact.IRQ, 'keys'), irqbalance=S)
 def irq_affinity(p: Params) -> list[FixStep]:
     """``netdev``, ``node``: the NIC and its NUMA node; ``cpus``: the node's CPU list; ``irqs``:
     {irq number: affinity now or ""}; ``irqbalance``: whether irqbalance runs."""
@@ -225,7 +232,7 @@ def irq_affinity(p: Params) -> list[FixStep]:
 
 # --- network links -----------------------------------------------------------------------------
 
-@builder("link_up")
+@builder("link_up", netdev=Param(Fact.NETDEV))
 def link_up(p: Params) -> list[FixStep]:
     """``netdev``: an interface that is down."""
     nic = p.netdev("netdev")
@@ -234,40 +241,41 @@ def link_up(p: Params) -> list[FixStep]:
             run(B, "ip", "link", "set", "dev", nic, "down", unattended=True, key=f"link:{nic}")]
 
 
-@builder("link_autoneg")
+@builder("link_autoneg", netdev=Param(Fact.NETDEV))
 def link_autoneg(p: Params) -> list[FixStep]:
     """``netdev``: an interface negotiated below its speed."""
     nic = p.netdev("netdev")
     return [run(R, "ethtool", nic, unattended=True, description="show the link"),
-            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True)]
+            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True, key=f"autoneg:{nic}")]
 
 
-@builder("link_mtu")
+@builder("link_mtu", netdev=Param(Fact.NETDEV), mtu=Param(Fact.MTU), previous=Param(Fact.MTU_NOW))
 def link_mtu(p: Params) -> list[FixStep]:
-    """``netdev``; ``mtu``: the MTU to set; ``previous``: the MTU now."""
-    nic, mtu, old = p.netdev("netdev"), p.integer("mtu", 68, 65535), p.integer("previous", 68, 65535)
+    """``netdev``: an interface of this host; ``mtu``: the MTU to set (a peer interface's or 9000, within
+    the physical range); ``previous``: the interface's MTU now."""
+    nic, mtu, old = p.netdev("netdev"), p.integer("mtu", MTU_MIN, MTU_MAX), p.integer("previous", 68, 65535)
     return [run(R, "ip", "link", "set", "dev", nic, "mtu", str(mtu), unattended=True, key=f"mtu:{nic}"),
             run(B, "ip", "link", "set", "dev", nic, "mtu", str(old), unattended=True, key=f"mtu:{nic}")]
 
 
-@builder("rdma_port")
+@builder("rdma_port", device=Param(Fact.RDMA), port=S, address=Param(Fact.PCI), netdevs=Param(Fact.NETDEV, 'items'))
 def rdma_port(p: Params) -> list[FixStep]:
     """``device``, ``port``: an RDMA port that is down; ``address``: its PCI address (or null);
     ``netdevs``: its interfaces."""
     dev = p.text("device", RDMA_DEVICE, "RDMA device name")
     port = p.integer("port", 0, 255)
     address = p.raw("address")
-    nics = p.items("netdevs", lambda v: netdev(v, p.ctx), 16)
+    nics = p.items("netdevs", lambda v: netdev(v), 16)
     steps = [run(R, "ibv_devinfo", "-d", dev, "-i", str(port))]
     if address is not None:
-        steps.append(run(R, "mlxlink", "-d", pci_address(address, p.ctx), "-p", str(port)))
+        steps.append(run(R, "mlxlink", "-d", pci_address(address), "-p", str(port)))
     for nic in nics:
         steps += [run(R, "ethtool", nic, unattended=True, description="show the link"),
                   run(R, "ip", "link", "set", "dev", nic, "up", unattended=True, key=f"link:{nic}")]
     return steps + [run(B, "ip", "link", "set", "dev", n, "down", unattended=True, key=f"link:{n}") for n in nics]
 
 
-@builder("show_addresses")
+@builder("show_addresses", netdev=Param(Fact.NETDEV))
 def show_addresses(p: Params) -> list[FixStep]:
     """``netdev``: show its addresses (what GIDs the kernel derives from)."""
     return [run(R, "ip", "-o", "addr", "show", "dev", p.netdev("netdev"), unattended=True)]
@@ -284,7 +292,7 @@ def persistence_mode(p: Params) -> list[FixStep]:
             run(B, "nvidia-smi", "-pm", "0", unattended=True, key="pm")]
 
 
-@builder("gpu_reset")
+@builder("gpu_reset", target=Param(Fact.GPU))
 def gpu_reset(p: Params) -> list[FixStep]:
     """``target``: GPU index or PCI address; a reset needs the GPU drained (never unattended)."""
     target = p.raw("target")
@@ -305,7 +313,7 @@ def _watts(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_power_limit")
+@builder("gpu_power_limit", gpu=Param(Fact.PCI), watts=S, previous=S)
 def gpu_power_limit(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``watts``: the default limit to restore; ``previous``: the limit now."""
     gpu, watts, old = _gpu(p), _watts(p, "watts"), _watts(p, "previous")
@@ -320,7 +328,7 @@ def _mhz(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_app_clocks")
+@builder("gpu_app_clocks", gpu=Param(Fact.PCI), memory=S, graphics=S)
 def gpu_app_clocks(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``memory``, ``graphics``: the locked clocks now (MHz), restored on rollback."""
     gpu, mem, gfx = _gpu(p), _mhz(p, "memory"), _mhz(p, "graphics")
@@ -341,7 +349,7 @@ def driver_reload(p: Params) -> list[FixStep]:
 RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
-@builder("pcie_retrain")
+@builder("pcie_retrain", port=Param(Fact.PCI), device=Param(Fact.PCI))
 def pcie_retrain(p: Params) -> list[FixStep]:
     """``port``: the downstream port above the link; ``device``: the device below it."""
     port, dev = p.pci("port"), p.pci("device")
@@ -355,10 +363,10 @@ ACS_CTL = "ECAP_ACS+0x6.w"
 HEX4 = lazy(r"[0-9a-f]{4}")
 
 
-@builder("acs_redirect")
+@builder("acs_redirect", ports=Param(Fact.PCI, 'keys'), os_family=S)
 def acs_redirect(p: Params) -> list[FixStep]:
     """``ports``: {PCI address: ACS control value now, 4 hex digits}; ``os_family``."""
-    ports = {pci_address(k, p.ctx): v for k, v in p.mapping("ports", 256).items()}
+    ports = {pci_address(k): v for k, v in p.mapping("ports", 256).items()}
     if not ports or not all(isinstance(v, str) and HEX4.fullmatch(v) for v in ports.values()):
         raise FixRejected("ports: PCI addresses with 4-hex-digit ACS control values")
     steps = [run(R, "setpci", "-s", a, f"{ACS_CTL}=0000", key=f"acs:{a}") for a in ports]
@@ -377,7 +385,7 @@ def _bind(phase: str, address: str, old: str, new: str) -> list[FixStep]:
             write(phase, f"{SYS}/drivers_probe", address)]
 
 
-@builder("vfio_release")
+@builder("vfio_release", address=Param(Fact.PCI), boot_remove=S, modprobe=S, os_family=S)
 def vfio_release(p: Params) -> list[FixStep]:
     """``address``: a GPU on vfio-pci to give back to nvidia; ``boot_remove``: vfio-pci.ids boot
     parameters to drop; ``modprobe``: [[file, line]] vfio lines to comment out; ``os_family``."""
@@ -412,10 +420,10 @@ def vfio_release(p: Params) -> list[FixStep]:
 DRIVER = lazy(r"[A-Za-z0-9_-]{1,64}")
 
 
-@builder("vfio_group")
+@builder("vfio_group", devices=Param(Fact.PCI, 'keys'))
 def vfio_group(p: Params) -> list[FixStep]:
     """``devices``: {PCI address: driver now} to move to vfio-pci so the group becomes viable."""
-    devices = {pci_address(k, p.ctx): v for k, v in p.mapping("devices", 64).items()}
+    devices = {pci_address(k): v for k, v in p.mapping("devices", 64).items()}
     if not devices or not all(isinstance(v, str) and DRIVER.fullmatch(v) for v in devices.values()):
         raise FixRejected("devices: PCI addresses with driver names")
     steps: list[FixStep] = []
@@ -428,7 +436,7 @@ def vfio_group(p: Params) -> list[FixStep]:
     return steps + back
 
 
-@builder("driver_override_clear")
+@builder("driver_override_clear", address=Param(Fact.PCI), previous=S)
 def driver_override_clear(p: Params) -> list[FixStep]:
     """``address``; ``previous``: the override now."""
     path = f"{SYS}/devices/{p.pci('address')}/driver_override"
@@ -436,7 +444,7 @@ def driver_override_clear(p: Params) -> list[FixStep]:
     return [write(R, path, ""), write(B, path, old)]
 
 
-@builder("inspect_pci")
+@builder("inspect_pci", address=Param(Fact.PCI), flags=S)
 def inspect_pci(p: Params) -> list[FixStep]:
     """``address``; ``flags``: -vvv or -k."""
     return [run(R, "lspci", p.choice("flags", ("-vvv", "-k")), "-s", p.pci("address"), unattended=True)]
@@ -444,7 +452,7 @@ def inspect_pci(p: Params) -> list[FixStep]:
 
 # --- processes, services, kubelet --------------------------------------------------------------
 
-@builder("taskset")
+@builder("taskset", pid=Param(Fact.PID), cpus=S, previous=S)
 def taskset(p: Params) -> list[FixStep]:
     """``pid``; ``cpus``: the GPUs' local CPUs; ``previous``: the affinity now."""
     pid = str(p.integer("pid", 1, 2**22))
@@ -467,7 +475,7 @@ def _set_key(config: str, key: str, value: str, present: bool) -> FixStep:
     return manual(R, f"printf '%s\\n' '{key}: {value}' >> {config}")
 
 
-@builder("kubelet_policy")
+@builder("kubelet_policy", config=S, node=S, settings=S)
 def kubelet_policy(p: Params) -> list[FixStep]:
     """``config``: the kubelet config file; ``node``: the node name; ``settings``: {key: [value,
     present in the file]}."""
@@ -508,7 +516,7 @@ def _flag(p: Params, key: str) -> bool:
 GPU_QUERIES = {"nvlink_status": ("nvlink", "-s"), "nvlink_errors": ("nvlink", "-e"), "pcie": ("-q", "-d", "PCIE")}
 
 
-@builder("gpu_query")
+@builder("gpu_query", index=Param(Fact.GPU_INDEX), query=S)
 def gpu_query(p: Params) -> list[FixStep]:
     """``index``; ``query``: nvlink_status, nvlink_errors or pcie. Read-only, nothing to roll back."""
     query = p.choice("query", GPU_QUERIES)
@@ -533,13 +541,13 @@ def _mode_change(p: Params, option: str, clear: tuple[tuple[str, ...], ...] = ()
     return steps
 
 
-@builder("ecc_mode")
+@builder("ecc_mode", index=Param(Fact.GPU_INDEX), enable=S, previous=S, pending=S)
 def ecc_mode(p: Params) -> list[FixStep]:
     """Set (or apply a pending) ECC mode with a GPU reset; never unattended."""
     return _mode_change(p, "-e")
 
 
-@builder("mig_mode")
+@builder("mig_mode", index=Param(Fact.GPU_INDEX), enable=S, previous=S, pending=S)
 def mig_mode(p: Params) -> list[FixStep]:
     """Set (or apply a pending) MIG mode with a GPU reset, destroying MIG instances before turning it
     off; never unattended."""
@@ -551,7 +559,7 @@ def mig_mode(p: Params) -> list[FixStep]:
 COMPUTE_MODES = ("DEFAULT", "EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
 
 
-@builder("compute_mode")
+@builder("compute_mode", index=Param(Fact.GPU_INDEX), previous=S)
 def compute_mode(p: Params) -> list[FixStep]:
     """``index``; ``previous``: the compute mode now (nvidia-smi ``-c`` name). Back to Default: no reset,
     running contexts keep running, rollback restores the mode exactly."""
@@ -563,7 +571,7 @@ def compute_mode(p: Params) -> list[FixStep]:
 FM_UNIT = "nvidia-fabricmanager"
 
 
-@builder("fabric_manager")
+@builder("fabric_manager", action=S, enable=S)
 def fabric_manager(p: Params) -> list[FixStep]:
     """``action``: start or restart nvidia-fabricmanager; ``enable``: also enable it at boot (rollback
     disables it, and stops it when this fix started it). A human runs these."""
@@ -593,7 +601,7 @@ def _limit(value: object) -> str:
     return str(value)
 
 
-@builder("prlimit_memlock")
+@builder("prlimit_memlock", previous=Param(Fact.PID, 'keys'))
 def prlimit_memlock(p: Params) -> list[FixStep]:
     """``previous``: {pid: [soft, hard]} (bytes or "unlimited"): raise each to unlimited, rollback
     restores them. Pids are stale after a restart, so a human runs these."""
@@ -616,7 +624,7 @@ def _tmpfs_size(size: int) -> str:
     return f"{size >> 20}M" if size % (1 << 20) == 0 else f"{-(-size // 1024)}k"
 
 
-@builder("shm_resize")
+@builder("shm_resize", pid=Param(Fact.PID), size=S, previous=S)
 def shm_resize(p: Params) -> list[FixStep]:
     """``pid``: a process in the container; ``size``: the new /dev/shm size (``16G``); ``previous``:
     its size now in bytes (0 would mean unlimited to tmpfs, so it is refused). A human runs these."""
@@ -631,7 +639,7 @@ def shm_resize(p: Params) -> list[FixStep]:
 HUGEPAGE_KB = tuple(4 << n for n in range(23))  # 4 kB .. 16 GB, powers of two
 
 
-@builder("hugepages")
+@builder("hugepages", size_kb=S, pages=S, previous=S, sysctl=S)
 def hugepages(p: Params) -> list[FixStep]:
     """``size_kb``: the page size; ``pages``: how many to allocate; ``previous``: how many now;
     ``sysctl``: asked for in sysctl.d (re-apply it). Allocating takes memory from a running node and
@@ -650,7 +658,7 @@ def hugepages(p: Params) -> list[FixStep]:
 ECN_POINTS = ("roce_np", "roce_rp")
 
 
-@builder("roce_ecn")
+@builder("roce_ecn", netdev=Param(Fact.NETDEV), priority=S, previous=S)
 def roce_ecn(p: Params) -> list[FixStep]:
     """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
     to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step
@@ -669,7 +677,7 @@ def roce_ecn(p: Params) -> list[FixStep]:
     return steps
 
 
-@builder("rdma_counters_show")
+@builder("rdma_counters_show", device=Param(Fact.RDMA), port=S, netdev=Param(Fact.NETDEV))
 def rdma_counters_show(p: Params) -> list[FixStep]:
     """``device``, ``port``: an RDMA port; ``netdev``: its interface or null. Read-only: show the
     counters twice a minute apart to see whether they still grow."""
@@ -679,12 +687,12 @@ def rdma_counters_show(p: Params) -> list[FixStep]:
     steps = [run(R, "rdma", "statistic", "show", "link", f"{dev}/{port}", unattended=True,
                  description="RDMA hw_counters (run again later and compare)")]
     if nic is not None:
-        steps.append(run(R, "ethtool", "-S", netdev(nic, p.ctx), unattended=True,
+        steps.append(run(R, "ethtool", "-S", netdev(nic), unattended=True,
                          description="NIC counters: rx_discards_phy, rx_out_of_buffer, rx_prio*_pause"))
     return steps
 
 
-@builder("rdma_show")
+@builder("rdma_show", device=Param(Fact.RDMA), port=S)
 def rdma_show(p: Params) -> list[FixStep]:
     """``device``, ``port``: show the port's attributes (active_mtu, state)."""
     dev = p.text("device", RDMA_DEVICE, "RDMA device name")
@@ -703,7 +711,7 @@ def _pfc_vector(p: Params, key: str) -> str:
     return ",".join(str(v) for v in value)
 
 
-@builder("roce_qos")
+@builder("roce_qos", netdev=Param(Fact.NETDEV), trust=S, previous_trust=S, pfc=S, previous_pfc=S)
 def roce_qos(p: Params) -> list[FixStep]:
     """``netdev``; ``trust``/``previous_trust``: "dscp"/"pcp" (both or neither); ``pfc``/``previous_pfc``:
     eight 0/1 bits for priorities 0-7 (both or neither). Not unattended: PFC and trust must match the

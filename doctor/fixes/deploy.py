@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 
 from doctor.findings import FixStep
-from doctor.fixes.base import FixRejected, Params, builder, unit
+from doctor.fixes.base import SHAPE as S
+from doctor.fixes.base import Fact, FixRejected, Param, Params, builder, unit
 from doctor.lazyre import lazy
 
 R, B = "runtime", "rollback"
@@ -81,7 +82,7 @@ def _env_name(value: object) -> str:
     return value
 
 
-@builder("unit_env")
+@builder("unit_env", unit=Param(Fact.UNIT), what=S, unset=Param(Fact.JUDGED_ENV, 'items'), set=Param(Fact.JUDGED_ENV, 'keys'))
 def unit_env(p: Params) -> list[FixStep]:
     """``unit``; ``what``: drop-in name part; ``unset``: [names]; ``set``: {name: value}."""
     name, what = unit(p.raw("unit")), p.text("what", WHAT, "drop-in name")
@@ -130,7 +131,7 @@ def _flag(p: Params) -> str:
     return p.text("flag", FLAG, "command-line flag")
 
 
-@builder("unit_exec")
+@builder("unit_exec", unit=Param(Fact.UNIT), exec_start=Param(Fact.EXEC_START), flag=Param(Fact.JUDGED_FLAG))
 def unit_exec(p: Params) -> list[FixStep]:
     """``unit``; ``exec_start``: the unit's ExecStart= value now; ``flag``: the word to remove."""
     name, flag = unit(p.raw("unit")), _flag(p)
@@ -143,7 +144,7 @@ def unit_exec(p: Params) -> list[FixStep]:
     return _dropin(name, what, f"ExecStart=\nExecStart={' '.join(kept)}\n", unattended=False)
 
 
-@builder("unit_flag")
+@builder("unit_flag", unit=Param(Fact.UNIT), path=Param(Fact.UNIT_FILE), flag=Param(Fact.JUDGED_FLAG))
 def unit_flag(p: Params) -> list[FixStep]:
     """``unit``; ``path``: the unit file; ``flag``: the word to delete from its ExecStart= lines."""
     name, flag = unit(p.raw("unit")), _flag(p)
@@ -173,13 +174,11 @@ def _drop_word(line: str, flag: str) -> str:
     raise FixRejected(f"old: {flag} is not a word of the line")
 
 
-def unified_diff(path: str, start: int, before: list[str], old: list[str], new: list[str],
-                 after: list[str]) -> str:
-    """A unified diff replacing ``old`` by ``new`` at line ``start`` (of the first context line)."""
-    n_old, n_new = len(before) + len(old) + len(after), len(before) + len(new) + len(after)
-    head = f"@@ -{start},{n_old} +{start if n_new else start - 1},{n_new} @@\n"
-    body = "".join(f" {x}\n" for x in before) + "".join(f"-{x}\n" for x in old)
-    body += "".join(f"+{x}\n" for x in new) + "".join(f" {x}\n" for x in after)
+def unified_diff(path: str, start: int, old: list[str], new: list[str]) -> str:
+    """A unified diff replacing ``old`` (from line ``start``) by ``new``, with no context lines: the patch
+    carries only the lines it changes, never neighbouring lines that hold other values."""
+    head = f"@@ -{start},{len(old)} +{start if new else start - 1},{len(new)} @@\n"
+    body = "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new)
     return f"--- {path}\n+++ {path}\n{head}{body}"
 
 
@@ -200,18 +199,19 @@ def _set_lines(old: list[str], name: str, value: str) -> list[str]:
     return new
 
 
-@builder("file_patch")
+@builder("file_patch", path=Param(Fact.DEPLOY_FILE), kind=S, start=S, old=Param(Fact.CHANGED_LINES), drop=Param(Fact.JUDGED_FLAG), set=Param(Fact.JUDGED_ENV, 'keys'))
 def file_patch(p: Params) -> list[FixStep]:
-    """``path``; ``kind``: compose, manifest or other; ``start``: line number of the first ``before``
-    line; ``before`` / ``after``: context; ``old``: the lines to change; ``drop``: the flag to remove
-    from the one ``old`` line ("" deletes the ``old`` lines); or ``set``: {name: value} to give the
-    variable set in ``old`` a new value."""
+    """``path``: a deployment file the checks read; ``kind``: compose, manifest or other; ``start``: the
+    line number of the first ``old`` line; ``old``: the lines to change (the file's own, holding a
+    setting the check judges); ``drop``: the judged flag to remove from the one ``old`` line ("" deletes
+    the ``old`` lines); or ``set``: {judged variable: value} to give the variable set in ``old`` a new
+    value. The patch holds only the changed lines."""
     path = p.text("path", PATCH_PATH, "deployment file path (YAML, JSON, TOML or env)")
     if "/../" in path or "/./" in path:
         raise FixRejected("path: not a plain path")
     kind = p.choice("kind", KINDS)
     start = p.integer("start", 1, 10**6) or 1
-    before, old, after = _lines(p, "before", 3), _lines(p, "old", 4), _lines(p, "after", 3)
+    old = _lines(p, "old", 4)
     drop = p.raw("drop", "")
     wanted = p.mapping("set", 1)
     if not old:
@@ -230,7 +230,7 @@ def file_patch(p: Params) -> list[FixStep]:
     patch_file = f"{path}.gnd.patch"
     key = f"file:{path}"
     common = ["--forward", "--no-backup-if-mismatch", "--reject-file=-", "-i", patch_file, path]
-    steps = [FixStep(R, heredoc=(patch_file, unified_diff(path, start, before, old, new, after)),
+    steps = [FixStep(R, heredoc=(patch_file, unified_diff(path, start, old, new)),
                      unattended=True, key=key),
              _run(R, "patch", *common, unattended=True, key=key)]
     back = [_run(B, "patch", "--reverse", *common[1:], unattended=True, key=key),
@@ -245,7 +245,7 @@ def file_patch(p: Params) -> list[FixStep]:
     return steps + back
 
 
-@builder("process_restart")
+@builder("process_restart", pid=Param(Fact.PID), program=S, change=Param(Fact.JUDGED_CHANGE))
 def process_restart(p: Params) -> list[FixStep]:
     """``pid``; ``program``; ``change``: what to leave out. Manual steps: nothing says how it was started."""
     pid = p.integer("pid", 1, 2**22)

@@ -13,22 +13,9 @@ import re
 from doctor.derived.procs import EnvSetting, program_of
 from doctor.facts import DeployFile, Facts
 from doctor.findings import Fix
-from doctor.fixes.base import UNIT, make
+from doctor.fixes.base import absolute, exec_starts, make, unit_of
 from doctor.fixes.deploy import FLAG
-from doctor.lazyre import lazy
 from doctor.secrets import MASK
-
-CONTEXT = 3
-UNIT_FILE = lazy(r"(?:^|/)([^/]+\.service)(?:\.d/[^/]+\.conf)?$")
-
-
-def _unit_of(path: str) -> str | None:
-    m = UNIT_FILE.search(path)
-    return m.group(1) if m and UNIT.fullmatch(m.group(1)) else None
-
-
-def _abs(path: str) -> str:
-    return path if path.startswith("/") else "/" + path
 
 
 def _deploy_file(facts: Facts, path: str) -> DeployFile | None:
@@ -43,31 +30,14 @@ def _kind(text: str) -> str:
     return "other"
 
 
-def _context(lines: list[str], first: int, last: int) -> tuple[int, list[str], list[str]]:
-    """(1-based start line, context before, context after) around ``lines[first:last]``, masked lines left out."""
-    before: list[str] = []
-    i = first - 1
-    while i >= 0 and len(before) < CONTEXT and MASK not in lines[i]:
-        before.insert(0, lines[i])
-        i -= 1
-    after: list[str] = []
-    j = last
-    while j < len(lines) and len(after) < CONTEXT and MASK not in lines[j]:
-        after.append(lines[j])
-        j += 1
-    return first - len(before) + 1, before, after
-
-
 def _patch(df: DeployFile, first: int, count: int, drop: str, notes: str,
            wanted: dict[str, str] | None = None) -> Fix | None:
-    lines = df.text.splitlines()
-    old = lines[first:first + count]
+    old = df.text.splitlines()[first:first + count]
     if any(MASK in line for line in old):
         return None
-    start, before, after = _context(lines, first, first + count)
     extra = {"set": wanted} if wanted else {}
-    return make("file_patch", notes, path=_abs(df.path), kind=_kind(df.text), start=start, before=before,
-                old=old, after=after, drop=drop, **extra)
+    return make("file_patch", notes, path=absolute(df.path), kind=_kind(df.text), start=first + 1, old=old,
+                drop=drop, **extra)
 
 
 def _env_lines(text: str, name: str) -> tuple[int, int] | None:
@@ -92,7 +62,7 @@ def _process(facts: Facts, pids: tuple[int, ...], change: str, notes: str) -> Fi
 
 def env_fix(facts: Facts, s: EnvSetting, notes: str, replacement: str | None = None) -> Fix:
     """Unset ``s`` (or set it to ``replacement``) where the server is started."""
-    units = [u for f in s.files if (u := _unit_of(f))]
+    units = [u for f in s.files if (u := unit_of(f))]
     if units:
         slug = re.sub(r"[^a-z0-9]+", "-", s.name.lower()).strip("-")[:40]
         unset = [] if replacement is not None else [s.name]
@@ -111,22 +81,6 @@ def env_fix(facts: Facts, s: EnvSetting, notes: str, replacement: str | None = N
     return Fix(notes=notes)
 
 
-def _exec_start(text: str) -> list[tuple[int, str]]:
-    """(line index, value) of the ExecStart= lines of a unit, continuation lines joined."""
-    out = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        m = re.match(r"^\s*ExecStart\s*=\s*(.*)$", line)
-        if m:
-            value = m.group(1)
-            j = i
-            while value.endswith("\\") and j + 1 < len(lines):
-                j += 1
-                value = value[:-1] + " " + lines[j].strip()
-            out.append((i, value))
-    return out
-
-
 def _has_word(line: str, flag: str) -> bool:
     return re.search(rf"""(^|[\s"'\[,]){re.escape(flag)}(?=$|[\s"',\]])""", line) is not None
 
@@ -139,15 +93,15 @@ def flag_fix(facts: Facts, files: list[str], pid: int | None, flag: str, notes: 
         df = _deploy_file(facts, path)
         if df is None:
             continue
-        name = _unit_of(path)
+        name = unit_of(path)
         if name is not None:
-            for i, value in _exec_start(df.text):
+            for i, value in exec_starts(df.text.splitlines()):
                 if not _has_word(value, flag):
                     continue
                 if MASK not in value:
                     return make("unit_exec", notes, unit=name, exec_start=value, flag=flag)
                 if not df.text.splitlines()[i].endswith("\\"):
-                    return make("unit_flag", notes, unit=name, path=_abs(path), flag=flag)
+                    return make("unit_flag", notes, unit=name, path=absolute(path), flag=flag)
             continue
         lines = df.text.splitlines()
         for i, line in enumerate(lines):

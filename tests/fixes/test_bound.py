@@ -1,0 +1,253 @@
+"""Fixes bound to the host: every builder parameter declares the fact it must come from, and a value that
+fact does not hold is refused, whoever chose it (an edited result, a plugin check). A script made from a
+saved result is for review only."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doctor.facts import Facts
+from doctor.fixes.base import SPECS, Context, Fact, FixRejected, build, load_builders
+from doctor.result_io import to_result
+from doctor.runner import Result
+from reports.fixscript import fix_scripts
+from tests.helpers import SICK, facts, run
+
+BASH = shutil.which("bash") or "bash"
+ACTION = re.compile(r"^(run|look|put) ", re.MULTILINE)
+APISERVER = "etc/kubernetes/manifests/kube-apiserver.yaml"
+APISERVER_TEXT = """apiVersion: v1
+kind: Pod
+metadata:
+  name: kube-apiserver
+spec:
+  containers:
+    - name: kube-apiserver
+      command:
+        - kube-apiserver
+        - --enable-admission-plugins=NodeRestriction
+        - --authorization-mode=Node,RBAC
+"""
+COMPOSE = "etc/compose/llm.yaml"
+COMPOSE_TEXT = """services:
+  vllm:
+    command: ["--model", "m", "--enforce-eager"]
+    environment:
+      - HF_TOKEN=hf_kept_out_of_every_patch
+      - CUDA_LAUNCH_BLOCKING=1
+      - OMP_NUM_THREADS=1
+"""
+
+
+@pytest.fixture(scope="module")
+def host() -> Facts:
+    """The sick node with a kube-apiserver manifest and a compose file among its deployment files."""
+    if not SICK.exists():
+        pytest.skip("fixture sick not generated yet")
+    return facts({APISERVER: APISERVER_TEXT, COMPOSE: COMPOSE_TEXT}, base=SICK)
+
+
+@pytest.fixture(scope="module")
+def data(host: Facts) -> dict[str, Any]:
+    return run(host).to_dict()
+
+
+def _edit(data: dict[str, Any], check: str, builder: str, params: dict[str, Any]) -> Result:
+    data = copy.deepcopy(data)
+    f = next(x for x in data["findings"] if x["check"] == check)
+    f["fix"].update(builder=builder, params=params)
+    return to_result(data)
+
+
+def _section(script: str, check: str) -> str:
+    return script.split(f"{check}:", 1)[1].split("# ----", 1)[0]
+
+
+def _refused(data: dict[str, Any], host: Facts, check: str, builder: str, params: dict[str, Any]) -> str:
+    """The refusal a fix script built on ``host`` gives an edited fix; nothing of it runs."""
+    scripts = fix_scripts(_edit(data, check, builder, params), host)
+    section = _section(scripts.fix, check)
+    assert not ACTION.search(section), section
+    m = re.search(r"^# refused, nothing run: (.*)$", section, re.MULTILINE)
+    assert m, section
+    return m.group(1)
+
+
+# --- deployment files: only the ones the checks read, only their own lines, only judged settings ---------
+
+@pytest.mark.parametrize("params", [
+    # the kube-apiserver manifest is a deployment file of this host, but no check judges that flag
+    {"path": "/" + APISERVER, "kind": "manifest", "start": 9, "old": ["        - --enable-admission-plugins=NodeRestriction"],
+     "drop": ""},
+    {"path": "/" + APISERVER, "kind": "manifest", "start": 9,
+     "old": ["        - --enable-admission-plugins=NodeRestriction"], "drop": "--enable-admission-plugins=NodeRestriction"},
+    # a judged flag, but lines that are not the file's own at that line
+    {"path": "/" + APISERVER, "kind": "manifest", "start": 1, "old": ["        - --enforce-eager"], "drop": ""},
+    # a YAML file the checks never read
+    {"path": "/srv/any/thing.yaml", "kind": "other", "start": 1, "old": ["- --enforce-eager"], "drop": ""},
+    {"path": "/etc/kubernetes/manifests/etcd.yaml", "kind": "manifest", "start": 1, "old": ["- --enforce-eager"],
+     "drop": ""},
+])
+def test_patches_touch_only_judged_lines_of_deployment_files_the_host_has(data: dict[str, Any], host: Facts,
+                                                                          params: dict[str, Any]) -> None:
+    why = _refused(data, host, "runtime.cuda_graphs", "file_patch", params)
+    assert re.search(r"is not (a deployment file|lines of that file|a command-line flag the check judges)", why), why
+
+
+def test_the_check_s_own_patch_carries_only_the_lines_it_changes(data: dict[str, Any], host: Facts) -> None:
+    scripts = fix_scripts(to_result(data), host)
+    patches = re.findall(r"^put '[^\n]*' (/etc/compose/llm\.yaml\.gnd\.patch) '(.*?)'$", scripts.fix,
+                         re.MULTILINE | re.DOTALL)
+    assert patches, "the compose file's CUDA_LAUNCH_BLOCKING and --enforce-eager fixes are patches"
+    for _, body in patches:
+        changed = [line for line in body.splitlines()[3:]]
+        assert changed and all(line[:1] in "-+" for line in changed), body  # no context line
+        assert "hf_kept_out_of_every_patch" not in body and "OMP_NUM_THREADS" not in body
+
+
+# --- variables: only the ones the check judges -------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["CUDA_INJECTION64_PATH", "NCCL_NET_PLUGIN", "CUDA_VISIBLE_DEVICES",
+                                  "TORCH_EXTENSIONS_DIR", "VLLM_PLUGINS", "UCX_TLS"])
+@pytest.mark.parametrize("check", ["runtime.debug_env", "rdma.gid_index", "nccl.transport"])
+def test_drop_ins_set_or_unset_only_variables_the_check_judges(data: dict[str, Any], host: Facts, check: str,
+                                                               name: str) -> None:
+    for params in ({"unit": "vllm.service", "what": "x", "unset": [], "set": {name: "/tmp/libevil.so"}},
+                   {"unit": "vllm.service", "what": "x", "unset": [name], "set": {}}):
+        why = _refused(data, host, check, "unit_env", params)
+        assert "is not an environment variable the check judges" in why, why
+
+
+def test_units_are_the_host_s_own(data: dict[str, Any], host: Facts) -> None:
+    why = _refused(data, host, "runtime.debug_env", "unit_env",
+                   {"unit": "sshd.service", "what": "x", "unset": ["CUDA_LAUNCH_BLOCKING"], "set": {}})
+    assert "is not a systemd unit whose file the checks read on this host" in why
+    why = _refused(data, host, "runtime.cuda_graphs", "unit_flag",
+                   {"unit": "kubelet.service", "path": "/etc/systemd/system/kubelet.service", "flag": "--enforce-eager"})
+    assert "is not a systemd unit" in why
+
+
+# --- interfaces and values: the host's own inventory, physical ranges ----------------------------------
+
+def test_mtu_on_an_interface_the_edited_result_added(data: dict[str, Any], host: Facts) -> None:
+    """The result's inventory gains an interface and the fix sets MTU 68 on it: the host has no such
+    interface, and 68 is below any MTU a fix sets, even on an interface the host has."""
+    edited = copy.deepcopy(data)
+    edited["inventory"]["nics"][0]["netdevs"].append("evil0")
+    why = _refused(edited, host, "net.link", "link_mtu", {"netdev": "evil0", "mtu": 68, "previous": 1500})
+    assert "'evil0' is not an interface of this host" in why
+    nic = next(n.name for n in host.netdevs if n.mtu)
+    for mtu in (68, 576, 1279, 9217, 65535):
+        why = _refused(data, host, "net.link", "link_mtu", {"netdev": nic, "mtu": mtu, "previous": 1500})
+        assert "mtu:" in why or "previous:" in why, why
+
+
+@pytest.mark.parametrize("builder,params,fact", [
+    ("irq_affinity", {"netdev": "enp27s0np0", "node": 0, "cpus": "0-3", "irqs": {"9999": ""}, "irqbalance": False},
+     Fact.IRQ),
+    ("gpu_query", {"index": 77, "query": "pcie"}, Fact.GPU_INDEX),
+    ("taskset", {"pid": 31337, "cpus": "0-3", "previous": "0-95"}, Fact.PID),
+    ("inspect_pci", {"address": "0000:ee:00.0", "flags": "-vvv"}, Fact.PCI),
+    ("rdma_show", {"device": "mlx5_99", "port": 1}, Fact.RDMA),
+])
+def test_every_bound_fact_refuses_a_value_the_host_lacks(host: Facts, builder: str, params: dict[str, Any],
+                                                         fact: Any) -> None:
+    with pytest.raises(FixRejected, match=re.escape(fact.what)):
+        build(builder, params, ctx=Context.from_facts(host))
+
+
+def test_every_builder_declares_every_parameter_it_reads() -> None:
+    """A builder reading a parameter it did not declare is refused (so every parameter has a declared
+    fact or is declared shape-only), and each declared fact is one of :class:`Fact`."""
+    facts_known = {v for k, v in vars(Fact).items() if k.isupper()}
+    assert set(SPECS) == set(load_builders())
+    for spec in SPECS.values():
+        assert all(p.from_ is None or p.from_ in facts_known for p in spec.values())
+        assert all(p.each in ("value", "items", "keys") for p in spec.values())
+    with pytest.raises(FixRejected, match="unexpected parameter 'before'"):
+        build("file_patch", {"path": "/etc/compose/x.yaml", "kind": "compose", "start": 1, "before": ["a"],
+                             "old": ["- NCCL_DEBUG=INFO"], "drop": ""})
+
+
+# --- a saved result: for review only ---------------------------------------------------------------------
+
+def test_a_script_from_a_saved_result_runs_nothing_and_refuses_apply(data: dict[str, Any], tmp_path: Path) -> None:
+    scripts = fix_scripts(to_result(data))
+    assert not ACTION.search(scripts.fix) and not ACTION.search(scripts.rollback)
+    assert "# would run (review only): sysctl -w kernel.numa_balancing=0" in scripts.fix
+    for name, text in (("fix.sh", scripts.fix), ("back.sh", scripts.rollback)):
+        path = tmp_path / name
+        path.write_text(text)
+        out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True)
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.count("\n") == 1 and "for review only" in out.stderr
+        assert subprocess.run([BASH, str(path)], capture_output=True, text=True).returncode == 0
+
+
+def test_gnd_fix_script_from_json_says_review_only_and_exits_0(data: dict[str, Any], tmp_path: Path) -> None:
+    import json
+
+    saved = tmp_path / "result.json"
+    saved.write_text(json.dumps(data))
+    out = subprocess.run([sys.executable, "-m", "doctor", "fix-script", "--from-json", str(saved), "-o",
+                          str(tmp_path / "fix.sh")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "for review only" in out.stderr
+    assert not ACTION.search((tmp_path / "fix.sh").read_text())
+
+
+# --- the fix script on the host ------------------------------------------------------------------------
+
+def _fake_root(tmp_path: Path, host: Facts) -> dict[str, str]:
+    """PATH where ``id`` says root and ``hostname`` the fixture's host; the diagnostics are stubs that fail."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("id", "echo 0"), ("hostname", "echo gpu-node-13"), ("ethtool", "exit 71"),
+                       ("nvidia-smi", "exit 9"), ("rdma", "exit 3"), ("sysctl", "exit 0"), ("lsmod", "exit 0")):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
+        (bin_dir / name).chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin", "GND_BACKUP_DIR": str(tmp_path / "bk"), "HOME": str(tmp_path)}
+
+
+def test_dry_run_lists_what_is_left_by_hand(data: dict[str, Any], host: Facts, tmp_path: Path) -> None:
+    path = tmp_path / "fix.sh"
+    path.write_text(fix_scripts(to_result(data), host).fix)
+    out = subprocess.run([BASH, str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    left = out.stdout.split("Left to do by hand", 1)[1]
+    assert "systemctl daemon-reload" in left and "systemctl restart vllm.service" in left
+
+
+def test_a_failed_diagnostic_does_not_stop_the_script(data: dict[str, Any], host: Facts, tmp_path: Path) -> None:
+    script = fix_scripts(to_result(data), host).fix
+    script = re.sub(r"^EXPECT_MACHINE_ID=.*$", "EXPECT_MACHINE_ID=\"$(cat /etc/machine-id 2>/dev/null || true)\"",
+                    script, flags=re.MULTILINE)
+    script = re.sub(r"^put .*?'$", ": put", script, flags=re.MULTILINE | re.DOTALL)  # change nothing here:
+    script = re.sub(r"^run ", ": run ", script, flags=re.MULTILINE)  # only the diagnostics (look) run
+    path = tmp_path / "fix.sh"
+    path.write_text(script)
+    if not os.path.exists("/etc/machine-id") or not Path("/etc/machine-id").read_text().strip():
+        pytest.skip("no /etc/machine-id on this machine")
+    out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True, env=_fake_root(tmp_path, host))
+    assert "diagnostic failed with exit 71; going on" in out.stderr, out.stderr
+    assert out.returncode == 0, out.stderr
+    assert "done: applied" in out.stdout and "Left to do by hand" in out.stdout
+
+
+def test_relative_deploy_paths_name_the_file_in_the_current_directory(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(COMPOSE_TEXT)
+    out = subprocess.run([sys.executable, "-m", "doctor", "fix-script", str(SICK), "--deploy", "compose.yaml",
+                          "-o", "fix.sh"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr  # written: exit 0 even though the node has findings
+    script = (tmp_path / "fix.sh").read_text()
+    assert f"{tmp_path}/compose.yaml" in script
+    assert " /compose.yaml" not in script and "'/compose.yaml" not in script
