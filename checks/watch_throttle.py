@@ -35,6 +35,8 @@ def watch_throttle(facts: Facts) -> Iterator[Finding]:
     if bad is not None:
         yield bad
         return
+    if not record.clocks and not facts.pci.gpus:
+        return  # no GPU: the check does not apply (``_applies`` says why)
     missing = gap(record, GPUS)
     busy = [c for c in record.clocks if c.busy_samples]
     if missing or not busy:

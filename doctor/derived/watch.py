@@ -39,7 +39,7 @@ def per_minute(count: float, seconds: float, interval: float) -> float:
 
 def span(record: WatchRecord) -> str:
     """``"120 s (61 samples, every 2 s)"``."""
-    return f"{record.duration_s:g} s ({record.samples} samples, every {record.interval_s:g} s)"
+    return f"{round(record.duration_s, 1):g} s ({record.samples} samples, every {record.interval_s:g} s)"
 
 
 def series_evidence(record: WatchRecord, subject: str, recent: Iterable[str]) -> tuple[Evidence, ...]:

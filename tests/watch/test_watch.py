@@ -283,3 +283,13 @@ def test_the_tui_shows_links_and_counters_live_and_q_stops_with_a_record(node: N
     asyncio.run(main())
     record = app.return_value
     assert record is not None and 1 <= record.samples < 300  # stopped long before 30 s
+
+
+def test_the_watch_says_what_it_could_not_sample(node: Node) -> None:
+    (node.root / SMI).unlink()  # no nvidia-smi recording: GPU activity cannot be sampled
+    shutil.rmtree(node.root / "sys/class/infiniband")
+    result = watch(node, 2, lambda i: None)
+    coverage = [f for f in result.findings if f.check == "watch.coverage"]
+    assert len(coverage) == 1 and coverage[0].severity == "info"
+    assert "not sampled: GPU activity, clocks and replays, InfiniBand/RoCE port counters" in coverage[0].title
+    assert [s for s, _, _ in of(result, "watch.throttle_under_load")] == ["unknown"]  # GPUs there, not sampled

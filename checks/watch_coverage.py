@@ -1,0 +1,35 @@
+"""watch.coverage: what a watch sampled, for how long, and what it could not sample (and why).
+
+Info only: the other ``watch.*`` checks judge the samples; this one says what they rest on, so
+that a watch of a host without GPUs, without RDMA ports or without a readable kernel log says so
+rather than reading as health.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from doctor.derived.watch import record_of, span, unreadable
+from doctor.facts import Facts
+from doctor.findings import INFO, Evidence, Finding
+from doctor.registry import check
+
+CHECK_ID = "watch.coverage"
+
+
+@check(CHECK_ID, "What a watch sampled, and what it could not", "doctor", requires="watch")
+def watch_coverage(facts: Facts) -> Iterator[Finding]:
+    """Over a watch: one info finding listing the series sampled and each gap with its reason."""
+    record = record_of(facts)
+    bad = unreadable(record, CHECK_ID)
+    if bad is not None:
+        yield bad
+        return
+    sampled = (f"{len(record.links)} links, {len(record.counters)} error counters, "
+               f"{len(record.clocks)} GPUs' clocks, {sum(e.count for e in record.events)} new kernel-log lines")
+    gaps = "; ".join(record.not_sampled)
+    short = ", ".join(n.split(":", 1)[0] for n in record.not_sampled)
+    yield Finding(INFO, "node", f"watched {span(record)}: {sampled}" + (f"; not sampled: {short}" if short else ""),
+                  detail=f"Not sampled: {gaps}." if gaps else "Every kind of sample was read.",
+                  evidence=(Evidence(record.origin, sampled),
+                            *(Evidence(record.origin, f"not sampled: {n}") for n in record.not_sampled)))
