@@ -16,7 +16,7 @@ from doctor.facts import Facts
 from doctor.facts.baseline import Baseline
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make, sysctl_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 CHECK_ID = "baseline.deviation"
@@ -45,7 +45,7 @@ def _compare_groups(b: Baseline, facts: Facts) -> list[Finding]:
     for group, devs in (("gpus", facts.pci.gpus), ("nics", facts.pci.nics)):
         spec = b.data.get(group) or {}
         word = group[:-1].upper()
-        ev = Evidence(facts.pci.origin or "pci", f"{len(devs)} {word}s: " + ", ".join(d.address for d in devs))
+        ev = Evidence(facts.pci.origin or "pci", f"{len(devs)} {word}s: " + join(', ', (d.address for d in devs)))
         if "count" in spec and spec["count"] != len(devs):
             out.append(_finding(f"{group}.count", "node", N_('{n_devs} {word}s where the baseline has {spec}', n_devs=len(devs), word=word, spec=spec['count']),
                                 spec["count"], len(devs), [ev, Evidence("baseline", b.where(group, name="count"))]))
@@ -55,7 +55,7 @@ def _compare_groups(b: Baseline, facts: Facts) -> list[Finding]:
                 model = model_id(dev)
                 if model and model not in allowed:
                     out.append(_finding(f"{group}.models", dev.address, N_('{word} model {model} is not in the baseline', word=word, model=model),
-                                        ", ".join(sorted(allowed)), model,
+                                        join(', ', sorted(allowed)), model,
                                         [Evidence(dev.attr("device"), model),
                                          Evidence("baseline", b.where(group, name="models"))]))
     return out
@@ -127,13 +127,13 @@ def _compare_device(b: Baseline, facts: Facts, address: str, spec: dict[str, Any
 def _compare_sysctls(b: Baseline, facts: Facts) -> list[Finding]:
     out = []
     for name, want_raw in (b.data.get("sysctl") or {}).items():
-        want = " ".join(str(want_raw).split())
+        want = join(' ', str(want_raw).split())
         have = facts.sysctls.get(name)
         where = Evidence("baseline", b.where("sysctl", name=name))
         if have is None:
             out.append(_finding("sysctl", f"sysctl {name}", N_('sysctl {name} not recorded', name=name), want, "unknown",
                                 [Evidence("sysctl", f"{name} missing from this source"), where], severity=UNKNOWN))
-        elif " ".join(have.split()) != want:
+        elif join(' ', have.split()) != want:
             conf = "90-gnd-baseline-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:30] + ".conf"
             fix = sysctl_fix({name: want}, facts.sysctls, conf)
             out.append(_finding("sysctl", f"sysctl {name}", N_('sysctl {name} is {have}, the baseline has {want}', name=name, have=have, want=want),

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Drivers whose ``powersave`` is a dynamic policy steered by EPP, not "lowest frequency" (pm/intel_pstate.rst).
@@ -47,11 +47,11 @@ def cpu_governor(facts: Facts) -> Iterator[Finding]:
         reasons.append(N_('governor powersave on {v} pins CPUs at their lowest frequency', v=cf.driver or 'an unknown driver'))
     if slow_epp:
         reasons.append(N_('energy_performance_preference {epp} trades latency for power', epp=cf.epp))
-    observed = ", ".join(f"{k} {v}" for k, v in (("driver", cf.driver), ("governor", cf.governor),
-                                                  ("EPP", cf.epp)) if v)
+    observed = join(', ', (f"{k} {v}" for k, v in (("driver", cf.driver), ("governor", cf.governor),
+                                                  ("EPP", cf.epp)) if v))
     yield Finding(
         MEDIUM, "cpu0", N_('CPU frequency policy favours power over latency'),
-        detail="; ".join(reasons) + N_('. Kernel launches, the scheduler loop, tokenisation and NCCL proxy threads run on these CPUs; slow clocks show up as lower GPU utilisation and higher time to first token.'),
+        detail=join('; ', reasons) + N_('. Kernel launches, the scheduler loop, tokenisation and NCCL proxy threads run on these CPUs; slow clocks show up as lower GPU utilisation and higher time to first token.'),
         evidence=evidence, expected=N_('governor performance (or intel_pstate/amd-pstate-epp powersave with EPP performance/balance_performance)'),
         observed=observed, impact=Impact(10, N_('host-side latency per step; GPUs wait on the CPU'), basis=N_('CPU frequency ramp-up and deep C-states add latency to the host work between GPU steps (scheduling, sampling, kernel launches); a general cost, not measured on this node')),
         fix=make("cpu_governor", governor=(cf.governor or "powersave") if slow_governor else None,

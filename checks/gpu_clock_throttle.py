@@ -8,7 +8,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: reason -> severity whenever it is active (NVML ``nvmlClocksEventReason*``).
@@ -54,10 +54,10 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
     if _lowered(rt.power_limit_w, rt.default_power_limit_w):
         limit, default = rt.power_limit_w or 0.0, rt.default_power_limit_w or 0.0
         yield Finding(
-            MEDIUM, label, N_('power limit lowered to {limit} W (default {default} W)', limit=f"{limit:g}", default=f"{default:g}"),
-            detail=N_('{label} may draw at most {limit} W, {v} below its default {default} W: under load it holds clocks down (SW Power Cap) and loses throughput. Someone or something (nvidia-smi -pl, a power-capping agent, DCGM policy) set it.', label=label, limit=f"{limit:g}", v=f"{1 - limit / default:.0%}", default=f"{default:g}"),
+            MEDIUM, label, N_('power limit lowered to {limit} W (default {default} W)', limit=format(limit, "g"), default=format(default, "g")),
+            detail=N_('{label} may draw at most {limit} W, {v} below its default {default} W: under load it holds clocks down (SW Power Cap) and loses throughput. Someone or something (nvidia-smi -pl, a power-capping agent, DCGM policy) set it.', label=label, limit=format(limit, "g"), v=format(1 - limit / default, ".0%"), default=format(default, "g")),
             evidence=(Evidence(where, f"{label}: power limit {limit:g} W, default power limit {default:g} W"),),
-            expected=f"{default:g} W (default)", observed=f"{limit:g} W",
+            expected=N_('{default} W (default)', default=f"{default:g}"), observed=N_('{limit} W', limit=f"{limit:g}"),
             impact=Impact(20.0, N_('lower sustained clocks under load, roughly in proportion to the power cut'), basis=N_('clocks of power-limited work scale roughly with the power the limit allows; the limit set and the default are in the evidence')),
             fix=make("gpu_power_limit", N_('Restores the default limit until reboot (needs root). If a power-capping agent or a site policy set the limit on purpose, change it there instead.'),
                      gpu=gpu.address, watts=default, previous=limit),
@@ -66,7 +66,7 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
         ("graphics", rt.app_clock_graphics_mhz, rt.default_app_clock_graphics_mhz),
         ("memory", rt.app_clock_mem_mhz, rt.default_app_clock_mem_mhz)) if _lowered(cur, dflt)]
     if locked:
-        text = ", ".join(f"{name} {cur:g} of {dflt:g} MHz" for name, cur, dflt in locked)
+        text = join(', ', (f"{name} {cur:g} of {dflt:g} MHz" for name, cur, dflt in locked))
         yield Finding(
             MEDIUM, label, N_('application clocks locked below default ({text})', text=text),
             detail=N_("{label}'s application clocks were set below their defaults (nvidia-smi -ac): the GPU runs its compute work at these lower clocks.", label=label),
@@ -122,12 +122,12 @@ def gpu_clock_throttle(facts: Facts) -> Iterator[Finding]:
         rt = gpu.runtime
         label = gpu_label(facts, gpu.address)
         yield Finding(
-            level, label, N_('clocks held down by {shown}', shown=', '.join(shown)),
-            detail=N_('{label} ({activity}, utilisation {v}) reports active clock event reasons {active}: {MEANING}', label=label, activity=gpu.activity, v='?' if rt is None or rt.util_gpu is None else f'{rt.util_gpu:g} %', active=', '.join(active), MEANING=MEANING[level]),
-            evidence=(Evidence(where, f"{label}: " + ", ".join(f"{r} Active" for r in active)),),
-            expected=N_('no slowdown reason active (gpu_idle is fine)'), observed=", ".join(active),
+            level, label, N_('clocks held down by {shown}', shown=join(', ', shown)),
+            detail=N_('{label} ({activity}, utilisation {v}) reports active clock event reasons {active}: {MEANING}', label=label, activity=gpu.activity, v='?' if rt is None or rt.util_gpu is None else f'{rt.util_gpu:g} %', active=join(', ', active), MEANING=MEANING[level]),
+            evidence=(Evidence(where, f"{label}: " + join(', ', (f"{r} Active" for r in active))),),
+            expected=N_('no slowdown reason active (gpu_idle is fine)'), observed=join(', ', active),
             impact=Impact(IMPACT[level], N_('lower SM clocks: proportionally lower throughput while it lasts'), basis=N_("the driver's clock event (throttle) reasons in the evidence; compute throughput follows the SM clock while they are active")),
-            fix=Fix(notes=" ".join(NOTES[r] for r in shown if r in NOTES) + N_(' Watch it with `')
+            fix=Fix(notes=join(' ', (NOTES[r] for r in shown if r in NOTES)) + N_(' Watch it with `')
                     + cmd("nvidia-smi", "-i", gpu.address, "-q", "-d", "PERFORMANCE,TEMPERATURE,POWER") + "`."),
             references=REFERENCES, confidence=0.9 if gpu.activity == "busy" else 0.7)
     if not flagged:

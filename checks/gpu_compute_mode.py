@@ -10,7 +10,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
@@ -51,7 +51,7 @@ def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
             sev, gpu_label(facts, gpu.address), title,
             detail=N_('In this mode the driver refuses further CUDA contexts (cudaErrorDevicesUnavailable): a second replica, a profiler, a health probe or a framework helper process on the same GPU fails. Compute mode resets to Default when the driver reloads, so something set it on this boot.'),
             evidence=(smi_evidence(facts, gpu, f"compute_mode {rt.compute_mode}"
-                                   + (f"; processes {', '.join(map(str, sorted(pids)))}" if pids else "")),),
+                                   + (f"; processes {join(', ', map(str, sorted(pids)))}" if pids else "")),),
             expected="Default", observed=rt.compute_mode or "",
             impact=Impact(score, N_('processes that share the GPU fail to start'),
                           basis=N_('nvidia-smi documentation of compute modes: Exclusive_Process admits one CUDA context, Prohibited none')),

@@ -36,8 +36,7 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 MEDIUM, label, N_('ECC mode change pending: {word} now, {word2} after the next GPU reset', word=_word(rt.ecc_mode), word2=_word(rt.ecc_mode_pending)),
                 detail=N_('A pending mode takes effect at the next GPU reset or reboot, so the GPU will change behaviour (and usable memory) at an unplanned moment.'),
-                evidence=ev, expected=N_('pending ECC mode equal to current'), observed=f"current {_word(rt.ecc_mode)}, "
-                                                                                    f"pending {_word(rt.ecc_mode_pending)}",
+                evidence=ev, expected=N_('pending ECC mode equal to current'), observed=N_('current {word}, pending {word2}', word=_word(rt.ecc_mode), word2=_word(rt.ecc_mode_pending)),
                 impact=Impact(5, N_('the GPU changes ECC mode at the next reset; a reset is needed to settle it'),
                           basis=N_('nvidia-smi: a pending ECC mode applies at the next GPU reset or reboot; no throughput is lost until then')),
                 fix=make("ecc_mode", RESET_NOTE + N_(' Rollback cancels the pending change instead (run it before the reset).'), index=gpu.index, enable=bool(rt.ecc_mode_pending), previous=bool(rt.ecc_mode),

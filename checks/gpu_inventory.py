@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from doctor.facts import Facts
 from doctor.findings import INFO, UNKNOWN, Evidence, Finding
-from doctor.i18n import N_
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 
@@ -35,12 +35,12 @@ def gpu_inventory(facts: Facts) -> Iterator[Finding]:
         if g.name:
             key = g.name
         elif g.pci is not None and g.pci.driver:
-            key = N_('NVIDIA 10de:{v} on {driver} (no driver view)', v=f"{g.pci.device or 0:04x}", driver=g.pci.driver)
+            key = N_('NVIDIA 10de:{v} on {driver} (no driver view)', v=format(g.pci.device or 0, "04x"), driver=g.pci.driver)
         else:
             key = N_('model unknown')
         counts[key] = counts.get(key, 0) + 1
     models = [f"{n}x {k}" if len(counts) > 1 else k for k, n in sorted(counts.items())]
-    yield Finding(INFO, "node", f"{len(inv.gpus)} GPU{'s' if len(inv.gpus) != 1 else ''}: {', '.join(models)}",
+    yield Finding(INFO, "node", Nn_('{n} GPU: {models}', '{n} GPUs: {models}', len(inv.gpus), models=join(', ', models)),
                   detail=N_('driver {v}, CUDA {v2}; runtime data from {v3}', v=inv.driver_version or 'unknown', v2=inv.cuda_version or 'unknown', v3=inv.runtime_origin or 'nowhere'),
                   evidence=tuple(Evidence(g.pci.origin if g.pci else str(inv.runtime_origin),
                                           f"{g.address} {g.name or ''} activity={g.activity}".strip())

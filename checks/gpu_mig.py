@@ -10,7 +10,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html",)
@@ -53,7 +53,7 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                 MEDIUM, label, N_('MIG mode change pending: {word} now, {word2} after the next GPU reset', word=_word(rt.mig_mode), word2=_word(rt.mig_mode_pending)),
                 detail=N_('`nvidia-smi -mig` was run but the GPU was never reset; the mode flips at the next reset or reboot and every process on the GPU must be stopped for that.'),
                 evidence=(ev,), expected=N_('pending MIG mode equal to current'),
-                observed=f"current {_word(rt.mig_mode)}, pending {_word(rt.mig_mode_pending)}",
+                observed=N_('current {word}, pending {word2}', word=_word(rt.mig_mode), word2=_word(rt.mig_mode_pending)),
                 impact=Impact(10, N_("the GPU's shape changes at an unplanned reset"),
                           basis=N_('nvidia-smi: a pending MIG mode applies at the next GPU reset; nothing changes until then')),
                 fix=make("mig_mode",
@@ -62,7 +62,7 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                 references=REFERENCES, related=(gpu.address,))
         elif rt.mig_mode and (whole := [s for s in procs if _claims_whole(facts, s.process.env, gpu)]):
             found += 1
-            names = ", ".join(f"pid {s.process.pid}" for s in whole[:3])
+            names = join(', ', (f"pid {s.process.pid}" for s in whole[:3]))
             yield Finding(
                 HIGH, label, N_('MIG is enabled but the inference servers use whole GPUs'),
                 detail=N_('Servers on this node ({names}) use this GPU whole (CUDA_VISIBLE_DEVICES unset or naming the GPU, not one of its MIG devices). With MIG on, CUDA exposes only MIG instances of this GPU: a server that expects the whole GPU finds no device or a slice of its memory.', names=names),

@@ -12,7 +12,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, capitalised, join
 from doctor.parsers.nvlink import NvlinkGpu
 from doctor.registry import check
 
@@ -57,7 +57,7 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
             label, address = _label(facts, g)
             yield Finding(
                 HIGH, label, N_('all NVLinks inactive on an NVLink-only board'),
-                detail=N_('{v} is an SXM module{v2}: it always has NVLinks, and nvidia-smi reports every one inactive. It is cut off from the NVLink fabric; collectives that include it fall back to PCIe or fail.', v=g.name or 'This GPU', v2=' behind NVSwitches' if nvswitch else ''),
+                detail=N_('{v} is an SXM module{v2}: it always has NVLinks, and nvidia-smi reports every one inactive. It is cut off from the NVLink fabric; collectives that include it fall back to PCIe or fail.', v=g.name or N_('This GPU'), v2=N_(' behind NVSwitches') if nvswitch else ''),
                 evidence=(Evidence(nv.status_origin or "nvidia-smi nvlink -s", f"GPU {g.index}: all links inactive"),),
                 expected=N_('every NVLink active'), observed=N_('none active'),
                 impact=Impact(60, N_('tensor-parallel all-reduce slows to PCIe speed for this GPU'),
@@ -80,12 +80,12 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
         if g.all_inactive or inactive or not g.speeds:
             found += 1
             n = expected_links if (g.all_inactive or not g.speeds) else len(inactive)
-            links = N_('all links') if (g.all_inactive or not g.speeds) else "links " + ", ".join(map(str, inactive))
+            links = N_('all links') if (g.all_inactive or not g.speeds) else N_("links {numbers}", numbers=", ".join(map(str, inactive)))
             yield Finding(
                 HIGH, label, N_('{n} of {expected_links} NVLinks inactive', n=n, expected_links=expected_links),
-                detail=N_('{capitalize} of this GPU are down while other GPUs have {expected_links} active. Traffic to its peers loses that bandwidth share or, with every link down, falls back to PCIe (NCCL P2P/NVLS unusable for this GPU).', capitalize=links.capitalize(), expected_links=expected_links),
+                detail=N_('{links} of this GPU are down while other GPUs have {expected_links} active. Traffic to its peers loses that bandwidth share or, with every link down, falls back to PCIe (NCCL P2P/NVLS unusable for this GPU).', links=capitalised(links), expected_links=expected_links),
                 evidence=(Evidence(where, f"GPU {g.index}: {links} <inactive>"),),
-                expected=N_('{expected_links} links at {top} GB/s', expected_links=expected_links, top=f"{top:g}"), observed=f"{expected_links - n} active",
+                expected=N_('{expected_links} links at {top} GB/s', expected_links=expected_links, top=format(top, "g")), observed=N_('{expected_links} active', expected_links=expected_links - n),
                 impact=Impact(60 if n == expected_links else 100 * n / (expected_links * 2),
                               N_("tensor-parallel all-reduce slows to the weakest GPU's NVLink bandwidth"),
                           basis=N_("ring and tree all-reduce run at the pace of the slowest link: the share of this GPU's links that are inactive")),
@@ -94,11 +94,11 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
         elif slow:
             found += 1
             yield Finding(
-                MEDIUM, label, N_('{n_slow} NVLinks below {top} GB/s', n_slow=len(slow), top=f"{top:g}"),
+                MEDIUM, label, N_('{n_slow} NVLinks below {top} GB/s', n_slow=len(slow), top=format(top, "g")),
                 detail=N_('Some links trained at a lower rate than the rest of the node.'),
-                evidence=(Evidence(where, f"GPU {g.index}: " + ", ".join(
-                    f"link {k} {g.speeds[k]:g} GB/s" for k in slow[:6])),),
-                expected=N_('{top} GB/s per link', top=f"{top:g}"), observed=f"{min(g.speeds[k] or 0 for k in slow):g} GB/s",
+                evidence=(Evidence(where, f"GPU {g.index}: " + join(', ', (
+                    f"link {k} {g.speeds[k]:g} GB/s" for k in slow[:6]))),),
+                expected=N_('{top} GB/s per link', top=format(top, "g")), observed=f"{min(g.speeds[k] or 0 for k in slow):g} GB/s",
                 impact=Impact(15, N_("less NVLink bandwidth for this GPU's collectives"),
                           basis=N_("per-link speed from nvidia-smi nvlink -s against the node's other links")),
                 fix=make("gpu_query", N_('Reset the GPUs together and re-read; persistent slow links are hardware.'),
@@ -120,9 +120,9 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                 sev, label, N_('NVLink errors: {totals} replay, {totals2} recovery, {totals3} CRC', totals=totals['replay'], totals2=totals['recovery'], totals3=totals['crc']),
                 detail=N_('Replays and CRC errors are retransmissions; a recovery retrains the link and stalls it. These are totals since the driver loaded: one sample cannot show whether they still grow; compare two readings a few minutes apart under load.'),
                 evidence=(Evidence(nv.errors_origin or "nvidia-smi nvlink -e",
-                                   f"GPU {g.index} links {', '.join(map(str, bad[:8]))}: "
-                                   + ", ".join(f"{k} {v}" for k, v in totals.items())),),
-                expected=N_('0 (or not growing)'), observed=f"{errors + totals['recovery']} events",
+                                   f"GPU {g.index} links {join(', ', map(str, bad[:8]))}: "
+                                   + join(', ', (f"{k} {v}" for k, v in totals.items()))),),
+                expected=N_('0 (or not growing)'), observed=N_('{errors} events', errors=errors + totals['recovery']),
                 impact=Impact(score, N_('retransmissions and link retraining cut NVLink bandwidth'),
                           basis=N_("each replay or recovery resends data or retrains the link; graded by the counter's size, since one sample cannot show its rate")),
                 fix=make("gpu_query",
@@ -130,6 +130,6 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                          index=g.index, query="nvlink_errors"),
                 references=REFERENCES, related=related)
     if not found:
-        yield Finding(PASS, "node", N_('{n_gpus} GPUs with {expected_links} NVLinks each at {top} GB/s', n_gpus=len(nv.gpus), expected_links=expected_links, top=f"{top:g}")
+        yield Finding(PASS, "node", N_('{n_gpus} GPUs with {expected_links} NVLinks each at {top} GB/s', n_gpus=len(nv.gpus), expected_links=expected_links, top=format(top, "g"))
                       + (N_(', no NVLink errors') if nv.errors_origin else ""),
                       evidence=(Evidence(where, f"GPU 0: {expected_links} x {top:g} GB/s"),))

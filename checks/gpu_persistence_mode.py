@@ -9,7 +9,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import LOW, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 DAEMON = "nvidia-persistenced"
@@ -48,7 +48,7 @@ def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
     evidence = [Evidence(where, f"{gpu_label(facts, g.address)}: Persistence Mode Disabled") for g in off]
     if daemon is not None:
         evidence.append(Evidence("proc/*/cmdline", f"{DAEMON} {'running' if daemon else 'not running'}"))
-    labels = ", ".join(gpu_label(facts, g.address) for g in off[:4]) + (" ..." if len(off) > 4 else "")
+    labels = join(', ', (gpu_label(facts, g.address) for g in off[:4])) + (" ..." if len(off) > 4 else "")
     yield Finding(
         LOW, "node", N_('persistence mode disabled on {n_off} of {n_gpus} data-centre GPUs', n_off=len(off), n_gpus=len(gpus)),
         detail=N_('{labels}. When the last CUDA client exits the driver de-initialises the GPU; the next start pays seconds of initialisation and application clocks and other settings are reset.', labels=labels)

@@ -20,7 +20,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import CRITICAL, HIGH, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: action -> (severity, what the driver asks for)
@@ -103,7 +103,7 @@ def gpu_recovery(facts: Facts) -> Iterator[Finding]:
         yield Finding(UNKNOWN, "node", N_('GPU recovery action not reported for {n_blind} GPU(s)', n_blind=len(blind)),
                       detail=N_('{where} (driver {v}) holds neither `GPU Recovery Action` nor `GPU Reset Status`: older drivers (before R535) have no such field, and a partial dump (`nvidia-smi -q -d PERFORMANCE`) leaves it out. A GPU waiting for a reset cannot be told from a healthy one here.', where=where, v=driver or 'version unknown'),
                       evidence=(Evidence(where, "no gpu_recovery_action or gpu_reset_status for "
-                                         + ", ".join(gpu_label(facts, g.address) for g in blind[:8])),),
+                                         + join(', ', (gpu_label(facts, g.address) for g in blind[:8]))),),
                       fix=Fix(notes=N_('Upgrade to a driver that reports it (nvidia-smi -q shows `GPU Recovery Action`), or watch for Xid 154 in the kernel log.')),
                       references=REFERENCES)
     elif not any(g.runtime is not None for g in gpus):

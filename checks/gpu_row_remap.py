@@ -8,7 +8,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import CRITICAL, HIGH, PASS, Evidence, Finding, Fix, Impact, cmd, severity_order
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 IMPACT = {CRITICAL: 95.0, HIGH: 60.0}
@@ -67,11 +67,11 @@ def gpu_row_remap(facts: Facts) -> Iterator[Finding]:
         rt = gpu.runtime
         level = min((p[0] for p in problems), key=severity_order)
         label = gpu_label(facts, gpu.address)
-        observed = "; ".join(p[1] for p in problems)
+        observed = join('; ', (p[1] for p in problems))
         rows = ("" if rt is None or rt.remapped_rows_uncorrectable is None else
                 N_(' Rows remapped so far: {v} for correctable, {remapped_rows_uncorrectable} for uncorrectable errors.', v=rt.remapped_rows_correctable or 0, remapped_rows_uncorrectable=rt.remapped_rows_uncorrectable))
         yield Finding(
-            level, gpu.address, f"{label}: {observed}",
+            level, gpu.address, N_('{label}: {observed}', label=label, observed=observed),
             detail=N_('{label} reports {observed}.{rows} A pending remap takes effect only after a GPU reset; a remapping failure means the memory can no longer be repaired.', label=label, observed=observed, rows=rows),
             evidence=tuple(Evidence(where, f"{label}: {p[1]}") for p in problems),
             expected=N_('Pending: No, Remapping Failure Occurred: No, 0 volatile uncorrectable ECC errors'),

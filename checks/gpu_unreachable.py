@@ -17,7 +17,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.facts.gpu import GpuFault
 from doctor.findings import CRITICAL, PASS, Evidence, Finding, Fix, Impact
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -44,7 +44,7 @@ def _evidence(facts: Facts, gpu: Gpu, faults: list[GpuFault], unlisted: bool) ->
                                                 f"{pci.name or 'NVIDIA GPU'}, driver {pci.driver or 'unknown'}"))
     xids = Counter(x.xid for x in facts.kernel_log.xids_of(gpu.address))
     if xids:
-        out.append(Evidence(facts.kernel_log.origin, ", ".join(f"Xid {c} x{n}" for c, n in sorted(xids.items()))))
+        out.append(Evidence(facts.kernel_log.origin, join(', ', (f"Xid {c} x{n}" for c, n in sorted(xids.items())))))
     return out
 
 

@@ -23,7 +23,7 @@ from doctor.findings import (
     severity_order,
 )
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Xid -> (severity, meaning), after NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html:
@@ -97,7 +97,7 @@ def _fix(level: str, target: str, codes: set[int]) -> Fix:
     if codes & {48, 63, 64, 94, 95}:
         notes.append(N_('Check `nvidia-smi -q -d ROW_REMAPPER,ECC` afterwards; a pending row remap is applied by the reset.'))
     notes.append(N_('If it recurs after the reset, run the field diagnostic (`dcgmi diag -r 3`) and RMA the GPU.'))
-    return make("gpu_reset", target=target, notes=" ".join(notes))
+    return make("gpu_reset", target=target, notes=join(' ', notes))
 
 
 @check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",), needs=("kernel_log",), applies=gpu_absent)
@@ -128,11 +128,11 @@ def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
         bandwidth = log.bandwidth_of(address)
         if bandwidth is not None and level in (CRITICAL, HIGH):
             evidence.append(Evidence(log.origin, bandwidth.text))
-        summary = ", ".join(f"Xid {c} ({_grade(c)[1]})" for c in worst)
+        summary = join(', ', (f"Xid {c} ({_grade(c)[1]})" for c in worst))
         counts = Counter(e.xid for e in events)
-        observed = ", ".join(f"Xid {c} x{counts[c]}" for c in sorted(counts))
+        observed = join(', ', (f"Xid {c} x{counts[c]}" for c in sorted(counts)))
         yield Finding(
-            level, address, f"{summary} on {label}",
+            level, address, N_('{summary} on {label}', summary=summary, label=label),
             detail=N_('The kernel log holds {n_events} Xid line(s) for {label}: {observed}', n_events=len(events), label=label, observed=observed)
                    + (N_('; {distinct} more distinct message(s) not shown', distinct=distinct - MAX_EVIDENCE) if distinct > MAX_EVIDENCE
                       else "")

@@ -11,7 +11,7 @@ from doctor.facts.iommu import TRANSLATED
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.record import record
 from doctor.registry import check
 
@@ -45,7 +45,7 @@ def iommu_mode(facts: Facts) -> Mode:
         bad = [g for g in typed if g.type in TRANSLATED]
         if bad:
             return Mode("translated", tuple(Evidence(f"{g.origin}/type", g.type or "") for g in bad[:4]),
-                        why=N_('{n_bad} IOMMU group(s) holding GPUs or NICs are of type {v} (translated DMA)', n_bad=len(bad), v='/'.join(sorted({g.type or '' for g in bad}))))
+                        why=N_('{n_bad} IOMMU group(s) holding GPUs or NICs are of type {v} (translated DMA)', n_bad=len(bad), v=join('/', sorted({g.type or '' for g in bad}))))
         kinds = {g.type for g in typed}
         ev = tuple(Evidence(f"{g.origin}/type", g.type or "") for g in typed[:2])
         return Mode("vfio" if kinds == {"unmanaged"} else "passthrough", ev)
@@ -68,7 +68,7 @@ def iommu_mode(facts: Facts) -> Mode:
     amd = any(d.vendor == AMD and d.base_class == 0x0600 for d in facts.pci.devices.values())
     if amd and facts.iommu.active:
         return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),
-                                   Evidence("sys/class/iommu", ", ".join(facts.iommu.units))), 0.7,
+                                   Evidence("sys/class/iommu", join(', ', facts.iommu.units))), 0.7,
                     N_('AMD IOMMU active (on by default) and no iommu=pt on the boot line'))
     return Mode("unknown", (Evidence(cl, facts.cmdline.raw or "not recorded"),),
                 why=N_('no IOMMU group types and nothing decisive on the boot line'))
@@ -98,7 +98,7 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
         yield Finding(UNKNOWN, "node", N_('IOMMU mode not determined'), detail=mode.why, evidence=mode.evidence)
         return
     if mode.mode != "translated":
-        yield Finding(PASS, "node", f"IOMMU {mode.mode}", evidence=mode.evidence)
+        yield Finding(PASS, "node", N_('IOMMU {mode}', mode=mode.mode), evidence=mode.evidence)
         return
     params = facts.cmdline.params
     remove = tuple(p for p in FORCE_TRANSLATE if f"{p.split('=')[0]}" in params

@@ -75,7 +75,7 @@ def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
             detail=N_('The kernel could not find enough contiguous memory when the pages were requested (or the size is not supported). Software configured for hugepages then fails to start or falls back to 4 KiB pages. Allocating at runtime works best right after boot, before memory fragments.'),
             evidence=(Evidence(where.split(": ", 1)[0], where.split(": ", 1)[-1]),
                       Evidence(hp.origins.get(kb, path.lstrip("/")), f"{have} allocated")),
-            expected=f"{n} pages", observed=f"{have} pages",
+            expected=N_('{n} pages', n=n), observed=N_('{have} pages', have=have),
             impact=Impact(10, N_('programs that need hugepages fail or run with small pages'),
                           basis=N_('kernel hugetlbpage documentation: the pool holds only what could be allocated; the shortfall is in the evidence')),
             fix=make("hugepages",

@@ -11,7 +11,7 @@ from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, capitalised, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -33,7 +33,7 @@ P2P_LEVELS = {
 
 
 def _places(s: EnvSetting) -> str:
-    return ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
+    return join(', ', [f"pid {p}" for p in s.pids] + list(s.files))
 
 
 def _subject(facts: Facts, s: EnvSetting) -> str:
@@ -72,7 +72,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
             found = True
             yield Finding(
                 HIGH, _subject(facts, s), N_('NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active'),
-                detail=(N_("{n_active_rdma} RDMA port(s) are ACTIVE ({v}{v2}), but NCCL is told not to use them: inter-node traffic goes over TCP (the log shows 'NCCL INFO Using network Socket').", n_active_rdma=len(active_rdma), v=', '.join(p.name for p in active_rdma[:4]), v2=', ...' if len(active_rdma) > 4 else '')),
+                detail=(N_("{n_active_rdma} RDMA port(s) are ACTIVE ({v}{v2}), but NCCL is told not to use them: inter-node traffic goes over TCP (the log shows 'NCCL INFO Using network Socket').", n_active_rdma=len(active_rdma), v=join(', ', (p.name for p in active_rdma[:4])), v2=', ...' if len(active_rdma) > 4 else '')),
                 evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
                 expected=N_('NCCL_IB_DISABLE unset or 0'), observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
                 impact=Impact(80, N_('several times less inter-node bandwidth, higher latency'), basis=N_('NCCL documentation of NCCL_IB_DISABLE: the socket transport replaces RDMA, with CPU copies and TCP on the same links; applies to inter-node collectives and KV transfer')),
@@ -106,7 +106,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
             found = True
             yield Finding(
                 LOW, _subject(facts, s), f"NCCL_P2P_LEVEL={value}: {P2P_LEVELS[upper]}",
-                detail=(N_('{upper}. NCCL\'s documentation: "If this isn\'t specified, NCCL will attempt to optimally select a value based on the architecture and environment it\'s run in." Keep it only where NCCL\'s own choice was shown to be wrong.', upper=P2P_LEVELS[upper][0].upper() + P2P_LEVELS[upper][1:])),
+                detail=(N_('{effect}. NCCL\'s documentation: "If this isn\'t specified, NCCL will attempt to optimally select a value based on the architecture and environment it\'s run in." Keep it only where NCCL\'s own choice was shown to be wrong.', effect=capitalised(P2P_LEVELS[upper]))),
                 evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=f"NCCL_P2P_LEVEL={value}",
                 impact=Impact(10 if upper in ("NVL", "PIX") else 5, P2P_LEVELS[upper],
                               basis=N_('NCCL documentation of NCCL_P2P_LEVEL: the level caps which paths may use P2P')),
@@ -129,7 +129,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
             extra = parse_list(value).loose_extra(names)
             if extra:
                 found = True
-                listed = "; ".join(N_('{k} also matches {v}', k=k, v=', '.join(v)) for k, v in extra.items())
+                listed = join('; ', (N_('{k} also matches {v}', k=k, v=', '.join(v)) for k, v in extra.items()))
                 yield Finding(
                     LOW, _subject(facts, s), N_('NCCL_IB_HCA={value} matches more devices than listed', value=value),
                     detail=(N_("Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select exactly the devices named.", listed=listed)),
@@ -158,7 +158,7 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
     if top is None or top >= best.netdev.speed_mbps or best.netdev in chosen:
         return None
     sev = HIGH if carries else INFO
-    names = ", ".join(n.name for n in chosen)
+    names = join(', ', (n.name for n in chosen))
     return Finding(
         sev, setting_label(facts, s), N_('NCCL_SOCKET_IFNAME={value} selects {names} at {top} Gb/s; {name} runs {speed_mbps} Gb/s', value=s.value, names=names, top=top // 1000, name=best.name, speed_mbps=best.netdev.speed_mbps // 1000),
         detail=(N_("NCCL's socket traffic uses {names}. TCP carries data here ({why}), so inter-node bandwidth is capped by that interface.", names=names, why=why) if carries else

@@ -87,7 +87,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 yield Finding(
                     HIGH, nd.name, N_('data NIC {name} link is down', name=nd.name),
                     detail=(N_('{name} ({pci_address}) has no link: {why}. Its rail carries nothing; the GPUs next to it go through a farther NIC.', name=nd.name, pci_address=nd.pci_address, why=why)),
-                    evidence=tuple(evidence), expected=N_('operstate up, carrier 1'), observed=f"operstate {nd.operstate}",
+                    evidence=tuple(evidence), expected=N_('operstate up, carrier 1'), observed=N_('operstate {operstate}', operstate=nd.operstate),
                     impact=Impact(40, N_('one rail fewer of inter-node bandwidth'), basis=N_('a rail that is down carries nothing; NCCL spreads the traffic over the remaining rails')),
                     fix=make("link_up", netdev=nd.name,
                             notes=N_('Check cable, transceiver and switch port (mlxlink -d <pci> shows the physical state).')),
@@ -107,7 +107,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 evidence=tuple(evidence + [Evidence(f"{p.netdev.origin}/speed", str(p.netdev.speed_mbps))
                                            for p in faster[:3]]),
                 expected=f"{top} Mb/s", observed=f"{speed} Mb/s",
-                impact=Impact(min(90.0, 100 * (1 - speed / top)), N_('{v}% of this rail lost', v=f"{100 * (1 - speed / top):.0f}"), basis=N_('sysfs speed {speed} Mb/s against {top} Mb/s on identical NICs of this node; applies to traffic on this rail', speed=speed, top=top)),
+                impact=Impact(min(90.0, 100 * (1 - speed / top)), N_('{v}% of this rail lost', v=format(100 * (1 - speed / top), ".0f")), basis=N_('sysfs speed {speed} Mb/s against {top} Mb/s on identical NICs of this node; applies to traffic on this rail', speed=speed, top=top)),
                 fix=make("link_autoneg", netdev=nd.name,
                         rollback=(),
                         notes=N_("If autonegotiation is already on, check the cable/transceiver and switch port speed; `mlxlink -d <pci>` shows the cable's supported speeds.")),
@@ -123,7 +123,7 @@ def link(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 MEDIUM, nd.name, N_('{name} MTU {mtu} differs from its identical peers ({common})', name=nd.name, mtu=nd.mtu, common=common),
                 detail=N_('Rails of one fabric must share an MTU; RoCE active_mtu follows the netdev MTU.'),
-                evidence=tuple(evidence), expected=f"MTU {common}", observed=f"MTU {nd.mtu}",
+                evidence=tuple(evidence), expected=N_('MTU {common}', common=common), observed=N_('MTU {mtu}', mtu=nd.mtu),
                 impact=Impact(15, N_('smaller RoCE MTU or fragmentation on this rail'), basis=N_('RoCE uses the largest IB MTU that fits the netdev MTU (4096 needs at least 4200); every peer and switch port must match')),
                 fix=make("link_mtu", netdev=nd.name, mtu=common, previous=nd.mtu,
                         notes=N_('Persist in netplan/NetworkManager; the switch ports must match.')),
@@ -133,7 +133,7 @@ def link(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 LOW, nd.name, N_('{name} runs MTU {mtu} at {v} Gb/s', name=nd.name, mtu=nd.mtu, v=(speed or 0) // 1000),
                 detail=(N_('With a 1500-byte netdev MTU RoCE uses active_mtu 1024 instead of 4096, and TCP needs 6x the packets; jumbo frames need the switch ports configured to match.')),
-                evidence=tuple(evidence), expected=N_('MTU {JUMBO_MTU} (fabric permitting)', JUMBO_MTU=JUMBO_MTU), observed=f"MTU {nd.mtu}",
+                evidence=tuple(evidence), expected=N_('MTU {JUMBO_MTU} (fabric permitting)', JUMBO_MTU=JUMBO_MTU), observed=N_('MTU {mtu}', mtu=nd.mtu),
                 impact=Impact(5, N_('more per-packet overhead'), basis=N_('a 1500-byte MTU carries about 1448 bytes of TCP payload per packet against about 8948 at 9000: more packets and interrupts per byte')),
                 fix=make("link_mtu", netdev=nd.name, mtu=JUMBO_MTU, previous=nd.mtu,
                         notes=N_('Persist in netplan/NetworkManager only after the switches allow 9000.')),

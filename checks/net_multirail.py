@@ -11,7 +11,7 @@ from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts, Sysctls
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -63,7 +63,7 @@ def multirail(facts: Facts) -> Iterator[Finding]:
     sysctls = facts.sysctls
     for (dest, mask), ifaces in sorted(shared.items()):
         bad: dict[str, list[str]] = {}
-        evidence: list[Evidence] = [Evidence("proc/net/route", f"{dest}/{mask} via {', '.join(ifaces)}")]
+        evidence: list[Evidence] = [Evidence("proc/net/route", f"{dest}/{mask} via {join(', ', ifaces)}")]
         unknown = []
         for iface in ifaces:
             for name in WANT:
@@ -77,7 +77,7 @@ def multirail(facts: Facts) -> Iterator[Finding]:
         if not bad:
             if unknown:
                 yield Finding(UNKNOWN, "node", N_('multi-rail ARP/rp_filter settings not recorded for {where}', where=where),
-                              detail=f"missing: {', '.join(unknown[:6])}")
+                              detail=N_('missing: {v}', v=join(', ', unknown[:6])))
             else:
                 yield Finding(PASS, "node", N_('{where}: rp_filter, arp_ignore and arp_announce suit multi-rail', where=where))
             continue
@@ -89,11 +89,11 @@ def multirail(facts: Facts) -> Iterator[Finding]:
         for iface in bad.get("rp_filter", []):
             wanted[f"net.ipv4.conf.{iface}.rp_filter"] = "2"
         yield Finding(
-            MEDIUM, "node", f"{where} with " + ", ".join(f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
-                                                          for n in bad),
+            MEDIUM, "node", f"{where} with " + join(', ', (f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
+                                                          for n in bad)),
             detail=NOTES, evidence=tuple(dict.fromkeys(evidence)),
-            expected="; ".join(f"{n} {WANT[n]}" for n in bad),
-            observed="; ".join(N_('{n} wrong on {v}', n=n, v=', '.join(v)) for n, v in bad.items()),
+            expected=join('; ', (f"{n} {WANT[n]}" for n in bad)),
+            observed=join('; ', (N_('{n} wrong on {v}', n=n, v=', '.join(v)) for n, v in bad.items())),
             impact=Impact(40, N_('RoCE connections fail or traffic of several rails lands on one NIC'),
                           basis=N_('kernel ip-sysctl documentation: with several NICs in one subnet, rp_filter=1 and arp_ignore=0 let one NIC answer for all')),
             fix=sysctl_fix(wanted, sysctls, "90-gnd-multirail.conf", notes=NOTES),

@@ -9,7 +9,7 @@ from doctor.derived.procs import env_value
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Round-trip time assumed in a rack (docs/checks.md#net-socket-buffers), seconds
@@ -90,14 +90,14 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
     yield Finding(
         severity, "net.ipv4.tcp_rmem" if small_tcp else "net.core.rmem_max",
         N_('TCP socket buffers too small for {name} at {gbit} Gb/s', name=nic.name, gbit=gbit),
-        detail=(N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB. TCP carries data here: {why}.', RTT_IN_RACK_S=f"{RTT_IN_RACK_S * 1000:g}", v=f"{2 * bdp / 1e6:.1f}", why=why) if carries else
-                N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB; this matters only for TCP traffic ({why}).', RTT_IN_RACK_S=f"{RTT_IN_RACK_S * 1000:g}", v=f"{2 * bdp / 1e6:.1f}", why=why)),
+        detail=(N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB. TCP carries data here: {why}.', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), v=format(2 * bdp / 1e6, ".1f"), why=why) if carries else
+                N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB; this matters only for TCP traffic ({why}).', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), v=format(2 * bdp / 1e6, ".1f"), why=why)),
         evidence=tuple(evidence),
         expected=N_('tcp_rmem/tcp_wmem max >= {v} bytes', v=int(2 * bdp))
-                 + (f"; rmem_max/wmem_max >= {', '.join(capped)}" if small_core else ""),
+                 + (f"; rmem_max/wmem_max >= {join(', ', capped)}" if small_core else ""),
         observed=observed,
         impact=Impact(30 if carries else 5,
-                      N_('one TCP flow is capped near {ceiling_gbps} Gb/s at {RTT_IN_RACK_S} ms RTT on a {gbit} Gb/s link', ceiling_gbps=f"{ceiling_gbps:.0f}", RTT_IN_RACK_S=f"{RTT_IN_RACK_S * 1000:g}", gbit=gbit), basis=N_('one TCP flow moves at most window / RTT (the bandwidth-delay product); window = the buffer maximum in the evidence, RTT assumed {RTT_IN_RACK_S} ms in a rack; applies to TCP traffic only', RTT_IN_RACK_S=f"{RTT_IN_RACK_S * 1000:g}")),
+                      N_('one TCP flow is capped near {ceiling_gbps} Gb/s at {RTT_IN_RACK_S} ms RTT on a {gbit} Gb/s link', ceiling_gbps=format(ceiling_gbps, ".0f"), RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), gbit=gbit), basis=N_('one TCP flow moves at most window / RTT (the bandwidth-delay product); window = the buffer maximum in the evidence, RTT assumed {RTT_IN_RACK_S} ms in a rack; applies to TCP traffic only', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"))),
         fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
                        notes=N_('Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms.')),
         references=REFERENCES,

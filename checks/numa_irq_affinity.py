@@ -10,7 +10,7 @@ from doctor.facts import Facts, Irq
 from doctor.facts.util import format_cpulist
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Share of a NIC's data vectors off its node above which it is reported.
@@ -83,7 +83,7 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
         far_nodes = sorted({n for _, cpus, _ in off for c in cpus if (n := numa.node_of_cpu(c)) is not None})
         yield Finding(
             MEDIUM if carries else LOW, nic.name,
-            N_('{n_off} of {n_placed} interrupts of {name} run on node {map}, the NIC is on node {id}', n_off=len(off), n_placed=len(placed), name=nic.name, map=', '.join(map(str, far_nodes)), id=node.id),
+            N_('{n_off} of {n_placed} interrupts of {name} run on node {map}, the NIC is on node {id}', n_off=len(off), n_placed=len(placed), name=nic.name, map=join(', ', map(str, far_nodes)), id=node.id),
             detail=(N_('{name} ({pci_address}) sits on node {id} (CPUs {local}); {n_off} of its {n_placed} data vectors are served elsewhere; {balancer_text}. ', name=nic.name, pci_address=nic.netdev.pci_address, id=node.id, local=local, n_off=len(off), n_placed=len(placed), balancer_text=balancer_text)
                     + (N_('TCP carries data here ({why}), so every packet crosses the socket interconnect.', why=why)
                        if carries else N_("This matters for TCP traffic; NCCL's RDMA path polls completion queues and is barely affected."))),

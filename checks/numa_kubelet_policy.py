@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts, Kubelet
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: config key, command-line flag, kubelet default, recommended value
@@ -31,7 +31,7 @@ def _fix(kubelet: Kubelet, node: str, wanted: dict[str, str]) -> Fix:
     flags_note = ""
     overriding = [flag for key, flag, _, _ in (*POLICIES, SCOPE) if key in wanted and flag in kubelet.flags]
     if overriding:
-        flags_note = (N_(' The flags {v} in kubeadm-flags.env or a kubelet drop-in override the config file: change them there too.', v=', '.join('--' + f for f in overriding)))
+        flags_note = (N_(' The flags {v} in kubeadm-flags.env or a kubelet drop-in override the config file: change them there too.', v=join(', ', ('--' + f for f in overriding))))
     settings = {key: [value, key in kubelet.settings] for key, value in wanted.items()}
     return make("kubelet_policy", config=config, node=node, settings=settings,
                 notes=(N_('The kubelet refuses to start when cpu_manager_state was written under another policy, so it must be removed on every policy change (with the node drained). The static policy needs reserved CPUs (reservedSystemCPUs or kube/systemReserved cpu). Only Guaranteed pods with integer CPU requests are aligned.') + flags_note))
@@ -88,8 +88,8 @@ def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     node = facts.host.hostname or "<node>"
     yield Finding(
         MEDIUM, "node", N_("kubelet does not align pods' CPUs and GPUs to one NUMA node"),
-        detail=(N_('{n_cpu_nodes} NUMA nodes with CPUs and {n_gpus} GPUs, but {observed}. A Guaranteed inference pod gets CPUs from any socket, far from its GPUs and NICs.', n_cpu_nodes=len(facts.numa.cpu_nodes), n_gpus=len(facts.gpus.gpus), observed=', '.join(observed))),
+        detail=(N_('{n_cpu_nodes} NUMA nodes with CPUs and {n_gpus} GPUs, but {observed}. A Guaranteed inference pod gets CPUs from any socket, far from its GPUs and NICs.', n_cpu_nodes=len(facts.numa.cpu_nodes), n_gpus=len(facts.gpus.gpus), observed=join(', ', observed))),
         evidence=tuple(evidence), expected=N_('cpuManagerPolicy: static, topologyManagerPolicy: single-numa-node (or restricted), topologyManagerScope: pod'),
-        observed=", ".join(observed),
+        observed=join(', ', observed),
         impact=Impact(15, N_('cross-socket host-device traffic for pods: typically 5-30%'), basis=N_('cross-socket host-device copies commonly measure 5-30% slower than socket-local ones (vendor NUMA tuning guides); applies to CPU-GPU copies, not GPU compute')),
         fix=_fix(kubelet, node, wanted), references=REFERENCES)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from doctor.facts import Facts, PciDevice
 from doctor.findings import INFO, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -53,13 +53,13 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
             yield Finding(PASS, "node", N_('numa_node -1 on {n_minus_one} device(s) is normal with one CPU node', n_minus_one=len(minus_one)),
                           evidence=tuple(Evidence(d.attr("numa_node"), "-1") for d in minus_one[:8]))
         return
-    nodes = ", ".join(f"node{n.id} (CPUs {n.cpulist})" for n in cpu_nodes)
+    nodes = join(', ', (f"node{n.id} (CPUs {n.cpulist})" for n in cpu_nodes))
     if minus_one:
         vm = facts.host.is_vm is True
         yield Finding(
             INFO if vm else MEDIUM, "node",
             N_('NUMA locality unknown for {n_minus_one} of {n_devices} GPUs/NICs: affinity unverifiable', n_minus_one=len(minus_one), n_devices=len(devices)),
-            detail=(N_('The firmware (ACPI _PXM) gives no NUMA node for {v}{v2} on a host with {n_cpu_nodes} NUMA nodes with CPUs ({nodes}). Processes and IRQs cannot be placed next to these devices, and NCCL cannot tell which socket they hang off.', v=', '.join(_label(d) for d in minus_one[:6]), v2=', ...' if len(minus_one) > 6 else '', n_cpu_nodes=len(cpu_nodes), nodes=nodes) + (N_(" This is a virtual machine: NUMA facts are the hypervisor's.")
+            detail=(N_('The firmware (ACPI _PXM) gives no NUMA node for {v}{v2} on a host with {n_cpu_nodes} NUMA nodes with CPUs ({nodes}). Processes and IRQs cannot be placed next to these devices, and NCCL cannot tell which socket they hang off.', v=join(', ', (_label(d) for d in minus_one[:6])), v2=', ...' if len(minus_one) > 6 else '', n_cpu_nodes=len(cpu_nodes), nodes=nodes) + (N_(" This is a virtual machine: NUMA facts are the hypervisor's.")
                                                      if vm else "")),
             evidence=tuple(Evidence(d.attr("numa_node"), "-1") for d in minus_one[:8]),
             expected=N_('numa_node >= 0 on every GPU and NIC'), observed=f"-1 on {len(minus_one)} device(s)",
@@ -69,7 +69,7 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
     if missing:
         yield Finding(UNKNOWN, "node", N_('numa_node not recorded for {n_missing} GPU/NIC(s)', n_missing=len(missing)),
                       detail=N_('The recording has no numa_node attribute for ')
-                             + ", ".join(_label(d) for d in missing[:6]) + ".",
+                             + join(', ', (_label(d) for d in missing[:6])) + ".",
                       evidence=tuple(Evidence(d.attr("numa_node"), "missing") for d in missing[:8]),
                       related=tuple(d.address for d in missing))
     if not minus_one and not missing:

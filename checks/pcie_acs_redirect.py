@@ -11,7 +11,7 @@ from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
-from doctor.i18n import N_
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -31,7 +31,7 @@ NOTES = (N_("Runtime changes are lost at reboot and do not regroup IOMMU groups.
 
 def acs_text(acs: dict[str, bool]) -> str:
     """``{"SrcValid": True, ...}`` -> lspci's ``SrcValid+ TransBlk- ...``."""
-    return " ".join(f"{bit}{'+' if acs.get(bit) else '-'}" for bit in ACS_BITS)
+    return join(' ', (f"{bit}{'+' if acs.get(bit) else '-'}" for bit in ACS_BITS))
 
 
 def acs_value(acs: dict[str, bool]) -> int:
@@ -172,12 +172,12 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
         below = [f"GPU {g.index}" for a in gpu_peers if (g := facts.gpus.by_address(a)) is not None]
         below += _more(n_gpus) if below else []
         yield Finding(
-            HIGH, N_('PCIe switch {switch}', switch=switch) + (f" above {', '.join(below)}" if below else ""), N_('ACS redirect on {n_members} port{v} between GPU/NIC peers: peer traffic detours through the root complex', n_members=len(members), v='s' if len(members) != 1 else ''),
-            detail=N_("Ports {v} redirect peer requests or completions upstream, so GPUDirect RDMA and P2P between {names} go through the CPU's root complex: slow transfers, hangs, or (on some platforms) bad data.", v=', '.join(p.address for p in members), names=', '.join(names)),
+            HIGH, N_('PCIe switch {switch}', switch=switch) + (N_(" above {devices}", devices=", ".join(below)) if below else ""), Nn_('ACS redirect on {n} port between GPU/NIC peers: peer traffic detours through the root complex', 'ACS redirect on {n} ports between GPU/NIC peers: peer traffic detours through the root complex', len(members)),
+            detail=N_("Ports {v} redirect peer requests or completions upstream, so GPUDirect RDMA and P2P between {names} go through the CPU's root complex: slow transfers, hangs, or (on some platforms) bad data.", v=join(', ', (p.address for p in members)), names=join(', ', names)),
             evidence=tuple(Evidence(p.acs_origin or p.origin, f"ACSCtl: {acs_text(p.acs or {})}") for p in members),
             expected=N_('ACSCtl: ReqRedir- CmpltRedir- EgressCtrl- on bare metal'),
-            observed="; ".join(f"{p.address}: " + " ".join(f"{b}+" for b in REDIRECT_BITS if (p.acs or {}).get(b))
-                               for p in members),
+            observed=join('; ', (f"{p.address}: " + " ".join(f"{b}+" for b in REDIRECT_BITS if (p.acs or {}).get(b))
+                               for p in members)),
             impact=Impact(55, N_('GPU-NIC and P2P bandwidth roughly halves (NCCL all-reduce at ~56% of line rate until ACS was disabled, NVIDIA/nccl#949)'), basis=N_('NVIDIA/nccl#949: NCCL all-reduce ran at about 56% of line rate until ACS was disabled; with ACS redirect, peer requests go up to the root port')),
             fix=_fix(members, facts), references=REFERENCES,
             related=tuple(p.address for p in members) + tuple(peers), subject_id=switch)

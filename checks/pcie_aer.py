@@ -9,7 +9,7 @@ from doctor.derived.pcie import Link, link_label, upstream_links
 from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: aer_dev_<kind> -> the line holding its total (older kernels lack it; then the lines are summed).
@@ -78,9 +78,9 @@ def pcie_aer(facts: Facts) -> Iterator[Finding]:
         short = _downgraded(facts, dev, endpoint)
         level = HIGH if bad else MEDIUM if short else LOW
         label = gpu_label(facts, dev.address) if dev.is_gpu else dev.address
-        what = ", ".join(f"{v} {k}" for k, v in bad.items()) or f"{correctable} correctable"
+        what = join(', ', (f"{v} {k}" for k, v in bad.items())) or f"{correctable} correctable"
         evidence = [Evidence(dev.attr(f"aer_dev_{k}"),
-                             " ".join(f"{n} {v}" for n, v in dev.aer[k].items() if v) or "all 0")
+                             join(' ', (f"{n} {v}" for n, v in dev.aer[k].items() if v)) or "all 0")
                     for k in ("fatal", "nonfatal", "correctable") if k in dev.aer]
         if short is not None:
             evidence.append(Evidence(short.child.attr("current_link_width"),

@@ -12,7 +12,7 @@ from doctor.facts import Facts, PciDevice
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
 from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Fix, Impact
-from doctor.i18n import N_
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -80,7 +80,7 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
         where = N_('root port') if port.port_type == ROOT_PORT else N_('switch downstream port')
         if split:
             title = N_('{kind} sits in a bifurcated slot: {where} {address} is x{max_width}', kind=kind, where=where, address=port.address, max_width=port.max_width)
-            detail = (N_('{label} can use x{max_width}, but its {where} is x{max_width2} and its siblings {v} share the same lanes: the slot was split in firmware.', label=label, max_width=dev.max_width, where=where, max_width2=port.max_width, v=', '.join(f'{s.address} (x{s.max_width})' for s in siblings)))
+            detail = (N_('{label} can use x{max_width}, but its {where} is x{max_width2} and its siblings {v} share the same lanes: the slot was split in firmware.', label=label, max_width=dev.max_width, where=where, max_width2=port.max_width, v=join(', ', (f'{s.address} (x{s.max_width})' for s in siblings))))
         else:
             title = N_('{kind} sits in an electrically x{max_width} slot ({where} {address})', kind=kind, max_width=port.max_width, where=where, address=port.address)
             detail = (N_('{label} can use x{max_width}, but its {where} is only x{max_width2} wide (an x16 connector wired with fewer lanes, or a riser that splits the slot).', label=label, max_width=dev.max_width, where=where, max_width2=port.max_width))
@@ -90,11 +90,11 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
         found += 1
         yield Finding(
             HIGH if important else MEDIUM, label, title, detail=detail, evidence=tuple(evidence),
-            expected=N_('x{FULL_WIDTH} port for an x{max_width} card', FULL_WIDTH=FULL_WIDTH, max_width=dev.max_width), observed=f"x{port.max_width} port",
+            expected=N_('x{FULL_WIDTH} port for an x{max_width} card', FULL_WIDTH=FULL_WIDTH, max_width=dev.max_width), observed=N_('x{max_width} port', max_width=port.max_width),
             impact=Impact(round(60 * loss if important else 10 * loss, 1),
-                          N_('at most {got} per direction instead of {full} ({loss} less)', got=gbps(got), full=gbps(full), loss=f"{loss:.0%}"), basis=N_("PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's")),
+                          N_('at most {got} per direction instead of {full} ({loss} less)', got=gbps(got), full=gbps(full), loss=format(loss, ".0%")), basis=N_("PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's")),
             fix=Fix(notes=NOTES_ROOT if port.port_type == ROOT_PORT else NOTES_SWITCH),
             references=REFERENCES, related=(port.address, *(s.address for s in siblings)))
     if looked and not found:
-        yield Finding(PASS, "node", N_('{looked} x16 GPU/NIC slot{v} checked', looked=looked, v='s' if looked != 1 else ''),
+        yield Finding(PASS, "node", Nn_('{n} x16 GPU/NIC slot checked', '{n} x16 GPU/NIC slots checked', looked),
                       evidence=(Evidence(pci.origin or "pci", "max_link_width of each card and its port"),))

@@ -11,7 +11,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
-from doctor.i18n import N_
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -71,7 +71,7 @@ def _hops_text(hops: int | None) -> str:
         return N_('path unknown')
     if hops == 0:
         return N_('directly below a root port')
-    return N_('behind {hops} PCIe switch{v} below a root port', hops=hops, v='es' if hops != 1 else '')
+    return Nn_('behind {n} PCIe switch below a root port', 'behind {n} PCIe switches below a root port', hops)
 
 
 def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevice]) -> tuple[Finding, str, str]:
@@ -91,8 +91,8 @@ def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevic
             detail = N_("{GDR_NOTE} This GPU's nearest NIC is at {found}: its network traffic bounces through host memory.", GDR_NOTE=GDR_NOTE, found=found)
     else:
         parts.append(N_('no RDMA or fast NIC'))
-    finding = Finding(INFO, label, "; ".join(parts), detail=detail,
-                      evidence=(Evidence(_path_source(gpu), " -> ".join(gpu.path)),),
+    finding = Finding(INFO, label, join('; ', parts), detail=detail,
+                      evidence=(Evidence(_path_source(gpu), join(' -> ', gpu.path)),),
                       references=REFERENCES, related=((root.address,) if root else ()) + (
                           (near[0].address,) if near else ()))
     return finding, hops, word
@@ -104,12 +104,12 @@ def _summary(infos: list[tuple[Finding, str, str]]) -> Finding:
     for _, hops, word in infos:
         key = hops + (N_(', no RDMA or fast NIC') if word == "none" else N_(', nearest NIC at {word}', word=word))
         shapes[key] = shapes.get(key, 0) + 1
-    title = N_('GPU PCIe topology: ') + "; ".join(f"{n} GPU{'s' if n != 1 else ''}{' each' if n > 1 else ''} {k}"
-                                              for k, n in shapes.items())
+    title = N_('GPU PCIe topology: ') + join('; ', (f"{n} GPU{'s' if n != 1 else ''}{' each' if n > 1 else ''} {k}"
+                                              for k, n in shapes.items()))
     far = [f.subject for f, _, _ in infos if f.detail]
-    tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {', '.join(far)}."] if far else [])
+    tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {join(', ', far)}."] if far else [])
     return Finding(INFO, "node", title,
-                   detail=" ".join([*(f"{f.subject}: {f.title}." for f, _, _ in infos), *tail]),
+                   detail=join(' ', [*(f"{f.subject}: {f.title}." for f, _, _ in infos), *tail]),
                    evidence=tuple(e for f, _, _ in infos for e in f.evidence), references=REFERENCES,
                    related=tuple(dict.fromkeys(r for f, _, _ in infos for r in f.related)))
 
@@ -145,7 +145,7 @@ def chipset_slot(facts: Facts) -> Iterator[Finding]:
         yield _summary(infos)
     if blind:
         yield Finding(UNKNOWN, "node", N_('upstream PCI path not recorded for {n_blind} device(s)', n_blind=len(blind)),
-                      detail=N_('{blind}: the sysfs link to the device folder is missing or trimmed, so the root port and switches above cannot be named.', blind=', '.join(blind)),
+                      detail=N_('{blind}: the sysfs link to the device folder is missing or trimmed, so the root port and switches above cannot be named.', blind=join(', ', blind)),
                       evidence=(Evidence("sys/bus/pci/devices/<bdf>", "no resolvable path"),))
     if not found and len(blind) < len(subjects):
         yield Finding(PASS, "node", N_('no GPU or fast NIC behind the chipset'),

@@ -37,7 +37,7 @@ from doctor.findings import (
     severity_order,
 )
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, Nn_, capitalised, join
 from doctor.record import record
 from doctor.registry import check
 
@@ -63,6 +63,8 @@ PARTNER_UNKNOWN_CONFIDENCE = 0.6
 _USES = {"GPU": N_('host-device copies, weight loading, KV-cache offload and GPUDirect RDMA scale with it'),
          "RDMA NIC": N_('RDMA and GPUDirect traffic through this port is capped by it'),
          "NIC": N_('traffic through this port is capped by it')}
+#: how each kind of subject is named in prose
+_KIND_NAMES = {"GPU": N_("GPU"), "RDMA NIC": N_("RDMA NIC"), "NIC": N_("NIC")}
 RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
@@ -156,15 +158,15 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
             severity = cap
     what = []
     if neck.width_short:
-        what.append(f"x{neck.cur_width} of x{neck.exp_width}")
+        what.append(N_("x{width} of x{expected}", width=neck.cur_width, expected=neck.exp_width))
     if neck.speed_short and (busy_ok or not subject.is_gpu):  # an idle GPU's speed is power saving
-        what.append(f"{neck.cur_speed:g} of {neck.exp_speed:g} GT/s")
+        what.append(N_("{speed} of {expected} GT/s", speed=format(neck.cur_speed, "g"), expected=format(neck.exp_speed, "g")))
     where = _describe(neck, subject)
     own = neck.child.address == subject.dev.address
-    title = (N_('{kind} link runs at {what}', kind=subject.kind, what=' and '.join(what)) if own
-             else N_('{kind} is limited by a narrow or slow upstream link ({what})', kind=subject.kind, what=' and '.join(what)))
+    title = (N_('{kind} link runs at {what}', kind=_KIND_NAMES[subject.kind], what=join(N_(' and '), what)) if own
+             else N_('{kind} is limited by a narrow or slow upstream link ({what})', kind=_KIND_NAMES[subject.kind], what=join(N_(' and '), what)))
     ends = N_('both ends support') if neck.partner_known else N_('the device supports')
-    detail = (N_('{upper}{where} trained at {link_label} although {ends} {link_label2}.', upper=where[0].upper(), where=where[1:], link_label=link_label(neck.cur_speed, neck.cur_width), ends=ends, link_label2=link_label(neck.exp_speed, neck.exp_width)))
+    detail = (N_('{where} trained at {link_label} although {ends} {link_label2}.', where=capitalised(where), link_label=link_label(neck.cur_speed, neck.cur_width), ends=ends, link_label2=link_label(neck.exp_speed, neck.exp_width)))
     if subject.is_gpu:
         detail += N_(' The GPU is {gpu_activity}', gpu_activity=gpu_activity(facts, subject.dev.address))
         detail += N_(', so a lower speed is not idle power saving.') if busy_ok else \
@@ -180,7 +182,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         expected=N_('{link_label} ({expected_bw} per direction)', link_label=link_label(neck.exp_speed, neck.exp_width), expected_bw=gbps(neck.expected_bw)),
         observed=N_('{link_label} ({current_bw} per direction)', link_label=link_label(neck.cur_speed, neck.cur_width), current_bw=gbps(neck.current_bw)),
         impact=Impact(round(weight * loss, 1),
-                      N_('path to the CPU carries {current_bw} per direction instead of {expected_bw} ({loss} lost); ', current_bw=gbps(path.current_bw), expected_bw=gbps(path.expected_bw), loss=f"{loss:.0%}") + _USES[subject.kind], basis=N_('PCIe bandwidth = transfer rate x lanes (less encoding overhead); the slowest link on the path to the CPU sets the limit. Applies to host-device copies, not to NVLink traffic')),
+                      N_('path to the CPU carries {current_bw} per direction instead of {expected_bw} ({loss} lost); ', current_bw=gbps(path.current_bw), expected_bw=gbps(path.expected_bw), loss=format(loss, ".0%")) + _USES[subject.kind], basis=N_('PCIe bandwidth = transfer rate x lanes (less encoding overhead); the slowest link on the path to the CPU sets the limit. Applies to host-device copies, not to NVLink traffic')),
         fix=_fix(neck), references=REFERENCES, related=related,
         confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
 
@@ -199,12 +201,12 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
         detail += N_(' The GPU is {gpu_activity}.', gpu_activity=gpu_activity(facts, subject.dev.address))
     width = lk.cur_width or lk.exp_width
     return Finding(
-        severity, subject.label, N_('{kind} link capped by firmware at {gen_label} (can do {gen_label2})', kind=subject.kind, gen_label=gen_label(cap.allowed), gen_label2=gen_label(cap.capable)),
+        severity, subject.label, N_('{kind} link capped by firmware at {gen_label} (can do {gen_label2})', kind=_KIND_NAMES[subject.kind], gen_label=gen_label(cap.allowed), gen_label2=gen_label(cap.capable)),
         detail=detail, evidence=tuple(Evidence(a, b) for a, b in cap.evidence) + tuple(
             _runtime_evidence(facts, subject.dev.address) if subject.is_gpu else ()),
         expected=link_label(cap.capable, width), observed=link_label(cap.allowed, width),
         impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
-                      N_("{lost} of the link's bandwidth unavailable; ", lost=f"{lost:.0%}") + _USES[subject.kind], basis=N_("PCIe bandwidth = transfer rate x lanes (less encoding overhead): the link's current speed and width against its capability")),
+                      N_("{lost} of the link's bandwidth unavailable; ", lost=format(lost, ".0%")) + _USES[subject.kind], basis=N_("PCIe bandwidth = transfer rate x lanes (less encoding overhead): the link's current speed and width against its capability")),
         fix=make("inspect_pci", BIOS_LINK_SPEED, address=port, flags="-vvv"),
         references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports), confidence=0.8)
 
@@ -222,10 +224,10 @@ def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Fin
                   observed=link_label(lk.cur_speed, lk.cur_width), references=REFERENCES,
                   related=_addresses(lk.ports))
     if activity == "idle":
-        return Finding(INFO, subject.label, N_('idle GPU parked at {cur_speed} GT/s (power saving); re-check under load', cur_speed=f"{lk.cur_speed:g}"),
+        return Finding(INFO, subject.label, N_('idle GPU parked at {cur_speed} GT/s (power saving); re-check under load', cur_speed=format(lk.cur_speed, "g")),
                        detail=N_('GPUs lower their PCIe speed when idle and raise it within milliseconds of work. Width is at its expected value.') + _limited_note(lk),
                        confidence=0.8, **common)  # type: ignore[arg-type]
-    return Finding(UNKNOWN, subject.label, N_('GPU link at {cur_speed} of {exp_speed} GT/s: cannot tell idle from busy', cur_speed=f"{lk.cur_speed:g}", exp_speed=f"{lk.exp_speed:g}"),
+    return Finding(UNKNOWN, subject.label, N_('GPU link at {cur_speed} of {exp_speed} GT/s: cannot tell idle from busy', cur_speed=format(lk.cur_speed, "g"), exp_speed=format(lk.exp_speed, "g")),
                    detail=N_("No driver view of this GPU's utilisation or performance state was recorded; an idle GPU lowers its link speed on purpose. Re-check with nvidia-smi while it is working."),
                    **common)  # type: ignore[arg-type]
 
@@ -253,7 +255,7 @@ def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
                             ("max_link_speed", dev.max_speed), ("max_link_width", dev.max_width)) if v is None]
     if len(names) == 4:
         return N_('no link attribute files for {address} (trimmed recording, or no PCIe link)', address=dev.address)
-    return N_('{v} not recorded for {address}', v=', '.join(names) or 'link attributes', address=dev.address)
+    return N_('{v} not recorded for {address}', v=join(', ', names) or 'link attributes', address=dev.address)
 
 
 def _addresses(ports: tuple[str, ...]) -> tuple[str, ...]:
@@ -321,7 +323,7 @@ def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) ->
         expected=N_('{link_label} ({expected_bw} per direction)', link_label=link_label(lk.exp_speed, lk.exp_width), expected_bw=gbps(lk.expected_bw)),
         observed=N_('{link_label} ({current_bw} per direction)', link_label=link_label(lk.cur_speed, lk.cur_width), current_bw=gbps(lk.current_bw)),
         impact=Impact(round(WEIGHT_OTHER * lost * CHIPSET_STUB_CONFIDENCE, 1),
-                      N_('if the link is real, {lost} of its bandwidth is unavailable; ', lost=f"{lost:.0%}") + _USES[subject.kind],
+                      N_('if the link is real, {lost} of its bandwidth is unavailable; ', lost=format(lost, ".0%")) + _USES[subject.kind],
                       basis=N_("PCIe bandwidth = transfer rate x lanes, weighted by the chance that a chipset NIC's registers describe its real path")),
         fix=make("inspect_pci", CHIPSET_NIC_VERIFY, address=subject.dev.address, flags="-vvv"),
         references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports),
@@ -341,10 +343,11 @@ def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None
     if real:
         found = _downgrade(facts, subject, links, real, busy_ok)
         if subject.is_gpu and c2c_gpu(facts, dev.address):
-            return replace(found, severity=INFO, title=found.title + " (host traffic uses NVLink-C2C)",
-                           detail=found.detail + " This GPU reaches CPU memory over NVLink-C2C; its PCIe link "
-                                  "carries only configuration and peer traffic, so this does not slow inference.",
-                           impact=Impact(0, "none for host-device copies (NVLink-C2C)", basis="Grace Hopper GPUs reach host memory over NVLink-C2C, not over this PCIe link"), confidence=0.7)
+            return replace(found, severity=INFO, title=found.title + N_(" (host traffic uses NVLink-C2C)"),
+                           detail=found.detail + N_(" This GPU reaches CPU memory over NVLink-C2C; its PCIe link carries only "
+                                                     "configuration and peer traffic, so this does not slow inference."),
+                           impact=Impact(0, N_("none for host-device copies (NVLink-C2C)"),
+                                         basis=N_("Grace Hopper GPUs reach host memory over NVLink-C2C, not over this PCIe link")), confidence=0.7)
         return found
     slow = [lk for lk in links if lk.speed_short]
     if slow:
@@ -371,7 +374,7 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
         gpus = [s for s in subjects if s.is_gpu]
         if gpus:
             yield Finding(INFO, "node", N_('virtual machine: PCIe link state is emulated, not checked'),
-                          detail=N_('Inside a guest the root ports and links are virtual; link speed, width and NUMA placement are only authoritative on the hypervisor host. Run the doctor there for {v}.', v=', '.join(s.dev.address for s in gpus)),
+                          detail=N_('Inside a guest the root ports and links are virtual; link speed, width and NUMA placement are only authoritative on the hypervisor host. Run the doctor there for {v}.', v=join(', ', (s.dev.address for s in gpus))),
                           evidence=(Evidence("host", facts.host.vm_reason or "virtual machine"),),
                           confidence=0.5)
         return
@@ -389,11 +392,11 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
         yield idle[0]
     elif idle:
         yield replace(idle[0], subject="node",
-                      title=f"{len(idle)} idle GPUs parked at reduced link speed (power saving); re-check under load",
-                      detail=idle[0].detail + " GPUs: " + ", ".join(f"{f.subject} at {f.observed}" for f in idle) + ".",
+                      title=N_("{n} idle GPUs parked at reduced link speed (power saving); re-check under load", n=len(idle)),
+                      detail=idle[0].detail + N_(" GPUs: {list}.", list=", ".join(f"{f.subject} at {f.observed}" for f in idle)),
                       evidence=tuple(e for f in idle for e in f.evidence[:1]) + idle[0].evidence[-1:],
-                      observed="; ".join(f"{f.subject}: {f.observed}" for f in idle),
+                      observed=join('; ', (f"{f.subject}: {f.observed}" for f in idle)),
                       related=tuple(r for f in idle for r in f.related))
     if fine:
-        yield Finding(PASS, "node", N_('{fine} GPU/NIC path{v} at expected speed and width', fine=fine, v='s' if fine != 1 else ''),
+        yield Finding(PASS, "node", Nn_('{n} GPU/NIC path at expected speed and width', '{n} GPU/NIC paths at expected speed and width', fine),
                       evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects)} devices checked"),))

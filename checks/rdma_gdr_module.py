@@ -9,7 +9,7 @@ from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION, PEERMEM_FILES
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Peer-memory modules: nvidia-peermem (driver >= 465) and MLNX_OFED's legacy nv_peer_mem.
@@ -41,11 +41,11 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     drv = facts.nvidia_driver
     modules = facts.modules
     loaded = sorted(m for m in PEERMEM_MODULES if modules and m in modules)
-    ports = ", ".join(p.name for p in active[:4]) + (" ..." if len(active) > 4 else "")
+    ports = join(', ', (p.name for p in active[:4])) + (" ..." if len(active) > 4 else "")
     port_ev = Evidence(active[0].origin, f"{len(active)} active RDMA ports ({ports})")
     if drv.peermem or loaded:
         found = [*drv.peermem, *(f"proc/modules: {m}" for m in loaded)]
-        yield Finding(PASS, "node", N_('GPUDirect RDMA peer memory available ({v})', v=', '.join(loaded or drv.peermem)),
+        yield Finding(PASS, "node", N_('GPUDirect RDMA peer memory available ({v})', v=join(', ', loaded or drv.peermem)),
                       evidence=(port_ev, *(Evidence(f, "present") for f in found)))
         return
     if drv.open_module:

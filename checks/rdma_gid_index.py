@@ -21,7 +21,7 @@ from doctor.facts import Facts, RdmaPort
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.startup import env_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
@@ -38,7 +38,7 @@ def _where(setting: EnvSetting | None) -> str:
     if setting is None:
         return "unset"
     places = [f"pid {p}" for p in setting.pids] + list(setting.files)
-    return f"{setting.name}={setting.value} ({', '.join(places)})"
+    return f"{setting.name}={setting.value} ({join(', ', places)})"
 
 
 def _port_netdevs(facts: Facts, port: RdmaPort) -> set[str]:
@@ -59,7 +59,7 @@ AUTO_NOTES = (N_('Assign the RoCE netdev an IPv4 address in netplan/NetworkManag
 
 def _table_evidence(port: RdmaPort) -> Evidence:
     rows = [describe_gid(g.index, g) for g in port.gids if configured(g)]
-    return Evidence(f"{port.origin}/gids, gid_attrs/types, gid_attrs/ndevs", "; ".join(rows) or "no configured GID")
+    return Evidence(f"{port.origin}/gids, gid_attrs/types, gid_attrs/ndevs", join('; ', rows) or "no configured GID")
 
 
 def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
@@ -110,7 +110,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             elif version(gid) == 1 and env.roce_version != 1:
                 problem = N_('a RoCE v1 entry (L2 only, not routable)')
             elif _foreign_ndev(facts, port, gid.ndev):
-                problem = N_('an entry of netdev {ndev}, not of this port ({v})', ndev=gid.ndev, v=', '.join(sorted(own)) or '?')
+                problem = N_('an entry of netdev {ndev}, not of this port ({v})', ndev=gid.ndev, v=join(', ', sorted(own)) or '?')
             better = choose_gid(port, NcclGidEnv(None, env.addr_family, env.addr_range, env.roce_version))
             if forced is not None:
                 forced_hits.setdefault(problem or "", []).append((port, choice.describe, better.describe, own))
@@ -127,7 +127,7 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 LOW, port.name, N_('NCCL picks RoCE v{version} GID {describe} on {name}', version=version(gid), describe=choice.describe, name=port.name),
                 detail=(N_('No RoCE v{roce_version} entry in the wanted family exists, so NCCL uses {describe}. RoCE v1 is not routable across L3 subnets.', roce_version=env.roce_version, describe=choice.describe)),
-                evidence=evidence, expected=f"a RoCE v{env.roce_version} entry", observed=choice.describe,
+                evidence=evidence, expected=N_('a RoCE v{roce_version} entry', roce_version=env.roce_version), observed=choice.describe,
                 impact=Impact(5, N_('works inside one L2 segment only'), basis=N_('RoCE v1 frames are layer-2 only and are not routed across subnets')), references=REFERENCES,
                 related=tuple(sorted(own)))
             continue
@@ -158,9 +158,9 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
     for problem, rows in sorted(hits.items()):
         names = [port.name for port, _, _, _ in rows]
         subject = names[0] if len(names) == 1 else setting_label(facts, forced)
-        where = names[0] if len(names) == 1 else f"{len(names)} ports ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+        where = names[0] if len(names) == 1 else f"{len(names)} ports ({join(', ', names[:3])}{', ...' if len(names) > 3 else ''})"
         evidence = tuple(_table_evidence(port) for port, _, _, _ in rows[:4]) + tuple(env_ev)
-        per_port = "; ".join(N_('{name}: uses {used}, auto would pick {auto}', name=port.name, used=used, auto=auto) for port, used, auto, _ in rows)
+        per_port = join('; ', (N_('{name}: uses {used}, auto would pick {auto}', name=port.name, used=used, auto=auto) for port, used, auto, _ in rows))
         related = tuple(names) + tuple(sorted({n for _, _, _, own in rows for n in own}))
         if problem:
             yield Finding(

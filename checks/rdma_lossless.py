@@ -13,7 +13,7 @@ from doctor.facts import Facts
 from doctor.facts.roce import RoceQos
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -70,9 +70,9 @@ def lossless(facts: Facts) -> Iterator[Finding]:
                          for p, v in off.items()) + env_ev
         yield Finding(
             MEDIUM, name, N_('DCQCN off on priority {prio} of {name} ({name2})', prio=prio, name=name, name2=rp.port.name),
-            detail=(N_("{tc_text} puts NCCL's RoCE traffic on priority {prio} (DSCP trust, default map). With {off} disabled there, congestion is met only by PFC pauses (head-of-line blocking across the fabric) or by drops and go-back-N retransmission.", tc_text=tc_text, prio=prio, off=' and '.join(off))),
+            detail=(N_("{tc_text} puts NCCL's RoCE traffic on priority {prio} (DSCP trust, default map). With {off} disabled there, congestion is met only by PFC pauses (head-of-line blocking across the fabric) or by drops and go-back-N retransmission.", tc_text=tc_text, prio=prio, off=join(' and ', off))),
             evidence=evidence, expected=N_('roce_np and roce_rp enable/{prio} = 1', prio=prio),
-            observed=", ".join(f"{p}={'0' if v is False else 'missing'}" for p, v in off.items()),
+            observed=join(', ', (f"{p}={'0' if v is False else 'missing'}" for p, v in off.items())),
             impact=Impact(20, N_('throughput collapses under incast (all-to-all, KV transfer fan-in)'),
                           basis=N_('NVIDIA RoCE congestion control (DCQCN) documentation: without ECN reaction, incast fills switch buffers and drops packets')),
             fix=make("roce_ecn", NOTES, netdev=name, priority=prio,
@@ -80,7 +80,7 @@ def lossless(facts: Facts) -> Iterator[Finding]:
             references=REFERENCES, related=(rp.port.name,))
     if unrecorded and not good:
         yield Finding(UNKNOWN, "node", N_('DCQCN state of the RoCE ports not recorded'),
-                      detail=(N_('No ecn/roce_np or ecn/roce_rp switches under /sys/class/net for {unrecorded}{v} (the driver does not expose them, or the snapshot lacks them).', unrecorded=', '.join(unrecorded[:4]), v=', ...' if len(unrecorded) > 4 else '')),
+                      detail=(N_('No ecn/roce_np or ecn/roce_rp switches under /sys/class/net for {unrecorded}{v} (the driver does not expose them, or the snapshot lacks them).', unrecorded=join(', ', unrecorded[:4]), v=', ...' if len(unrecorded) > 4 else '')),
                       evidence=tuple(qos_unknown[:8]), references=REFERENCES)
     elif good:
         yield Finding(PASS, "node", N_('DCQCN on for priority {prio} on {n_good} RoCE port(s)', prio=prio, n_good=len(good)),
@@ -112,13 +112,13 @@ def _qos(qos: RoceQos | None, rp: RocePort, tc: int, tc_text: str,
         fix_params.update(trust="dscp", previous_trust="pcp")
     if pfc_off and vector is not None and wanted is not None:
         fix_params.update(pfc=list(wanted), previous_pfc=list(vector))
-    observed = ", ".join(filter(None, (f"trust {qos.trust}" if qos.trust else "",
+    observed = join(', ', filter(None, (f"trust {qos.trust}" if qos.trust else "",
                                        "pfc " + ",".join(map(str, vector)) if vector else "")))
-    title = (N_('RoCE QoS of {name} ({name2}): ', name=name, name2=rp.port.name) + " and ".join(
-        t for t, on in ((N_('trust pcp while NCCL marks DSCP'), trust_pcp), (N_('PFC off on priority {prio}', prio=prio), pfc_off)) if on))
+    title = (N_('RoCE QoS of {name} ({name2}): ', name=name, name2=rp.port.name) + join(' and ', (
+        t for t, on in ((N_('trust pcp while NCCL marks DSCP'), trust_pcp), (N_('PFC off on priority {prio}', prio=prio), pfc_off)) if on)))
     return Finding(
         MEDIUM, name, title,
-        detail=(N_("{tc_text} marks NCCL's RoCE packets with DSCP {dscp}; ", tc_text=tc_text, dscp=dscp) + "; ".join(problems) + N_('. The traffic then rides a lossy priority: under congestion the switch drops packets and RoCE falls back to go-back-N retransmission (watch out_of_sequence and rx_discards_phy).')),
+        detail=(N_("{tc_text} marks NCCL's RoCE packets with DSCP {dscp}; ", tc_text=tc_text, dscp=dscp) + join('; ', problems) + N_('. The traffic then rides a lossy priority: under congestion the switch drops packets and RoCE falls back to go-back-N retransmission (watch out_of_sequence and rx_discards_phy).')),
         evidence=(Evidence(qos.origin, observed or "recorded"),) + env_ev,
         expected=N_('trust dscp, PFC on priority {prio}', prio=prio), observed=observed,
         impact=Impact(25, N_('collectives and KV transfers stall on retransmission under incast'),

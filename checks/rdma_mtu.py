@@ -59,7 +59,7 @@ def rdma_mtu(facts: Facts) -> Iterator[Finding]:
             detail=(N_("The largest IB MTU that fits in {name}'s MTU after the RoCE headers is {want}; the port runs {active}, so every message is cut into {want2}x more packets.", name=name, want=want, active=active, want2=want // active)),
             evidence=(Evidence(table.origin, f"{rp.port.name} active_mtu {active}"),
                       Evidence(f"{rp.netdev.origin}/mtu", str(rp.netdev.mtu))),
-            expected=f"active_mtu {want}", observed=f"active_mtu {active}",
+            expected=N_('active_mtu {want}', want=want), observed=N_('active_mtu {active}', active=active),
             impact=Impact(10 if want // active <= 2 else 20, N_('{want}x more packets per message', want=want // active),
                           basis=N_('packets per message scale with 1/active_mtu (kernel iboe_get_mtu: the netdev MTU allows a larger one)')),
             fix=make("rdma_show", NOTES, device=rp.port.device, port=rp.port.port),

@@ -9,7 +9,7 @@ from doctor.derived.procs import process_label, server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import flag_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.registry import check
@@ -79,7 +79,7 @@ class Hit:
 
 
 def _strip_comments(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("#", ";")))
+    return join('\n', (line for line in text.splitlines() if not line.lstrip().startswith(("#", ";"))))
 
 
 _SEGMENT_WORDS = ("execstart", "command", "args", "entrypoint")
@@ -109,7 +109,7 @@ def _segments(df: DeployFile) -> list[str]:
         if _segment_start(line) or line.strip() == "---":
             segments.append([])
         segments[-1].append(line)
-    return ["\n".join(s) for s in segments if any(x.strip() for x in s)]
+    return [join('\n', s) for s in segments if any(x.strip() for x in s)]
 
 
 def _has_children(text: str, m: re.Match[str]) -> bool:
@@ -145,7 +145,7 @@ def _collect(facts: Facts) -> list[Hit]:
     hits: list[Hit] = []
     roots = {s.process.pid for s in server_roots(facts)}
     for s in server_roots(facts):
-        text = " ".join(s.process.argv)
+        text = join(' ', s.process.argv)
         hits += _match(text, f"{s.process.origin}/cmdline", s.process.pid)
     for cfg in facts.serve_configs:
         if cfg.text is not None and cfg.pid in roots:
@@ -165,7 +165,7 @@ def _severity(hit: Hit, has_gpu: bool) -> str:
 
 def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
     return flag_fix(facts, files, pid, snippet,
-                    notes=(N_('Remove {snippet} where the server is started{v} and restart the server: graphs are captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents eager mode as required, keep it and record why. The rollback puts {snippet} back.', snippet=repr(snippet), v=' (' + ', '.join(files) + ')' if files else '')))
+                    notes=(N_('Remove {snippet} where the server is started{v} and restart the server: graphs are captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents eager mode as required, keep it and record why. The rollback puts {snippet} back.', snippet=repr(snippet), v=' (' + join(', ', files) + ')' if files else '')))
 
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime",

@@ -10,7 +10,7 @@ from doctor.derived.procs import EnvSetting, process_label, server_roots, user_e
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix, flag_fix
-from doctor.i18n import N_
+from doctor.i18n import N_, capitalised, join
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.registry import check
@@ -83,7 +83,7 @@ def _judge_proto(value: str, facts: Facts) -> tuple[str, float, str]:
     allowed = ({"ll", "ll128", "simple"} - items) if exclude else items
     if "ll" not in allowed:
         return (MEDIUM, 25, N_('forbids the LL protocol, which NCCL uses for small messages: the small all-reduces of every tensor-parallel decode step take the slower Simple path'))
-    return LOW, 5, N_("restricts NCCL's protocols to {v}", v=', '.join(sorted(allowed)) or 'none')
+    return LOW, 5, N_("restricts NCCL's protocols to {v}", v=join(', ', sorted(allowed)) or 'none')
 
 
 def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
@@ -92,7 +92,7 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
     nvls = {"nvls", "nvlstree"}
     if nvswitch and (nvls <= items if exclude else not items & nvls):
         return (MEDIUM, 20, N_('keeps NCCL off NVLink SHARP (NVLS), the all-reduce the NVSwitches of this node offload; NCCL otherwise picks it for the tensor-parallel all-reduces'))
-    return LOW, 5, N_('{v} the {items} algorithm(s)', v='excludes' if exclude else 'restricts NCCL to', items=', '.join(sorted(items)))
+    return LOW, 5, N_('{v} the {items} algorithm(s)', v='excludes' if exclude else 'restricts NCCL to', items=join(', ', sorted(items)))
 
 
 #: server flags with the same effect as a debug variable: (pattern, severity, score, effect)
@@ -106,11 +106,11 @@ FLAGS: tuple[tuple[re.Pattern[str], str, float, str], ...] = (
 
 def _flag_hits(facts: Facts) -> list[tuple[int, str, str, str, float, str]]:
     """(pattern index, where, snippet, severity, score, effect) for server command lines and deployment files."""
-    texts = [(f"{s.process.origin}/cmdline", " ".join(s.process.argv)) for s in server_roots(facts)]
-    texts += [(df.path, "\n".join(x for x in df.text.splitlines() if not x.lstrip().startswith("#")))
+    texts = [(f"{s.process.origin}/cmdline", join(' ', s.process.argv)) for s in server_roots(facts)]
+    texts += [(df.path, join('\n', (x for x in df.text.splitlines() if not x.lstrip().startswith("#"))))
               for df in facts.deploy_files]
     roots = {s.process.pid for s in server_roots(facts)}
-    texts += [(c.path, "\n".join("--" + x.strip() for x in c.text.splitlines() if not x.lstrip().startswith("#")))
+    texts += [(c.path, join('\n', ("--" + x.strip() for x in c.text.splitlines() if not x.lstrip().startswith("#"))))
               for c in facts.serve_configs if c.text is not None and c.pid in roots]
     hits = []
     for where, text in texts:
@@ -143,14 +143,14 @@ def _pid_of(where: str) -> int | None:
 
 def _flag_fix(facts: Facts, files: list[str], pid: int | None, snippet: str, places: list[str]) -> Fix:
     """Remove a one-word flag where the server is started; a flag with a separate value is for a human."""
-    notes = (N_("Remove {snippet} from the server's command line ({places}) and restart it. To undo, add {snippet} back and restart the server.", snippet=repr(snippet), places=', '.join(places)))
+    notes = (N_("Remove {snippet} from the server's command line ({places}) and restart it. To undo, add {snippet} back and restart the server.", snippet=repr(snippet), places=join(', ', places)))
     if len(snippet.split()) != 1:
         return Fix(notes=notes)
     return flag_fix(facts, files, pid, snippet, notes=notes)
 
 
 def _fix(facts: Facts, s: EnvSetting) -> Fix:
-    places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
+    places = join(', ', [f"pid {p}" for p in s.pids] + list(s.files))
     return env_fix(facts, s, notes=(N_('{name}={value} is set where the server is started ({places}); the variable is read at start-up only, so the server must restart. The rollback puts it back exactly as it was.', name=s.name, value=s.value, places=places)))
 
 
@@ -182,9 +182,9 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         extra = f" {NCCL_DEBUG_SECTION}" if judge is not None else ""
         yield Finding(
             severity, subject, f"{s.name}={s.value}: {effect}",
-            detail=(N_('Set by the user in {v}. {upper}.{extra}', v=', '.join([process_label(facts, p) for p in s.pids] + list(s.files)), upper=effect[0].upper() + effect[1:], extra=extra)),
+            detail=(N_('Set by the user in {v}. {effect}.{extra}', v=join(', ', [process_label(facts, p) for p in s.pids] + list(s.files)), effect=capitalised(effect), extra=extra)),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
-            expected=f"{s.name} unset", observed=f"{s.name}={s.value}",
+            expected=N_('{name} unset', name=s.name), observed=f"{s.name}={s.value}",
             impact=Impact(score, effect, basis=basis), fix=_fix(facts, s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
     by_flag: dict[int, list[tuple[int, str, str, str, float, str]]] = {}
@@ -198,7 +198,7 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         pid = _pid_of(where)
         yield Finding(
             severity, process_label(facts, pid) if pid is not None else where,
-            f"{snippet}: {effect}", detail=N_('Found in {places}. {upper}.', places=', '.join(places), upper=effect[0].upper() + effect[1:]),
+            N_('{snippet}: {effect}', snippet=snippet, effect=effect), detail=N_('Found in {places}. {effect}.', places=join(', ', places), effect=capitalised(effect)),
             evidence=tuple(Evidence(h[1], h[2]) for h in hits), expected=N_('flag absent'), observed=snippet,
             impact=Impact(score, effect, basis=N_("the flag's documented effect (see the references)")),
             fix=_flag_fix(facts, files, pid, snippet, places),

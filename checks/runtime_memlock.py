@@ -54,7 +54,7 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
             detail=N_("RDMA registers (pins) NCCL's and the KV-transfer buffers; a locked-memory limit makes ibv_reg_mr fail with ENOMEM, so NCCL aborts or the transfer layer falls back to slow copies. prlimit helps registrations made after it; restart the server to be sure."),
             evidence=tuple(Evidence(lim.origin, f"Max locked memory {_word(lim.soft)} {_word(lim.hard)} bytes")
                            for _, lim in low[:4]),
-            expected="unlimited", observed=f"{_word(low[0][1].soft)} bytes",
+            expected="unlimited", observed=N_('{word} bytes', word=_word(low[0][1].soft)),
             impact=Impact(40, N_('inter-node collectives fail or fall back off GPUDirect RDMA'),
                           basis=N_('NCCL troubleshooting guide: ibv_reg_mr fails when the locked-memory limit is too low')),
             fix=make("prlimit_memlock",

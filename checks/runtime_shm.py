@@ -58,7 +58,7 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
         HIGH, label, f"/dev/shm is {size_mib} MiB for a server using {len(used)} GPUs",
         detail=N_("NCCL's shared-memory transport and vLLM/SGLang's multiprocessing queues live in /dev/shm. A container's default of 64 MB makes NCCL fail with a Bus error or 'Error while creating shared memory segment', or run out during CUDA graph capture."),
         evidence=tuple(Evidence(m.origin, f"/dev/shm {m.fstype} {m.options}") for _, m in small[:3]),
-        expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=f"{size_mib} MiB",
+        expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=N_('{size_mib} MiB', size_mib=size_mib),
         impact=Impact(60, N_('collectives crash or the server fails during start-up'),
                           basis=N_("NCCL troubleshooting guide: Docker's 64 MB /dev/shm is too small for NCCL's shared-memory transport")),
         fix=make("shm_resize",

@@ -11,7 +11,7 @@ from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import sysctl_fix
 from doctor.fixes.sysctl_keys import KNOWN_SYSCTLS, generic_key
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 GND_PREFIX = "90-gnd-"
@@ -27,7 +27,7 @@ def _base(path: str) -> str:
 
 
 def _norm(value: str) -> str:
-    return " ".join(value.split())
+    return join(' ', value.split())
 
 
 @check("sysctl.persistence", "Boot-time sysctl files vs. the doctor's fixes and the running values", "network",

@@ -10,7 +10,7 @@ from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import os_family
-from doctor.i18n import N_
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -32,7 +32,7 @@ def _inference_host(facts: Facts) -> tuple[bool, str]:
         return True, N_('GPU processes are running')
     on_nvidia = [d.address for d in facts.pci.gpus if d.driver == NVIDIA_MODULE]
     if on_nvidia:
-        return True, N_('other GPUs are on the nvidia driver ({on_nvidia})', on_nvidia=', '.join(on_nvidia[:2]))
+        return True, N_('other GPUs are on the nvidia driver ({on_nvidia})', on_nvidia=join(', ', on_nvidia[:2]))
     return False, N_('no nvidia module, GPU process or GPU on the nvidia driver')
 
 
@@ -89,7 +89,7 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
                 HIGH, label, N_('GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it'),
                 detail=N_('This host runs inference ({why}), but {address} is held by vfio-pci', why=why, address=gpu.address)
                        + (N_(' because of boot-time configuration.') if boot_ev else "."),
-                evidence=evidence, expected=N_('driver nvidia'), observed=f"driver {gpu.driver}",
+                evidence=evidence, expected=N_('driver nvidia'), observed=N_('driver {driver}', driver=gpu.driver),
                 impact=Impact(70, N_('one GPU fewer for serving; tensor-parallel groups that expect it fail to start'), basis=N_('a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host')),
                 fix=make("vfio_release", address=gpu.address, boot_remove=remove, modprobe=lines,
                          os_family=os_family(facts.host.os_release),
@@ -108,11 +108,11 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
             if blockers:
                 found += 1
                 yield Finding(
-                    MEDIUM, label, N_('VFIO group {iommu_group} is not viable: {v}', iommu_group=gpu.iommu_group, v=', '.join(f'{b.address} on {b.driver}' for b in blockers)),
+                    MEDIUM, label, N_('VFIO group {iommu_group} is not viable: {v}', iommu_group=gpu.iommu_group, v=join(', ', (f'{b.address} on {b.driver}' for b in blockers))),
                     detail=N_('Every device in an IOMMU group must be on vfio-pci, pci-stub or no driver (bridges on pcieport are fine) before the group can be given to a VM; starting the VM fails.'),
                     evidence=tuple(Evidence(b.attr("driver"), b.driver or "") for b in blockers),
                     expected=N_('group members on vfio-pci, pci-stub, pcieport (bridges) or unbound'),
-                    observed=", ".join(f"{b.address}: {b.driver}" for b in blockers),
+                    observed=join(', ', (f"{b.address}: {b.driver}" for b in blockers)),
                     impact=Impact(10, N_('the VM that should get this GPU fails to start'), basis=N_('VFIO needs every device of the IOMMU group bound to vfio-pci (or to no driver) before the group can be assigned')),
                     fix=make("vfio_group", devices={b.address: b.driver or "" for b in blockers},
                              notes=N_("Or pass the whole group (for example the GPU's .1 audio function) to the VM.")),

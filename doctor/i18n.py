@@ -117,15 +117,20 @@ class Msg(str):
     parts: tuple[str, ...] | None
     plural: tuple[str, int] | None
 
+    cap: bool
+
     def __new__(cls, msgid: str, params: Mapping[str, object] | None = None,
-                parts: tuple[str, ...] | None = None, plural: tuple[str, int] | None = None) -> Msg:
+                parts: tuple[str, ...] | None = None, plural: tuple[str, int] | None = None,
+                cap: bool = False) -> Msg:
         if parts is not None:
             text = "".join(parts)
         else:
             source = msgid if plural is None or plural[1] == 1 else plural[0]
             text = source.format(**params) if params else source
+        if cap:
+            text = text[:1].upper() + text[1:]
         obj = super().__new__(cls, text)
-        obj.msgid, obj.params, obj.parts, obj.plural = msgid, dict(params or {}), parts, plural
+        obj.msgid, obj.params, obj.parts, obj.plural, obj.cap = msgid, dict(params or {}), parts, plural, cap
         return obj
 
     def __add__(self, other: str) -> str:  # type: ignore[override]
@@ -139,7 +144,12 @@ class Msg(str):
         return Msg("", parts=(*_parts(other), *_parts(self))) if other else self
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (Msg, (self.msgid, self.params, self.parts, self.plural))
+        return (Msg, (self.msgid, self.params, self.parts, self.plural, self.cap))
+
+
+def capitalised(text: str) -> str:
+    """``text`` with its first letter upper-case (in English; a translation keeps its own form)."""
+    return Msg("{text}", {"text": text}, cap=True)
 
 
 def _parts(text: str) -> tuple[str, ...]:
@@ -202,6 +212,11 @@ def localise(obj: _T) -> _T:
     return _localise(obj, 0)  # type: ignore[no-any-return]
 
 
+#: fields never translated: commands, file contents, evidence, ids and fix parameters
+_VERBATIM = frozenset({"argv", "heredoc", "evidence", "params", "references", "related", "subject_id", "check",
+                       "category", "builder", "key", "phase", "id", "source"})
+
+
 def _localise(obj: object, depth: int) -> object:
     import dataclasses
 
@@ -215,12 +230,12 @@ def _localise(obj: object, depth: int) -> object:
             return obj
         return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
     if isinstance(obj, dict):
-        new = {k: _localise(v, depth + 1) for k, v in obj.items()}
+        new = {k: v if k in _VERBATIM else _localise(v, depth + 1) for k, v in obj.items()}
         return obj if all(new[k] is v for k, v in obj.items()) else type(obj)(new) if type(obj) is dict else new
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {}
         for f in dataclasses.fields(obj):
-            if not f.init:
+            if not f.init or f.name in _VERBATIM:
                 continue
             value = getattr(obj, f.name)
             new_value = _localise(value, depth + 1)
@@ -241,6 +256,8 @@ def encode(text: str) -> object:
         out["args"] = {k: encode(v) if isinstance(v, str) else v for k, v in text.params.items()}
     if text.plural is not None:
         out["plural"] = [text.plural[0], text.plural[1]]
+    if text.cap:
+        out["cap"] = True
     return out
 
 
@@ -278,7 +295,7 @@ def decode(data: object, depth: int = 0) -> str | None:
             return None
         pl = (plural[0], plural[1])
     try:
-        return Msg(msgid, params, plural=pl)
+        return Msg(msgid, params, plural=pl, cap=data.get("cap") is True)
     except (KeyError, IndexError, ValueError, AttributeError):
         return None
 
