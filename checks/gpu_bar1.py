@@ -30,7 +30,7 @@ def gpu_bar1(facts: Facts) -> Iterator[Finding]:
             N_('BAR1 is {bar1_total_mib} MiB for {fb_total_mib} MiB of GPU memory', bar1_total_mib=rt.bar1_total_mib, fb_total_mib=rt.fb_total_mib),
             detail=N_('Data-centre GPUs expose all of their memory through BAR1 when the BIOS maps 64-bit MMIO above 4 GB. A small BAR1 limits what GPUDirect RDMA (NCCL/UCX NIC-to-GPU) and peer-to-peer can map at once: memory registration fails or NCCL falls back to bouncing through host memory.'),
             evidence=(smi_evidence(facts, gpu, N_('bar1_memory_usage total {bar1_total_mib} MiB, fb_memory_usage total {fb_total_mib} MiB', bar1_total_mib=rt.bar1_total_mib, fb_total_mib=rt.fb_total_mib)),),
-            expected=f"BAR1 >= {rt.fb_total_mib} MiB", observed=N_('{bar1_total_mib} MiB', bar1_total_mib=rt.bar1_total_mib),
+            expected=N_('BAR1 >= {fb_total_mib} MiB', fb_total_mib=rt.fb_total_mib), observed=N_('{bar1_total_mib} MiB', bar1_total_mib=rt.bar1_total_mib),
             impact=Impact(25, N_('GPUDirect RDMA / P2P registrations fail or fall back to host staging'),
                           basis=N_('NVIDIA GPUDirect RDMA documentation: peer memory is mapped through the BAR1 aperture, so registrations beyond its size fail')),
             fix=Fix(notes=N_("BIOS: enable Above 4G Decoding and Resizable BAR (or the vendor's 'MMIO High Size' / 'PCI 64-bit resource allocation'), then cold boot. On a VM, give the guest a large 64-bit MMIO window (e.g. QEMU -fw_cfg opt/ovmf/X-PciMmio64Mb=262144). Rollback: the same BIOS settings back.")),

@@ -74,7 +74,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 HIGH, _subject(facts, s), N_('NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active'),
                 detail=(N_("{n_active_rdma} RDMA port(s) are ACTIVE ({v}{v2}), but NCCL is told not to use them: inter-node traffic goes over TCP (the log shows 'NCCL INFO Using network Socket').", n_active_rdma=len(active_rdma), v=join(', ', (p.name for p in active_rdma[:4])), v2=', ...' if len(active_rdma) > 4 else '')),
                 evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
-                expected=N_('NCCL_IB_DISABLE unset or 0'), observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
+                expected=N_('NCCL_IB_DISABLE unset or 0'), observed=N_('NCCL_IB_DISABLE=1 ({places})', places=_places(s)),
                 impact=Impact(80, N_('several times less inter-node bandwidth, higher latency'), basis=N_('NCCL documentation of NCCL_IB_DISABLE: the socket transport replaces RDMA, with CPU copies and TCP on the same links; applies to inter-node collectives and KV transfer')),
                 fix=_fix(facts, s), references=REFERENCES)
         elif s.name in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL") and multi_gpu and all_consumer(facts) and \
@@ -83,13 +83,13 @@ def transport(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 INFO, _subject(facts, s), N_('{name}={value} on consumer GPUs: there is no peer-to-peer to lose', name=s.name, value=value),
                 detail=(N_('{consumer_names}: GeForce cards have no PCIe peer-to-peer, so NCCL moves data through host memory anyway; the setting only avoids a P2P probe that can hang.', consumer_names=consumer_names(facts))),
-                evidence=ev, observed=f"{s.name}={value} ({_places(s)})", references=REFERENCES)
+                evidence=ev, observed=N_('{name}={value} ({places})', name=s.name, value=value, places=_places(s)), references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
                 HIGH, _subject(facts, s), N_('NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs'),
                 detail=N_('Intra-node collectives fall back to staging through host memory (SHM).'),
-                evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
+                evidence=ev, expected="unset", observed=N_('NCCL_P2P_DISABLE=1 ({places})', places=_places(s)),
                 impact=Impact(70, N_('tensor-parallel all-reduce several times slower'), basis=N_('NCCL documentation of NCCL_P2P_DISABLE: intra-node traffic is staged through host shared memory instead of NVLink/PCIe peer copies; applies to tensor-parallel collectives')), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name in ("NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL") and upper in LOC_VALUES and \
@@ -99,15 +99,15 @@ def transport(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 HIGH, _subject(facts, s), N_('{name}={value} switches {feature} off', name=s.name, value=value, feature=feature),
                 detail=N_('At level LOC NCCL never uses {feature}; data is staged through host memory.', feature=feature),
-                evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=f"{s.name}={value}",
+                evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=N_('{name}={value}', name=s.name, value=value),
                 impact=Impact(60, N_('no {feature}: extra copies through host memory', feature=feature), basis=N_('NCCL documentation: level LOC never uses the feature, so data is copied through host memory')), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_P2P_LEVEL" and multi_gpu and upper in P2P_LEVELS:
             found = True
             yield Finding(
-                LOW, _subject(facts, s), f"NCCL_P2P_LEVEL={value}: {P2P_LEVELS[upper]}",
+                LOW, _subject(facts, s), N_('NCCL_P2P_LEVEL={value}: {P2P_LEVELS}', value=value, P2P_LEVELS=P2P_LEVELS[upper]),
                 detail=(N_('{effect}. NCCL\'s documentation: "If this isn\'t specified, NCCL will attempt to optimally select a value based on the architecture and environment it\'s run in." Keep it only where NCCL\'s own choice was shown to be wrong.', effect=capitalised(P2P_LEVELS[upper]))),
-                evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=f"NCCL_P2P_LEVEL={value}",
+                evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=N_('NCCL_P2P_LEVEL={value}', value=value),
                 impact=Impact(10 if upper in ("NVL", "PIX") else 5, P2P_LEVELS[upper],
                               basis=N_('NCCL documentation of NCCL_P2P_LEVEL: the level caps which paths may use P2P')),
                 fix=_fix(facts, s),
@@ -117,7 +117,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 MEDIUM, _subject(facts, s), N_('NCCL_SHM_DISABLE=1 disables the shared-memory transport'),
                 detail=N_('Where P2P is unavailable NCCL falls back to the network transport within the node.'),
-                evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
+                evidence=ev, expected="unset", observed=N_('NCCL_SHM_DISABLE=1 ({places})', places=_places(s)),
                 impact=Impact(20, N_('intra-node traffic may loop through the NIC'), basis=N_('NCCL documentation of NCCL_SHM_DISABLE: where P2P is unavailable, intra-node traffic uses the network transport')), fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_SOCKET_IFNAME":
             finding = _socket_ifname(facts, s, carries, why)
@@ -133,7 +133,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
                 yield Finding(
                     LOW, _subject(facts, s), N_('NCCL_IB_HCA={value} matches more devices than listed', value=value),
                     detail=(N_("Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select exactly the devices named.", listed=listed)),
-                    evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
+                    evidence=ev, expected=N_('NCCL_IB_HCA=={v}', v=value.lstrip('^=')), observed=N_('NCCL_IB_HCA={value}', value=value),
                     impact=Impact(5, N_('NCCL may use unintended (frontend or slower) HCAs'), basis=N_('NCCL documentation of NCCL_IB_HCA: entries without a leading = are prefixes; the extra devices are in the detail')),
                     fix=_fix(facts, s, "=" + value.lstrip("=")), references=REFERENCES)
     if not any(s.name == "NCCL_SOCKET_IFNAME" for s in settings) and carries:

@@ -61,7 +61,8 @@ def drops(facts: Facts) -> Iterator[Finding]:
         name = rp.netdev.name
         yield Finding(
             MEDIUM if loss else LOW, name,
-            f"{rp.port.name} ({name}) counted " + join(', ', (f"{c} {v}" for c, v in hits.items())),
+            N_("{port} ({name}) counted {counters}", port=rp.port.name, name=name,
+               counters=", ".join(f"{c} {v}" for c, v in hits.items())),
             detail=(N_("RoCE packets were lost (sequence errors: the sender went back and resent the window; rx_discards_phy: the port's buffer overflowed); on a lossless fabric these stay at zero. The counters are cumulative since the driver loaded.") if loss else
                     N_('The receive queue had no buffer posted when packets arrived, so the NIC dropped them. The counter is cumulative since the driver loaded.')),
             evidence=tuple(Evidence(where, f"{c} {v}") for c, (v, where) in seen.items()),

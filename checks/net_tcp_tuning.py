@@ -79,7 +79,7 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
         yield Finding(
             LOW, "net.core.somaxconn", N_("somaxconn {somax} limits the API server's accept queue", somax=somax),
             detail=N_('{n_servers} inference server(s) accept client connections; bursts beyond the queue are refused.', n_servers=len(servers)),
-            evidence=(ev("net.core.somaxconn"),), expected=f">= {MIN_SOMAXCONN}", observed=str(somax),
+            evidence=(ev("net.core.somaxconn"),), expected=N_('>= {MIN_SOMAXCONN}', MIN_SOMAXCONN=MIN_SOMAXCONN), observed=str(somax),
             impact=Impact(2, N_('connection resets under load spikes'), basis=N_('connections beyond the listen backlog (capped by somaxconn) are dropped or reset')),
             fix=sysctl_fix({"net.core.somaxconn": str(RECOMMENDED_SOMAXCONN)}, sysctls, "90-gnd-tcp-somaxconn.conf"), references=REFERENCES)
     if not found:

@@ -179,12 +179,12 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         if judge is not None:
             severity, score, effect = judge(s.value, facts)
             basis = NCCL_DEBUG_SECTION
-        extra = f" {NCCL_DEBUG_SECTION}" if judge is not None else ""
+        extra = " " + NCCL_DEBUG_SECTION if judge is not None else ""
         yield Finding(
-            severity, subject, f"{s.name}={s.value}: {effect}",
+            severity, subject, N_('{name}={value}: {effect}', name=s.name, value=s.value, effect=effect),
             detail=(N_('Set by the user in {v}. {effect}.{extra}', v=join(', ', [process_label(facts, p) for p in s.pids] + list(s.files)), effect=capitalised(effect), extra=extra)),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
-            expected=N_('{name} unset', name=s.name), observed=f"{s.name}={s.value}",
+            expected=N_('{name} unset', name=s.name), observed=N_('{name}={value}', name=s.name, value=s.value),
             impact=Impact(score, effect, basis=basis), fix=_fix(facts, s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
     by_flag: dict[int, list[tuple[int, str, str, str, float, str]]] = {}

@@ -53,7 +53,7 @@ def persistence(facts: Facts) -> Iterator[Finding]:
                 MEDIUM, key, N_('{where} overrides {key} = {ours} from {base} at boot', where=where, key=key, ours=ours, base=_base(path)),
                 detail=(N_('sysctl --system applies files by name and /etc/sysctl.conf last, so {where} wins: after the next reboot {key} is {theirs} again.', where=where, key=key, theirs=theirs)),
                 evidence=(Evidence(path, f"{key} = {ours}"), Evidence(where, f"{key} = {theirs}")),
-                expected=N_('{key} = {ours} at boot', key=key, ours=ours), observed=f"{key} = {theirs} from {where}",
+                expected=N_('{key} = {ours} at boot', key=key, ours=ours), observed=N_('{key} = {theirs} from {where}', key=key, theirs=theirs, where=where),
                 impact=Impact(10, N_('the fix is lost at the next reboot'),
                           basis=N_("sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot")),
                 fix=Fix(notes=N_('Remove {key} from /{where} (or set it to {ours} there), then run sysctl --system.', key=key, where=where, ours=ours)),
