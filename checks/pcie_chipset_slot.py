@@ -79,7 +79,7 @@ def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevic
     hops = _hops_text(switch_hops(facts.pci, gpu.address))
     root = facts.pci.root_port(gpu.address)
     near = nearest_nic(facts.pci, gpu.address, nics, facts.numa) if nics else None
-    parts = [f"{hops} ({root.address if root else '?'})"]
+    parts = [N_("{hops} ({port})", hops=hops, port=root.address if root else "?")]
     detail = ""
     word = "none"
     if near is not None:

@@ -332,7 +332,7 @@ class Finding:
             return self
         from doctor.i18n import restore
 
-        top = {n: restore(getattr(self, n), messages[n]) for n in _PROSE_FIELDS if n in messages}
+        top: dict[str, Any] = {n: restore(getattr(self, n), messages[n]) for n in _PROSE_FIELDS if n in messages}
         impact = self.impact
         if "impact.text" in messages or "impact.basis" in messages:
             impact = replace(impact, text=restore(impact.text, messages.get("impact.text")),

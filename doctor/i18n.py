@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gettext
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -169,7 +169,7 @@ def Nn_(singular: str, plural: str, n: int, **params: object) -> str:
     return Msg(singular, {"n": n, **params}, plural=(plural, n))
 
 
-def join(sep: str, items: Iterator[str] | list[str] | tuple[str, ...]) -> str:
+def join(sep: str, items: Iterable[str]) -> str:
     """``sep.join(items)`` that keeps translatable parts (a :class:`Msg` when any item is one)."""
     items = list(items)
     if not any(isinstance(i, Msg) or isinstance(sep, Msg) for i in items):
@@ -209,7 +209,7 @@ def localise(obj: _T) -> _T:
     the current language; the same object in English. Plain strings (commands, evidence) stay as they are."""
     if language() == "en":
         return obj
-    return _localise(obj, 0)  # type: ignore[no-any-return]
+    return _localise(obj, 0)  # type: ignore[return-value]
 
 
 #: fields never translated: commands, file contents, evidence, ids and fix parameters
@@ -228,7 +228,7 @@ def _localise(obj: object, depth: int) -> object:
         items = [_localise(v, depth + 1) for v in obj]
         if all(a is b for a, b in zip(items, obj)):
             return obj
-        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
+        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)  # type: ignore[arg-type]
     if isinstance(obj, dict):
         new = {k: v if k in _VERBATIM else _localise(v, depth + 1) for k, v in obj.items()}
         return obj if all(new[k] is v for k, v in obj.items()) else type(obj)(new) if type(obj) is dict else new
