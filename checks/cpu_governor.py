@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Drivers whose ``powersave`` is a dynamic policy steered by EPP, not "lowest frequency" (pm/intel_pstate.rst).
@@ -38,28 +39,22 @@ def cpu_governor(facts: Facts) -> Iterator[Finding]:
     slow_governor = cf.governor in SLOW_GOVERNORS and cf.driver not in ACTIVE_PSTATE
     slow_epp = cf.epp in SLOW_EPP
     if not (slow_governor or slow_epp):
-        yield Finding(PASS, "cpu0", f"CPU frequency policy {cf.driver or '?'}/{cf.governor or '?'}"
+        yield Finding(PASS, "cpu0", N_('CPU frequency policy {v}/{v2}', v=cf.driver or '?', v2=cf.governor or '?')
                       + (f", EPP {cf.epp}" if cf.epp else ""), evidence=evidence)
         return
     reasons = []
     if slow_governor:
-        reasons.append(f"governor powersave on {cf.driver or 'an unknown driver'} pins CPUs at their lowest "
-                       "frequency")
+        reasons.append(N_('governor powersave on {v} pins CPUs at their lowest frequency', v=cf.driver or 'an unknown driver'))
     if slow_epp:
-        reasons.append(f"energy_performance_preference {cf.epp} trades latency for power")
-    observed = ", ".join(f"{k} {v}" for k, v in (("driver", cf.driver), ("governor", cf.governor),
-                                                  ("EPP", cf.epp)) if v)
+        reasons.append(N_('energy_performance_preference {epp} trades latency for power', epp=cf.epp))
+    observed = join(', ', (f"{k} {v}" for k, v in (("driver", cf.driver), ("governor", cf.governor),
+                                                  ("EPP", cf.epp)) if v))
     yield Finding(
-        MEDIUM, "cpu0", "CPU frequency policy favours power over latency",
-        detail="; ".join(reasons) + ". Kernel launches, the scheduler loop, tokenisation and NCCL proxy threads "
-               "run on these CPUs; slow clocks show up as lower GPU utilisation and higher time to first token.",
-        evidence=evidence, expected="governor performance (or intel_pstate/amd-pstate-epp powersave with EPP "
-                                    "performance/balance_performance)",
-        observed=observed, impact=Impact(10, "host-side latency per step; GPUs wait on the CPU", basis="CPU frequency ramp-up and deep C-states add latency to the host work between GPU steps (scheduling, sampling, kernel launches); a general cost, not measured on this node"),
+        MEDIUM, "cpu0", N_('CPU frequency policy favours power over latency'),
+        detail=join('; ', reasons) + N_('. Kernel launches, the scheduler loop, tokenisation and NCCL proxy threads run on these CPUs; slow clocks show up as lower GPU utilisation and higher time to first token.'),
+        evidence=evidence, expected=N_('governor performance (or intel_pstate/amd-pstate-epp powersave with EPP performance/balance_performance)'),
+        observed=observed, impact=Impact(10, N_('host-side latency per step; GPUs wait on the CPU'), basis=N_('CPU frequency ramp-up and deep C-states add latency to the host work between GPU steps (scheduling, sampling, kernel launches); a general cost, not measured on this node')),
         fix=make("cpu_governor", governor=(cf.governor or "powersave") if slow_governor else None,
                  epp=cf.epp if slow_epp else None,
-                 notes="tuned's latency-performance (or throughput-performance) profile sets governor and EPP "
-                      "on every CPU at boot; without tuned, set them in a systemd unit. The rollback restores "
-                      "the recorded governor/EPP; `tuned-adm auto_profile` returns tuned to its recommendation. "
-                      "BIOS power profiles (OS control, C-states) matter as well."),
+                 notes=N_("tuned's latency-performance (or throughput-performance) profile sets governor and EPP on every CPU at boot; without tuned, set them in a systemd unit. The rollback restores the recorded governor/EPP; `tuned-adm auto_profile` returns tuned to its recommendation. BIOS power profiles (OS control, C-states) matter as well.")),
         references=REFERENCES)

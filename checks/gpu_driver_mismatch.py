@@ -8,6 +8,7 @@ from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION
 from doctor.findings import CRITICAL, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 #: Modules to unload, users first, before the new nvidia module can load.
@@ -22,9 +23,7 @@ REFERENCES = (
 def _fix() -> Fix:
     return make(
         "driver_reload",
-        notes="Stop every GPU workload (and nvidia-fabricmanager/DCGM) first, or simply reboot. Then stop "
-              "unattended driver upgrades: `apt-mark hold` the nvidia-driver/libnvidia packages (or "
-              "`dnf versionlock`), and blacklist `nvidia-` and `libnvidia-` in 50unattended-upgrades.")
+        notes=N_('Stop every GPU workload (and nvidia-fabricmanager/DCGM) first, or simply reboot. Then stop unattended driver upgrades: `apt-mark hold` the nvidia-driver/libnvidia packages (or `dnf versionlock`), and blacklist `nvidia-` and `libnvidia-` in 50unattended-upgrades.'))
 
 
 @check("gpu.driver_mismatch", "NVIDIA kernel module and user-space driver versions match", "gpu",
@@ -47,12 +46,10 @@ def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
         if drv.version_line:
             evidence.append(Evidence(NVIDIA_VERSION, drv.version_line))
         yield Finding(
-            CRITICAL, "node", "NVML refuses to start: driver/library version mismatch",
-            detail="The user-space NVIDIA driver was upgraded but the old kernel module is still loaded. "
-                   "nvidia-smi, the Kubernetes device plugin and DCGM fail; new CUDA processes may fail too.",
-            evidence=tuple(evidence), expected="kernel module and libnvidia-ml of the same version",
-            observed=refused, impact=Impact(100, "GPU management and new workloads fail until the module is "
-                                                 "reloaded or the node rebooted", basis="NVML and CUDA refuse to run when the loaded kernel module and the user-space library versions differ"),
+            CRITICAL, "node", N_('NVML refuses to start: driver/library version mismatch'),
+            detail=N_('The user-space NVIDIA driver was upgraded but the old kernel module is still loaded. nvidia-smi, the Kubernetes device plugin and DCGM fail; new CUDA processes may fail too.'),
+            evidence=tuple(evidence), expected=N_('kernel module and libnvidia-ml of the same version'),
+            observed=refused, impact=Impact(100, N_('GPU management and new workloads fail until the module is reloaded or the node rebooted'), basis=N_('NVML and CUDA refuse to run when the loaded kernel module and the user-space library versions differ')),
             fix=_fix(), references=REFERENCES)
         return
     if kernel is None or user is None:
@@ -60,12 +57,11 @@ def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
     versions = (Evidence(NVIDIA_VERSION, drv.version_line or kernel),
                 Evidence(facts.gpus.runtime_origin or "NVML", f"driver_version {user}"))
     if kernel == user:
-        yield Finding(PASS, "node", f"kernel module and NVML driver both {kernel}", evidence=versions)
+        yield Finding(PASS, "node", N_('kernel module and NVML driver both {kernel}', kernel=kernel), evidence=versions)
         return
     yield Finding(
-        CRITICAL, "node", f"NVIDIA kernel module {kernel} but user-space driver {user}",
-        detail="The loaded kernel module and the user-space libraries come from different driver releases, "
-               "usually an upgrade without a reboot. NVML and CUDA refuse to run across such a mismatch.",
-        evidence=versions, expected=f"kernel module {user}", observed=f"kernel module {kernel}",
-        impact=Impact(100, "GPU management and new CUDA contexts fail until the module is reloaded", basis="NVML and CUDA refuse to run when the loaded kernel module and the user-space library versions differ"),
+        CRITICAL, "node", N_('NVIDIA kernel module {kernel} but user-space driver {user}', kernel=kernel, user=user),
+        detail=N_('The loaded kernel module and the user-space libraries come from different driver releases, usually an upgrade without a reboot. NVML and CUDA refuse to run across such a mismatch.'),
+        evidence=versions, expected=N_('kernel module {user}', user=user), observed=N_('kernel module {kernel}', kernel=kernel),
+        impact=Impact(100, N_('GPU management and new CUDA contexts fail until the module is reloaded'), basis=N_('NVML and CUDA refuse to run when the loaded kernel module and the user-space library versions differ')),
         fix=_fix(), references=REFERENCES)

@@ -10,6 +10,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html",)
@@ -45,45 +46,37 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
     found = 0
     for gpu, rt in gpus:
         label = gpu_label(facts, gpu.address)
-        ev = smi_evidence(facts, gpu, f"mig_mode current {_word(rt.mig_mode)}, pending {_word(rt.mig_mode_pending)}")
+        ev = smi_evidence(facts, gpu, N_('mig_mode current {word}, pending {word2}', word=_word(rt.mig_mode), word2=_word(rt.mig_mode_pending)))
         if rt.mig_mode_pending is not None and rt.mig_mode_pending != rt.mig_mode:
             found += 1
             yield Finding(
-                MEDIUM, label, f"MIG mode change pending: {_word(rt.mig_mode)} now, {_word(rt.mig_mode_pending)} "
-                               "after the next GPU reset",
-                detail="`nvidia-smi -mig` was run but the GPU was never reset; the mode flips at the next reset or "
-                       "reboot and every process on the GPU must be stopped for that.",
-                evidence=(ev,), expected="pending MIG mode equal to current",
-                observed=f"current {_word(rt.mig_mode)}, pending {_word(rt.mig_mode_pending)}",
-                impact=Impact(10, "the GPU's shape changes at an unplanned reset",
-                          basis='nvidia-smi: a pending MIG mode applies at the next GPU reset; nothing changes until then'),
+                MEDIUM, label, N_('MIG mode change pending: {word} now, {word2} after the next GPU reset', word=_word(rt.mig_mode), word2=_word(rt.mig_mode_pending)),
+                detail=N_('`nvidia-smi -mig` was run but the GPU was never reset; the mode flips at the next reset or reboot and every process on the GPU must be stopped for that.'),
+                evidence=(ev,), expected=N_('pending MIG mode equal to current'),
+                observed=N_('current {word}, pending {word2}', word=_word(rt.mig_mode), word2=_word(rt.mig_mode_pending)),
+                impact=Impact(10, N_("the GPU's shape changes at an unplanned reset"),
+                          basis=N_('nvidia-smi: a pending MIG mode applies at the next GPU reset; nothing changes until then')),
                 fix=make("mig_mode",
-                         "Stop every process on the GPU before the reset. Rollback cancels the pending change "
-                              "(run it instead of the reset). MIG mode survives reboots.",
+                         N_('Stop every process on the GPU before the reset. Rollback cancels the pending change (run it instead of the reset). MIG mode survives reboots.'),
                          index=gpu.index, enable=bool(rt.mig_mode_pending), previous=bool(rt.mig_mode), pending=True),
                 references=REFERENCES, related=(gpu.address,))
         elif rt.mig_mode and (whole := [s for s in procs if _claims_whole(facts, s.process.env, gpu)]):
             found += 1
-            names = ", ".join(f"pid {s.process.pid}" for s in whole[:3])
+            names = join(', ', (f"pid {s.process.pid}" for s in whole[:3]))
             yield Finding(
-                HIGH, label, "MIG is enabled but the inference servers use whole GPUs",
-                detail=f"Servers on this node ({names}) use this GPU whole (CUDA_VISIBLE_DEVICES unset or naming "
-                       "the GPU, not one of its MIG devices). "
-                       "With MIG on, CUDA exposes only MIG instances of this GPU: a server that expects the whole "
-                       "GPU finds no device or a slice of its memory.",
+                HIGH, label, N_('MIG is enabled but the inference servers use whole GPUs'),
+                detail=N_('Servers on this node ({names}) use this GPU whole (CUDA_VISIBLE_DEVICES unset or naming the GPU, not one of its MIG devices). With MIG on, CUDA exposes only MIG instances of this GPU: a server that expects the whole GPU finds no device or a slice of its memory.', names=names),
                 evidence=(ev, *[Evidence(f"{s.process.origin}/environ", "CUDA_VISIBLE_DEVICES="
                                          + s.process.env.get("CUDA_VISIBLE_DEVICES", "(unset)"))
                                 for s in whole][:2]),
-                expected="MIG Disabled on GPUs served whole", observed="MIG Enabled",
-                impact=Impact(60, "the GPU serves nothing, or a fraction of its memory and SMs",
-                          basis='NVIDIA MIG user guide: with MIG on, a process that names the whole GPU sees no CUDA device, and each instance holds a fraction of the SMs and memory'),
+                expected=N_('MIG Disabled on GPUs served whole'), observed="MIG Enabled",
+                impact=Impact(60, N_('the GPU serves nothing, or a fraction of its memory and SMs'),
+                          basis=N_('NVIDIA MIG user guide: with MIG on, a process that names the whole GPU sees no CUDA device, and each instance holds a fraction of the SMs and memory')),
                 fix=make("mig_mode",
-                         "Stop the processes on the GPU first. MIG mode is stored on the GPU and survives "
-                              "reboots; also remove any MIG partitioning service (nvidia-mig-manager, mig-parted) "
-                              "that re-applies it.", index=gpu.index, enable=False, previous=True, pending=False),
+                         N_('Stop the processes on the GPU first. MIG mode is stored on the GPU and survives reboots; also remove any MIG partitioning service (nvidia-mig-manager, mig-parted) that re-applies it.'), index=gpu.index, enable=False, previous=True, pending=False),
                 references=REFERENCES, related=(gpu.address,))
     if not found:
         on = sum(1 for _, rt in gpus if rt.mig_mode)
-        yield Finding(PASS, "node", f"MIG mode settled on {len(gpus)} GPUs ({on} with MIG, none used whole by a server)"
-                      if on else f"MIG disabled with nothing pending on {len(gpus)} GPUs",
+        yield Finding(PASS, "node", N_('MIG mode settled on {n_gpus} GPUs ({on} with MIG, none used whole by a server)', n_gpus=len(gpus), on=on)
+                      if on else N_('MIG disabled with nothing pending on {n_gpus} GPUs', n_gpus=len(gpus)),
                       evidence=(smi_evidence(facts, gpus[0][0], f"mig_mode {_word(gpus[0][1].mig_mode)}"),))

@@ -9,6 +9,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import LOW, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 DAEMON = "nvidia-persistenced"
@@ -40,22 +41,20 @@ def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
     where = facts.gpus.runtime_origin or "nvidia-smi"
     off = [g for g in gpus if g.runtime is not None and g.runtime.persistence_mode is False]
     if not off:
-        yield Finding(PASS, "node", f"persistence mode enabled on {len(gpus)} data-centre GPUs",
+        yield Finding(PASS, "node", N_('persistence mode enabled on {n_gpus} data-centre GPUs', n_gpus=len(gpus)),
                       evidence=(Evidence(where, "Persistence Mode: Enabled on every GPU"),))
         return
     daemon = daemon_running(facts)
     evidence = [Evidence(where, f"{gpu_label(facts, g.address)}: Persistence Mode Disabled") for g in off]
     if daemon is not None:
         evidence.append(Evidence("proc/*/cmdline", f"{DAEMON} {'running' if daemon else 'not running'}"))
-    labels = ", ".join(gpu_label(facts, g.address) for g in off[:4]) + (" ..." if len(off) > 4 else "")
+    labels = join(', ', (gpu_label(facts, g.address) for g in off[:4])) + (" ..." if len(off) > 4 else "")
     yield Finding(
-        LOW, "node", f"persistence mode disabled on {len(off)} of {len(gpus)} data-centre GPUs",
-        detail=f"{labels}. When the last CUDA client exits the driver de-initialises the GPU; the next start "
-               "pays seconds of initialisation and application clocks and other settings are reset."
-               + (f" {DAEMON} is not running." if daemon is False else ""),
-        evidence=tuple(evidence), expected="Persistence Mode: Enabled (nvidia-persistenced running)",
-        observed="Disabled", impact=Impact(3, "slow first CUDA init after idle; settings lost between jobs", basis="without persistence the driver tears the GPU state down when its last client exits; the next CUDA start pays the re-initialisation"),
+        LOW, "node", N_('persistence mode disabled on {n_off} of {n_gpus} data-centre GPUs', n_off=len(off), n_gpus=len(gpus)),
+        detail=N_('{labels}. When the last CUDA client exits the driver de-initialises the GPU; the next start pays seconds of initialisation and application clocks and other settings are reset.', labels=labels)
+               + (N_(' {DAEMON} is not running.', DAEMON=DAEMON) if daemon is False else ""),
+        evidence=tuple(evidence), expected=N_('Persistence Mode: Enabled (nvidia-persistenced running)'),
+        observed="Disabled", impact=Impact(3, N_('slow first CUDA init after idle; settings lost between jobs'), basis=N_('without persistence the driver tears the GPU state down when its last client exits; the next CUDA start pays the re-initialisation')),
         fix=make("persistence_mode",
-                notes="nvidia-persistenced is the supported way; `nvidia-smi -pm 1` is legacy and does not "
-                      "survive a reboot."),
+                notes=N_('nvidia-persistenced is the supported way; `nvidia-smi -pm 1` is legacy and does not survive a reboot.')),
         references=REFERENCES)

@@ -20,17 +20,18 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import CRITICAL, HIGH, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: action -> (severity, what the driver asks for)
 ACTIONS: dict[str, tuple[str, str]] = {
-    "reboot": (CRITICAL, "a node reboot"),
-    "system_reboot": (CRITICAL, "a system reboot"),
-    "reset": (HIGH, "a GPU reset"),
-    "drain_and_reset": (HIGH, "draining peer-to-peer traffic, then a GPU reset"),
-    "bus_reset": (HIGH, "a reset of the GPU's PCIe bus"),
-    "drain_p2p": (MEDIUM, "draining peer-to-peer (P2P/NVLink) traffic"),
-    "recover_imex_domain": (MEDIUM, "recovering the IMEX domain"),
+    "reboot": (CRITICAL, N_('a node reboot')),
+    "system_reboot": (CRITICAL, N_('a system reboot')),
+    "reset": (HIGH, N_('a GPU reset')),
+    "drain_and_reset": (HIGH, N_('draining peer-to-peer traffic, then a GPU reset')),
+    "bus_reset": (HIGH, N_("a reset of the GPU's PCIe bus")),
+    "drain_p2p": (MEDIUM, N_('draining peer-to-peer (P2P/NVLink) traffic')),
+    "recover_imex_domain": (MEDIUM, N_('recovering the IMEX domain')),
 }
 IMPACT = {CRITICAL: 100.0, HIGH: 80.0, MEDIUM: 40.0}
 REFERENCES = (
@@ -42,24 +43,23 @@ REFERENCES = (
 
 def _fix(action: str, gpu: Gpu) -> Fix:
     target = str(gpu.index)
-    verify = f" Afterwards `{cmd('nvidia-smi', '-q', '-i', target)}` must show `GPU Recovery Action : None`."
+    verify = N_(' Afterwards `{v}` must show `GPU Recovery Action : None`.', v=cmd('nvidia-smi', '-q', '-i', target))
     if ACTIONS[action][0] == CRITICAL:
-        return Fix(notes="Drain the node (cordon it and let the workloads move), then reboot it (`sudo systemctl "
-                         "reboot`); a GPU reset does not clear this state." + verify
-                         + " If it comes back after the reboot, run `dcgmi diag -r 3` and open a support case.")
+        return Fix(notes=N_('Drain the node (cordon it and let the workloads move), then reboot it (`sudo systemctl reboot`); a GPU reset does not clear this state.') + verify
+                         + N_(' If it comes back after the reboot, run `dcgmi diag -r 3` and open a support case.'))
     if action in ("drain_p2p", "recover_imex_domain"):
-        return Fix(notes="Stop the multi-GPU (P2P/NVLink) jobs that use this GPU; single-GPU work may go on. "
-                         + ("Recover the IMEX domain (restart nvidia-imex on the domain's nodes). "
+        return Fix(notes=N_('Stop the multi-GPU (P2P/NVLink) jobs that use this GPU; single-GPU work may go on. ')
+                         + (N_("Recover the IMEX domain (restart nvidia-imex on the domain's nodes). ")
                             if action == "recover_imex_domain" else "")
-                         + "The driver clears the action when the traffic is drained." + verify)
-    notes = ("Drain the GPU first: cordon the node or stop the serving process, and check `"
+                         + N_('The driver clears the action when the traffic is drained.') + verify)
+    notes = (N_('Drain the GPU first: cordon the node or stop the serving process, and check `')
              + cmd("nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv", "-i", target)
-             + "` lists nothing." + (" Stop the P2P/NVLink peers using it as well." if action == "drain_and_reset"
+             + N_('` lists nothing.') + (N_(' Stop the P2P/NVLink peers using it as well.') if action == "drain_and_reset"
                                      else ""))
-    notes += (" On NVSwitch systems (HGX) reset all GPUs together or reboot instead." + verify
-              + " Nothing to roll back: a reset only clears the GPU's state.")
+    notes += (N_(' On NVSwitch systems (HGX) reset all GPUs together or reboot instead.') + verify
+              + N_(" Nothing to roll back: a reset only clears the GPU's state."))
     if is_consumer(gpu):
-        notes += " GeForce boards may refuse `nvidia-smi -r`: then reload the driver or reboot."
+        notes += N_(' GeForce boards may refuse `nvidia-smi -r`: then reload the driver or reboot.')
     return make("gpu_reset", target=target, notes=notes)
 
 
@@ -80,43 +80,36 @@ def gpu_recovery(facts: Facts) -> Iterator[Finding]:
         if action == "none":
             continue
         if action not in ACTIONS:
-            yield Finding(UNKNOWN, gpu.address, f"{label}: recovery action not understood: {rt.recovery_text}",
-                          detail="The driver reports a recovery action this version of gnd does not know; read "
-                                 "NVIDIA's Xid catalogue for what it asks.",
+            yield Finding(UNKNOWN, gpu.address, N_('{label}: recovery action not understood: {recovery_text}', label=label, recovery_text=rt.recovery_text),
+                          detail=N_("The driver reports a recovery action this version of gnd does not know; read NVIDIA's Xid catalogue for what it asks."),
                           evidence=evidence, observed=action, references=REFERENCES)
             continue
         level, asks = ACTIONS[action]
         yield Finding(
-            level, gpu.address, f"{label} needs {asks} (driver recovery action: {action})",
-            detail=f"The NVIDIA driver asks for {asks} on {label}. "
-                   + ("Until then peer-to-peer work on it fails or hangs" if level == MEDIUM else
-                      "Until then it refuses new work on the GPU or its results are suspect")
-                   + ", while ECC counters and most health checks still read clean. The kernel log's Xid 154 "
-                     "line (and the Xid before it) says what set it.",
+            level, gpu.address, N_('{label} needs {asks} (driver recovery action: {action})', label=label, asks=asks, action=action),
+            detail=N_('The NVIDIA driver asks for {asks} on {label}. ', asks=asks, label=label)
+                   + (N_('Until then peer-to-peer work on it fails or hangs') if level == MEDIUM else
+                      N_('Until then it refuses new work on the GPU or its results are suspect'))
+                   + N_(", while ECC counters and most health checks still read clean. The kernel log's Xid 154 line (and the Xid before it) says what set it."),
             evidence=evidence, expected="GPU Recovery Action: None", observed=action,
-            impact=Impact(IMPACT[level], "every GPU of the node is out of service until the reboot" if level == CRITICAL
-                          else "this GPU is out of service until it is reset" if level == HIGH
-                          else "multi-GPU (P2P/NVLink) work on this GPU fails or hangs until drained",
-                          basis="the driver's recovery action (nvmlDeviceGpuRecoveryAction_t); DCGM 4.5+ fails "
-                                "its health check on the same state"),
+            impact=Impact(IMPACT[level], N_('every GPU of the node is out of service until the reboot') if level == CRITICAL
+                          else N_('this GPU is out of service until it is reset') if level == HIGH
+                          else N_('multi-GPU (P2P/NVLink) work on this GPU fails or hangs until drained'),
+                          basis=N_("the driver's recovery action (nvmlDeviceGpuRecoveryAction_t); DCGM 4.5+ fails its health check on the same state")),
             fix=_fix(action, gpu), references=REFERENCES, confidence=0.95)
     blind = [g for g in gpus if g.runtime is not None and g.runtime.recovery_action is None]
     if blind:
         driver = facts.gpus.driver_version
-        yield Finding(UNKNOWN, "node", f"GPU recovery action not reported for {len(blind)} GPU(s)",
-                      detail=f"{where} (driver {driver or 'version unknown'}) holds neither `GPU Recovery Action` "
-                             "nor `GPU Reset Status`: older drivers (before R535) have no such field, and a partial "
-                             "dump (`nvidia-smi -q -d PERFORMANCE`) leaves it out. A GPU waiting for a reset cannot "
-                             "be told from a healthy one here.",
+        yield Finding(UNKNOWN, "node", N_('GPU recovery action not reported for {n_blind} GPU(s)', n_blind=len(blind)),
+                      detail=N_('{where} (driver {v}) holds neither `GPU Recovery Action` nor `GPU Reset Status`: older drivers (before R535) have no such field, and a partial dump (`nvidia-smi -q -d PERFORMANCE`) leaves it out. A GPU waiting for a reset cannot be told from a healthy one here.', where=where, v=driver or 'version unknown'),
                       evidence=(Evidence(where, "no gpu_recovery_action or gpu_reset_status for "
-                                         + ", ".join(gpu_label(facts, g.address) for g in blind[:8])),),
-                      fix=Fix(notes="Upgrade to a driver that reports it (nvidia-smi -q shows `GPU Recovery Action`), "
-                                    "or watch for Xid 154 in the kernel log."),
+                                         + join(', ', (gpu_label(facts, g.address) for g in blind[:8]))),),
+                      fix=Fix(notes=N_('Upgrade to a driver that reports it (nvidia-smi -q shows `GPU Recovery Action`), or watch for Xid 154 in the kernel log.')),
                       references=REFERENCES)
     elif not any(g.runtime is not None for g in gpus):
-        yield Finding(UNKNOWN, "node", "GPU recovery action not read: no driver view of the GPUs",
+        yield Finding(UNKNOWN, "node", N_('GPU recovery action not read: no driver view of the GPUs'),
                       evidence=(Evidence(where, facts.gpus.runtime_missing or "no NVML and no nvidia-smi output"),),
-                      fix=Fix(notes="Collect `nvidia-smi -q -x` (gnd collect does), or run where NVML is reachable."))
+                      fix=Fix(notes=N_('Collect `nvidia-smi -q -x` (gnd collect does), or run where NVML is reachable.')))
     if seen and all(action == "none" for _, _, action in seen) and not blind:
-        yield Finding(PASS, "node", f"no GPU waits for a reset, reboot or drain ({len(seen)} GPUs)",
+        yield Finding(PASS, "node", N_('no GPU waits for a reset, reboot or drain ({n_seen} GPUs)', n_seen=len(seen)),
                       evidence=(Evidence(where, "recovery action none on every GPU"),), observed="none")

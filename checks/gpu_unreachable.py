@@ -17,6 +17,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.facts.gpu import GpuFault
 from doctor.findings import CRITICAL, PASS, Evidence, Finding, Fix, Impact
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -43,15 +44,12 @@ def _evidence(facts: Facts, gpu: Gpu, faults: list[GpuFault], unlisted: bool) ->
                                                 f"{pci.name or 'NVIDIA GPU'}, driver {pci.driver or 'unknown'}"))
     xids = Counter(x.xid for x in facts.kernel_log.xids_of(gpu.address))
     if xids:
-        out.append(Evidence(facts.kernel_log.origin, ", ".join(f"Xid {c} x{n}" for c, n in sorted(xids.items()))))
+        out.append(Evidence(facts.kernel_log.origin, join(', ', (f"Xid {c} x{n}" for c, n in sorted(xids.items())))))
     return out
 
 
 def _fix() -> Fix:
-    return Fix(notes="Drain the node (cordon it; stop the workloads that use the other GPUs), then reboot it. "
-                     "If the GPU is still missing, power-cycle the node cold (BMC power off, wait, on), reseat the "
-                     "GPU and its power cables, and check the slot; if it persists or recurs, run `dcgmi diag -r 3` "
-                     "on the node and RMA the GPU. `nvidia-smi -r` needs a device handle, so it rarely helps here.")
+    return Fix(notes=N_('Drain the node (cordon it; stop the workloads that use the other GPUs), then reboot it. If the GPU is still missing, power-cycle the node cold (BMC power off, wait, on), reseat the GPU and its power cables, and check the slot; if it persists or recurs, run `dcgmi diag -r 3` on the node and RMA the GPU. `nvidia-smi -r` needs a device handle, so it rarely helps here.'))
 
 
 @check("gpu.unreachable", "GPUs on the PCI bus that the driver or nvidia-smi cannot reach", "gpu",
@@ -73,18 +71,15 @@ def gpu_unreachable(facts: Facts) -> Iterator[Finding]:
             continue
         flagged += 1
         label = gpu_label(facts, gpu.address)
-        observed = faults[0].text if faults else "not listed by nvidia-smi"
+        observed = faults[0].text if faults else N_('not listed by nvidia-smi')
         yield Finding(
-            CRITICAL, gpu.address, f"{label} is on the PCI bus but the driver cannot reach it: {observed}",
-            detail=f"{label} is an NVIDIA GPU on the PCI bus, yet the driver did not bring it up or nvidia-smi "
-                   "cannot open it. CUDA cannot use it, NVML-based tools fail or skip it, and a job scheduled "
-                   "onto it fails. A wedged GPU usually needs a reboot or a cold power cycle.",
+            CRITICAL, gpu.address, N_('{label} is on the PCI bus but the driver cannot reach it: {observed}', label=label, observed=observed),
+            detail=N_('{label} is an NVIDIA GPU on the PCI bus, yet the driver did not bring it up or nvidia-smi cannot open it. CUDA cannot use it, NVML-based tools fail or skip it, and a job scheduled onto it fails. A wedged GPU usually needs a reboot or a cold power cycle.', label=label),
             evidence=tuple(_evidence(facts, gpu, faults, unlisted)),
-            expected="every GPU on the bus initialised and listed by nvidia-smi", observed=observed,
-            impact=Impact(95.0, "the GPU is out of service until the node is rebooted or power-cycled",
-                          basis="the driver's own failure lines; NVIDIA's Xid catalogue resolves Xid 79 and 143 "
-                                "(GPU fallen off the bus, initialisation failure) with a reset or reboot"),
+            expected=N_('every GPU on the bus initialised and listed by nvidia-smi'), observed=observed,
+            impact=Impact(95.0, N_('the GPU is out of service until the node is rebooted or power-cycled'),
+                          basis=N_("the driver's own failure lines; NVIDIA's Xid catalogue resolves Xid 79 and 143 (GPU fallen off the bus, initialisation failure) with a reset or reboot")),
             fix=_fix(), references=REFERENCES, confidence=0.9 if faults else 0.75)
     if not flagged and reached:
-        yield Finding(PASS, "node", f"every GPU on the bus answers the driver ({len(reached)} GPUs)",
+        yield Finding(PASS, "node", N_('every GPU on the bus answers the driver ({n_reached} GPUs)', n_reached=len(reached)),
                       evidence=(Evidence(facts.gpus.runtime_origin or "nvidia-smi", f"{len(reached)} GPUs listed"),))

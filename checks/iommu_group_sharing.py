@@ -8,6 +8,7 @@ from doctor.derived.iommu import group_members, uses_vfio
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import INFO, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -35,35 +36,31 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
         if others or len(in_group) > 1:
             shared.append((group, in_group, others))
     if not shared:
-        yield Finding(PASS, "node", "each GPU's IOMMU group holds only its own functions and bridges",
+        yield Finding(PASS, "node", N_("each GPU's IOMMU group holds only its own functions and bridges"),
                       evidence=(Evidence(grouped[0].attr("iommu_group"), grouped[0].iommu_group or ""),))
         return
     evidence = tuple(Evidence(f"sys/kernel/iommu_groups/{g}/devices",
-                              ", ".join(m.address for m in group_members(facts, g))) for g, _, _ in shared[:4])
+                              join(', ', (m.address for m in group_members(facts, g)))) for g, _, _ in shared[:4])
     if not vfio:
         total = sum(len(i) for _, i, _ in shared)
         yield Finding(
-            INFO, "node", f"{total} GPU(s) share {len(shared)} IOMMU group(s) with other devices "
-                          "(matters only for VFIO passthrough)",
-            detail="; ".join(f"group {g}: {', '.join(gpu_label(facts, x.address) for x in i)}"
+            INFO, "node", N_('{total} GPU(s) share {n_shared} IOMMU group(s) with other devices (matters only for VFIO passthrough)', total=total, n_shared=len(shared)),
+            detail=join('; ', (f"group {g}: {', '.join(gpu_label(facts, x.address) for x in i)}"
                              + (f" with {', '.join(o.address for o in others)}" if others else "")
-                             for g, i, others in shared) + f". This host does not use VFIO ({why}).",
+                             for g, i, others in shared)) + N_('. This host does not use VFIO ({why}).', why=why),
             evidence=evidence, references=REFERENCES)
         return
     for group, in_group, others in shared:
         names = [gpu_label(facts, g.address) for g in in_group]
         foreign = [o.address for o in others] + [g.address for g in in_group[1:]]
         yield Finding(
-            MEDIUM, f"IOMMU group {group}",
-            f"IOMMU group {group} holds {', '.join(names)} and {len(foreign)} other device(s): "
-            "it can only be passed through whole",
-            detail=f"VFIO assigns whole groups; {', '.join(foreign)} must be given to the same VM or unbound from "
-                   f"their host drivers. This host uses VFIO ({why}).",
+            MEDIUM, N_('IOMMU group {group}', group=group),
+            N_('IOMMU group {group} holds {names} and {n_foreign} other device(s): it can only be passed through whole', group=group, names=join(', ', names), n_foreign=len(foreign)),
+            detail=N_('VFIO assigns whole groups; {foreign} must be given to the same VM or unbound from their host drivers. This host uses VFIO ({why}).', foreign=join(', ', foreign), why=why),
             evidence=(Evidence(f"sys/kernel/iommu_groups/{group}/devices",
-                               ", ".join(m.address for m in group_members(facts, group))),),
-            expected="a group per GPU (its own functions and bridges only)",
-            observed=", ".join(m.address for m in group_members(facts, group)),
-            impact=Impact(10, "VMs fail to start or must take extra devices", basis="VFIO assigns whole IOMMU groups: every device of the group must go to the same VM"),
-            fix=Fix(notes="Groups follow ACS isolation in the hardware: enable ACS in the BIOS, or move the GPU to a "
-                          "slot/root port of its own. The pcie_acs_override kernel patch is unsafe and not upstream."),
+                               join(', ', (m.address for m in group_members(facts, group)))),),
+            expected=N_('a group per GPU (its own functions and bridges only)'),
+            observed=join(', ', (m.address for m in group_members(facts, group))),
+            impact=Impact(10, N_('VMs fail to start or must take extra devices'), basis=N_('VFIO assigns whole IOMMU groups: every device of the group must go to the same VM')),
+            fix=Fix(notes=N_('Groups follow ACS isolation in the hardware: enable ACS in the BIOS, or move the GPU to a slot/root port of its own. The pcie_acs_override kernel patch is unsafe and not upstream.')),
             references=REFERENCES, related=tuple(g.address for g in in_group) + tuple(foreign))

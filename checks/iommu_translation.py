@@ -11,6 +11,7 @@ from doctor.facts.iommu import TRANSLATED
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
+from doctor.i18n import N_, join
 from doctor.record import record
 from doctor.registry import check
 
@@ -44,34 +45,33 @@ def iommu_mode(facts: Facts) -> Mode:
         bad = [g for g in typed if g.type in TRANSLATED]
         if bad:
             return Mode("translated", tuple(Evidence(f"{g.origin}/type", g.type or "") for g in bad[:4]),
-                        why=f"{len(bad)} IOMMU group(s) holding GPUs or NICs are of type "
-                            f"{'/'.join(sorted({g.type or '' for g in bad}))} (translated DMA)")
+                        why=N_('{n_bad} IOMMU group(s) holding GPUs or NICs are of type {v} (translated DMA)', n_bad=len(bad), v=join('/', sorted({g.type or '' for g in bad}))))
         kinds = {g.type for g in typed}
         ev = tuple(Evidence(f"{g.origin}/type", g.type or "") for g in typed[:2])
         return Mode("vfio" if kinds == {"unmanaged"} else "passthrough", ev)
     params = facts.cmdline.params
     cl = facts.cmdline.origin
     if facts.cmdline.raw is None and not facts.iommu.groups:
-        return Mode("unknown", (Evidence(cl, "not recorded"),), why="no boot command line and no IOMMU groups")
+        return Mode("unknown", (Evidence(cl, "not recorded"),), why=N_('no boot command line and no IOMMU groups'))
     if any(params.get(k) == v for k, v in OFF_PARAMS.items()):
         return Mode("off", (Evidence(cl, facts.cmdline.raw or ""),))
     if params.get("iommu") == "pt" or params.get("iommu.passthrough") == "1":
         return Mode("passthrough", (Evidence(cl, facts.cmdline.raw or ""),))
     if params.get("iommu.passthrough") == "0":
         return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),), 0.9,
-                    "the boot line forces translation (iommu.passthrough=0)")
+                    N_('the boot line forces translation (iommu.passthrough=0)'))
     if facts.iommu.active is False:
         return Mode("off", (Evidence("sys/class/iommu", "no IOMMU units"),))
     if params.get("intel_iommu") == "on":
         return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),), 0.8,
-                    "intel_iommu=on without iommu=pt (translated by default)")
+                    N_('intel_iommu=on without iommu=pt (translated by default)'))
     amd = any(d.vendor == AMD and d.base_class == 0x0600 for d in facts.pci.devices.values())
     if amd and facts.iommu.active:
         return Mode("translated", (Evidence(cl, facts.cmdline.raw or ""),
-                                   Evidence("sys/class/iommu", ", ".join(facts.iommu.units))), 0.7,
-                    "AMD IOMMU active (on by default) and no iommu=pt on the boot line")
+                                   Evidence("sys/class/iommu", join(', ', facts.iommu.units))), 0.7,
+                    N_('AMD IOMMU active (on by default) and no iommu=pt on the boot line'))
     return Mode("unknown", (Evidence(cl, facts.cmdline.raw or "not recorded"),),
-                why="no IOMMU group types and nothing decisive on the boot line")
+                why=N_('no IOMMU group types and nothing decisive on the boot line'))
 
 
 def _mig(facts: Facts, address: str) -> bool:
@@ -95,29 +95,23 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
     p2p_gpus = [g for g in host_gpus if not _mig(facts, g.address)]
     p2p = len(p2p_gpus) > 1 or (bool(rdma) and bool(p2p_gpus))
     if mode.mode == "unknown":
-        yield Finding(UNKNOWN, "node", "IOMMU mode not determined", detail=mode.why, evidence=mode.evidence)
+        yield Finding(UNKNOWN, "node", N_('IOMMU mode not determined'), detail=mode.why, evidence=mode.evidence)
         return
     if mode.mode != "translated":
-        yield Finding(PASS, "node", f"IOMMU {mode.mode}", evidence=mode.evidence)
+        yield Finding(PASS, "node", N_('IOMMU {mode}', mode=mode.mode), evidence=mode.evidence)
         return
     params = facts.cmdline.params
     remove = tuple(p for p in FORCE_TRANSLATE if f"{p.split('=')[0]}" in params
                    and params[p.split("=")[0]] == p.split("=")[1])
     who = f"{len(p2p_gpus)} GPUs" + (f" and {len(rdma)} RDMA NIC(s)" if rdma else "")
     skipped = len(gpus) - len(p2p_gpus)
-    aside = (f" {skipped} GPU(s) on vfio-pci or in MIG mode do no peer-to-peer here, so only host DMA overhead "
-             "applies to them." if skipped else "")
+    aside = (N_(' {skipped} GPU(s) on vfio-pci or in MIG mode do no peer-to-peer here, so only host DMA overhead applies to them.', skipped=skipped) if skipped else "")
     yield Finding(
-        HIGH if p2p else LOW, "node", "IOMMU translates GPU/NIC DMA (no iommu=pt)",
-        detail=f"{mode.why}. With {who}, every peer-to-peer and GPUDirect RDMA transfer goes through IOMMU "
-               "translation: the CUDA guide calls bare-metal P2P with the IOMMU enabled unsupported, and NVIDIA "
-               "recommends iommu=pt." + aside if p2p else f"{mode.why}. Host-device DMA pays IOTLB misses." + aside,
-        evidence=mode.evidence, expected="IOMMU groups of type identity (iommu=pt)",
+        HIGH if p2p else LOW, "node", N_('IOMMU translates GPU/NIC DMA (no iommu=pt)'),
+        detail=N_('{why}. With {who}, every peer-to-peer and GPUDirect RDMA transfer goes through IOMMU translation: the CUDA guide calls bare-metal P2P with the IOMMU enabled unsupported, and NVIDIA recommends iommu=pt.', why=mode.why, who=who) + aside if p2p else N_('{why}. Host-device DMA pays IOTLB misses.', why=mode.why) + aside,
+        evidence=mode.evidence, expected=N_('IOMMU groups of type identity (iommu=pt)'),
         observed=mode.why, impact=Impact(50 if p2p else 5,
-                                         "P2P and GPUDirect RDMA slow down, fail or hang; DMA mapping overhead "
-                                         "on every transfer" if p2p else "IOTLB overhead on host-device DMA", basis=("NVIDIA GPUDirect RDMA and NCCL troubleshooting guides: with DMA translation on, peer-to-peer traffic goes up to the "
-                                               "root complex to be translated; they recommend iommu=pt" if p2p else "each host-device DMA is mapped through the IOMMU; the cost is small for large transfers")),
+                                         N_('P2P and GPUDirect RDMA slow down, fail or hang; DMA mapping overhead on every transfer') if p2p else N_('IOTLB overhead on host-device DMA'), basis=(N_('NVIDIA GPUDirect RDMA and NCCL troubleshooting guides: with DMA translation on, peer-to-peer traffic goes up to the root complex to be translated; they recommend iommu=pt') if p2p else N_('each host-device DMA is mapped through the IOMMU; the cost is small for large transfers'))),
         fix=make("kernel_args", add=[PT], remove=list(remove), os_family=os_family(facts.host.os_release),
-                notes="Needs a reboot. Keep intel_iommu=on if VFIO or SR-IOV is used: iommu=pt leaves the IOMMU on "
-                      "for those and passes host DMA through. " + grub_note(facts.host.os_release)),
+                notes=N_('Needs a reboot. Keep intel_iommu=on if VFIO or SR-IOV is used: iommu=pt leaves the IOMMU on for those and passes host DMA through. ') + grub_note(facts.host.os_release)),
         references=REFERENCES, related=tuple(g.address for g in gpus[:8]), confidence=mode.confidence)

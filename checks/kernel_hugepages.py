@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 from doctor.registry import check
 
@@ -62,7 +63,7 @@ def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
         return
     short = [(kb, n, where) for kb, (n, where) in sorted(wanted.items()) if hp.allocated.get(kb, 0) < n]
     if not short:
-        yield Finding(PASS, "node", "hugepages allocated as asked",
+        yield Finding(PASS, "node", N_('hugepages allocated as asked'),
                       evidence=tuple(Evidence(hp.origins.get(kb, "proc/meminfo"), f"{hp.allocated.get(kb)} x {kb} kB")
                                      for kb in sorted(wanted)))
         return
@@ -70,17 +71,14 @@ def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
         have = hp.allocated.get(kb, 0)
         path = f"/sys/kernel/mm/hugepages/hugepages-{kb}kB/nr_hugepages"
         yield Finding(
-            MEDIUM, f"hugepages-{kb}kB", f"{have} of {n} hugepages of {kb} kB allocated",
-            detail="The kernel could not find enough contiguous memory when the pages were requested (or the size "
-                   "is not supported). Software configured for hugepages then fails to start or falls back to 4 KiB "
-                   "pages. Allocating at runtime works best right after boot, before memory fragments.",
+            MEDIUM, f"hugepages-{kb}kB", N_('{have} of {n} hugepages of {kb} kB allocated', have=have, n=n, kb=kb),
+            detail=N_('The kernel could not find enough contiguous memory when the pages were requested (or the size is not supported). Software configured for hugepages then fails to start or falls back to 4 KiB pages. Allocating at runtime works best right after boot, before memory fragments.'),
             evidence=(Evidence(where.split(": ", 1)[0], where.split(": ", 1)[-1]),
                       Evidence(hp.origins.get(kb, path.lstrip("/")), f"{have} allocated")),
-            expected=f"{n} pages", observed=f"{have} pages",
-            impact=Impact(10, "programs that need hugepages fail or run with small pages",
-                          basis='kernel hugetlbpage documentation: the pool holds only what could be allocated; the shortfall is in the evidence'),
+            expected=N_('{n} pages', n=n), observed=N_('{have} pages', have=have),
+            impact=Impact(10, N_('programs that need hugepages fail or run with small pages'),
+                          basis=N_('kernel hugetlbpage documentation: the pool holds only what could be allocated; the shortfall is in the evidence')),
             fix=make("hugepages",
-                     "Reserve 1 GiB pages on the boot line (hugepagesz=1G hugepages=N): they can rarely be "
-                          "allocated later. If the runtime write leaves fewer pages, drop caches or reboot.",
+                     N_('Reserve 1 GiB pages on the boot line (hugepagesz=1G hugepages=N): they can rarely be allocated later. If the runtime write leaves fewer pages, drop caches or reboot.'),
                      size_kb=kb, pages=n, previous=have, sysctl="sysctl" in where),
             references=REFERENCES)

@@ -11,6 +11,7 @@ from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix
+from doctor.i18n import N_, capitalised, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -23,16 +24,16 @@ NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NE
 LOC_VALUES = frozenset({"LOC", "0"})
 #: What each other NCCL_P2P_LEVEL does (NCCL env docs: the maximum GPU distance at which P2P is used).
 P2P_LEVELS = {
-    "NVL": "peer-to-peer only between GPUs joined by NVLink; other pairs go through host shared memory",
-    "PIX": "peer-to-peer only between GPUs under one PCIe switch; other pairs go through host shared memory",
-    "PXB": "peer-to-peer across PCIe switches but not through the CPU",
-    "PHB": "peer-to-peer up to the CPU's root complex (same NUMA node)",
-    "SYS": "peer-to-peer even across sockets, often slower than shared memory over the socket link",
+    "NVL": N_('peer-to-peer only between GPUs joined by NVLink; other pairs go through host shared memory'),
+    "PIX": N_('peer-to-peer only between GPUs under one PCIe switch; other pairs go through host shared memory'),
+    "PXB": N_('peer-to-peer across PCIe switches but not through the CPU'),
+    "PHB": N_("peer-to-peer up to the CPU's root complex (same NUMA node)"),
+    "SYS": N_('peer-to-peer even across sockets, often slower than shared memory over the socket link'),
 }
 
 
 def _places(s: EnvSetting) -> str:
-    return ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
+    return join(', ', [f"pid {p}" for p in s.pids] + list(s.files))
 
 
 def _subject(facts: Facts, s: EnvSetting) -> str:
@@ -46,8 +47,7 @@ def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
 def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
     what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
     return env_fix(facts, s, replacement=replacement,
-                   notes=f"{what} where the server is started ({_places(s)}); NCCL reads its environment only "
-                         f"at start-up, so the server must restart. The rollback restores {s.name}={s.value}.")
+                   notes=N_('{what} where the server is started ({places}); NCCL reads its environment only at start-up, so the server must restart. The rollback restores {name}={value}.', what=what, places=_places(s), name=s.name, value=s.value))
 
 
 @check("nccl.transport", "NCCL transport and interface selection", "network",
@@ -72,59 +72,54 @@ def transport(facts: Facts) -> Iterator[Finding]:
         if s.name == "NCCL_IB_DISABLE" and value == "1" and active_rdma:
             found = True
             yield Finding(
-                HIGH, _subject(facts, s), "NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active",
-                detail=(f"{len(active_rdma)} RDMA port(s) are ACTIVE ({', '.join(p.name for p in active_rdma[:4])}"
-                        f"{', ...' if len(active_rdma) > 4 else ''}), but NCCL is told not to use them: inter-node "
-                        "traffic goes over TCP (the log shows 'NCCL INFO Using network Socket')."),
+                HIGH, _subject(facts, s), N_('NCCL_IB_DISABLE=1 forces TCP sockets although RDMA ports are active'),
+                detail=(N_("{n_active_rdma} RDMA port(s) are ACTIVE ({v}{v2}), but NCCL is told not to use them: inter-node traffic goes over TCP (the log shows 'NCCL INFO Using network Socket').", n_active_rdma=len(active_rdma), v=join(', ', (p.name for p in active_rdma[:4])), v2=', ...' if len(active_rdma) > 4 else '')),
                 evidence=ev + tuple(Evidence(f"{p.origin}/state", p.state or "") for p in active_rdma[:2]),
-                expected="NCCL_IB_DISABLE unset or 0", observed=f"NCCL_IB_DISABLE=1 ({_places(s)})",
-                impact=Impact(80, "several times less inter-node bandwidth, higher latency", basis="NCCL documentation of NCCL_IB_DISABLE: the socket transport replaces RDMA, with CPU copies and TCP on the same links; applies to inter-node collectives and KV transfer"),
+                expected=N_('NCCL_IB_DISABLE unset or 0'), observed=N_('NCCL_IB_DISABLE=1 ({places})', places=_places(s)),
+                impact=Impact(80, N_('several times less inter-node bandwidth, higher latency'), basis=N_('NCCL documentation of NCCL_IB_DISABLE: the socket transport replaces RDMA, with CPU copies and TCP on the same links; applies to inter-node collectives and KV transfer')),
                 fix=_fix(facts, s), references=REFERENCES)
         elif s.name in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL") and multi_gpu and all_consumer(facts) and \
                 (value == "1" if s.name == "NCCL_P2P_DISABLE" else upper in LOC_VALUES):
             found = True
             yield Finding(
-                INFO, _subject(facts, s), f"{s.name}={value} on consumer GPUs: there is no peer-to-peer to lose",
-                detail=(f"{consumer_names(facts)}: GeForce cards have no PCIe peer-to-peer, so NCCL moves data "
-                        "through host memory anyway; the setting only avoids a P2P probe that can hang."),
-                evidence=ev, observed=f"{s.name}={value} ({_places(s)})", references=REFERENCES)
+                INFO, _subject(facts, s), N_('{name}={value} on consumer GPUs: there is no peer-to-peer to lose', name=s.name, value=value),
+                detail=(N_('{consumer_names}: GeForce cards have no PCIe peer-to-peer, so NCCL moves data through host memory anyway; the setting only avoids a P2P probe that can hang.', consumer_names=consumer_names(facts))),
+                evidence=ev, observed=N_('{name}={value} ({places})', name=s.name, value=value, places=_places(s)), references=REFERENCES)
         elif s.name == "NCCL_P2P_DISABLE" and value == "1" and multi_gpu:
             found = True
             yield Finding(
-                HIGH, _subject(facts, s), "NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs",
-                detail="Intra-node collectives fall back to staging through host memory (SHM).",
-                evidence=ev, expected="unset", observed=f"NCCL_P2P_DISABLE=1 ({_places(s)})",
-                impact=Impact(70, "tensor-parallel all-reduce several times slower", basis="NCCL documentation of NCCL_P2P_DISABLE: intra-node traffic is staged through host shared memory instead of NVLink/PCIe peer copies; applies to tensor-parallel collectives"), fix=_fix(facts, s),
+                HIGH, _subject(facts, s), N_('NCCL_P2P_DISABLE=1 turns off NVLink/PCIe peer-to-peer between GPUs'),
+                detail=N_('Intra-node collectives fall back to staging through host memory (SHM).'),
+                evidence=ev, expected="unset", observed=N_('NCCL_P2P_DISABLE=1 ({places})', places=_places(s)),
+                impact=Impact(70, N_('tensor-parallel all-reduce several times slower'), basis=N_('NCCL documentation of NCCL_P2P_DISABLE: intra-node traffic is staged through host shared memory instead of NVLink/PCIe peer copies; applies to tensor-parallel collectives')), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name in ("NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL") and upper in LOC_VALUES and \
                 (multi_gpu if s.name == "NCCL_P2P_LEVEL" else bool(active_rdma)):
             found = True
-            feature = "GPUDirect RDMA" if s.name == "NCCL_NET_GDR_LEVEL" else "GPU peer-to-peer"
+            feature = "GPUDirect RDMA" if s.name == "NCCL_NET_GDR_LEVEL" else N_('GPU peer-to-peer')
             yield Finding(
-                HIGH, _subject(facts, s), f"{s.name}={value} switches {feature} off",
-                detail=f"At level LOC NCCL never uses {feature}; data is staged through host memory.",
-                evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"{s.name}={value}",
-                impact=Impact(60, f"no {feature}: extra copies through host memory", basis="NCCL documentation: level LOC never uses the feature, so data is copied through host memory"), fix=_fix(facts, s),
+                HIGH, _subject(facts, s), N_('{name}={value} switches {feature} off', name=s.name, value=value, feature=feature),
+                detail=N_('At level LOC NCCL never uses {feature}; data is staged through host memory.', feature=feature),
+                evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=N_('{name}={value}', name=s.name, value=value),
+                impact=Impact(60, N_('no {feature}: extra copies through host memory', feature=feature), basis=N_('NCCL documentation: level LOC never uses the feature, so data is copied through host memory')), fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_P2P_LEVEL" and multi_gpu and upper in P2P_LEVELS:
             found = True
             yield Finding(
-                LOW, _subject(facts, s), f"NCCL_P2P_LEVEL={value}: {P2P_LEVELS[upper]}",
-                detail=(f"{P2P_LEVELS[upper][0].upper() + P2P_LEVELS[upper][1:]}. NCCL's documentation: \"If this isn't "
-                        "specified, NCCL will attempt to optimally select a value based on the architecture and "
-                        "environment it's run in.\" Keep it only where NCCL's own choice was shown to be wrong."),
-                evidence=ev, expected="unset (NCCL decides from the topology)", observed=f"NCCL_P2P_LEVEL={value}",
+                LOW, _subject(facts, s), N_('NCCL_P2P_LEVEL={value}: {P2P_LEVELS}', value=value, P2P_LEVELS=P2P_LEVELS[upper]),
+                detail=(N_('{effect}. NCCL\'s documentation: "If this isn\'t specified, NCCL will attempt to optimally select a value based on the architecture and environment it\'s run in." Keep it only where NCCL\'s own choice was shown to be wrong.', effect=capitalised(P2P_LEVELS[upper]))),
+                evidence=ev, expected=N_('unset (NCCL decides from the topology)'), observed=N_('NCCL_P2P_LEVEL={value}', value=value),
                 impact=Impact(10 if upper in ("NVL", "PIX") else 5, P2P_LEVELS[upper],
-                              basis="NCCL documentation of NCCL_P2P_LEVEL: the level caps which paths may use P2P"),
+                              basis=N_('NCCL documentation of NCCL_P2P_LEVEL: the level caps which paths may use P2P')),
                 fix=_fix(facts, s),
                 references=REFERENCES)
         elif s.name == "NCCL_SHM_DISABLE" and value == "1":
             found = True
             yield Finding(
-                MEDIUM, _subject(facts, s), "NCCL_SHM_DISABLE=1 disables the shared-memory transport",
-                detail="Where P2P is unavailable NCCL falls back to the network transport within the node.",
-                evidence=ev, expected="unset", observed=f"NCCL_SHM_DISABLE=1 ({_places(s)})",
-                impact=Impact(20, "intra-node traffic may loop through the NIC", basis="NCCL documentation of NCCL_SHM_DISABLE: where P2P is unavailable, intra-node traffic uses the network transport"), fix=_fix(facts, s), references=REFERENCES)
+                MEDIUM, _subject(facts, s), N_('NCCL_SHM_DISABLE=1 disables the shared-memory transport'),
+                detail=N_('Where P2P is unavailable NCCL falls back to the network transport within the node.'),
+                evidence=ev, expected="unset", observed=N_('NCCL_SHM_DISABLE=1 ({places})', places=_places(s)),
+                impact=Impact(20, N_('intra-node traffic may loop through the NIC'), basis=N_('NCCL documentation of NCCL_SHM_DISABLE: where P2P is unavailable, intra-node traffic uses the network transport')), fix=_fix(facts, s), references=REFERENCES)
         elif s.name == "NCCL_SOCKET_IFNAME":
             finding = _socket_ifname(facts, s, carries, why)
             if finding is not None:
@@ -135,13 +130,12 @@ def transport(facts: Facts) -> Iterator[Finding]:
             extra = parse_list(value).loose_extra(names)
             if extra:
                 found = True
-                listed = "; ".join(f"{k} also matches {', '.join(v)}" for k, v in extra.items())
+                listed = join('; ', (N_('{k} also matches {v}', k=k, v=', '.join(v)) for k, v in extra.items()))
                 yield Finding(
-                    LOW, _subject(facts, s), f"NCCL_IB_HCA={value} matches more devices than listed",
-                    detail=(f"Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select "
-                            "exactly the devices named."),
-                    evidence=ev, expected=f"NCCL_IB_HCA=={value.lstrip('^=')}", observed=f"NCCL_IB_HCA={value}",
-                    impact=Impact(5, "NCCL may use unintended (frontend or slower) HCAs", basis="NCCL documentation of NCCL_IB_HCA: entries without a leading = are prefixes; the extra devices are in the detail"),
+                    LOW, _subject(facts, s), N_('NCCL_IB_HCA={value} matches more devices than listed', value=value),
+                    detail=(N_("Without a leading '=' each entry is a prefix: {listed}. Prefix it with '=' to select exactly the devices named.", listed=listed)),
+                    evidence=ev, expected=N_('NCCL_IB_HCA=={v}', v=value.lstrip('^=')), observed=N_('NCCL_IB_HCA={value}', value=value),
+                    impact=Impact(5, N_('NCCL may use unintended (frontend or slower) HCAs'), basis=N_('NCCL documentation of NCCL_IB_HCA: entries without a leading = are prefixes; the extra devices are in the detail')),
                     fix=_fix(facts, s, "=" + value.lstrip("=")), references=REFERENCES)
     if not any(s.name == "NCCL_SOCKET_IFNAME" for s in settings) and carries:
         finding = _socket_ifname_unset(facts, why)
@@ -149,7 +143,7 @@ def transport(facts: Facts) -> Iterator[Finding]:
             found = True
             yield finding
     if not found:
-        yield Finding(PASS, "node", "no NCCL variable forces a slower transport",
+        yield Finding(PASS, "node", N_('no NCCL variable forces a slower transport'),
                       evidence=tuple(e for s in settings for e in _evidence(s)))
 
 
@@ -165,18 +159,15 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
     if top is None or top >= best.netdev.speed_mbps or best.netdev in chosen:
         return None
     sev = HIGH if carries else INFO
-    names = ", ".join(n.name for n in chosen)
+    names = join(', ', (n.name for n in chosen))
     return Finding(
-        sev, setting_label(facts, s), f"NCCL_SOCKET_IFNAME={s.value} selects {names} at {top // 1000} Gb/s; "
-                     f"{best.name} runs {best.netdev.speed_mbps // 1000} Gb/s",
-        detail=(f"NCCL's socket traffic uses {names}. TCP carries data here ({why}), so inter-node bandwidth is "
-                "capped by that interface." if carries else
-                f"With RDMA active NCCL uses {names} only for bootstrap, which is fine; it matters the moment NCCL "
-                "falls back to sockets."),
+        sev, setting_label(facts, s), N_('NCCL_SOCKET_IFNAME={value} selects {names} at {top} Gb/s; {name} runs {speed_mbps} Gb/s', value=s.value, names=names, top=top // 1000, name=best.name, speed_mbps=best.netdev.speed_mbps // 1000),
+        detail=(N_("NCCL's socket traffic uses {names}. TCP carries data here ({why}), so inter-node bandwidth is capped by that interface.", names=names, why=why) if carries else
+                N_('With RDMA active NCCL uses {names} only for bootstrap, which is fine; it matters the moment NCCL falls back to sockets.', names=names)),
         evidence=_evidence(s) + tuple(Evidence(f"{n.origin}/speed", f"{n.name} {n.speed_mbps}") for n in chosen)
         + (Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps}"),),
-        expected=f"the data interface ({best.name})", observed=f"{names} ({top} Mb/s)",
-        impact=Impact(70 if carries else 3, f"socket transport limited to {top // 1000} Gb/s", basis=f"the socket transport cannot exceed the selected interface's link speed ({top // 1000} Gb/s against {best.netdev.speed_mbps // 1000} Gb/s, from sysfs speed)"),
+        expected=N_('the data interface ({name})', name=best.name), observed=f"{names} ({top} Mb/s)",
+        impact=Impact(70 if carries else 3, N_('socket transport limited to {top} Gb/s', top=top // 1000), basis=N_("the socket transport cannot exceed the selected interface's link speed ({top} Gb/s against {speed_mbps} Gb/s, from sysfs speed)", top=top // 1000, speed_mbps=best.netdev.speed_mbps // 1000)),
         fix=_fix(facts, s, f"={best.name}"), references=REFERENCES, related=(best.name,))
 
 
@@ -198,18 +189,14 @@ def _socket_ifname_unset(facts: Facts, why: str) -> Finding | None:
     first = min(pool, key=lambda n: n.ifindex or 0)
     if first.name == best.name or (first.speed_mbps or 0) >= best.netdev.speed_mbps:
         return None
-    speed = f"{first.speed_mbps // 1000} Gb/s" if first.speed_mbps else "an unknown speed"
+    speed = f"{first.speed_mbps // 1000} Gb/s" if first.speed_mbps else N_('an unknown speed')
     return Finding(
-        MEDIUM, "NCCL_SOCKET_IFNAME", f"NCCL_SOCKET_IFNAME unset: NCCL would pick {first.name} ({speed}), not "
-                                      f"{best.name} ({best.netdev.speed_mbps // 1000} Gb/s)",
-        detail=(f"TCP carries data here ({why}). Without NCCL_SOCKET_IFNAME NCCL uses the first interface the kernel "
-                f"lists, skipping docker* and lo and preferring ib*: {first.name} (ifindex {first.ifindex}) on this "
-                "node, usually the management network."),
+        MEDIUM, "NCCL_SOCKET_IFNAME", N_('NCCL_SOCKET_IFNAME unset: NCCL would pick {name} ({speed}), not {name2} ({speed_mbps} Gb/s)', name=first.name, speed=speed, name2=best.name, speed_mbps=best.netdev.speed_mbps // 1000),
+        detail=(N_('TCP carries data here ({why}). Without NCCL_SOCKET_IFNAME NCCL uses the first interface the kernel lists, skipping docker* and lo and preferring ib*: {name} (ifindex {ifindex}) on this node, usually the management network.', why=why, name=first.name, ifindex=first.ifindex)),
         evidence=(Evidence(f"{first.origin}/ifindex", f"{first.name} ifindex {first.ifindex}, {first.speed_mbps} Mb/s"),
                   Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps} Mb/s")),
-        expected=f"NCCL_SOCKET_IFNAME=={best.name} (the data interfaces)", observed="unset",
-        impact=Impact(60, f"inter-node NCCL traffic over {first.name}",
-                      basis=f"the socket transport cannot exceed {first.name}'s link speed ({speed}, from sysfs)"),
-        fix=Fix(notes=(f"Set NCCL_SOCKET_IFNAME=={best.name} (or a prefix list of the data interfaces) in the unit, "
-                       "compose file or manifest that starts the server and restart it. To undo, remove it again.")),
+        expected=N_('NCCL_SOCKET_IFNAME=={name} (the data interfaces)', name=best.name), observed="unset",
+        impact=Impact(60, N_('inter-node NCCL traffic over {name}', name=first.name),
+                      basis=N_("the socket transport cannot exceed {name}'s link speed ({speed}, from sysfs)", name=first.name, speed=speed)),
+        fix=Fix(notes=(N_('Set NCCL_SOCKET_IFNAME=={name} (or a prefix list of the data interfaces) in the unit, compose file or manifest that starts the server and restart it. To undo, remove it again.', name=best.name))),
         references=REFERENCES, related=(first.name, best.name))

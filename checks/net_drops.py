@@ -11,6 +11,7 @@ from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: counters that mean packets of an RDMA connection were lost in the fabric (go-back-N retransmission)
@@ -26,10 +27,7 @@ REFERENCES = (
     "https://docs.kernel.org/infiniband/user_verbs.html",
     "https://github.com/sosreport/sos/blob/main/sos/report/plugins/roce.py",
 )
-NOTES = ("The counters are cumulative since the driver loaded: read them twice under load to see whether they "
-         "still grow. Growing sequence errors mean loss in the fabric (PFC or DCQCN not working on NCCL's priority); "
-         "a growing out_of_buffer means receive queues ran dry. ethtool -S shows the NIC-level drops "
-         "(rx_discards_phy: the port's buffer overflowed, rx_out_of_buffer).")
+NOTES = (N_("The counters are cumulative since the driver loaded: read them twice under load to see whether they still grow. Growing sequence errors mean loss in the fabric (PFC or DCQCN not working on NCCL's priority); a growing out_of_buffer means receive queues ran dry. ethtool -S shows the NIC-level drops (rx_discards_phy: the port's buffer overflowed, rx_out_of_buffer)."))
 
 
 @check("net.drops", "RoCE drop and sequence-error counters", "network", fixes=("rdma_counters_show",))
@@ -63,21 +61,18 @@ def drops(facts: Facts) -> Iterator[Finding]:
         name = rp.netdev.name
         yield Finding(
             MEDIUM if loss else LOW, name,
-            f"{rp.port.name} ({name}) counted " + ", ".join(f"{c} {v}" for c, v in hits.items()),
-            detail=("RoCE packets were lost (sequence errors: the sender went back and resent the window; "
-                    "rx_discards_phy: the port's buffer overflowed); on a lossless fabric these stay at zero. "
-                    "The counters are cumulative since the driver loaded." if loss else
-                    "The receive queue had no buffer posted when packets arrived, so the NIC dropped them. "
-                    "The counter is cumulative since the driver loaded."),
+            N_("{port} ({name}) counted {counters}", port=rp.port.name, name=name,
+               counters=", ".join(f"{c} {v}" for c, v in hits.items())),
+            detail=(N_("RoCE packets were lost (sequence errors: the sender went back and resent the window; rx_discards_phy: the port's buffer overflowed); on a lossless fabric these stay at zero. The counters are cumulative since the driver loaded.") if loss else
+                    N_('The receive queue had no buffer posted when packets arrived, so the NIC dropped them. The counter is cumulative since the driver loaded.')),
             evidence=tuple(Evidence(where, f"{c} {v}") for c, (v, where) in seen.items()),
-            expected="0 for " + ", ".join(seen), observed=", ".join(f"{c}={v}" for c, v in hits.items()),
-            impact=Impact(25 if loss else 5, "retransmissions stall NCCL collectives and KV transfers",
-                          basis="RoCE go-back-N: a sequence error resends the whole window; the counters' values are in the evidence"),
+            expected="0 for " + join(', ', seen), observed=join(', ', (f"{c}={v}" for c, v in hits.items())),
+            impact=Impact(25 if loss else 5, N_('retransmissions stall NCCL collectives and KV transfers'),
+                          basis=N_("RoCE go-back-N: a sequence error resends the whole window; the counters' values are in the evidence")),
             fix=make("rdma_counters_show", NOTES, device=rp.port.device, port=rp.port.port, netdev=name),
             references=REFERENCES, related=(rp.port.name,))
     if unrecorded and not clean:
-        yield Finding(UNKNOWN, "node", "RoCE drop counters not recorded",
-                      detail=(f"No hw_counters for {', '.join(unrecorded[:4])}{', ...' if len(unrecorded) > 4 else ''}"
-                              " (sys/class/infiniband/<dev>/ports/<n>/hw_counters)."), references=REFERENCES)
+        yield Finding(UNKNOWN, "node", N_('RoCE drop counters not recorded'),
+                      detail=(N_('No hw_counters for {unrecorded}{v} (sys/class/infiniband/<dev>/ports/<n>/hw_counters).', unrecorded=join(', ', unrecorded[:4]), v=', ...' if len(unrecorded) > 4 else '')), references=REFERENCES)
     elif clean:
-        yield Finding(PASS, "node", f"no drop or sequence error on {len(clean)} RoCE port(s)")
+        yield Finding(PASS, "node", N_('no drop or sequence error on {n_clean} RoCE port(s)', n_clean=len(clean)))

@@ -11,6 +11,7 @@ from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 #: At or above this speed (Mb/s) a 1500-byte MTU on a RoCE/data NIC is worth a note.
@@ -81,20 +82,18 @@ def link(facts: Facts) -> Iterator[Finding]:
             rail = len(up_peers) >= MIN_FASTER_PEERS and not _second_port(nics, nic)
             if named or rail:
                 found = True
-                why = f"NCCL is told to use it ({named})" if named else \
-                    f"{len(up_peers)} identical NICs on this node are up (one rail per GPU)"
+                why = N_('NCCL is told to use it ({named})', named=named) if named else \
+                    N_('{n_up_peers} identical NICs on this node are up (one rail per GPU)', n_up_peers=len(up_peers))
                 yield Finding(
-                    HIGH, nd.name, f"data NIC {nd.name} link is down",
-                    detail=(f"{nd.name} ({nd.pci_address}) has no link: {why}. Its rail carries nothing; "
-                            "the GPUs next to it go through a farther NIC."),
-                    evidence=tuple(evidence), expected="operstate up, carrier 1", observed=f"operstate {nd.operstate}",
-                    impact=Impact(40, "one rail fewer of inter-node bandwidth", basis="a rail that is down carries nothing; NCCL spreads the traffic over the remaining rails"),
+                    HIGH, nd.name, N_('data NIC {name} link is down', name=nd.name),
+                    detail=(N_('{name} ({pci_address}) has no link: {why}. Its rail carries nothing; the GPUs next to it go through a farther NIC.', name=nd.name, pci_address=nd.pci_address, why=why)),
+                    evidence=tuple(evidence), expected=N_('operstate up, carrier 1'), observed=N_('operstate {operstate}', operstate=nd.operstate),
+                    impact=Impact(40, N_('one rail fewer of inter-node bandwidth'), basis=N_('a rail that is down carries nothing; NCCL spreads the traffic over the remaining rails')),
                     fix=make("link_up", netdev=nd.name,
-                            notes="Check cable, transceiver and switch port (mlxlink -d <pci> shows the "
-                                  "physical state)."),
+                            notes=N_('Check cable, transceiver and switch port (mlxlink -d <pci> shows the physical state).')),
                     references=REFERENCES, related=tuple(p.name for p in nic.rdma))
             else:
-                yield Finding(INFO, nd.name, f"NIC {nd.name} has no link (not known to be in use)",
+                yield Finding(INFO, nd.name, N_('NIC {name} has no link (not known to be in use)', name=nd.name),
                               evidence=tuple(evidence))
             continue
         speed = nd.speed_mbps
@@ -103,17 +102,15 @@ def link(facts: Facts) -> Iterator[Finding]:
             found = True
             top = Counter(p.netdev.speed_mbps for p in faster).most_common(1)[0][0] or 0
             yield Finding(
-                HIGH, nd.name, f"{nd.name} negotiated {speed // 1000} Gb/s; identical NICs run {top // 1000} Gb/s",
-                detail=(f"{len(faster)} NICs of the same model on this node negotiated {top // 1000} Gb/s. A lower "
-                        "speed means a bad cable/transceiver, a forced speed, or a switch port configured lower."),
+                HIGH, nd.name, N_('{name} negotiated {speed} Gb/s; identical NICs run {top} Gb/s', name=nd.name, speed=speed // 1000, top=top // 1000),
+                detail=(N_('{n_faster} NICs of the same model on this node negotiated {top} Gb/s. A lower speed means a bad cable/transceiver, a forced speed, or a switch port configured lower.', n_faster=len(faster), top=top // 1000)),
                 evidence=tuple(evidence + [Evidence(f"{p.netdev.origin}/speed", str(p.netdev.speed_mbps))
                                            for p in faster[:3]]),
                 expected=f"{top} Mb/s", observed=f"{speed} Mb/s",
-                impact=Impact(min(90.0, 100 * (1 - speed / top)), f"{100 * (1 - speed / top):.0f}% of this rail lost", basis=f"sysfs speed {speed} Mb/s against {top} Mb/s on identical NICs of this node; applies to traffic on this rail"),
+                impact=Impact(min(90.0, 100 * (1 - speed / top)), N_('{v}% of this rail lost', v=format(100 * (1 - speed / top), ".0f")), basis=N_('sysfs speed {speed} Mb/s against {top} Mb/s on identical NICs of this node; applies to traffic on this rail', speed=speed, top=top)),
                 fix=make("link_autoneg", netdev=nd.name,
                         rollback=(),
-                        notes="If autonegotiation is already on, check the cable/transceiver and switch port "
-                              "speed; `mlxlink -d <pci>` shows the cable's supported speeds."),
+                        notes=N_("If autonegotiation is already on, check the cable/transceiver and switch port speed; `mlxlink -d <pci>` shows the cable's supported speeds.")),
                 references=REFERENCES, related=tuple(p.name for p in nic.rdma))
         roce = any((p.link_layer or "").lower() == "ethernet" for p in nic.rdma)
         if nd.mtu is None or (nic.rdma and not roce):
@@ -124,27 +121,26 @@ def link(facts: Facts) -> Iterator[Finding]:
                 and peer_mtus[common] >= MIN_FASTER_PEERS:
             found = True
             yield Finding(
-                MEDIUM, nd.name, f"{nd.name} MTU {nd.mtu} differs from its identical peers ({common})",
-                detail="Rails of one fabric must share an MTU; RoCE active_mtu follows the netdev MTU.",
-                evidence=tuple(evidence), expected=f"MTU {common}", observed=f"MTU {nd.mtu}",
-                impact=Impact(15, "smaller RoCE MTU or fragmentation on this rail", basis="RoCE uses the largest IB MTU that fits the netdev MTU (4096 needs at least 4200); every peer and switch port must match"),
+                MEDIUM, nd.name, N_('{name} MTU {mtu} differs from its identical peers ({common})', name=nd.name, mtu=nd.mtu, common=common),
+                detail=N_('Rails of one fabric must share an MTU; RoCE active_mtu follows the netdev MTU.'),
+                evidence=tuple(evidence), expected=N_('MTU {common}', common=common), observed=N_('MTU {mtu}', mtu=nd.mtu),
+                impact=Impact(15, N_('smaller RoCE MTU or fragmentation on this rail'), basis=N_('RoCE uses the largest IB MTU that fits the netdev MTU (4096 needs at least 4200); every peer and switch port must match')),
                 fix=make("link_mtu", netdev=nd.name, mtu=common, previous=nd.mtu,
-                        notes="Persist in netplan/NetworkManager; the switch ports must match."),
+                        notes=N_('Persist in netplan/NetworkManager; the switch ports must match.')),
                 references=REFERENCES)
         elif nd.mtu <= 1500 and (speed or 0) >= JUMBO_SPEED_MBPS:
             found = True
             yield Finding(
-                LOW, nd.name, f"{nd.name} runs MTU {nd.mtu} at {(speed or 0) // 1000} Gb/s",
-                detail=("With a 1500-byte netdev MTU RoCE uses active_mtu 1024 instead of 4096, and TCP needs 6x "
-                        "the packets; jumbo frames need the switch ports configured to match."),
-                evidence=tuple(evidence), expected=f"MTU {JUMBO_MTU} (fabric permitting)", observed=f"MTU {nd.mtu}",
-                impact=Impact(5, "more per-packet overhead", basis="a 1500-byte MTU carries about 1448 bytes of TCP payload per packet against about 8948 at 9000: more packets and interrupts per byte"),
+                LOW, nd.name, N_('{name} runs MTU {mtu} at {v} Gb/s', name=nd.name, mtu=nd.mtu, v=(speed or 0) // 1000),
+                detail=(N_('With a 1500-byte netdev MTU RoCE uses active_mtu 1024 instead of 4096, and TCP needs 6x the packets; jumbo frames need the switch ports configured to match.')),
+                evidence=tuple(evidence), expected=N_('MTU {JUMBO_MTU} (fabric permitting)', JUMBO_MTU=JUMBO_MTU), observed=N_('MTU {mtu}', mtu=nd.mtu),
+                impact=Impact(5, N_('more per-packet overhead'), basis=N_('a 1500-byte MTU carries about 1448 bytes of TCP payload per packet against about 8948 at 9000: more packets and interrupts per byte')),
                 fix=make("link_mtu", netdev=nd.name, mtu=JUMBO_MTU, previous=nd.mtu,
-                        notes="Persist in netplan/NetworkManager only after the switches allow 9000."),
+                        notes=N_('Persist in netplan/NetworkManager only after the switches allow 9000.')),
                 references=REFERENCES)
     if not found:
         up = [n for n in nics if n.netdev.speed_mbps]
         if up:
-            yield Finding(PASS, "node", f"{len(up)} data NIC(s) up at expected speed and MTU",
+            yield Finding(PASS, "node", N_('{n_up} data NIC(s) up at expected speed and MTU', n_up=len(up)),
                           evidence=tuple(Evidence(f"{n.netdev.origin}/speed", f"{n.name} {n.netdev.speed_mbps}")
                                          for n in up))

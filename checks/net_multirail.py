@@ -11,16 +11,14 @@ from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts, Sysctls
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
     "https://docs.kernel.org/networking/ip-sysctl.html",
     "https://docs.nvidia.com/networking/display/mlnxofedv24010331/rdma+over+converged+ethernet+(roce)",
 )
-NOTES = ("With several NICs in one subnet, a strict reverse-path filter drops packets that arrive on another "
-         "rail than the route back points to, and ARP answered by any interface (arp_ignore=0, arp_announce=0) "
-         "sends one rail's traffic to another NIC, so RoCE connections resolve to the wrong port. Add "
-         "source-based routing (one table per rail) as well.")
+NOTES = (N_("With several NICs in one subnet, a strict reverse-path filter drops packets that arrive on another rail than the route back points to, and ARP answered by any interface (arp_ignore=0, arp_announce=0) sends one rail's traffic to another NIC, so RoCE connections resolve to the wrong port. Add source-based routing (one table per rail) as well."))
 WANT = {"rp_filter": "not 1 (0 or 2, loose)", "arp_ignore": ">= 1", "arp_announce": "2"}
 
 
@@ -52,8 +50,8 @@ def multirail(facts: Facts) -> Iterator[Finding]:
         return
     routes = facts.routes
     if routes is None:
-        yield Finding(UNKNOWN, "node", "routing table not recorded",
-                      detail="proc/net/route is missing: whether RoCE NICs share a subnet cannot be told.")
+        yield Finding(UNKNOWN, "node", N_('routing table not recorded'),
+                      detail=N_('proc/net/route is missing: whether RoCE NICs share a subnet cannot be told.'))
         return
     subnets: dict[tuple[str, str], list[str]] = {}
     for r in routes:
@@ -65,7 +63,7 @@ def multirail(facts: Facts) -> Iterator[Finding]:
     sysctls = facts.sysctls
     for (dest, mask), ifaces in sorted(shared.items()):
         bad: dict[str, list[str]] = {}
-        evidence: list[Evidence] = [Evidence("proc/net/route", f"{dest}/{mask} via {', '.join(ifaces)}")]
+        evidence: list[Evidence] = [Evidence("proc/net/route", f"{dest}/{mask} via {join(', ', ifaces)}")]
         unknown = []
         for iface in ifaces:
             for name in WANT:
@@ -75,13 +73,13 @@ def multirail(facts: Facts) -> Iterator[Finding]:
                 elif _bad(name, value):
                     bad.setdefault(name, []).append(iface)
                     evidence.extend(ev)
-        where = f"{len(ifaces)} RoCE NICs on {dest}/{mask}"
+        where = N_('{n_ifaces} RoCE NICs on {dest}/{mask}', n_ifaces=len(ifaces), dest=dest, mask=mask)
         if not bad:
             if unknown:
-                yield Finding(UNKNOWN, "node", f"multi-rail ARP/rp_filter settings not recorded for {where}",
-                              detail=f"missing: {', '.join(unknown[:6])}")
+                yield Finding(UNKNOWN, "node", N_('multi-rail ARP/rp_filter settings not recorded for {where}', where=where),
+                              detail=N_('missing: {v}', v=join(', ', unknown[:6])))
             else:
-                yield Finding(PASS, "node", f"{where}: rp_filter, arp_ignore and arp_announce suit multi-rail")
+                yield Finding(PASS, "node", N_('{where}: rp_filter, arp_ignore and arp_announce suit multi-rail', where=where))
             continue
         wanted: dict[str, str] = {}
         if "arp_ignore" in bad:
@@ -91,12 +89,12 @@ def multirail(facts: Facts) -> Iterator[Finding]:
         for iface in bad.get("rp_filter", []):
             wanted[f"net.ipv4.conf.{iface}.rp_filter"] = "2"
         yield Finding(
-            MEDIUM, "node", f"{where} with " + ", ".join(f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
-                                                          for n in bad),
+            MEDIUM, "node", f"{where} with " + join(', ', (f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
+                                                          for n in bad)),
             detail=NOTES, evidence=tuple(dict.fromkeys(evidence)),
-            expected="; ".join(f"{n} {WANT[n]}" for n in bad),
-            observed="; ".join(f"{n} wrong on {', '.join(v)}" for n, v in bad.items()),
-            impact=Impact(40, "RoCE connections fail or traffic of several rails lands on one NIC",
-                          basis='kernel ip-sysctl documentation: with several NICs in one subnet, rp_filter=1 and arp_ignore=0 let one NIC answer for all'),
+            expected=join('; ', (f"{n} {WANT[n]}" for n in bad)),
+            observed=join('; ', (N_('{n} wrong on {v}', n=n, v=', '.join(v)) for n, v in bad.items())),
+            impact=Impact(40, N_('RoCE connections fail or traffic of several rails lands on one NIC'),
+                          basis=N_('kernel ip-sysctl documentation: with several NICs in one subnet, rp_filter=1 and arp_ignore=0 let one NIC answer for all')),
             fix=sysctl_fix(wanted, sysctls, "90-gnd-multirail.conf", notes=NOTES),
             references=REFERENCES, related=tuple(ifaces))

@@ -9,6 +9,7 @@ from doctor.derived.procs import env_value
 from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Round-trip time assumed in a rack (docs/checks.md#net-socket-buffers), seconds
@@ -59,8 +60,8 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
     rmem, wmem = sysctls.get_ints("net.ipv4.tcp_rmem"), sysctls.get_ints("net.ipv4.tcp_wmem")
     core_r, core_w = sysctls.get_int("net.core.rmem_max"), sysctls.get_int("net.core.wmem_max")
     if not rmem or not wmem or len(rmem) < 3 or len(wmem) < 3:
-        yield Finding(UNKNOWN, "node", "TCP buffer sysctls not recorded",
-                      detail="net.ipv4.tcp_rmem/tcp_wmem are missing from this source")
+        yield Finding(UNKNOWN, "node", N_('TCP buffer sysctls not recorded'),
+                      detail=N_('net.ipv4.tcp_rmem/tcp_wmem are missing from this source'))
         return
     carries, why = tcp_carries_data(facts)
     evidence = [Evidence(nic.origin + "/speed", f"{nic.speed_mbps} Mb/s ({nic.name})")]
@@ -77,7 +78,7 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
             capped.append(f"{name}={value}")
     small_core = bool(capped)
     if not small_tcp and not small_core:
-        yield Finding(PASS, "node", f"TCP buffers cover 2x BDP of {nic.name} ({gbit} Gb/s)",
+        yield Finding(PASS, "node", N_('TCP buffers cover 2x BDP of {name} ({gbit} Gb/s)', name=nic.name, gbit=gbit),
                       evidence=tuple(evidence))
         return
     target = min(MAX_RECOMMENDED, max(MIN_RECOMMENDED, _next_pow2(2 * speed_bps * RTT_RECOMMEND_S / 8)))
@@ -85,22 +86,19 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
               "net.ipv4.tcp_rmem": f"4096 87380 {target}", "net.ipv4.tcp_wmem": f"4096 65536 {target}"}
     ceiling_gbps = min(rmem[2], wmem[2]) * 8 / RTT_IN_RACK_S / 1e9
     severity = MEDIUM if carries or small_core else LOW
-    observed = f"tcp_rmem max {rmem[2]}, tcp_wmem max {wmem[2]}, rmem_max {core_r}, wmem_max {core_w}"
+    observed = N_('tcp_rmem max {rmem}, tcp_wmem max {wmem}, rmem_max {core_r}, wmem_max {core_w}', rmem=rmem[2], wmem=wmem[2], core_r=core_r, core_w=core_w)
     yield Finding(
         severity, "net.ipv4.tcp_rmem" if small_tcp else "net.core.rmem_max",
-        f"TCP socket buffers too small for {nic.name} at {gbit} Gb/s",
-        detail=(f"2x the bandwidth-delay product at {RTT_IN_RACK_S * 1000:g} ms RTT is {2 * bdp / 1e6:.1f} MB. "
-                f"TCP carries data here: {why}." if carries else
-                f"2x the bandwidth-delay product at {RTT_IN_RACK_S * 1000:g} ms RTT is {2 * bdp / 1e6:.1f} MB; "
-                f"this matters only for TCP traffic ({why})."),
+        N_('TCP socket buffers too small for {name} at {gbit} Gb/s', name=nic.name, gbit=gbit),
+        detail=(N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB. TCP carries data here: {why}.', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), v=format(2 * bdp / 1e6, ".1f"), why=why) if carries else
+                N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB; this matters only for TCP traffic ({why}).', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), v=format(2 * bdp / 1e6, ".1f"), why=why)),
         evidence=tuple(evidence),
-        expected=f"tcp_rmem/tcp_wmem max >= {int(2 * bdp)} bytes"
-                 + (f"; rmem_max/wmem_max >= {', '.join(capped)}" if small_core else ""),
+        expected=N_('tcp_rmem/tcp_wmem max >= {v} bytes', v=int(2 * bdp))
+                 + (f"; rmem_max/wmem_max >= {join(', ', capped)}" if small_core else ""),
         observed=observed,
         impact=Impact(30 if carries else 5,
-                      f"one TCP flow is capped near {ceiling_gbps:.0f} Gb/s at {RTT_IN_RACK_S * 1000:g} ms RTT "
-                      f"on a {gbit} Gb/s link", basis=f"one TCP flow moves at most window / RTT (the bandwidth-delay product); window = the buffer maximum in the evidence, RTT assumed {RTT_IN_RACK_S * 1000:g} ms in a rack; applies to TCP traffic only"),
+                      N_('one TCP flow is capped near {ceiling_gbps} Gb/s at {RTT_IN_RACK_S} ms RTT on a {gbit} Gb/s link', ceiling_gbps=format(ceiling_gbps, ".0f"), RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), gbit=gbit), basis=N_('one TCP flow moves at most window / RTT (the bandwidth-delay product); window = the buffer maximum in the evidence, RTT assumed {RTT_IN_RACK_S} ms in a rack; applies to TCP traffic only', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"))),
         fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
-                       notes="Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms."),
+                       notes=N_('Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms.')),
         references=REFERENCES,
     )

@@ -9,6 +9,7 @@ from doctor.derived.procs import server_roots
 from doctor.facts import Facts
 from doctor.findings import LOW, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
+from doctor.i18n import N_
 from doctor.registry import check
 
 #: NICs at or above this speed (Mb/s) need a deeper backlog than the 1000 default.
@@ -40,8 +41,8 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
     sysctls = facts.sysctls
     keys = ("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn")
     if all(sysctls.get(k) is None for k in keys):
-        yield Finding(UNKNOWN, "node", "TCP sysctls not recorded",
-                      detail="tcp_slow_start_after_idle, netdev_max_backlog and somaxconn are missing from this source")
+        yield Finding(UNKNOWN, "node", N_('TCP sysctls not recorded'),
+                      detail=N_('tcp_slow_start_after_idle, netdev_max_backlog and somaxconn are missing from this source'))
         return
     speed = nic.netdev.speed_mbps or 0 if nic else 0
     carries, why = tcp_carries_data(facts)
@@ -54,24 +55,21 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
     if slow == 1 and nic is not None and (carries or speed >= FAST_NIC_MBPS):
         found = True
         yield Finding(
-            LOW, "net.ipv4.tcp_slow_start_after_idle", "TCP restarts slow start after every idle period",
-            detail=("Long-lived connections that send in bursts (KV-cache transfer, RPC, NCCL socket transport) fall "
-                    f"back to a small congestion window after each pause. TCP carries data here: {why}."
-                    if carries else "Long-lived bursty connections fall back to a small congestion window after "
-                    "each pause; this matters when TCP carries KV-cache or NCCL traffic."),
+            LOW, "net.ipv4.tcp_slow_start_after_idle", N_('TCP restarts slow start after every idle period'),
+            detail=(N_('Long-lived connections that send in bursts (KV-cache transfer, RPC, NCCL socket transport) fall back to a small congestion window after each pause. TCP carries data here: {why}.', why=why)
+                    if carries else N_('Long-lived bursty connections fall back to a small congestion window after each pause; this matters when TCP carries KV-cache or NCCL traffic.')),
             evidence=(ev("net.ipv4.tcp_slow_start_after_idle"),), expected="0", observed="1",
-            impact=Impact(5, "first round trips of each burst run far below line rate", basis="Linux tcp_slow_start_after_idle (RFC 5681 section 4.1): after an idle period the congestion window restarts from the initial window"),
+            impact=Impact(5, N_('first round trips of each burst run far below line rate'), basis=N_('Linux tcp_slow_start_after_idle (RFC 5681 section 4.1): after an idle period the congestion window restarts from the initial window')),
             fix=sysctl_fix({"net.ipv4.tcp_slow_start_after_idle": "0"}, sysctls, "90-gnd-tcp-slow-start.conf"), references=REFERENCES)
     backlog = sysctls.get_int("net.core.netdev_max_backlog")
     if backlog is not None and backlog < MIN_BACKLOG and speed >= FAST_NIC_MBPS and nic is not None:
         found = True
         yield Finding(
-            LOW, "net.core.netdev_max_backlog", f"netdev_max_backlog {backlog} is small for {nic.name} "
-            f"at {speed // 1000} Gb/s",
-            detail="Packets beyond the per-CPU input queue are dropped (column 2 of /proc/net/softnet_stat grows).",
+            LOW, "net.core.netdev_max_backlog", N_('netdev_max_backlog {backlog} is small for {name} at {speed} Gb/s', backlog=backlog, name=nic.name, speed=speed // 1000),
+            detail=N_('Packets beyond the per-CPU input queue are dropped (column 2 of /proc/net/softnet_stat grows).'),
             evidence=(ev("net.core.netdev_max_backlog"), Evidence(f"{nic.netdev.origin}/speed", str(speed))),
-            expected=f">= {MIN_BACKLOG} (tuning guides use {RECOMMENDED_BACKLOG})", observed=str(backlog),
-            impact=Impact(3, "drops and retransmits under TCP bursts", basis="kernel networking sysctl documentation: packets beyond netdev_max_backlog per CPU are dropped"),
+            expected=N_('>= {MIN_BACKLOG} (tuning guides use {RECOMMENDED_BACKLOG})', MIN_BACKLOG=MIN_BACKLOG, RECOMMENDED_BACKLOG=RECOMMENDED_BACKLOG), observed=str(backlog),
+            impact=Impact(3, N_('drops and retransmits under TCP bursts'), basis=N_('kernel networking sysctl documentation: packets beyond netdev_max_backlog per CPU are dropped')),
             fix=sysctl_fix({"net.core.netdev_max_backlog": str(RECOMMENDED_BACKLOG)}, sysctls,
                            "90-gnd-tcp-backlog.conf"),
             references=REFERENCES)
@@ -79,11 +77,11 @@ def tcp_tuning(facts: Facts) -> Iterator[Finding]:
     if somax is not None and somax < MIN_SOMAXCONN and servers:
         found = True
         yield Finding(
-            LOW, "net.core.somaxconn", f"somaxconn {somax} limits the API server's accept queue",
-            detail=f"{len(servers)} inference server(s) accept client connections; bursts beyond the queue are refused.",
-            evidence=(ev("net.core.somaxconn"),), expected=f">= {MIN_SOMAXCONN}", observed=str(somax),
-            impact=Impact(2, "connection resets under load spikes", basis="connections beyond the listen backlog (capped by somaxconn) are dropped or reset"),
+            LOW, "net.core.somaxconn", N_("somaxconn {somax} limits the API server's accept queue", somax=somax),
+            detail=N_('{n_servers} inference server(s) accept client connections; bursts beyond the queue are refused.', n_servers=len(servers)),
+            evidence=(ev("net.core.somaxconn"),), expected=N_('>= {MIN_SOMAXCONN}', MIN_SOMAXCONN=MIN_SOMAXCONN), observed=str(somax),
+            impact=Impact(2, N_('connection resets under load spikes'), basis=N_('connections beyond the listen backlog (capped by somaxconn) are dropped or reset')),
             fix=sysctl_fix({"net.core.somaxconn": str(RECOMMENDED_SOMAXCONN)}, sysctls, "90-gnd-tcp-somaxconn.conf"), references=REFERENCES)
     if not found:
-        yield Finding(PASS, "node", "TCP slow start, backlog and accept queue suit this node",
+        yield Finding(PASS, "node", N_('TCP slow start, backlog and accept queue suit this node'),
                       evidence=tuple(ev(k) for k in keys if sysctls.get(k) is not None))

@@ -9,6 +9,7 @@ from doctor.derived.net import is_rdma_nic, subject_nics
 from doctor.derived.paths import nearest_nic
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, PASS, Evidence, Finding, Fix, Impact
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -48,45 +49,34 @@ def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
         evidence = (Evidence(gpu.pci.attr("numa_node") if gpu.pci else gpu.address, str(gpu_node)),
                     Evidence(nic.attr("numa_node"), str(nic.numa_node)),
                     Evidence("PCI topology", f"GPU {gpu.index} {gpu.address} -> {nic.address} "
-                                             f"({', '.join(ports) or 'NIC'}): {word}"))
+                                             f"({join(', ', ports) or 'NIC'}): {word}"))
         if word == "SYS":
             yield Finding(
                 HIGH if active else LOW, gpu.address,
-                f"GPU {gpu.index}'s nearest RDMA NIC {nic.address} is on another socket (SYS)",
-                detail=(f"GPU {gpu.index} is on NUMA node {gpu_node}; the closest RDMA NIC "
-                        f"({', '.join(ports) or nic.address}) is on node {nic.numa_node}. NCCL uses GPUDirect RDMA "
-                        "only up to PXB by default, so this GPU's network traffic is staged through host memory "
-                        "and crosses the socket interconnect."
-                        + ("" if active else " No RDMA port is active, so this matters only once the fabric is "
-                           "used.")),
-                evidence=evidence, expected="an RDMA NIC under the same PCIe switch or root port (PIX/PXB)",
-                observed=f"nearest NIC at {word}",
-                impact=Impact(40 if active else 5, "no GPUDirect RDMA for this GPU: lower bandwidth, more latency", basis="NCCL uses GPUDirect RDMA only when the GPU-NIC path is within NCCL_NET_GDR_LEVEL (default PHB or closer); across sockets it copies through host memory"),
-                fix=Fix(notes="Move the NIC (or GPU) to a slot on the same socket, ideally the same PCIe switch; "
-                              "check `nvidia-smi topo -m`. NCCL_NET_GDR_LEVEL=SYS forces GDR across sockets but is "
-                              "usually slower than staging."),
+                N_("GPU {index}'s nearest RDMA NIC {address} is on another socket (SYS)", index=gpu.index, address=nic.address),
+                detail=(N_("GPU {index} is on NUMA node {gpu_node}; the closest RDMA NIC ({v}) is on node {numa_node}. NCCL uses GPUDirect RDMA only up to PXB by default, so this GPU's network traffic is staged through host memory and crosses the socket interconnect.", index=gpu.index, gpu_node=gpu_node, v=join(', ', ports) or nic.address, numa_node=nic.numa_node)
+                        + ("" if active else N_(' No RDMA port is active, so this matters only once the fabric is used.'))),
+                evidence=evidence, expected=N_('an RDMA NIC under the same PCIe switch or root port (PIX/PXB)'),
+                observed=N_('nearest NIC at {word}', word=word),
+                impact=Impact(40 if active else 5, N_('no GPUDirect RDMA for this GPU: lower bandwidth, more latency'), basis=N_('NCCL uses GPUDirect RDMA only when the GPU-NIC path is within NCCL_NET_GDR_LEVEL (default PHB or closer); across sockets it copies through host memory')),
+                fix=Fix(notes=N_('Move the NIC (or GPU) to a slot on the same socket, ideally the same PCIe switch; check `nvidia-smi topo -m`. NCCL_NET_GDR_LEVEL=SYS forces GDR across sockets but is usually slower than staging.')),
                 references=REFERENCES, related=(nic.address, *ports))
         else:
             same_node.append(Finding(
-                INFO, gpu.address, f"GPU {gpu.index}'s nearest RDMA NIC {nic.address} is on the same NUMA node "
-                                   "but another PCIe root complex (NODE)",
-                detail=(f"GPU {gpu.index} and {', '.join(ports) or nic.address} are both on NUMA node {gpu_node} "
-                        "but under different PCIe host bridges, as on servers whose GPUs and NICs sit on their own "
-                        "CPU root ports. NCCL uses GPUDirect RDMA only up to PXB by default, so network data is "
-                        "staged through host memory on the same socket; only a PCIe switch shared by GPU and NIC "
-                        "changes that."),
-                evidence=evidence, expected="PIX/PXB for GPUDirect RDMA", observed="NODE",
-                impact=Impact(2, "GPUDirect RDMA off by default at NODE; no socket crossing", basis="NCCL's default GDR level excludes NODE paths; no socket is crossed"), references=REFERENCES,
+                INFO, gpu.address, N_("GPU {index}'s nearest RDMA NIC {address} is on the same NUMA node but another PCIe root complex (NODE)", index=gpu.index, address=nic.address),
+                detail=(N_('GPU {index} and {v} are both on NUMA node {gpu_node} but under different PCIe host bridges, as on servers whose GPUs and NICs sit on their own CPU root ports. NCCL uses GPUDirect RDMA only up to PXB by default, so network data is staged through host memory on the same socket; only a PCIe switch shared by GPU and NIC changes that.', index=gpu.index, v=join(', ', ports) or nic.address, gpu_node=gpu_node)),
+                evidence=evidence, expected=N_('PIX/PXB for GPUDirect RDMA'), observed="NODE",
+                impact=Impact(2, N_('GPUDirect RDMA off by default at NODE; no socket crossing'), basis=N_("NCCL's default GDR level excludes NODE paths; no socket is crossed")), references=REFERENCES,
                 related=(nic.address, *ports)))
     if len(same_node) > 1:
         first = same_node[0]
         yield replace(first, subject="node",
-                      title=f"{len(same_node)} GPUs' nearest RDMA NICs are on their NUMA node but another PCIe root "
-                            "complex (NODE)",
+                      title=N_("{n} GPUs' nearest RDMA NICs are on their NUMA node but another PCIe root complex "
+                               "(NODE)", n=len(same_node)),
                       detail=first.detail.split(". ", 1)[1] if ". " in first.detail else first.detail,
                       evidence=tuple(f.evidence[-1] for f in same_node),
                       related=tuple(dict.fromkeys(r for f in same_node for r in (f.subject, *f.related))))
     elif same_node:
         yield same_node[0]
     if checked and not found:
-        yield Finding(PASS, "node", f"every GPU of {checked} has an RDMA NIC on its socket")
+        yield Finding(PASS, "node", N_('every GPU of {checked} has an RDMA NIC on its socket', checked=checked))

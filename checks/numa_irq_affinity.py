@@ -10,6 +10,7 @@ from doctor.facts import Facts, Irq
 from doctor.facts.util import format_cpulist
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Share of a NIC's data vectors off its node above which it is reported.
@@ -53,8 +54,8 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
     if not numa.multi_node or not facts.irqs:
         return
     balancer = irqbalance_running(facts)
-    balancer_text = {True: "irqbalance is running and may move them again",
-                     False: "irqbalance is not running", None: "whether irqbalance runs is unknown"}[balancer]
+    balancer_text = {True: N_('irqbalance is running and may move them again'),
+                     False: N_('irqbalance is not running'), None: N_('whether irqbalance runs is unknown')}[balancer]
     carries, why = tcp_carries_data(facts)
     checked = 0
     found = False
@@ -82,27 +83,23 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
         far_nodes = sorted({n for _, cpus, _ in off for c in cpus if (n := numa.node_of_cpu(c)) is not None})
         yield Finding(
             MEDIUM if carries else LOW, nic.name,
-            f"{len(off)} of {len(placed)} interrupts of {nic.name} run on node {', '.join(map(str, far_nodes))}, the NIC is on node "
-            f"{node.id}",
-            detail=(f"{nic.name} ({nic.netdev.pci_address}) sits on node {node.id} (CPUs {local}); "
-                    f"{len(off)} of its {len(placed)} data vectors are served elsewhere; {balancer_text}. "
-                    + (f"TCP carries data here ({why}), so every packet crosses the socket interconnect."
-                       if carries else "This matters for TCP traffic; NCCL's RDMA path polls completion queues "
-                       "and is barely affected.")),
+            N_('{n_off} of {n_placed} interrupts of {name} run on node {map}, the NIC is on node {id}', n_off=len(off), n_placed=len(placed), name=nic.name, map=join(', ', map(str, far_nodes)), id=node.id),
+            detail=(N_('{name} ({pci_address}) sits on node {id} (CPUs {local}); {n_off} of its {n_placed} data vectors are served elsewhere; {balancer_text}. ', name=nic.name, pci_address=nic.netdev.pci_address, id=node.id, local=local, n_off=len(off), n_placed=len(placed), balancer_text=balancer_text)
+                    + (N_('TCP carries data here ({why}), so every packet crosses the socket interconnect.', why=why)
+                       if carries else N_("This matters for TCP traffic; NCCL's RDMA path polls completion queues and is barely affected."))),
             evidence=tuple(Evidence(f"{irq.origin}/{src}", f"{format_cpulist(cpus)}"
                                     + (f" ({irq.actions.split()[-1]})" if irq.actions else "")) for irq, cpus, src in off[:6])
             + (Evidence(nic.pci.attr("numa_node") if nic.pci else nic.netdev.origin, str(node.id)),
                Evidence("processes", balancer_text)),
-            expected=f"IRQ affinity within node {node.id} CPUs ({local})",
+            expected=N_('IRQ affinity within node {id} CPUs ({local})', id=node.id, local=local),
             observed=f"{len(off)}/{len(placed)} vectors off-node",
-            impact=Impact(12 if carries else 3, "cross-socket interrupt and softirq processing", basis="interrupts handled on the remote socket touch packet buffers across the inter-socket link; a general NUMA cost, not measured on this node"),
+            impact=Impact(12 if carries else 3, N_('cross-socket interrupt and softirq processing'), basis=N_('interrupts handled on the remote socket touch packet buffers across the inter-socket link; a general NUMA cost, not measured on this node')),
             fix=make("irq_affinity", netdev=nic.name, node=node.id, cpus=local, irqs=previous,
                      irqbalance=bool(balancer),
-                     notes=("Use either command (set_irq_affinity_bynode.sh ships with mlnx-tools). "
-                           + ("irqbalance rebalances within minutes: disable it, or keep it and ban these IRQs "
-                              "(IRQBALANCE_ARGS=\"--banirq=N ...\" in /etc/default/irqbalance). " if balancer else "")
-                           + "Re-apply at boot from a systemd unit; IRQ affinity is not persistent.")),
+                     notes=(N_('Use either command (set_irq_affinity_bynode.sh ships with mlnx-tools). ')
+                           + (N_('irqbalance rebalances within minutes: disable it, or keep it and ban these IRQs (IRQBALANCE_ARGS="--banirq=N ..." in /etc/default/irqbalance). ') if balancer else "")
+                           + N_('Re-apply at boot from a systemd unit; IRQ affinity is not persistent.'))),
             references=REFERENCES, related=tuple(p.name for p in nic.rdma),
             confidence=0.7 if requested_only else 1.0)
     if checked and not found:
-        yield Finding(PASS, "node", f"interrupts of {checked} data NIC(s) run on their NUMA node ({balancer_text})")
+        yield Finding(PASS, "node", N_('interrupts of {checked} data NIC(s) run on their NUMA node ({balancer_text})', checked=checked, balancer_text=balancer_text))

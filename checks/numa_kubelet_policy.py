@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts, Kubelet
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: config key, command-line flag, kubelet default, recommended value
@@ -30,21 +31,16 @@ def _fix(kubelet: Kubelet, node: str, wanted: dict[str, str]) -> Fix:
     flags_note = ""
     overriding = [flag for key, flag, _, _ in (*POLICIES, SCOPE) if key in wanted and flag in kubelet.flags]
     if overriding:
-        flags_note = (f" The flags {', '.join('--' + f for f in overriding)} in kubeadm-flags.env or a kubelet "
-                      "drop-in override the config file: change them there too.")
+        flags_note = (N_(' The flags {v} in kubeadm-flags.env or a kubelet drop-in override the config file: change them there too.', v=join(', ', ('--' + f for f in overriding))))
     settings = {key: [value, key in kubelet.settings] for key, value in wanted.items()}
     return make("kubelet_policy", config=config, node=node, settings=settings,
-                notes=("The kubelet refuses to start when cpu_manager_state was written under another policy, so "
-                      "it must be removed on every policy change (with the node drained). The static policy needs "
-                      "reserved CPUs (reservedSystemCPUs or kube/systemReserved cpu). Only Guaranteed pods with "
-                      "integer CPU requests are aligned." + flags_note))
+                notes=(N_('The kubelet refuses to start when cpu_manager_state was written under another policy, so it must be removed on every policy change (with the node drained). The static policy needs reserved CPUs (reservedSystemCPUs or kube/systemReserved cpu). Only Guaranteed pods with integer CPU requests are aligned.') + flags_note))
 
 
 def _memory_note(memory: str | None) -> str:
     if (memory or MEMORY[2]).strip().lower() == "static":
-        return "memoryManagerPolicy Static also keeps Guaranteed pods' memory on their NUMA node."
-    return ("memoryManagerPolicy is None: pods' memory is not NUMA-aligned; Static needs reservedMemory per NUMA node "
-            "in the kubelet config before it is switched on.")
+        return N_("memoryManagerPolicy Static also keeps Guaranteed pods' memory on their NUMA node.")
+    return (N_("memoryManagerPolicy is None: pods' memory is not NUMA-aligned; Static needs reservedMemory per NUMA node in the kubelet config before it is switched on."))
 
 
 @check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa",
@@ -74,19 +70,16 @@ def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     if not wanted and topology in ADMITS_MISALIGNED and any(p.active for p in facts.rdma):
         node = facts.host.hostname or "<node>"
         yield Finding(
-            LOW, "node", "kubelet topologyManagerPolicy best-effort admits pods with GPUs and NICs on other nodes",
-            detail=("best-effort only prefers alignment: a pod whose GPUs, RDMA NICs and CPUs cannot share a NUMA node "
-                    "is admitted anyway, and GPUDirect RDMA then crosses the socket link. single-numa-node rejects "
-                    "such pods (use it when each pod fits one node's GPUs); restricted admits a pod only with its "
-                    "preferred alignment, which also fits whole-node pods. " + _memory_note(memory)),
-            evidence=tuple(evidence), expected="topologyManagerPolicy: single-numa-node (or restricted)",
-            observed="topologyManagerPolicy: best-effort",
-            impact=Impact(8, "misaligned pods lose GPUDirect locality silently",
-                          basis='Kubernetes topology manager documentation: best-effort admits pods whose GPUs and NICs sit on different NUMA nodes'),
+            LOW, "node", N_('kubelet topologyManagerPolicy best-effort admits pods with GPUs and NICs on other nodes'),
+            detail=(N_("best-effort only prefers alignment: a pod whose GPUs, RDMA NICs and CPUs cannot share a NUMA node is admitted anyway, and GPUDirect RDMA then crosses the socket link. single-numa-node rejects such pods (use it when each pod fits one node's GPUs); restricted admits a pod only with its preferred alignment, which also fits whole-node pods. ") + _memory_note(memory)),
+            evidence=tuple(evidence), expected=N_('topologyManagerPolicy: single-numa-node (or restricted)'),
+            observed=N_('topologyManagerPolicy: best-effort'),
+            impact=Impact(8, N_('misaligned pods lose GPUDirect locality silently'),
+                          basis=N_('Kubernetes topology manager documentation: best-effort admits pods whose GPUs and NICs sit on different NUMA nodes')),
             fix=_fix(kubelet, node, {POLICIES[1][0]: POLICIES[1][3]}), references=REFERENCES)
         return
     if not wanted:
-        yield Finding(PASS, "node", "kubelet aligns CPUs and devices to NUMA nodes", evidence=tuple(evidence),
+        yield Finding(PASS, "node", N_('kubelet aligns CPUs and devices to NUMA nodes'), evidence=tuple(evidence),
                       detail=_memory_note(memory))
         return
     scope, _ = kubelet.policy(SCOPE[0], SCOPE[1])
@@ -94,12 +87,9 @@ def kubelet_policy(facts: Facts) -> Iterator[Finding]:
         wanted[SCOPE[0]] = SCOPE[3]
     node = facts.host.hostname or "<node>"
     yield Finding(
-        MEDIUM, "node", "kubelet does not align pods' CPUs and GPUs to one NUMA node",
-        detail=(f"{len(facts.numa.cpu_nodes)} NUMA nodes with CPUs and {len(facts.gpus.gpus)} GPUs, but "
-                f"{', '.join(observed)}. A Guaranteed inference pod gets CPUs from any socket, far from its GPUs "
-                "and NICs."),
-        evidence=tuple(evidence), expected="cpuManagerPolicy: static, topologyManagerPolicy: single-numa-node "
-                                           "(or restricted), topologyManagerScope: pod",
-        observed=", ".join(observed),
-        impact=Impact(15, "cross-socket host-device traffic for pods: typically 5-30%", basis="cross-socket host-device copies commonly measure 5-30% slower than socket-local ones (vendor NUMA tuning guides); applies to CPU-GPU copies, not GPU compute"),
+        MEDIUM, "node", N_("kubelet does not align pods' CPUs and GPUs to one NUMA node"),
+        detail=(N_('{n_cpu_nodes} NUMA nodes with CPUs and {n_gpus} GPUs, but {observed}. A Guaranteed inference pod gets CPUs from any socket, far from its GPUs and NICs.', n_cpu_nodes=len(facts.numa.cpu_nodes), n_gpus=len(facts.gpus.gpus), observed=join(', ', observed))),
+        evidence=tuple(evidence), expected=N_('cpuManagerPolicy: static, topologyManagerPolicy: single-numa-node (or restricted), topologyManagerScope: pod'),
+        observed=join(', ', observed),
+        impact=Impact(15, N_('cross-socket host-device traffic for pods: typically 5-30%'), basis=N_('cross-socket host-device copies commonly measure 5-30% slower than socket-local ones (vendor NUMA tuning guides); applies to CPU-GPU copies, not GPU compute')),
         fix=_fix(kubelet, node, wanted), references=REFERENCES)

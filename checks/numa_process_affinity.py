@@ -10,6 +10,7 @@ from doctor.facts import Facts, Gpu, Process
 from doctor.facts.util import format_cpulist
 from doctor.findings import INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -39,13 +40,10 @@ def _local(gpus: list[Gpu]) -> tuple[frozenset[int] | None, list[int]]:
 
 def _fix(proc: Process, local: frozenset[int], nodes: list[int]) -> Fix:
     cpulist = format_cpulist(local)
-    node = ",".join(str(n) for n in nodes)
+    node = join(',', (str(n) for n in nodes))
     return make(
         "taskset", pid=proc.pid, cpus=cpulist, previous=proc.cpus_allowed_list or "0-" + str(max(local)),
-        notes=("taskset moves the threads now; memory already allocated stays where it is, so restart the worker "
-               "with the right binding (launcher option, numactl wrapper, or the kubelet topology manager) to "
-               f"make it stick, for example under {cmd('numactl', f'--cpunodebind={node}', f'--membind={node}', '--')} "
-               "<command>. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager."))
+        notes=(N_('taskset moves the threads now; memory already allocated stays where it is, so restart the worker with the right binding (launcher option, numactl wrapper, or the kubelet topology manager) to make it stick, for example under {v} <command>. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager.', v=cmd('numactl', f'--cpunodebind={node}', f'--membind={node}', '--'))))
 
 
 @check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa", fixes=("taskset",), needs=("processes",), applies=gpu_absent)
@@ -69,7 +67,7 @@ def process_affinity(facts: Facts) -> Iterator[Finding]:
         if local is None or not allowed:
             continue
         looked += 1
-        labels = ", ".join(f"GPU {g.index} ({g.address})" for g in gpus)
+        labels = join(', ', (f"GPU {g.index} ({g.address})" for g in gpus))
         evidence = (Evidence(f"{proc.origin}/status", f"Cpus_allowed_list: {proc.cpus_allowed_list}"),
                     *(Evidence(g.pci.attr("local_cpulist") if g.pci else g.address,
                                f"{g.pci.local_cpulist if g.pci else '?'} (node {g.pci.numa_node if g.pci else '?'})")
@@ -80,27 +78,22 @@ def process_affinity(facts: Facts) -> Iterator[Finding]:
         if allowed <= local:
             continue
         if allowed >= all_cpus:
-            yield Finding(INFO, process_label(facts, proc.pid), f"{name} is not pinned; its GPU is on node "
-                                               f"{', '.join(map(str, nodes))}",
-                          detail="The scheduler may run it on any socket. Pinning to the GPU's node avoids "
-                                 "cross-socket staging of host buffers.",
+            yield Finding(INFO, process_label(facts, proc.pid), N_('{name} is not pinned; its GPU is on node {map}', name=name, map=join(', ', map(str, nodes))),
+                          detail=N_("The scheduler may run it on any socket. Pinning to the GPU's node avoids cross-socket staging of host buffers."),
                           evidence=evidence, related=tuple(g.address for g in gpus))
             continue
         found = True
         far = not inside
         yield Finding(
             MEDIUM if far else LOW, process_label(facts, proc.pid),
-            f"{name} runs {'entirely' if far else 'partly'} off the NUMA node of {labels}",
-            detail=(f"Allowed CPUs {proc.cpus_allowed_list}; the GPU's local CPUs are {format_cpulist(local)} "
-                    f"(node {', '.join(map(str, nodes))}). Host-side buffers (pinned memory, NCCL proxy threads, "
-                    "tokenizer and scheduler work) cross the socket interconnect."),
-            evidence=evidence, expected=f"Cpus_allowed_list within {format_cpulist(local)}",
-            observed=f"Cpus_allowed_list {proc.cpus_allowed_list}",
-            impact=Impact(25 if far else 8, "cross-socket host-to-device copies: typically 5-30% slower", basis="cross-socket host-device copies commonly measure 5-30% slower than socket-local ones (vendor NUMA tuning guides); applies to CPU-GPU copies, not GPU compute"),
+            N_('{name} runs {v} off the NUMA node of {labels}', name=name, v='entirely' if far else 'partly', labels=labels),
+            detail=(N_("Allowed CPUs {cpus_allowed_list}; the GPU's local CPUs are {format_cpulist} (node {map}). Host-side buffers (pinned memory, NCCL proxy threads, tokenizer and scheduler work) cross the socket interconnect.", cpus_allowed_list=proc.cpus_allowed_list, format_cpulist=format_cpulist(local), map=join(', ', map(str, nodes)))),
+            evidence=evidence, expected=N_('Cpus_allowed_list within {format_cpulist}', format_cpulist=format_cpulist(local)),
+            observed=N_('Cpus_allowed_list {cpus_allowed_list}', cpus_allowed_list=proc.cpus_allowed_list),
+            impact=Impact(25 if far else 8, N_('cross-socket host-to-device copies: typically 5-30% slower'), basis=N_('cross-socket host-device copies commonly measure 5-30% slower than socket-local ones (vendor NUMA tuning guides); applies to CPU-GPU copies, not GPU compute')),
             fix=_fix(proc, local, nodes), references=REFERENCES, related=tuple(g.address for g in gpus))
     if looked and not found:
-        yield Finding(PASS, "node", f"{looked} GPU process(es) run on their GPU's NUMA node")
+        yield Finding(PASS, "node", N_("{looked} GPU process(es) run on their GPU's NUMA node", looked=looked))
     elif not looked and unmapped:
-        yield Finding(UNKNOWN, "node", f"which GPU {unmapped} inference process(es) use is unknown",
-                      detail="No NVML/nvidia-smi process list and no single-GPU CUDA_VISIBLE_DEVICES: "
-                             "affinity cannot be compared with GPU locality.")
+        yield Finding(UNKNOWN, "node", N_('which GPU {unmapped} inference process(es) use is unknown', unmapped=unmapped),
+                      detail=N_('No NVML/nvidia-smi process list and no single-GPU CUDA_VISIBLE_DEVICES: affinity cannot be compared with GPU locality.'))

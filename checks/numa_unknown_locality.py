@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from doctor.facts import Facts, PciDevice
 from doctor.findings import INFO, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -40,8 +41,8 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
         return
     numa = facts.numa
     if not numa.nodes:
-        yield Finding(UNKNOWN, "node", "NUMA topology not recorded: GPU/NIC locality cannot be judged",
-                      detail=f"{numa.missing or 'no NUMA nodes'} (sosreports and trimmed recordings often lack it).",
+        yield Finding(UNKNOWN, "node", N_('NUMA topology not recorded: GPU/NIC locality cannot be judged'),
+                      detail=N_('{v} (sosreports and trimmed recordings often lack it).', v=numa.missing or 'no NUMA nodes'),
                       evidence=(Evidence("sys/devices/system/node", numa.missing or "missing"),))
         return
     cpu_nodes = numa.cpu_nodes
@@ -49,33 +50,28 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
     missing = [d for d in devices if d.numa_node is None]
     if not numa.multi_node:
         if minus_one:
-            yield Finding(PASS, "node", f"numa_node -1 on {len(minus_one)} device(s) is normal with one CPU node",
+            yield Finding(PASS, "node", N_('numa_node -1 on {n_minus_one} device(s) is normal with one CPU node', n_minus_one=len(minus_one)),
                           evidence=tuple(Evidence(d.attr("numa_node"), "-1") for d in minus_one[:8]))
         return
-    nodes = ", ".join(f"node{n.id} (CPUs {n.cpulist})" for n in cpu_nodes)
+    nodes = join(', ', (f"node{n.id} (CPUs {n.cpulist})" for n in cpu_nodes))
     if minus_one:
         vm = facts.host.is_vm is True
         yield Finding(
             INFO if vm else MEDIUM, "node",
-            f"NUMA locality unknown for {len(minus_one)} of {len(devices)} GPUs/NICs: affinity unverifiable",
-            detail=(f"The firmware (ACPI _PXM) gives no NUMA node for {', '.join(_label(d) for d in minus_one[:6])}"
-                    f"{', ...' if len(minus_one) > 6 else ''} on a host with {len(cpu_nodes)} NUMA nodes with CPUs "
-                    f"({nodes}). Processes and IRQs cannot be placed next to these devices, and NCCL cannot tell "
-                    "which socket they hang off." + (" This is a virtual machine: NUMA facts are the hypervisor's."
+            N_('NUMA locality unknown for {n_minus_one} of {n_devices} GPUs/NICs: affinity unverifiable', n_minus_one=len(minus_one), n_devices=len(devices)),
+            detail=(N_('The firmware (ACPI _PXM) gives no NUMA node for {v}{v2} on a host with {n_cpu_nodes} NUMA nodes with CPUs ({nodes}). Processes and IRQs cannot be placed next to these devices, and NCCL cannot tell which socket they hang off.', v=join(', ', (_label(d) for d in minus_one[:6])), v2=', ...' if len(minus_one) > 6 else '', n_cpu_nodes=len(cpu_nodes), nodes=nodes) + (N_(" This is a virtual machine: NUMA facts are the hypervisor's.")
                                                      if vm else "")),
             evidence=tuple(Evidence(d.attr("numa_node"), "-1") for d in minus_one[:8]),
-            expected="numa_node >= 0 on every GPU and NIC", observed=f"-1 on {len(minus_one)} device(s)",
-            impact=Impact(10, "placement of processes, memory and IRQs next to the devices is guesswork", basis="sysfs numa_node is -1: the firmware does not say which socket each device is on"),
-            fix=Fix(notes="Enable the BIOS/firmware option that exports PCI proximity (ACPI SRAT/_PXM, often "
-                          "'NUMA' or 'Sub-NUMA'/'NPS' settings) and update the BIOS; until then, pin by the "
-                          "socket the slot is wired to (see the board manual) or use `nvidia-smi topo -m`."),
+            expected=N_('numa_node >= 0 on every GPU and NIC'), observed=f"-1 on {len(minus_one)} device(s)",
+            impact=Impact(10, N_('placement of processes, memory and IRQs next to the devices is guesswork'), basis=N_('sysfs numa_node is -1: the firmware does not say which socket each device is on')),
+            fix=Fix(notes=N_("Enable the BIOS/firmware option that exports PCI proximity (ACPI SRAT/_PXM, often 'NUMA' or 'Sub-NUMA'/'NPS' settings) and update the BIOS; until then, pin by the socket the slot is wired to (see the board manual) or use `nvidia-smi topo -m`.")),
             references=REFERENCES, related=tuple(d.address for d in minus_one), confidence=0.5 if vm else 1.0)
     if missing:
-        yield Finding(UNKNOWN, "node", f"numa_node not recorded for {len(missing)} GPU/NIC(s)",
-                      detail="The recording has no numa_node attribute for "
-                             + ", ".join(_label(d) for d in missing[:6]) + ".",
+        yield Finding(UNKNOWN, "node", N_('numa_node not recorded for {n_missing} GPU/NIC(s)', n_missing=len(missing)),
+                      detail=N_('The recording has no numa_node attribute for ')
+                             + join(', ', (_label(d) for d in missing[:6])) + ".",
                       evidence=tuple(Evidence(d.attr("numa_node"), "missing") for d in missing[:8]),
                       related=tuple(d.address for d in missing))
     if not minus_one and not missing:
-        yield Finding(PASS, "node", f"every GPU/NIC reports its NUMA node ({len(cpu_nodes)} CPU nodes)",
+        yield Finding(PASS, "node", N_('every GPU/NIC reports its NUMA node ({n_cpu_nodes} CPU nodes)', n_cpu_nodes=len(cpu_nodes)),
                       evidence=tuple(Evidence(d.attr("numa_node"), str(d.numa_node)) for d in devices[:8]))

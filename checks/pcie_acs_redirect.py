@@ -11,6 +11,7 @@ from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -25,15 +26,12 @@ ACS_CTL = "ECAP_ACS+0x6.w"
 MAX_SHOWN = 8
 #: ACS Control register bits 0-6, in lspci's order.
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
-NOTES = ("Runtime changes are lost at reboot and do not regroup IOMMU groups. Lasting: disable ACS in the BIOS "
-         "(often 'ACS Control' or 'PCIe ACS'), or the kernel parameter pci=disable_acs_redir (kernel 4.19+; newer "
-         "kernels also take config_acs=). Disabling redirect weakens DMA isolation between devices below the "
-         "switch; inside virtual machines ACS is needed (use ATS instead).")
+NOTES = (N_("Runtime changes are lost at reboot and do not regroup IOMMU groups. Lasting: disable ACS in the BIOS (often 'ACS Control' or 'PCIe ACS'), or the kernel parameter pci=disable_acs_redir (kernel 4.19+; newer kernels also take config_acs=). Disabling redirect weakens DMA isolation between devices below the switch; inside virtual machines ACS is needed (use ATS instead)."))
 
 
 def acs_text(acs: dict[str, bool]) -> str:
     """``{"SrcValid": True, ...}`` -> lspci's ``SrcValid+ TransBlk- ...``."""
-    return " ".join(f"{bit}{'+' if acs.get(bit) else '-'}" for bit in ACS_BITS)
+    return join(' ', (f"{bit}{'+' if acs.get(bit) else '-'}" for bit in ACS_BITS))
 
 
 def acs_value(acs: dict[str, bool]) -> int:
@@ -174,37 +172,31 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
         below = [f"GPU {g.index}" for a in gpu_peers if (g := facts.gpus.by_address(a)) is not None]
         below += _more(n_gpus) if below else []
         yield Finding(
-            HIGH, f"PCIe switch {switch}" + (f" above {', '.join(below)}" if below else ""), f"ACS redirect on {len(members)} port{'s' if len(members) != 1 else ''} "
-                          f"between GPU/NIC peers: peer traffic detours through the root complex",
-            detail=f"Ports {', '.join(p.address for p in members)} redirect peer requests or completions upstream, "
-                   f"so GPUDirect RDMA and P2P between {', '.join(names)} go through the CPU's root complex: "
-                   "slow transfers, hangs, or (on some platforms) bad data.",
+            HIGH, N_('PCIe switch {switch}', switch=switch) + (N_(" above {devices}", devices=", ".join(below)) if below else ""), Nn_('ACS redirect on {n} port between GPU/NIC peers: peer traffic detours through the root complex', 'ACS redirect on {n} ports between GPU/NIC peers: peer traffic detours through the root complex', len(members)),
+            detail=N_("Ports {v} redirect peer requests or completions upstream, so GPUDirect RDMA and P2P between {names} go through the CPU's root complex: slow transfers, hangs, or (on some platforms) bad data.", v=join(', ', (p.address for p in members)), names=join(', ', names)),
             evidence=tuple(Evidence(p.acs_origin or p.origin, f"ACSCtl: {acs_text(p.acs or {})}") for p in members),
-            expected="ACSCtl: ReqRedir- CmpltRedir- EgressCtrl- on bare metal",
-            observed="; ".join(f"{p.address}: " + " ".join(f"{b}+" for b in REDIRECT_BITS if (p.acs or {}).get(b))
-                               for p in members),
-            impact=Impact(55, "GPU-NIC and P2P bandwidth roughly halves (NCCL all-reduce at ~56% of line rate "
-                              "until ACS was disabled, NVIDIA/nccl#949)", basis="NVIDIA/nccl#949: NCCL all-reduce ran at about 56% of line rate until ACS was disabled; with ACS redirect, peer requests go up to the root port"),
+            expected=N_('ACSCtl: ReqRedir- CmpltRedir- EgressCtrl- on bare metal'),
+            observed=join('; ', (f"{p.address}: " + " ".join(f"{b}+" for b in REDIRECT_BITS if (p.acs or {}).get(b))
+                               for p in members)),
+            impact=Impact(55, N_('GPU-NIC and P2P bandwidth roughly halves (NCCL all-reduce at ~56% of line rate until ACS was disabled, NVIDIA/nccl#949)'), basis=N_('NVIDIA/nccl#949: NCCL all-reduce ran at about 56% of line rate until ACS was disabled; with ACS redirect, peer requests go up to the root port')),
             fix=_fix(members, facts), references=REFERENCES,
             related=tuple(p.address for p in members) + tuple(peers), subject_id=switch)
     if src_only:
         yield Finding(
-            INFO, "node", f"ACS source validation only (SrcValid+) on {len(src_only)} peer-path port(s)",
-            detail="SrcValid checks the requester ID and redirects nothing; NCCL's docs use it only as a hint "
-                   "that ACS is being configured.",
+            INFO, "node", N_('ACS source validation only (SrcValid+) on {n_src_only} peer-path port(s)', n_src_only=len(src_only)),
+            detail=N_("SrcValid checks the requester ID and redirects nothing; NCCL's docs use it only as a hint that ACS is being configured."),
             evidence=tuple(Evidence(p.acs_origin or p.origin, f"ACSCtl: {acs_text(p.acs or {})}") for p in src_only[:4]),
             related=tuple(p.address for p in src_only), references=REFERENCES)
     if not with_acs:
         if pci.lspci_where and not pci.lspci_access_denied:
-            yield Finding(PASS, "node", "no ACS capability on the ports between GPU/NIC peers",
+            yield Finding(PASS, "node", N_('no ACS capability on the ports between GPU/NIC peers'),
                           evidence=(Evidence(pci.lspci_where, "no ACSCtl line on those ports"),))
             return
-        yield Finding(UNKNOWN, "node", "ACS control of the peer-path ports not recorded",
-                      detail="Reading ACS needs the extended config space (root): record the config files as root "
-                             "or lspci -vvv as root.",
+        yield Finding(UNKNOWN, "node", N_('ACS control of the peer-path ports not recorded'),
+                      detail=N_('Reading ACS needs the extended config space (root): record the config files as root or lspci -vvv as root.'),
                       evidence=(Evidence(pci.lspci_where or "lspci -vvv",
                                          "access denied" if pci.lspci_access_denied else "not recorded"),))
     elif not redirect:
-        yield Finding(PASS, "node", f"no ACS redirect on the {len(with_acs)} port(s) between GPU/NIC peers",
+        yield Finding(PASS, "node", N_('no ACS redirect on the {n_with_acs} port(s) between GPU/NIC peers', n_with_acs=len(with_acs)),
                       evidence=tuple(Evidence(p.acs_origin or p.origin, f"ACSCtl: {acs_text(p.acs or {})}")
                                      for p in with_acs[:2]))

@@ -9,6 +9,7 @@ from doctor.derived.pcie import Link, link_label, upstream_links
 from doctor.derived.relations import gpu_activity, gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact, cmd
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: aer_dev_<kind> -> the line holding its total (older kernels lack it; then the lines are summed).
@@ -19,8 +20,7 @@ REFERENCES = (
     "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats",
     "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
 )
-FIRMWARE_FIRST = ("On firmware-first (APEI/GHES) platforms the OS counters stay at 0, so zero counts are not "
-                  "proof of health; look for `[Hardware Error]` lines in dmesg and the BMC log.")
+FIRMWARE_FIRST = (N_('On firmware-first (APEI/GHES) platforms the OS counters stay at 0, so zero counts are not proof of health; look for `[Hardware Error]` lines in dmesg and the BMC log.'))
 
 
 def total(counters: dict[str, int], kind: str) -> int:
@@ -32,7 +32,7 @@ def total(counters: dict[str, int], kind: str) -> int:
 
 def _no_subject(facts: Facts) -> str | None:
     """Why the check does not apply: no GPU and no RDMA NIC whose links to watch."""
-    return None if facts.pci.gpus or subject_nics(facts) else "no GPU or RDMA NIC on the PCI bus"
+    return None if facts.pci.gpus or subject_nics(facts) else N_('no GPU or RDMA NIC on the PCI bus')
 
 
 def _devices(facts: Facts) -> tuple[list[PciDevice], dict[str, str]]:
@@ -78,31 +78,28 @@ def pcie_aer(facts: Facts) -> Iterator[Finding]:
         short = _downgraded(facts, dev, endpoint)
         level = HIGH if bad else MEDIUM if short else LOW
         label = gpu_label(facts, dev.address) if dev.is_gpu else dev.address
-        what = ", ".join(f"{v} {k}" for k, v in bad.items()) or f"{correctable} correctable"
+        what = join(', ', (f"{v} {k}" for k, v in bad.items())) or f"{correctable} correctable"
         evidence = [Evidence(dev.attr(f"aer_dev_{k}"),
-                             " ".join(f"{n} {v}" for n, v in dev.aer[k].items() if v) or "all 0")
+                             join(' ', (f"{n} {v}" for n, v in dev.aer[k].items() if v)) or "all 0")
                     for k in ("fatal", "nonfatal", "correctable") if k in dev.aer]
         if short is not None:
             evidence.append(Evidence(short.child.attr("current_link_width"),
                                      f"link {link_label(short.cur_speed, short.cur_width)} of "
                                      f"{link_label(short.exp_speed, short.exp_width)}"))
-        serving = "" if endpoint == dev.address else f" (on the path of {gpu_label(facts, endpoint)})"
+        serving = "" if endpoint == dev.address else N_(' (on the path of {gpu_label})', gpu_label=gpu_label(facts, endpoint))
         yield Finding(
-            level, label, f"PCIe AER: {what} errors" + (" on a downgraded link" if short else ""),
-            detail=f"{dev.address}{serving} counted {what} errors since boot. "
-                   + ("Uncorrectable errors mean lost or poisoned transactions; the device may need a reset. "
-                      if bad else "Correctable errors are retried (replays), costing bandwidth and latency. ")
-                   + ("The same link trained below its capability, which points at signal integrity (riser, "
-                      "cable, retimer, slot). " if short else "")
+            level, label, N_('PCIe AER: {what} errors', what=what) + (N_(' on a downgraded link') if short else ""),
+            detail=N_('{address}{serving} counted {what} errors since boot. ', address=dev.address, serving=serving, what=what)
+                   + (N_('Uncorrectable errors mean lost or poisoned transactions; the device may need a reset. ')
+                      if bad else N_('Correctable errors are retried (replays), costing bandwidth and latency. '))
+                   + (N_('The same link trained below its capability, which points at signal integrity (riser, cable, retimer, slot). ') if short else "")
                    + FIRMWARE_FIRST,
-            evidence=tuple(evidence), expected="0 AER errors", observed=what,
-            impact=Impact(IMPACT[level], "replays and retraining cut PCIe bandwidth; uncorrectable errors "
-                                         "can take the device off the bus", basis="the AER counters in the evidence: each replay retransmits a packet; uncorrectable errors can make the driver drop the device"),
-            fix=Fix(notes="Reseat or replace the riser/cable, check the slot and retimer firmware, update BIOS "
-                          "and device firmware; compare with `" + cmd("lspci", "-vvv", "-s", dev.address)
-                          + "` (CESta/UESta) and watch whether the counters grow under load."),
+            evidence=tuple(evidence), expected=N_('0 AER errors'), observed=what,
+            impact=Impact(IMPACT[level], N_('replays and retraining cut PCIe bandwidth; uncorrectable errors can take the device off the bus'), basis=N_('the AER counters in the evidence: each replay retransmits a packet; uncorrectable errors can make the driver drop the device')),
+            fix=Fix(notes=N_('Reseat or replace the riser/cable, check the slot and retimer firmware, update BIOS and device firmware; compare with `') + cmd("lspci", "-vvv", "-s", dev.address)
+                          + N_('` (CESta/UESta) and watch whether the counters grow under load.')),
             references=REFERENCES, confidence=0.9)
     if not flagged:
-        yield Finding(PASS, "node", f"no AER errors on {len(counted)} GPU/NIC path devices",
+        yield Finding(PASS, "node", N_('no AER errors on {n_counted} GPU/NIC path devices', n_counted=len(counted)),
                       detail=FIRMWARE_FIRST,
                       evidence=(Evidence("sys/bus/pci/devices/*/aer_dev_*", f"{len(counted)} devices, all 0"),))

@@ -12,6 +12,7 @@ from doctor.facts import Facts, PciDevice
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
 from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -24,12 +25,9 @@ NARROW = 8
 #: NICs at or above this line rate (Gb/s) get ``high`` (a 200G port needs Gen4 x16).
 FAST_NIC_GBPS = 200
 NOTES_ROOT = (
-    "Firmware only: set the slot's bifurcation back to x16 in the BIOS (Intel: 'IIO PCIe Port Bifurcation' / "
-    "'IOU Configuration' for this port; AMD: 'PCIe slot bifurcation' or 'NBIO ... Link Width' Auto/x16), or "
-    "move the card to a slot wired x16. Undo by restoring the previous BIOS setting.")
+    N_("Firmware only: set the slot's bifurcation back to x16 in the BIOS (Intel: 'IIO PCIe Port Bifurcation' / 'IOU Configuration' for this port; AMD: 'PCIe slot bifurcation' or 'NBIO ... Link Width' Auto/x16), or move the card to a slot wired x16. Undo by restoring the previous BIOS setting."))
 NOTES_SWITCH = (
-    "The narrow port belongs to a PCIe switch: its port configuration (lane split) is set in the switch "
-    "firmware or the platform's BIOS; ask the system vendor for the x16 configuration, or move the card.")
+    N_("The narrow port belongs to a PCIe switch: its port configuration (lane split) is set in the switch firmware or the platform's BIOS; ask the system vendor for the x16 configuration, or move the card."))
 
 
 def _nic_gbps(facts: Facts, dev: PciDevice) -> float | None:
@@ -79,27 +77,24 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
         important = is_gpu or (nic_rate is not None and nic_rate >= FAST_NIC_GBPS) or (
             nic_rate is None and is_rdma_nic(facts, dev))
         kind = "GPU" if is_gpu else "NIC"
-        where = "root port" if port.port_type == ROOT_PORT else "switch downstream port"
+        where = N_('root port') if port.port_type == ROOT_PORT else N_('switch downstream port')
         if split:
-            title = f"{kind} sits in a bifurcated slot: {where} {port.address} is x{port.max_width}"
-            detail = (f"{label} can use x{dev.max_width}, but its {where} is x{port.max_width} and its siblings "
-                      f"{', '.join(f'{s.address} (x{s.max_width})' for s in siblings)} share the same lanes: "
-                      "the slot was split in firmware.")
+            title = N_('{kind} sits in a bifurcated slot: {where} {address} is x{max_width}', kind=kind, where=where, address=port.address, max_width=port.max_width)
+            detail = (N_('{label} can use x{max_width}, but its {where} is x{max_width2} and its siblings {v} share the same lanes: the slot was split in firmware.', label=label, max_width=dev.max_width, where=where, max_width2=port.max_width, v=join(', ', (f'{s.address} (x{s.max_width})' for s in siblings))))
         else:
-            title = f"{kind} sits in an electrically x{port.max_width} slot ({where} {port.address})"
-            detail = (f"{label} can use x{dev.max_width}, but its {where} is only x{port.max_width} wide "
-                      "(an x16 connector wired with fewer lanes, or a riser that splits the slot).")
+            title = N_('{kind} sits in an electrically x{max_width} slot ({where} {address})', kind=kind, max_width=port.max_width, where=where, address=port.address)
+            detail = (N_('{label} can use x{max_width}, but its {where} is only x{max_width2} wide (an x16 connector wired with fewer lanes, or a riser that splits the slot).', label=label, max_width=dev.max_width, where=where, max_width2=port.max_width))
         evidence = [Evidence(dev.attr("max_link_width"), str(dev.max_width)),
                     Evidence(port.attr("max_link_width"), str(port.max_width))]
         evidence += [Evidence(s.attr("max_link_width"), str(s.max_width)) for s in siblings[:3]]
         found += 1
         yield Finding(
             HIGH if important else MEDIUM, label, title, detail=detail, evidence=tuple(evidence),
-            expected=f"x{FULL_WIDTH} port for an x{dev.max_width} card", observed=f"x{port.max_width} port",
+            expected=N_('x{FULL_WIDTH} port for an x{max_width} card', FULL_WIDTH=FULL_WIDTH, max_width=dev.max_width), observed=N_('x{max_width} port', max_width=port.max_width),
             impact=Impact(round(60 * loss if important else 10 * loss, 1),
-                          f"at most {gbps(got)} per direction instead of {gbps(full)} ({loss:.0%} less)", basis="PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's"),
+                          N_('at most {got} per direction instead of {full} ({loss} less)', got=gbps(got), full=gbps(full), loss=format(loss, ".0%")), basis=N_("PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's")),
             fix=Fix(notes=NOTES_ROOT if port.port_type == ROOT_PORT else NOTES_SWITCH),
             references=REFERENCES, related=(port.address, *(s.address for s in siblings)))
     if looked and not found:
-        yield Finding(PASS, "node", f"{looked} x16 GPU/NIC slot{'s' if looked != 1 else ''} checked",
+        yield Finding(PASS, "node", Nn_('{n} x16 GPU/NIC slot checked', '{n} x16 GPU/NIC slots checked', looked),
                       evidence=(Evidence(pci.origin or "pci", "max_link_width of each card and its port"),))

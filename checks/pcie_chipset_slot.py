@@ -11,6 +11,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pcie_gen import link_bandwidth
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -21,7 +22,7 @@ REFERENCES = (
 #: A NIC counts as fast (worth a CPU slot) at this netdev speed (Mb/s) or link bandwidth (GB/s).
 FAST_NIC_MBPS = 25000
 FAST_NIC_LINK_GBPS = 7.8
-GDR_NOTE = "NCCL uses GPUDirect RDMA and PCIe P2P only at PIX or PXB."
+GDR_NOTE = N_('NCCL uses GPUDirect RDMA and PCIe P2P only at PIX or PXB.')
 CHIPSET_UPLINK = "DMI 3.0 x4 (about 3.9 GB/s) or DMI 4.0 x8 (about 15.8 GB/s)"
 
 
@@ -51,28 +52,26 @@ def _chipset_finding(facts: Facts, dev: PciDevice, label: str, kind: str) -> Fin
         root, why = pch
         evidence: tuple[Evidence, ...] = (Evidence(root.attr("device") + ", name", why),)
         related: tuple[str, ...] = (root.address,)
-        what = f"Intel PCH root port {root.address}"
+        what = N_('Intel PCH root port {address}', address=root.address)
     else:
         evidence = tuple(Evidence(b.attr("device") + ", name", why) for b, why in amd)
         related = tuple(b.address for b, _ in amd)
-        what = f"AMD chipset bridge {amd[0][0].address}"
+        what = N_('AMD chipset bridge {address}', address=amd[0][0].address)
     return Finding(
-        HIGH, label, f"{kind} is behind the chipset ({what}), not a CPU root port",
-        detail=f"All traffic of {label} crosses the chipset uplink, {CHIPSET_UPLINK}, shared with SATA, USB and "
-               "on-board NICs; PCIe peer-to-peer with GPUs on CPU root ports is not possible.",
-        evidence=evidence, expected="a CPU-attached root port", observed=what,
-        impact=Impact(45, f"capped by the chipset uplink ({CHIPSET_UPLINK}), shared; no P2P or GPUDirect", basis=f"every device behind the chipset shares its uplink ({CHIPSET_UPLINK}); peer-to-peer and GPUDirect need a CPU-attached slot"),
-        fix=Fix(notes="Move the card to a slot wired to the CPU (see the board manual's block diagram); "
-                      "no OS setting changes this."),
+        HIGH, label, N_('{kind} is behind the chipset ({what}), not a CPU root port', kind=kind, what=what),
+        detail=N_('All traffic of {label} crosses the chipset uplink, {CHIPSET_UPLINK}, shared with SATA, USB and on-board NICs; PCIe peer-to-peer with GPUs on CPU root ports is not possible.', label=label, CHIPSET_UPLINK=CHIPSET_UPLINK),
+        evidence=evidence, expected=N_('a CPU-attached root port'), observed=what,
+        impact=Impact(45, N_('capped by the chipset uplink ({CHIPSET_UPLINK}), shared; no P2P or GPUDirect', CHIPSET_UPLINK=CHIPSET_UPLINK), basis=N_('every device behind the chipset shares its uplink ({CHIPSET_UPLINK}); peer-to-peer and GPUDirect need a CPU-attached slot', CHIPSET_UPLINK=CHIPSET_UPLINK)),
+        fix=Fix(notes=N_("Move the card to a slot wired to the CPU (see the board manual's block diagram); no OS setting changes this.")),
         references=REFERENCES, related=related)
 
 
 def _hops_text(hops: int | None) -> str:
     if hops is None:
-        return "path unknown"
+        return N_('path unknown')
     if hops == 0:
-        return "directly below a root port"
-    return f"behind {hops} PCIe switch{'es' if hops != 1 else ''} below a root port"
+        return N_('directly below a root port')
+    return Nn_('behind {n} PCIe switch below a root port', 'behind {n} PCIe switches below a root port', hops)
 
 
 def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevice]) -> tuple[Finding, str, str]:
@@ -80,20 +79,20 @@ def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevic
     hops = _hops_text(switch_hops(facts.pci, gpu.address))
     root = facts.pci.root_port(gpu.address)
     near = nearest_nic(facts.pci, gpu.address, nics, facts.numa) if nics else None
-    parts = [f"{hops} ({root.address if root else '?'})"]
+    parts = [N_("{hops} ({port})", hops=hops, port=root.address if root else "?")]
     detail = ""
     word = "none"
     if near is not None:
         nic, found = near
         word = found or "unknown"
         names = [p.device for p in facts.rdma_of(nic.address)] or [n.name for n in facts.netdevs_of(nic.address)]
-        parts.append(f"nearest RDMA/fast NIC {nic.address}{' (' + names[0] + ')' if names else ''} at {word}")
+        parts.append(N_('nearest RDMA/fast NIC {address}{v} at {word}', address=nic.address, v=' (' + names[0] + ')' if names else '', word=word))
         if found is not None and found not in GDR_WORDS:
-            detail = f"{GDR_NOTE} This GPU's nearest NIC is at {found}: its network traffic bounces through host memory."
+            detail = N_("{GDR_NOTE} This GPU's nearest NIC is at {found}: its network traffic bounces through host memory.", GDR_NOTE=GDR_NOTE, found=found)
     else:
-        parts.append("no RDMA or fast NIC")
-    finding = Finding(INFO, label, "; ".join(parts), detail=detail,
-                      evidence=(Evidence(_path_source(gpu), " -> ".join(gpu.path)),),
+        parts.append(N_('no RDMA or fast NIC'))
+    finding = Finding(INFO, label, join('; ', parts), detail=detail,
+                      evidence=(Evidence(_path_source(gpu), join(' -> ', gpu.path)),),
                       references=REFERENCES, related=((root.address,) if root else ()) + (
                           (near[0].address,) if near else ()))
     return finding, hops, word
@@ -103,14 +102,14 @@ def _summary(infos: list[tuple[Finding, str, str]]) -> Finding:
     """One info line for all GPUs: distinct hop/word patterns counted, each GPU listed in the detail."""
     shapes: dict[str, int] = {}
     for _, hops, word in infos:
-        key = hops + (", no RDMA or fast NIC" if word == "none" else f", nearest NIC at {word}")
+        key = hops + (N_(', no RDMA or fast NIC') if word == "none" else N_(', nearest NIC at {word}', word=word))
         shapes[key] = shapes.get(key, 0) + 1
-    title = "GPU PCIe topology: " + "; ".join(f"{n} GPU{'s' if n != 1 else ''}{' each' if n > 1 else ''} {k}"
-                                              for k, n in shapes.items())
+    title = N_('GPU PCIe topology: ') + join('; ', (f"{n} GPU{'s' if n != 1 else ''}{' each' if n > 1 else ''} {k}"
+                                              for k, n in shapes.items()))
     far = [f.subject for f, _, _ in infos if f.detail]
-    tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {', '.join(far)}."] if far else [])
+    tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {join(', ', far)}."] if far else [])
     return Finding(INFO, "node", title,
-                   detail=" ".join([*(f"{f.subject}: {f.title}." for f, _, _ in infos), *tail]),
+                   detail=join(' ', [*(f"{f.subject}: {f.title}." for f, _, _ in infos), *tail]),
                    evidence=tuple(e for f, _, _ in infos for e in f.evidence), references=REFERENCES,
                    related=tuple(dict.fromkeys(r for f, _, _ in infos for r in f.related)))
 
@@ -145,10 +144,9 @@ def chipset_slot(facts: Facts) -> Iterator[Finding]:
     elif infos:
         yield _summary(infos)
     if blind:
-        yield Finding(UNKNOWN, "node", f"upstream PCI path not recorded for {len(blind)} device(s)",
-                      detail=f"{', '.join(blind)}: the sysfs link to the device folder is missing or trimmed, so "
-                             "the root port and switches above cannot be named.",
+        yield Finding(UNKNOWN, "node", N_('upstream PCI path not recorded for {n_blind} device(s)', n_blind=len(blind)),
+                      detail=N_('{blind}: the sysfs link to the device folder is missing or trimmed, so the root port and switches above cannot be named.', blind=join(', ', blind)),
                       evidence=(Evidence("sys/bus/pci/devices/<bdf>", "no resolvable path"),))
     if not found and len(blind) < len(subjects):
-        yield Finding(PASS, "node", "no GPU or fast NIC behind the chipset",
+        yield Finding(PASS, "node", N_('no GPU or fast NIC behind the chipset'),
                       evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects) - len(blind)} devices checked"),))

@@ -37,6 +37,7 @@ from doctor.findings import (
     severity_order,
 )
 from doctor.fixes import make
+from doctor.i18n import N_, Nn_, capitalised, join
 from doctor.record import record
 from doctor.registry import check
 
@@ -59,9 +60,11 @@ WEIGHT_DATA = 60.0
 WEIGHT_OTHER = 8.0
 #: Confidence when the port above the link is missing from the recording (expected = device maxima).
 PARTNER_UNKNOWN_CONFIDENCE = 0.6
-_USES = {"GPU": "host-device copies, weight loading, KV-cache offload and GPUDirect RDMA scale with it",
-         "RDMA NIC": "RDMA and GPUDirect traffic through this port is capped by it",
-         "NIC": "traffic through this port is capped by it"}
+_USES = {"GPU": N_('host-device copies, weight loading, KV-cache offload and GPUDirect RDMA scale with it'),
+         "RDMA NIC": N_('RDMA and GPUDirect traffic through this port is capped by it'),
+         "NIC": N_('traffic through this port is capped by it')}
+#: how each kind of subject is named in prose
+_KIND_NAMES = {"GPU": N_("GPU"), "RDMA NIC": N_("RDMA NIC"), "NIC": N_("NIC")}
 RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
@@ -118,20 +121,16 @@ def _runtime_evidence(facts: Facts, address: str) -> list[Evidence]:
 def _describe(lk: Link, subject: _Subject) -> str:
     """Where the link is: the device's own link, or a port above it."""
     if lk.parent is None:
-        return f"the link of {lk.child.address} (the port above is not in this recording)"
+        return N_('the link of {address} (the port above is not in this recording)', address=lk.child.address)
     if lk.child.address == subject.dev.address:
-        return f"the link between {subject.dev.address} and {lk.parent.address}"
-    return (f"the upstream link between {lk.child.address} ({lk.child.port_type or 'bridge'}) "
-            f"and {lk.parent.address}")
+        return N_('the link between {address} and {address2}', address=subject.dev.address, address2=lk.parent.address)
+    return (N_('the upstream link between {address} ({v}) and {address2}', address=lk.child.address, v=lk.child.port_type or 'bridge', address2=lk.parent.address))
 
 
 def _fix(lk: Link) -> Fix:
     port = lk.port_above
     notes = (
-        "A retrain rarely helps and changes no setting, so there is nothing to undo. The lasting fixes are "
-        "physical or in firmware: reseat the card, replace the riser, cable or retimer (check the AER "
-        "counters of both ends), set the slot's link speed to Auto/maximum in the BIOS, or move the card "
-        "to a CPU-attached x16 slot. Do not set Hardware Autonomous Speed Disable (HASD) blindly.")
+        N_("A retrain rarely helps and changes no setting, so there is nothing to undo. The lasting fixes are physical or in firmware: reseat the card, replace the riser, cable or retimer (check the AER counters of both ends), set the slot's link speed to Auto/maximum in the BIOS, or move the card to a CPU-attached x16 slot. Do not set Hardware Autonomous Speed Disable (HASD) blindly."))
     if port is None:
         return Fix(notes=notes)
     return make("pcie_retrain", port=port, device=lk.child.address, notes=notes)
@@ -159,43 +158,37 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
             severity = cap
     what = []
     if neck.width_short:
-        what.append(f"x{neck.cur_width} of x{neck.exp_width}")
+        what.append(N_("x{width} of x{expected}", width=neck.cur_width, expected=neck.exp_width))
     if neck.speed_short and (busy_ok or not subject.is_gpu):  # an idle GPU's speed is power saving
-        what.append(f"{neck.cur_speed:g} of {neck.exp_speed:g} GT/s")
+        what.append(N_("{speed} of {expected} GT/s", speed=format(neck.cur_speed, "g"), expected=format(neck.exp_speed, "g")))
     where = _describe(neck, subject)
     own = neck.child.address == subject.dev.address
-    title = (f"{subject.kind} link runs at {' and '.join(what)}" if own
-             else f"{subject.kind} is limited by a narrow or slow upstream link ({' and '.join(what)})")
-    ends = "both ends support" if neck.partner_known else "the device supports"
-    detail = (f"{where[0].upper()}{where[1:]} trained at {link_label(neck.cur_speed, neck.cur_width)} although "
-              f"{ends} {link_label(neck.exp_speed, neck.exp_width)}.")
+    title = (N_('{kind} link runs at {what}', kind=_KIND_NAMES[subject.kind], what=join(N_(' and '), what)) if own
+             else N_('{kind} is limited by a narrow or slow upstream link ({what})', kind=_KIND_NAMES[subject.kind], what=join(N_(' and '), what)))
+    ends = N_('both ends support') if neck.partner_known else N_('the device supports')
+    detail = (N_('{where} trained at {link_label} although {ends} {link_label2}.', where=capitalised(where), link_label=link_label(neck.cur_speed, neck.cur_width), ends=ends, link_label2=link_label(neck.exp_speed, neck.exp_width)))
     if subject.is_gpu:
-        detail += f" The GPU is {gpu_activity(facts, subject.dev.address)}"
-        detail += ", so a lower speed is not idle power saving." if busy_ok else \
-            "; only the width is counted (an idle GPU may lower its speed on purpose)."
+        detail += N_(' The GPU is {gpu_activity}', gpu_activity=gpu_activity(facts, subject.dev.address))
+        detail += N_(', so a lower speed is not idle power saving.') if busy_ok else \
+            N_('; only the width is counted (an idle GPU may lower its speed on purpose).')
     if not neck.partner_known:
-        detail += " The port above is missing, so the device's own maxima are the expectation."
+        detail += N_(" The port above is missing, so the device's own maxima are the expectation.")
     evidence = _link_evidence(neck)
     if subject.is_gpu:
         evidence += _runtime_evidence(facts, subject.dev.address)
     related = _addresses(neck.ports)
     return Finding(
         severity, subject.label, title, detail=detail, evidence=tuple(evidence),
-        expected=f"{link_label(neck.exp_speed, neck.exp_width)} ({gbps(neck.expected_bw)} per direction)",
-        observed=f"{link_label(neck.cur_speed, neck.cur_width)} ({gbps(neck.current_bw)} per direction)",
+        expected=N_('{link_label} ({expected_bw} per direction)', link_label=link_label(neck.exp_speed, neck.exp_width), expected_bw=gbps(neck.expected_bw)),
+        observed=N_('{link_label} ({current_bw} per direction)', link_label=link_label(neck.cur_speed, neck.cur_width), current_bw=gbps(neck.current_bw)),
         impact=Impact(round(weight * loss, 1),
-                      f"path to the CPU carries {gbps(path.current_bw)} per direction instead of "
-                      f"{gbps(path.expected_bw)} ({loss:.0%} lost); " + _USES[subject.kind], basis="PCIe bandwidth = transfer rate x lanes (less encoding overhead); the slowest link on the path to the CPU sets the limit. Applies to host-device copies, not to NVLink traffic"),
+                      N_('path to the CPU carries {current_bw} per direction instead of {expected_bw} ({loss} lost); ', current_bw=gbps(path.current_bw), expected_bw=gbps(path.expected_bw), loss=format(loss, ".0%")) + _USES[subject.kind], basis=N_('PCIe bandwidth = transfer rate x lanes (less encoding overhead); the slowest link on the path to the CPU sets the limit. Applies to host-device copies, not to NVLink traffic')),
         fix=_fix(neck), references=REFERENCES, related=related,
         confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
 
 
 BIOS_LINK_SPEED = (
-    "Set the slot's link speed back to Auto (or the highest generation) in the BIOS/UEFI setup: Intel platforms "
-    "call it 'PCIe Link Speed' or 'Link Speed' per root port (PCH-IO or IIO/Processor configuration, often "
-    "'Gen1/Gen2/Gen3/Auto'); AMD platforms 'PCIe Link Speed', 'PCIe x16 Link Speed' or 'Target Link Speed' "
-    "(NBIO/AMD CBS). Some vendors force Gen1-Gen3 for risers or compatibility: if a riser was the reason, replace "
-    "it rather than keep the cap. The setting persists across reboots; nothing on the OS changes it lastingly.")
+    N_("Set the slot's link speed back to Auto (or the highest generation) in the BIOS/UEFI setup: Intel platforms call it 'PCIe Link Speed' or 'Link Speed' per root port (PCH-IO or IIO/Processor configuration, often 'Gen1/Gen2/Gen3/Auto'); AMD platforms 'PCIe Link Speed', 'PCIe x16 Link Speed' or 'Target Link Speed' (NBIO/AMD CBS). Some vendors force Gen1-Gen3 for risers or compatibility: if a riser was the reason, replace it rather than keep the cap. The setting persists across reboots; nothing on the OS changes it lastingly."))
 
 
 def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap, activity: str) -> Finding:
@@ -203,20 +196,17 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
     severity = HIGH if subject.is_gpu and activity == "busy" else MEDIUM
     port = cap.port.address
     lost = 1 - cap.allowed / cap.capable if cap.capable else 0.0
-    detail = (f"The link above {lk.child.address} can train only to {gen_label(cap.allowed)} although it could "
-              f"run {gen_label(cap.capable)}: {cap.how}. This is a configuration (BIOS/firmware) limit, not the "
-              "slot's wiring, so it can be changed.")
+    detail = (N_("The link above {address} can train only to {gen_label} although it could run {gen_label2}: {how}. This is a configuration (BIOS/firmware) limit, not the slot's wiring, so it can be changed.", address=lk.child.address, gen_label=gen_label(cap.allowed), gen_label2=gen_label(cap.capable), how=cap.how))
     if subject.is_gpu:
-        detail += f" The GPU is {gpu_activity(facts, subject.dev.address)}."
+        detail += N_(' The GPU is {gpu_activity}.', gpu_activity=gpu_activity(facts, subject.dev.address))
     width = lk.cur_width or lk.exp_width
     return Finding(
-        severity, subject.label, f"{subject.kind} link capped by firmware at {gen_label(cap.allowed)} "
-                                 f"(can do {gen_label(cap.capable)})",
+        severity, subject.label, N_('{kind} link capped by firmware at {gen_label} (can do {gen_label2})', kind=_KIND_NAMES[subject.kind], gen_label=gen_label(cap.allowed), gen_label2=gen_label(cap.capable)),
         detail=detail, evidence=tuple(Evidence(a, b) for a, b in cap.evidence) + tuple(
             _runtime_evidence(facts, subject.dev.address) if subject.is_gpu else ()),
         expected=link_label(cap.capable, width), observed=link_label(cap.allowed, width),
         impact=Impact(round((WEIGHT_DATA if subject.kind != "NIC" else WEIGHT_OTHER) * lost, 1),
-                      f"{lost:.0%} of the link's bandwidth unavailable; " + _USES[subject.kind], basis="PCIe bandwidth = transfer rate x lanes (less encoding overhead): the link's current speed and width against its capability"),
+                      N_("{lost} of the link's bandwidth unavailable; ", lost=format(lost, ".0%")) + _USES[subject.kind], basis=N_("PCIe bandwidth = transfer rate x lanes (less encoding overhead): the link's current speed and width against its capability")),
         fix=make("inspect_pci", BIOS_LINK_SPEED, address=port, flags="-vvv"),
         references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports), confidence=0.8)
 
@@ -225,8 +215,7 @@ def _limited_note(lk: Link) -> str:
     """A sentence when the port above caps the device below its own maximum (slot- or host-limited)."""
     if not lk.slot_limited or lk.parent is None:
         return ""
-    return (f" The device can do {link_label(lk.child.max_speed, lk.child.max_width)} but the port above allows "
-            f"at most {gen_label(lk.parent.max_speed)}: under load it will run at the port's maximum.")
+    return (N_(" The device can do {link_label} but the port above allows at most {gen_label}: under load it will run at the port's maximum.", link_label=link_label(lk.child.max_speed, lk.child.max_width), gen_label=gen_label(lk.parent.max_speed)))
 
 
 def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Finding:
@@ -235,15 +224,11 @@ def _idle_speed(facts: Facts, subject: _Subject, lk: Link, activity: str) -> Fin
                   observed=link_label(lk.cur_speed, lk.cur_width), references=REFERENCES,
                   related=_addresses(lk.ports))
     if activity == "idle":
-        return Finding(INFO, subject.label, f"idle GPU parked at {lk.cur_speed:g} GT/s (power saving); "
-                                            "re-check under load",
-                       detail="GPUs lower their PCIe speed when idle and raise it within milliseconds of work. "
-                              "Width is at its expected value." + _limited_note(lk),
+        return Finding(INFO, subject.label, N_('idle GPU parked at {cur_speed} GT/s (power saving); re-check under load', cur_speed=format(lk.cur_speed, "g")),
+                       detail=N_('GPUs lower their PCIe speed when idle and raise it within milliseconds of work. Width is at its expected value.') + _limited_note(lk),
                        confidence=0.8, **common)  # type: ignore[arg-type]
-    return Finding(UNKNOWN, subject.label, f"GPU link at {lk.cur_speed:g} of {lk.exp_speed:g} GT/s: cannot tell "
-                                           "idle from busy",
-                   detail="No driver view of this GPU's utilisation or performance state was recorded; an idle GPU "
-                          "lowers its link speed on purpose. Re-check with nvidia-smi while it is working.",
+    return Finding(UNKNOWN, subject.label, N_('GPU link at {cur_speed} of {exp_speed} GT/s: cannot tell idle from busy', cur_speed=format(lk.cur_speed, "g"), exp_speed=format(lk.exp_speed, "g")),
+                   detail=N_("No driver view of this GPU's utilisation or performance state was recorded; an idle GPU lowers its link speed on purpose. Re-check with nvidia-smi while it is working."),
                    **common)  # type: ignore[arg-type]
 
 
@@ -254,25 +239,23 @@ def _slot_limited(subject: _Subject, lk: Link) -> Finding:
     unused = (dev_bw or 0) - (lk.expected_bw or 0)
     return Finding(
         INFO, subject.label,
-        f"slot-limited: {c.address} can do {link_label(c.max_speed, c.max_width)}, the port above "
-        f"{link_label(p.max_speed, p.max_width) if p.max_width is not None else gen_label(p.max_speed)}",
-        detail=f"The link runs at the best the slot allows; {gbps(unused)} per direction of the device's "
-               "capability is unused. lspci calls this '(downgraded)' but it is not a fault of the link.",
+        N_('slot-limited: {address} can do {link_label}, the port above {link_label2}', address=c.address, link_label=link_label(c.max_speed, c.max_width), link_label2=link_label(p.max_speed, p.max_width) if p.max_width is not None else gen_label(p.max_speed)),
+        detail=N_("The link runs at the best the slot allows; {unused} per direction of the device's capability is unused. lspci calls this '(downgraded)' but it is not a fault of the link.", unused=gbps(unused)),
         evidence=tuple(_link_evidence(lk)), expected=link_label(lk.exp_speed, lk.exp_width),
         observed=link_label(lk.cur_speed, lk.cur_width),
-        impact=Impact(0, f"{gbps(unused)} per direction unused ({gbps(lk.expected_bw)} of {gbps(dev_bw)})", basis="PCIe bandwidth = transfer rate x lanes: what the slot allows against what the device supports"),
-        fix=Fix(notes="Only a faster slot (or a faster platform) recovers this; nothing to change on the OS."),
+        impact=Impact(0, N_('{unused} per direction unused ({expected_bw} of {dev_bw})', unused=gbps(unused), expected_bw=gbps(lk.expected_bw), dev_bw=gbps(dev_bw)), basis=N_('PCIe bandwidth = transfer rate x lanes: what the slot allows against what the device supports')),
+        fix=Fix(notes=N_('Only a faster slot (or a faster platform) recovers this; nothing to change on the OS.')),
         references=REFERENCES, related=_addresses((p.address,)))
 
 
 def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
     if lk is not None and lk.down:
-        return "current_link_width is 0: the link is down or the device is in a low-power state (D3cold)"
+        return N_('current_link_width is 0: the link is down or the device is in a low-power state (D3cold)')
     names = [n for n, v in (("current_link_speed", dev.cur_speed), ("current_link_width", dev.cur_width),
                             ("max_link_speed", dev.max_speed), ("max_link_width", dev.max_width)) if v is None]
     if len(names) == 4:
-        return f"no link attribute files for {dev.address} (trimmed recording, or no PCIe link)"
-    return f"{', '.join(names) or 'link attributes'} not recorded for {dev.address}"
+        return N_('no link attribute files for {address} (trimmed recording, or no PCIe link)', address=dev.address)
+    return N_('{v} not recorded for {address}', v=join(', ', names) or 'link attributes', address=dev.address)
 
 
 def _addresses(ports: tuple[str, ...]) -> tuple[str, ...]:
@@ -282,8 +265,8 @@ def _addresses(ports: tuple[str, ...]) -> tuple[str, ...]:
 
 def _host_port(dev: PciDevice) -> PciDevice:
     """The port above, known only by the maximum speed the GPU driver reports for the host."""
-    return PciDevice(f"host port above {dev.address}", None, None, None, origin=dev.link_origin or "GPU driver",
-                     max_speed=dev.port_max_speed, link_origin=dev.link_origin or "GPU driver")
+    return PciDevice(N_('host port above {address}', address=dev.address), None, None, None, origin=dev.link_origin or "GPU driver",
+                     max_speed=dev.port_max_speed, link_origin=dev.link_origin or N_('GPU driver'))
 
 
 def _links(facts: Facts, dev: PciDevice) -> list[Link]:
@@ -305,7 +288,7 @@ def _assess(facts: Facts, subject: _Subject) -> Finding | None:
     if own is None or not own.known:
         if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
             return None  # on the root bus with no link files: an integrated endpoint, it has no PCIe link
-        return Finding(UNKNOWN, subject.label, "PCIe link state not readable",
+        return Finding(UNKNOWN, subject.label, N_('PCIe link state not readable'),
                        detail=_missing_detail(dev, own),
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
     integrated = None if subject.is_gpu else chipset_integrated_nic(dev)
@@ -322,10 +305,7 @@ CHIPSET_STUB_CONFIDENCE = 0.4
 
 
 CHIPSET_NIC_VERIFY = (
-    "This NIC is part of the chipset, so there is no card to reseat. Before acting, measure what the port "
-    "really carries (iperf3 between this host and a peer over this NIC's interface, several streams): if it "
-    "reaches its line rate, the link registers describe the chipset's internal stub and nothing limits it. If it "
-    "stays near 2 Gb/s, set the chipset's PCIe/LAN link options to Auto in the BIOS and update the BIOS.")
+    N_("This NIC is part of the chipset, so there is no card to reseat. Before acting, measure what the port really carries (iperf3 between this host and a peer over this NIC's interface, several streams): if it reaches its line rate, the link registers describe the chipset's internal stub and nothing limits it. If it stays near 2 Gb/s, set the chipset's PCIe/LAN link options to Auto in the BIOS and update the BIOS."))
 
 
 def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) -> Finding:
@@ -336,21 +316,15 @@ def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) ->
     """
     lost = 1 - (lk.current_bw or 0) / lk.expected_bw if lk.expected_bw else 0.0
     return Finding(
-        LOW, subject.label, f"chipset NIC link reads {link_label(lk.cur_speed, lk.cur_width)} of "
-                            f"{link_label(lk.exp_speed, lk.exp_width)}: verify its throughput",
-        detail=f"{integrated}. Its link registers read {link_label(lk.cur_speed, lk.cur_width)} "
-               f"({gbps(lk.current_bw)} per direction) although it supports {link_label(lk.exp_speed, lk.exp_width)}. "
-               "A real link this slow would cap a 10 GbE port near 2 Gb/s. But this NIC is built into the chipset, "
-               "and its registers may describe a stub inside the PCH rather than its real path: Linux's i40e driver "
-               "skips its PCIe bandwidth warning for the X722 for that reason. The chipset's uplink above it "
-               + ("runs at its expected rate." if uplink else "is not in this recording."),
+        LOW, subject.label, N_('chipset NIC link reads {link_label} of {link_label2}: verify its throughput', link_label=link_label(lk.cur_speed, lk.cur_width), link_label2=link_label(lk.exp_speed, lk.exp_width)),
+        detail=N_("{integrated}. Its link registers read {link_label} ({current_bw} per direction) although it supports {link_label2}. A real link this slow would cap a 10 GbE port near 2 Gb/s. But this NIC is built into the chipset, and its registers may describe a stub inside the PCH rather than its real path: Linux's i40e driver skips its PCIe bandwidth warning for the X722 for that reason. The chipset's uplink above it ", integrated=integrated, link_label=link_label(lk.cur_speed, lk.cur_width), current_bw=gbps(lk.current_bw), link_label2=link_label(lk.exp_speed, lk.exp_width))
+               + (N_('runs at its expected rate.') if uplink else N_('is not in this recording.')),
         evidence=tuple(_link_evidence(lk)),
-        expected=f"{link_label(lk.exp_speed, lk.exp_width)} ({gbps(lk.expected_bw)} per direction)",
-        observed=f"{link_label(lk.cur_speed, lk.cur_width)} ({gbps(lk.current_bw)} per direction)",
+        expected=N_('{link_label} ({expected_bw} per direction)', link_label=link_label(lk.exp_speed, lk.exp_width), expected_bw=gbps(lk.expected_bw)),
+        observed=N_('{link_label} ({current_bw} per direction)', link_label=link_label(lk.cur_speed, lk.cur_width), current_bw=gbps(lk.current_bw)),
         impact=Impact(round(WEIGHT_OTHER * lost * CHIPSET_STUB_CONFIDENCE, 1),
-                      f"if the link is real, {lost:.0%} of its bandwidth is unavailable; " + _USES[subject.kind],
-                      basis="PCIe bandwidth = transfer rate x lanes, weighted by the chance that a chipset NIC's "
-                            "registers describe its real path"),
+                      N_('if the link is real, {lost} of its bandwidth is unavailable; ', lost=format(lost, ".0%")) + _USES[subject.kind],
+                      basis=N_("PCIe bandwidth = transfer rate x lanes, weighted by the chance that a chipset NIC's registers describe its real path")),
         fix=make("inspect_pci", CHIPSET_NIC_VERIFY, address=subject.dev.address, flags="-vvv"),
         references=REFERENCES + (X722_INTERNAL_BUS,), related=_addresses(lk.ports),
         confidence=CHIPSET_STUB_CONFIDENCE)
@@ -369,10 +343,11 @@ def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None
     if real:
         found = _downgrade(facts, subject, links, real, busy_ok)
         if subject.is_gpu and c2c_gpu(facts, dev.address):
-            return replace(found, severity=INFO, title=found.title + " (host traffic uses NVLink-C2C)",
-                           detail=found.detail + " This GPU reaches CPU memory over NVLink-C2C; its PCIe link "
-                                  "carries only configuration and peer traffic, so this does not slow inference.",
-                           impact=Impact(0, "none for host-device copies (NVLink-C2C)", basis="Grace Hopper GPUs reach host memory over NVLink-C2C, not over this PCIe link"), confidence=0.7)
+            return replace(found, severity=INFO, title=found.title + N_(" (host traffic uses NVLink-C2C)"),
+                           detail=found.detail + N_(" This GPU reaches CPU memory over NVLink-C2C; its PCIe link carries only "
+                                                     "configuration and peer traffic, so this does not slow inference."),
+                           impact=Impact(0, N_("none for host-device copies (NVLink-C2C)"),
+                                         basis=N_("Grace Hopper GPUs reach host memory over NVLink-C2C, not over this PCIe link")), confidence=0.7)
         return found
     slow = [lk for lk in links if lk.speed_short]
     if slow:
@@ -398,10 +373,8 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
     if facts.host.is_vm:
         gpus = [s for s in subjects if s.is_gpu]
         if gpus:
-            yield Finding(INFO, "node", "virtual machine: PCIe link state is emulated, not checked",
-                          detail="Inside a guest the root ports and links are virtual; link speed, width and "
-                                 "NUMA placement are only authoritative on the hypervisor host. Run the doctor "
-                                 f"there for {', '.join(s.dev.address for s in gpus)}.",
+            yield Finding(INFO, "node", N_('virtual machine: PCIe link state is emulated, not checked'),
+                          detail=N_('Inside a guest the root ports and links are virtual; link speed, width and NUMA placement are only authoritative on the hypervisor host. Run the doctor there for {v}.', v=join(', ', (s.dev.address for s in gpus))),
                           evidence=(Evidence("host", facts.host.vm_reason or "virtual machine"),),
                           confidence=0.5)
         return
@@ -419,11 +392,11 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
         yield idle[0]
     elif idle:
         yield replace(idle[0], subject="node",
-                      title=f"{len(idle)} idle GPUs parked at reduced link speed (power saving); re-check under load",
-                      detail=idle[0].detail + " GPUs: " + ", ".join(f"{f.subject} at {f.observed}" for f in idle) + ".",
+                      title=N_("{n} idle GPUs parked at reduced link speed (power saving); re-check under load", n=len(idle)),
+                      detail=idle[0].detail + N_(" GPUs: {list}.", list=", ".join(f"{f.subject} at {f.observed}" for f in idle)),
                       evidence=tuple(e for f in idle for e in f.evidence[:1]) + idle[0].evidence[-1:],
-                      observed="; ".join(f"{f.subject}: {f.observed}" for f in idle),
+                      observed=join('; ', (f"{f.subject}: {f.observed}" for f in idle)),
                       related=tuple(r for f in idle for r in f.related))
     if fine:
-        yield Finding(PASS, "node", f"{fine} GPU/NIC path{'s' if fine != 1 else ''} at expected speed and width",
+        yield Finding(PASS, "node", Nn_('{n} GPU/NIC path at expected speed and width', '{n} GPU/NIC paths at expected speed and width', fine),
                       evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects)} devices checked"),))

@@ -14,6 +14,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
@@ -33,19 +34,15 @@ def pcie_replay(facts: Facts) -> Iterator[Finding]:
         n = rt.replays_since_reset or 0
         _, sev, score = next(level for level in LEVELS if n >= level[0])
         yield Finding(
-            sev, gpu_label(facts, gpu.address), f"{n} PCIe replays since the driver loaded",
-            detail="Each replay is a TLP the link had to resend after a CRC or sequence error: signal integrity "
-                   "(riser, retimer, cable, dirty or loose slot) or a marginal Gen5 link. One sample cannot tell "
-                   "whether it still grows; compare two readings a few minutes apart under load.",
+            sev, gpu_label(facts, gpu.address), N_('{n} PCIe replays since the driver loaded', n=n),
+            detail=N_('Each replay is a TLP the link had to resend after a CRC or sequence error: signal integrity (riser, retimer, cable, dirty or loose slot) or a marginal Gen5 link. One sample cannot tell whether it still grows; compare two readings a few minutes apart under load.'),
             evidence=(smi_evidence(facts, gpu, f"pci/replay_counter {n}"),),
-            expected="0 (or not growing)", observed=str(n),
-            impact=Impact(score, "retransmissions eat PCIe bandwidth and can end in AER errors or Xid 79",
-                          basis="each replay resends a transaction layer packet; graded by the counter's size, since one sample cannot show its rate"),
+            expected=N_('0 (or not growing)'), observed=str(n),
+            impact=Impact(score, N_('retransmissions eat PCIe bandwidth and can end in AER errors or Xid 79'),
+                          basis=N_("each replay resends a transaction layer packet; graded by the counter's size, since one sample cannot show its rate")),
             fix=make("gpu_query",
-                     "The command re-reads the counter: run it again under load; if it grows, reseat the GPU or "
-                          "its riser/cable, check retimer firmware, or cap the slot at Gen4 in the BIOS to confirm. "
-                          "Nothing to roll back.", index=gpu.index, query="pcie"),
+                     N_('The command re-reads the counter: run it again under load; if it grows, reseat the GPU or its riser/cable, check retimer firmware, or cap the slot at Gen4 in the BIOS to confirm. Nothing to roll back.'), index=gpu.index, query="pcie"),
             references=REFERENCES, related=(gpu.address,))
     if not bad and not facts.host.is_vm:  # in a VM the PCIe tree is virtual: flag counts, claim nothing
-        yield Finding(PASS, "node", f"no PCIe replays on {len(gpus)} GPUs",
+        yield Finding(PASS, "node", N_('no PCIe replays on {n_gpus} GPUs', n_gpus=len(gpus)),
                       evidence=(smi_evidence(facts, gpus[0][0], "pci/replay_counter 0"),))

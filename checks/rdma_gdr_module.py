@@ -9,6 +9,7 @@ from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION, PEERMEM_FILES
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 #: Peer-memory modules: nvidia-peermem (driver >= 465) and MLNX_OFED's legacy nv_peer_mem.
@@ -40,30 +41,27 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     drv = facts.nvidia_driver
     modules = facts.modules
     loaded = sorted(m for m in PEERMEM_MODULES if modules and m in modules)
-    ports = ", ".join(p.name for p in active[:4]) + (" ..." if len(active) > 4 else "")
+    ports = join(', ', (p.name for p in active[:4])) + (" ..." if len(active) > 4 else "")
     port_ev = Evidence(active[0].origin, f"{len(active)} active RDMA ports ({ports})")
     if drv.peermem or loaded:
         found = [*drv.peermem, *(f"proc/modules: {m}" for m in loaded)]
-        yield Finding(PASS, "node", f"GPUDirect RDMA peer memory available ({', '.join(loaded or drv.peermem)})",
+        yield Finding(PASS, "node", N_('GPUDirect RDMA peer memory available ({v})', v=join(', ', loaded or drv.peermem)),
                       evidence=(port_ev, *(Evidence(f, "present") for f in found)))
         return
     if drv.open_module:
-        yield Finding(PASS, "node", "no peermem module, but the open kernel module offers DMA-BUF",
-                      detail="NCCL >= 2.13 uses DMA-BUF for GPUDirect RDMA with the open kernel module on "
-                             "kernels >= 5.12 with rdma-core >= 34; NCCL_DMABUF_ENABLE=0 would disable it.",
+        yield Finding(PASS, "node", N_('no peermem module, but the open kernel module offers DMA-BUF'),
+                      detail=N_('NCCL >= 2.13 uses DMA-BUF for GPUDirect RDMA with the open kernel module on kernels >= 5.12 with rdma-core >= 34; NCCL_DMABUF_ENABLE=0 would disable it.'),
                       evidence=(port_ev, Evidence(NVIDIA_VERSION, drv.version_line or "Open Kernel Module")))
         return
     if modules is None:
-        yield Finding(UNKNOWN, "node", "GPUDirect RDMA module state not recorded",
-                      detail="Neither the loaded-module list nor the peer-memory version files are in this source.",
+        yield Finding(UNKNOWN, "node", N_('GPUDirect RDMA module state not recorded'),
+                      detail=N_('Neither the loaded-module list nor the peer-memory version files are in this source.'),
                       evidence=(port_ev, Evidence("kernel.modules", "proc/modules not recorded")))
         return
     if all_consumer(facts):
         yield Finding(
-            INFO, "node", "consumer GPUs: no GPUDirect RDMA whatever modules are loaded",
-            detail=(f"{consumer_names(facts)} do not support GPUDirect RDMA; NCCL stages inter-node traffic through "
-                    "host memory, and loading nvidia-peermem would not change that. Data-centre or professional "
-                    "GPUs are needed for a direct NIC-to-GPU path."),
+            INFO, "node", N_('consumer GPUs: no GPUDirect RDMA whatever modules are loaded'),
+            detail=(N_('{consumer_names} do not support GPUDirect RDMA; NCCL stages inter-node traffic through host memory, and loading nvidia-peermem would not change that. Data-centre or professional GPUs are needed for a direct NIC-to-GPU path.', consumer_names=consumer_names(facts))),
             evidence=(port_ev, Evidence("proc/modules", "no nvidia_peermem or nv_peer_mem")), references=REFERENCES)
         return
     evidence = [port_ev, Evidence("proc/modules", "no nvidia_peermem or nv_peer_mem"),
@@ -71,16 +69,11 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     if drv.version_line:
         evidence.append(Evidence(NVIDIA_VERSION, drv.version_line + " (proprietary module: no DMA-BUF)"))
     yield Finding(
-        HIGH, "node", "no GPUDirect RDMA: nvidia-peermem not loaded and no DMA-BUF path",
-        detail=f"{len(facts.gpus.gpus)} GPUs and {len(active)} active RDMA ports, but NCCL finds no peer-memory "
-               "client and the proprietary kernel module offers no DMA-BUF. Inter-node NCCL traffic is staged "
-               "through host memory (NET/IB without GDRDMA in NCCL_DEBUG=INFO).",
-        evidence=tuple(evidence), expected="nvidia_peermem loaded (or the open kernel module with DMA-BUF)",
-        observed="no GPUDirect RDMA path",
-        impact=Impact(35, "multi-node all-reduce/all-gather bandwidth drops and latency rises; host memory "
-                          "bandwidth and CPU are spent on copies", basis="GPUDirect RDMA documentation: without nvidia-peermem the NIC cannot reach GPU memory, so NCCL stages network traffic through host memory"),
+        HIGH, "node", N_('no GPUDirect RDMA: nvidia-peermem not loaded and no DMA-BUF path'),
+        detail=N_('{n_gpus} GPUs and {n_active} active RDMA ports, but NCCL finds no peer-memory client and the proprietary kernel module offers no DMA-BUF. Inter-node NCCL traffic is staged through host memory (NET/IB without GDRDMA in NCCL_DEBUG=INFO).', n_gpus=len(facts.gpus.gpus), n_active=len(active)),
+        evidence=tuple(evidence), expected=N_('nvidia_peermem loaded (or the open kernel module with DMA-BUF)'),
+        observed=N_('no GPUDirect RDMA path'),
+        impact=Impact(35, N_('multi-node all-reduce/all-gather bandwidth drops and latency rises; host memory bandwidth and CPU are spent on copies'), basis=N_('GPUDirect RDMA documentation: without nvidia-peermem the NIC cannot reach GPU memory, so NCCL stages network traffic through host memory')),
         fix=make("module_load", module="nvidia-peermem",
-                notes="nvidia-peermem ships with the driver (>= 465) and needs MLNX_OFED/DOCA or inbox "
-                      "ib_core with peer-memory support. Alternatively switch to the open kernel module, "
-                      "which gives NCCL a DMA-BUF path."),
+                notes=N_('nvidia-peermem ships with the driver (>= 465) and needs MLNX_OFED/DOCA or inbox ib_core with peer-memory support. Alternatively switch to the open kernel module, which gives NCCL a DMA-BUF path.')),
         references=REFERENCES)

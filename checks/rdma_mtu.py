@@ -11,6 +11,7 @@ from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 IB_MTUS = (256, 512, 1024, 2048, 4096)
@@ -21,10 +22,7 @@ REFERENCES = (
     "https://github.com/torvalds/linux/blob/master/include/rdma/ib_addr.h",
     "https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/examples/devinfo.c",
 )
-NOTES = ("A RoCE port's active_mtu follows its interface's MTU (the largest IB MTU that fits after the RoCE "
-         "headers). A lower value comes from a port maximum below 4096, from a bond or VLAN upper device with "
-         "a smaller MTU, or from an MTU change the RDMA driver did not pick up: set the MTU on the right device "
-         "and restart the RDMA users. NCCL sizes its messages by the active_mtu.")
+NOTES = (N_("A RoCE port's active_mtu follows its interface's MTU (the largest IB MTU that fits after the RoCE headers). A lower value comes from a port maximum below 4096, from a bond or VLAN upper device with a smaller MTU, or from an MTU change the RDMA driver did not pick up: set the MTU on the right device and restart the RDMA users. NCCL sizes its messages by the active_mtu."))
 
 
 def allowed_mtu(netdev_mtu: int) -> int | None:
@@ -42,8 +40,8 @@ def rdma_mtu(facts: Facts) -> Iterator[Finding]:
         return
     table = facts.active_mtu
     if table.missing is not None:
-        yield Finding(UNKNOWN, "node", "RoCE active_mtu not recorded",
-                      detail=f"{table.missing}: the ports' active MTU cannot be compared with their interfaces'.",
+        yield Finding(UNKNOWN, "node", N_('RoCE active_mtu not recorded'),
+                      detail=N_("{missing}: the ports' active MTU cannot be compared with their interfaces'.", missing=table.missing),
                       evidence=(Evidence(table.origin, table.missing),), references=REFERENCES)
         return
     good = 0
@@ -57,15 +55,14 @@ def rdma_mtu(facts: Facts) -> Iterator[Finding]:
             continue
         name = rp.netdev.name
         yield Finding(
-            MEDIUM, rp.port.name, f"{rp.port.name} runs active_mtu {active}; {name} MTU {rp.netdev.mtu} allows {want}",
-            detail=(f"The largest IB MTU that fits in {name}'s MTU after the RoCE headers is {want}; the port runs "
-                    f"{active}, so every message is cut into {want // active}x more packets."),
+            MEDIUM, rp.port.name, N_('{name} runs active_mtu {active}; {name2} MTU {mtu} allows {want}', name=rp.port.name, active=active, name2=name, mtu=rp.netdev.mtu, want=want),
+            detail=(N_("The largest IB MTU that fits in {name}'s MTU after the RoCE headers is {want}; the port runs {active}, so every message is cut into {want2}x more packets.", name=name, want=want, active=active, want2=want // active)),
             evidence=(Evidence(table.origin, f"{rp.port.name} active_mtu {active}"),
                       Evidence(f"{rp.netdev.origin}/mtu", str(rp.netdev.mtu))),
-            expected=f"active_mtu {want}", observed=f"active_mtu {active}",
-            impact=Impact(10 if want // active <= 2 else 20, f"{want // active}x more packets per message",
-                          basis='packets per message scale with 1/active_mtu (kernel iboe_get_mtu: the netdev MTU allows a larger one)'),
+            expected=N_('active_mtu {want}', want=want), observed=N_('active_mtu {active}', active=active),
+            impact=Impact(10 if want // active <= 2 else 20, N_('{want}x more packets per message', want=want // active),
+                          basis=N_('packets per message scale with 1/active_mtu (kernel iboe_get_mtu: the netdev MTU allows a larger one)')),
             fix=make("rdma_show", NOTES, device=rp.port.device, port=rp.port.port),
             references=REFERENCES, related=(name,))
     if good:
-        yield Finding(PASS, "node", f"{good} RoCE port(s) at the active_mtu their interface allows")
+        yield Finding(PASS, "node", N_('{good} RoCE port(s) at the active_mtu their interface allows', good=good))

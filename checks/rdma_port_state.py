@@ -9,6 +9,7 @@ from doctor.derived.rdma import parse_list
 from doctor.facts import Facts, RdmaPort
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 REFERENCES = (
@@ -21,8 +22,7 @@ def _fix(facts: Facts, port: RdmaPort) -> Fix:
     netdevs = [n.name for n in facts.netdevs_of(port.pci_address)] if port.pci_address else []
     return make("rdma_port", device=port.device, port=port.port, address=port.pci_address or None,
                 netdevs=netdevs,
-                notes="Check the cable/transceiver and the switch port; if the port is retired, drop it from "
-                     "NCCL_IB_HCA so NCCL's device list matches the hardware on every node.")
+                notes=N_("Check the cable/transceiver and the switch port; if the port is retired, drop it from NCCL_IB_HCA so NCCL's device list matches the hardware on every node."))
 
 
 @check("rdma.port_state", "RDMA ports NCCL is told to use are up", "rdma", fixes=("rdma_port",))
@@ -35,9 +35,9 @@ def port_state(facts: Facts) -> Iterator[Finding]:
     if hca is not None:
         wanted = parse_list(hca.value)
         chosen = [p for p in ports if not wanted.exclude and wanted.matches(p.device, p.port)]
-        why = f"listed in NCCL_IB_HCA={hca.value}"
+        why = N_('listed in NCCL_IB_HCA={value}', value=hca.value)
     elif len(ports) == 1:
-        chosen, why = ports, "the only RDMA port of this node"
+        chosen, why = ports, N_('the only RDMA port of this node')
     else:
         return  # NCCL uses every active port and skips down ones; net.link judges the NICs
     if not chosen:
@@ -49,14 +49,12 @@ def port_state(facts: Facts) -> Iterator[Finding]:
         if hca is not None:
             evidence += [Evidence(src, val) for src, val in hca.evidence]
         yield Finding(
-            MEDIUM, port.name, f"RDMA port {port.name} is {port.state or 'not active'} ({why})",
-            detail=(f"{port.name} ({port.link_layer or 'link layer ?'}, {port.rate_text or 'rate ?'}) is "
-                    f"{port.state or 'not ACTIVE'}, physical state {port.phys_state or '?'}. NCCL skips ports "
-                    "that are not active, so the GPUs nearest to it send through a farther NIC or not at all."),
+            MEDIUM, port.name, N_('RDMA port {name} is {v} ({why})', name=port.name, v=port.state or 'not active', why=why),
+            detail=(N_('{name} ({v}, {v2}) is {v3}, physical state {v4}. NCCL skips ports that are not active, so the GPUs nearest to it send through a farther NIC or not at all.', name=port.name, v=port.link_layer or 'link layer ?', v2=port.rate_text or 'rate ?', v3=port.state or 'not ACTIVE', v4=port.phys_state or '?')),
             evidence=tuple(evidence), expected="ACTIVE / LinkUp", observed=f"{port.state} / {port.phys_state}",
-            impact=Impact(40, "one rail fewer: less inter-node bandwidth, cross-switch traffic for its GPUs", basis="a port that is down carries nothing; NCCL uses the remaining rails"),
+            impact=Impact(40, N_('one rail fewer: less inter-node bandwidth, cross-switch traffic for its GPUs'), basis=N_('a port that is down carries nothing; NCCL uses the remaining rails')),
             fix=_fix(facts, port), references=REFERENCES,
             related=tuple(n.name for n in facts.netdevs_of(port.pci_address)) if port.pci_address else ())
     if not bad:
-        yield Finding(PASS, "node", f"{len(chosen)} RDMA port(s) NCCL uses are ACTIVE",
+        yield Finding(PASS, "node", N_('{n_chosen} RDMA port(s) NCCL uses are ACTIVE', n_chosen=len(chosen)),
                       evidence=tuple(Evidence(f"{p.origin}/state", p.state or "") for p in chosen))

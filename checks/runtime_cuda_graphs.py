@@ -9,6 +9,7 @@ from doctor.derived.procs import process_label, server_gpus, server_roots
 from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import flag_fix
+from doctor.i18n import N_, join
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.registry import check
@@ -29,27 +30,27 @@ _I = re.IGNORECASE | re.MULTILINE
 #: Flags and settings that disable CUDA Graphs, with their severity (docs/checks.md#runtime-cuda-graphs).
 RULES: tuple[GraphRule, ...] = (
     GraphRule("vllm.enforce_eager", lazy(r"--enforce[-_]eager(?![\w-])(?!\s*[= ]\s*[\"']?(false|0|no)\b)", _I),
-              HIGH, "vLLM --enforce-eager (no CUDA graphs, no torch.compile)", needs="--enforce"),
+              HIGH, N_('vLLM --enforce-eager (no CUDA graphs, no torch.compile)'), needs="--enforce"),
     GraphRule("vllm.enforce_eager", lazy(r"[\"']?enforce[-_]eager[\"']?\s*[:=]\s*[\"']?(true|1|yes)\b", _I),
-              HIGH, "vLLM enforce_eager: true (no CUDA graphs, no torch.compile)", needs="enforce"),
+              HIGH, N_('vLLM enforce_eager: true (no CUDA graphs, no torch.compile)'), needs="enforce"),
     GraphRule("vllm.cudagraph_mode", lazy(r"cudagraph[-_]mode[\"']?\s*[:= ]\s*[\"']?none\b", _I),
-              HIGH, "vLLM cudagraph_mode NONE", needs="cudagraph"),
+              HIGH, N_('vLLM cudagraph_mode NONE'), needs="cudagraph"),
     GraphRule("vllm.O0", lazy(r"(?<![\w-])(-O\s*0|--optimization-level[= ]0|-O\.level=0)(?![\w.])", _I),
-              MEDIUM, "vLLM -O0 (compilation level 0; check the resolved cudagraph_mode in the log)", vllm_only=True, needs="-o"),
+              MEDIUM, N_('vLLM -O0 (compilation level 0; check the resolved cudagraph_mode in the log)'), vllm_only=True, needs="-o"),
     GraphRule("vllm.cc_mode_none", lazy(r"(-cc|--compilation-config)\.(mode|level)[= ](none|0)\b", _I),
-              MEDIUM, "vLLM compilation mode none (check the resolved cudagraph_mode in the log)", needs="-c"),
+              MEDIUM, N_('vLLM compilation mode none (check the resolved cudagraph_mode in the log)'), needs="-c"),
     GraphRule("sglang.disable_cuda_graph", lazy(r"--disable-cuda-graph(?![\w-])", _I),
               HIGH, "SGLang --disable-cuda-graph", needs="--disable-cuda-graph"),
     GraphRule("sglang.disable_cuda_graph", lazy(r"^[ \t]*disable_cuda_graph[ \t]*:[ \t]*true\b", _I),
-              HIGH, "SGLang disable_cuda_graph: true", needs="disable_cuda_graph"),
+              HIGH, N_('SGLang disable_cuda_graph: true'), needs="disable_cuda_graph"),
     GraphRule("sglang.graph_backend_disabled", lazy(r"--cuda-graph-backend[-\w]*[= ]disabled\b", _I),
-              HIGH, "SGLang CUDA graph backend disabled", needs="--cuda-graph-backend"),
+              HIGH, N_('SGLang CUDA graph backend disabled'), needs="--cuda-graph-backend"),
     GraphRule("sglang.disable_padding", lazy(r"--disable-cuda-graph-padding(?![\w-])", _I),
-              LOW, "SGLang --disable-cuda-graph-padding (graphs only for exact batch sizes)", needs="--disable-cuda-graph-padding"),
+              LOW, N_('SGLang --disable-cuda-graph-padding (graphs only for exact batch sizes)'), needs="--disable-cuda-graph-padding"),
     GraphRule("trtllm.cuda_graph_config_null", lazy(r"^[ \t]*cuda_graph_config[ \t]*:[ \t]*(null|~|None)?[ \t]*(#.*)?$", _I),
-              HIGH, "TensorRT-LLM cuda_graph_config: null (graphs are on when the key is absent)", needs="cuda_graph_config"),
+              HIGH, N_('TensorRT-LLM cuda_graph_config: null (graphs are on when the key is absent)'), needs="cuda_graph_config"),
     GraphRule("trtllm.use_cuda_graph_false", lazy(r"^[ \t]*use_cuda_graph[ \t]*:[ \t]*(false|no|0)\b", _I),
-              HIGH, "TensorRT-LLM use_cuda_graph: false", needs="use_cuda_graph"),
+              HIGH, N_('TensorRT-LLM use_cuda_graph: false'), needs="use_cuda_graph"),
 )
 #: Disaggregated prefill / context-only workers may run without graphs (docs/checks.md#runtime-cuda-graphs, traps).
 PREFILL = lazy(r"(--disaggregation-mode[= ]prefill|disaggregation_mode\s*:\s*prefill|"
@@ -78,7 +79,7 @@ class Hit:
 
 
 def _strip_comments(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("#", ";")))
+    return join('\n', (line for line in text.splitlines() if not line.lstrip().startswith(("#", ";"))))
 
 
 _SEGMENT_WORDS = ("execstart", "command", "args", "entrypoint")
@@ -108,7 +109,7 @@ def _segments(df: DeployFile) -> list[str]:
         if _segment_start(line) or line.strip() == "---":
             segments.append([])
         segments[-1].append(line)
-    return ["\n".join(s) for s in segments if any(x.strip() for x in s)]
+    return [join('\n', s) for s in segments if any(x.strip() for x in s)]
 
 
 def _has_children(text: str, m: re.Match[str]) -> bool:
@@ -144,7 +145,7 @@ def _collect(facts: Facts) -> list[Hit]:
     hits: list[Hit] = []
     roots = {s.process.pid for s in server_roots(facts)}
     for s in server_roots(facts):
-        text = " ".join(s.process.argv)
+        text = join(' ', s.process.argv)
         hits += _match(text, f"{s.process.origin}/cmdline", s.process.pid)
     for cfg in facts.serve_configs:
         if cfg.text is not None and cfg.pid in roots:
@@ -164,12 +165,7 @@ def _severity(hit: Hit, has_gpu: bool) -> str:
 
 def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
     return flag_fix(facts, files, pid, snippet,
-                    notes=(f"Remove {snippet!r} where the server is started"
-                           f"{' (' + ', '.join(files) + ')' if files else ''} and restart the server: graphs are "
-                           "captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per "
-                           "rank; lower --gpu-memory-utilization slightly if memory is tight. If a model lane "
-                           "documents eager mode as required, keep it and record why. The rollback puts "
-                           f"{snippet!r} back."))
+                    notes=(N_('Remove {snippet} where the server is started{v} and restart the server: graphs are captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents eager mode as required, keep it and record why. The rollback puts {snippet} back.', snippet=repr(snippet), v=' (' + join(', ', files) + ')' if files else '')))
 
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime",
@@ -202,36 +198,31 @@ def cuda_graphs(facts: Facts) -> Iterator[Finding]:
         files = sorted({h.where for h in group if h.pid is None})
         subject = process_label(facts, int(pid)) if pid else files[0]
         gpus = server_gpus(facts, int(pid)) if pid else []
-        why_low = ("a disaggregated prefill/context-only worker, which may run without graphs" if first.prefill
-                   else "a non-CUDA backend" if first.non_cuda else "no NVIDIA GPU on this node"
+        why_low = (N_('a disaggregated prefill/context-only worker, which may run without graphs') if first.prefill
+                   else N_('a non-CUDA backend') if first.non_cuda else N_('no NVIDIA GPU on this node')
                    if not has_gpu else "")
-        detail = (f"{first.rule.what}. Without CUDA graphs every decode step launches its kernels one by one from "
-                  "Python: published cases show 2-3x per-token latency (vLLM TP4 step 203 ms eager vs 83 ms with "
-                  "graphs; a field report measured TPOT 131 ms with graphs disabled by a leftover debug flag, "
-                  "42 ms once removed).")
+        detail = (N_('{what}. Without CUDA graphs every decode step launches its kernels one by one from Python: published cases show 2-3x per-token latency (vLLM TP4 step 203 ms eager vs 83 ms with graphs; a field report measured TPOT 131 ms with graphs disabled by a leftover debug flag, 42 ms once removed).', what=first.rule.what))
         if sev == LOW and why_low:
-            detail = f"{first.rule.what} on {why_low}; reported for completeness."
+            detail = N_('{what} on {why_low}; reported for completeness.', what=first.rule.what, why_low=why_low)
         yield Finding(
-            sev, subject, f"CUDA Graphs disabled: {first.snippet}" + (" (prefill worker)" if first.prefill else ""),
+            sev, subject, N_('CUDA Graphs disabled: {snippet}', snippet=first.snippet) + (N_(' (prefill worker)') if first.prefill else ""),
             detail=detail,
             evidence=tuple(Evidence(h.where, h.snippet) for h in group),
-            expected="CUDA graphs on (flag absent)", observed=first.snippet,
+            expected=N_('CUDA graphs on (flag absent)'), observed=first.snippet,
             impact=Impact(95 if sev == HIGH else 40 if sev == MEDIUM else 5,
-                          "2-3x higher per-token latency at small batch and with tensor parallelism"
-                          if sev != LOW else "prefill/context phase only", basis=("published measurements: vLLM TP4 decode step 203 ms eager against 83 ms with CUDA graphs; a field report measured "
-                                "TPOT 131 ms -> 42 ms once the flag was removed. Applies to decode (per-token) latency, most at small batch"
-                                if sev != LOW else "prefill runs large batches, where kernel launch overhead is a small share")),
+                          N_('2-3x higher per-token latency at small batch and with tensor parallelism')
+                          if sev != LOW else N_('prefill/context phase only'), basis=(N_('published measurements: vLLM TP4 decode step 203 ms eager against 83 ms with CUDA graphs; a field report measured TPOT 131 ms -> 42 ms once the flag was removed. Applies to decode (per-token) latency, most at small batch')
+                                if sev != LOW else N_('prefill runs large batches, where kernel launch overhead is a small share'))),
             fix=_fix(facts, files, int(pid) if pid else None, first.snippet), references=REFERENCES,
             related=tuple(gpus) + tuple(f for f in files if f != subject))
     roots = {s.process.pid for s in server_roots(facts)}
     for cfg in facts.serve_configs:
         if cfg.text is None and cfg.pid in roots:
             yield Finding(
-                UNKNOWN, str(cfg.pid), f"{cfg.flag} {cfg.path} of pid {cfg.pid} not read",
-                detail=(f"The server takes settings from {cfg.path} ({cfg.reason}); flags there that turn CUDA graphs "
-                        "off (enforce_eager, cudagraph_mode, disable_cuda_graph, cuda_graph_config) cannot be checked."),
+                UNKNOWN, str(cfg.pid), N_('{flag} {path} of pid {pid} not read', flag=cfg.flag, path=cfg.path, pid=cfg.pid),
+                detail=(N_('The server takes settings from {path} ({reason}); flags there that turn CUDA graphs off (enforce_eager, cudagraph_mode, disable_cuda_graph, cuda_graph_config) cannot be checked.', path=cfg.path, reason=cfg.reason)),
                 evidence=(Evidence(f"proc/{cfg.pid}/cmdline", f"{cfg.flag} {cfg.path}"),), references=REFERENCES)
     if not hits and (server_roots(facts) or facts.deploy_files):
-        yield Finding(PASS, "node", "no flag disables CUDA graphs",
+        yield Finding(PASS, "node", N_('no flag disables CUDA graphs'),
                       evidence=(Evidence("server command lines, deployment files",
                                          f"{len(server_roots(facts))} servers, {len(facts.deploy_files)} files"),))

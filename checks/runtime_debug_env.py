@@ -10,6 +10,7 @@ from doctor.derived.procs import EnvSetting, process_label, server_roots, user_e
 from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix, flag_fix
+from doctor.i18n import N_, capitalised, join
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.registry import check
@@ -23,7 +24,7 @@ class Rule:
     score: float
     effect: str
     server_only: bool = False
-    basis: str = "the variable's documented effect (see the references)"
+    basis: str = N_("the variable's documented effect (see the references)")
 
 
 def _is(*values: str) -> Callable[[str], bool]:
@@ -38,37 +39,33 @@ def _set(v: str) -> bool:
 #: docs/checks.md#runtime-debug-env (the transport variables live in nccl.transport).
 RULES: tuple[Rule, ...] = (
     Rule("CUDA_LAUNCH_BLOCKING", _is("1", "true", "yes"), CRITICAL, 95,
-         "every CUDA kernel launch becomes synchronous",
-         basis="CUDA programming guide: each launch waits for the kernel to finish, so the CPU and GPU no longer "
-               "overlap; applies to every request"),
+         N_('every CUDA kernel launch becomes synchronous'),
+         basis=N_('CUDA programming guide: each launch waits for the kernel to finish, so the CPU and GPU no longer overlap; applies to every request')),
     Rule("PYTORCH_NO_CUDA_MEMORY_CACHING", _is("1", "true", "yes"), HIGH, 60,
-         "PyTorch's caching allocator is off: every allocation calls cudaMalloc/cudaFree",
-         basis="PyTorch CUDA semantics documentation: the variable disables caching; cudaMalloc/cudaFree synchronise "
-               "the device"),
-    Rule("NCCL_DEBUG", _is("trace"), MEDIUM, 15, "NCCL logs every operation",
-         basis="NCCL documentation: TRACE logs every call, writing to the log on every collective"),
-    Rule("NCCL_DEBUG", _is("info"), LOW, 3, "NCCL logs at INFO (init and topology; cheap once running)"),
-    Rule("NCCL_DEBUG_SUBSYS", _is("all"), LOW, 3, "NCCL logs every subsystem"),
+         N_("PyTorch's caching allocator is off: every allocation calls cudaMalloc/cudaFree"),
+         basis=N_('PyTorch CUDA semantics documentation: the variable disables caching; cudaMalloc/cudaFree synchronise the device')),
+    Rule("NCCL_DEBUG", _is("trace"), MEDIUM, 15, N_('NCCL logs every operation'),
+         basis=N_('NCCL documentation: TRACE logs every call, writing to the log on every collective')),
+    Rule("NCCL_DEBUG", _is("info"), LOW, 3, N_('NCCL logs at INFO (init and topology; cheap once running)')),
+    Rule("NCCL_DEBUG_SUBSYS", _is("all"), LOW, 3, N_('NCCL logs every subsystem')),
     Rule("TORCH_COMPILE_DISABLE", _is("1", "true", "yes"), MEDIUM, 30,
-         "torch.compile is off; vLLM V1 piecewise CUDA graphs need it"),
+         N_('torch.compile is off; vLLM V1 piecewise CUDA graphs need it')),
     Rule("TORCHDYNAMO_DISABLE", _is("1", "true", "yes"), MEDIUM, 30,
-         "TorchDynamo is off, so torch.compile (and vLLM's compiled graphs) is skipped"),
-    Rule("NCCL_ALGO", _set, LOW, 5, "overrides NCCL's algorithm choice"),
-    Rule("NCCL_PROTO", _set, LOW, 5, "overrides NCCL's protocol choice"),
+         N_("TorchDynamo is off, so torch.compile (and vLLM's compiled graphs) is skipped")),
+    Rule("NCCL_ALGO", _set, LOW, 5, N_("overrides NCCL's algorithm choice")),
+    Rule("NCCL_PROTO", _set, LOW, 5, N_("overrides NCCL's protocol choice")),
     Rule("VLLM_TRACE_FUNCTION", _is("1", "true", "yes"), HIGH, 60,
-         "vLLM traces every Python function call to a log file (its docs: for debugging hangs only)"),
+         N_('vLLM traces every Python function call to a log file (its docs: for debugging hangs only)')),
     Rule("TORCH_DISTRIBUTED_DEBUG", _is("detail"), MEDIUM, 20,
-         "PyTorch wraps every collective with a consistency check (an extra collective per call)"),
-    Rule("TORCH_DISTRIBUTED_DEBUG", _is("info"), LOW, 3, "PyTorch logs distributed initialisation details"),
-    Rule("NCCL_MAX_NCHANNELS", _set, LOW, 5, "caps NCCL channels (discouraged in production)"),
-    Rule("TORCH_NCCL_BLOCKING_WAIT", _is("1", "true", "yes"), LOW, 5, "collectives block the host thread"),
+         N_('PyTorch wraps every collective with a consistency check (an extra collective per call)')),
+    Rule("TORCH_DISTRIBUTED_DEBUG", _is("info"), LOW, 3, N_('PyTorch logs distributed initialisation details')),
+    Rule("NCCL_MAX_NCHANNELS", _set, LOW, 5, N_('caps NCCL channels (discouraged in production)')),
+    Rule("TORCH_NCCL_BLOCKING_WAIT", _is("1", "true", "yes"), LOW, 5, N_('collectives block the host thread')),
     Rule("CUDA_DEVICE_MAX_CONNECTIONS", _is("1"), LOW, 5,
-         "serialises the GPU's hardware work queues (a Megatron training setting)", server_only=True),
+         N_("serialises the GPU's hardware work queues (a Megatron training setting)"), server_only=True),
 )
 #: NCCL's own words on its algorithm and protocol variables (env.html, section "Debugging")
-NCCL_DEBUG_SECTION = ("NCCL's documentation lists this variable under Debugging: such parameters \"should not be used in "
-                      "production nor retained in scripts, or only as workaround, and removed as soon as the issue is "
-                      "resolved. Keeping them set may result in sub-optimal behavior, crashes, or hangs.\"")
+NCCL_DEBUG_SECTION = (N_('NCCL\'s documentation lists this variable under Debugging: such parameters "should not be used in production nor retained in scripts, or only as workaround, and removed as soon as the issue is resolved. Keeping them set may result in sub-optimal behavior, crashes, or hangs."'))
 NVSWITCH_DEVICES = frozenset({0x1AF1, 0x22A3})  # A100 and H100 NVSwitch (class 0x0680)
 
 
@@ -82,13 +79,11 @@ def _items(value: str) -> tuple[bool, set[str]]:
 def _judge_proto(value: str, facts: Facts) -> tuple[str, float, str]:
     exclude, items = _items(value)
     if exclude and items == {"ll128"}:
-        return (LOW, 3, "excludes LL128: NCCL's documented workaround for LL128 data corruption on HGX H100 "
-                        "(NCCL 2.18.1 known issue); drop it once NCCL is upgraded")
+        return (LOW, 3, N_("excludes LL128: NCCL's documented workaround for LL128 data corruption on HGX H100 (NCCL 2.18.1 known issue); drop it once NCCL is upgraded"))
     allowed = ({"ll", "ll128", "simple"} - items) if exclude else items
     if "ll" not in allowed:
-        return (MEDIUM, 25, "forbids the LL protocol, which NCCL uses for small messages: the small all-reduces of "
-                            "every tensor-parallel decode step take the slower Simple path")
-    return LOW, 5, f"restricts NCCL's protocols to {', '.join(sorted(allowed)) or 'none'}"
+        return (MEDIUM, 25, N_('forbids the LL protocol, which NCCL uses for small messages: the small all-reduces of every tensor-parallel decode step take the slower Simple path'))
+    return LOW, 5, N_("restricts NCCL's protocols to {v}", v=join(', ', sorted(allowed)) or 'none')
 
 
 def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
@@ -96,27 +91,26 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
     nvswitch = any(d.vendor == 0x10DE and d.device in NVSWITCH_DEVICES for d in facts.pci.devices.values())
     nvls = {"nvls", "nvlstree"}
     if nvswitch and (nvls <= items if exclude else not items & nvls):
-        return (MEDIUM, 20, "keeps NCCL off NVLink SHARP (NVLS), the all-reduce the NVSwitches of this node offload; "
-                            "NCCL otherwise picks it for the tensor-parallel all-reduces")
-    return LOW, 5, f"{'excludes' if exclude else 'restricts NCCL to'} the {', '.join(sorted(items))} algorithm(s)"
+        return (MEDIUM, 20, N_('keeps NCCL off NVLink SHARP (NVLS), the all-reduce the NVSwitches of this node offload; NCCL otherwise picks it for the tensor-parallel all-reduces'))
+    return LOW, 5, N_('{v} the {items} algorithm(s)', v='excludes' if exclude else 'restricts NCCL to', items=join(', ', sorted(items)))
 
 
 #: server flags with the same effect as a debug variable: (pattern, severity, score, effect)
 FLAGS: tuple[tuple[re.Pattern[str], str, float, str], ...] = (
     (lazy(r"--log[-_]verbose(?:\s*[=: ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
-     "Triton logs every request and model step at verbose level"),
+     N_('Triton logs every request and model step at verbose level')),
     (lazy(r"--disable[-_]custom[-_]all[-_]reduce(?![\w-])(?!\s*:\s*[\"']?(false|no|0)\b)"), MEDIUM, 20,
-     "vLLM hands its small tensor-parallel all-reduces to NCCL instead of its faster custom all-reduce"),
+     N_('vLLM hands its small tensor-parallel all-reduces to NCCL instead of its faster custom all-reduce')),
 )
 
 
 def _flag_hits(facts: Facts) -> list[tuple[int, str, str, str, float, str]]:
     """(pattern index, where, snippet, severity, score, effect) for server command lines and deployment files."""
-    texts = [(f"{s.process.origin}/cmdline", " ".join(s.process.argv)) for s in server_roots(facts)]
-    texts += [(df.path, "\n".join(x for x in df.text.splitlines() if not x.lstrip().startswith("#")))
+    texts = [(f"{s.process.origin}/cmdline", join(' ', s.process.argv)) for s in server_roots(facts)]
+    texts += [(df.path, join('\n', (x for x in df.text.splitlines() if not x.lstrip().startswith("#"))))
               for df in facts.deploy_files]
     roots = {s.process.pid for s in server_roots(facts)}
-    texts += [(c.path, "\n".join("--" + x.strip() for x in c.text.splitlines() if not x.lstrip().startswith("#")))
+    texts += [(c.path, join('\n', ("--" + x.strip() for x in c.text.splitlines() if not x.lstrip().startswith("#"))))
               for c in facts.serve_configs if c.text is not None and c.pid in roots]
     hits = []
     for where, text in texts:
@@ -126,7 +120,7 @@ def _flag_hits(facts: Facts) -> list[tuple[int, str, str, str, float, str]]:
                 continue
             if i == 1 and all_consumer(facts):
                 severity, score = LOW, 3
-                effect += " (GeForce GPUs have no peer-to-peer, so vLLM would not use it anyway)"
+                effect += N_(' (GeForce GPUs have no peer-to-peer, so vLLM would not use it anyway)')
             hits.append((i, where, m.group(0).strip(), severity, score, effect))
     return hits
 
@@ -149,18 +143,15 @@ def _pid_of(where: str) -> int | None:
 
 def _flag_fix(facts: Facts, files: list[str], pid: int | None, snippet: str, places: list[str]) -> Fix:
     """Remove a one-word flag where the server is started; a flag with a separate value is for a human."""
-    notes = (f"Remove {snippet!r} from the server's command line ({', '.join(places)}) and restart it. "
-             f"To undo, add {snippet!r} back and restart the server.")
+    notes = (N_("Remove {snippet} from the server's command line ({places}) and restart it. To undo, add {snippet} back and restart the server.", snippet=repr(snippet), places=join(', ', places)))
     if len(snippet.split()) != 1:
         return Fix(notes=notes)
     return flag_fix(facts, files, pid, snippet, notes=notes)
 
 
 def _fix(facts: Facts, s: EnvSetting) -> Fix:
-    places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
-    return env_fix(facts, s, notes=(f"{s.name}={s.value} is set where the server is started ({places}); the "
-                                    "variable is read at start-up only, so the server must restart. The rollback "
-                                    "puts it back exactly as it was."))
+    places = join(', ', [f"pid {p}" for p in s.pids] + list(s.files))
+    return env_fix(facts, s, notes=(N_('{name}={value} is set where the server is started ({places}); the variable is read at start-up only, so the server must restart. The rollback puts it back exactly as it was.', name=s.name, value=s.value, places=places)))
 
 
 @check("runtime.debug_env", "Debug variables in the server environment", "runtime",
@@ -189,13 +180,12 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         if judge is not None:
             severity, score, effect = judge(s.value, facts)
             basis = NCCL_DEBUG_SECTION
-        extra = f" {NCCL_DEBUG_SECTION}" if judge is not None else ""
+        extra = " " + NCCL_DEBUG_SECTION if judge is not None else ""
         yield Finding(
-            severity, subject, f"{s.name}={s.value}: {effect}",
-            detail=(f"Set by the user in {', '.join([process_label(facts, p) for p in s.pids] + list(s.files))}. "
-                    f"{effect[0].upper() + effect[1:]}.{extra}"),
+            severity, subject, N_('{name}={value}: {effect}', name=s.name, value=s.value, effect=effect),
+            detail=(N_('Set by the user in {v}. {effect}.{extra}', v=join(', ', [process_label(facts, p) for p in s.pids] + list(s.files)), effect=capitalised(effect), extra=extra)),
             evidence=tuple(Evidence(src, val) for src, val in s.evidence),
-            expected=f"{s.name} unset", observed=f"{s.name}={s.value}",
+            expected=N_('{name} unset', name=s.name), observed=N_('{name}={value}', name=s.name, value=s.value),
             impact=Impact(score, effect, basis=basis), fix=_fix(facts, s), references=REFERENCES,
             related=tuple(s.files if s.pids else s.files[1:]))
     by_flag: dict[int, list[tuple[int, str, str, str, float, str]]] = {}
@@ -209,12 +199,12 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         pid = _pid_of(where)
         yield Finding(
             severity, process_label(facts, pid) if pid is not None else where,
-            f"{snippet}: {effect}", detail=f"Found in {', '.join(places)}. {effect[0].upper() + effect[1:]}.",
-            evidence=tuple(Evidence(h[1], h[2]) for h in hits), expected="flag absent", observed=snippet,
-            impact=Impact(score, effect, basis="the flag's documented effect (see the references)"),
+            N_('{snippet}: {effect}', snippet=snippet, effect=effect), detail=N_('Found in {places}. {effect}.', places=join(', ', places), effect=capitalised(effect)),
+            evidence=tuple(Evidence(h[1], h[2]) for h in hits), expected=N_('flag absent'), observed=snippet,
+            impact=Impact(score, effect, basis=N_("the flag's documented effect (see the references)")),
             fix=_flag_fix(facts, files, pid, snippet, places),
             references=REFERENCES)
     if not found and (facts.processes or facts.deploy_files):
-        yield Finding(PASS, "node", "no debugging variable in the servers' environment",
+        yield Finding(PASS, "node", N_("no debugging variable in the servers' environment"),
                       evidence=(Evidence("proc/*/environ, deployment files",
                                          f"{len(facts.processes)} processes, {len(facts.deploy_files)} files"),))

@@ -10,6 +10,7 @@ from doctor.facts import Facts
 from doctor.facts.limits import UNLIMITED
 from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
@@ -39,29 +40,24 @@ def runtime_memlock(facts: Facts) -> Iterator[Finding]:
         known = [(s, lim) for s, lim in limits if lim is not None]
         label = f"pid {root} ({members[0].framework})"
         if not known:
-            yield Finding(UNKNOWN, label, "locked-memory limit of the server not recorded",
+            yield Finding(UNKNOWN, label, N_('locked-memory limit of the server not recorded'),
                           evidence=(Evidence(f"proc/{root}/limits", "not recorded"),), subject_id=f"pid:{root}")
             continue
         low = [(s, lim) for s, lim in known if not lim.unlimited]
         if not low:
-            yield Finding(PASS, label, f"Max locked memory unlimited for {len(known)} server processes",
+            yield Finding(PASS, label, N_('Max locked memory unlimited for {n_known} server processes', n_known=len(known)),
                           evidence=(Evidence(known[0][1].origin, "Max locked memory unlimited"),), subject_id=f"pid:{root}")
             continue
         pids = [s.process.pid for s, _ in low]
         yield Finding(
-            HIGH, label, f"Max locked memory is {_word(low[0][1].soft)} bytes for {len(low)} server processes "
-                         "using RDMA",
-            detail="RDMA registers (pins) NCCL's and the KV-transfer buffers; a locked-memory limit makes "
-                   "ibv_reg_mr fail with ENOMEM, so NCCL aborts or the transfer layer falls back to slow copies. "
-                   "prlimit helps registrations made after it; restart the server to be sure.",
+            HIGH, label, N_('Max locked memory is {word} bytes for {n_low} server processes using RDMA', word=_word(low[0][1].soft), n_low=len(low)),
+            detail=N_("RDMA registers (pins) NCCL's and the KV-transfer buffers; a locked-memory limit makes ibv_reg_mr fail with ENOMEM, so NCCL aborts or the transfer layer falls back to slow copies. prlimit helps registrations made after it; restart the server to be sure."),
             evidence=tuple(Evidence(lim.origin, f"Max locked memory {_word(lim.soft)} {_word(lim.hard)} bytes")
                            for _, lim in low[:4]),
-            expected="unlimited", observed=f"{_word(low[0][1].soft)} bytes",
-            impact=Impact(40, "inter-node collectives fail or fall back off GPUDirect RDMA",
-                          basis='NCCL troubleshooting guide: ibv_reg_mr fails when the locked-memory limit is too low'),
+            expected="unlimited", observed=N_('{word} bytes', word=_word(low[0][1].soft)),
+            impact=Impact(40, N_('inter-node collectives fail or fall back off GPUDirect RDMA'),
+                          basis=N_('NCCL troubleshooting guide: ibv_reg_mr fails when the locked-memory limit is too low')),
             fix=make("prlimit_memlock",
-                     "Persistent: systemd unit `LimitMEMLOCK=infinity` under [Service]; Docker "
-                          "`--ulimit memlock=-1:-1`; Kubernetes: LimitMEMLOCK=infinity in containerd's unit; "
-                          "PAM: `* - memlock unlimited` in /etc/security/limits.d/.",
+                     N_("Persistent: systemd unit `LimitMEMLOCK=infinity` under [Service]; Docker `--ulimit memlock=-1:-1`; Kubernetes: LimitMEMLOCK=infinity in containerd's unit; PAM: `* - memlock unlimited` in /etc/security/limits.d/."),
                      previous={str(s.process.pid): [_limit(lim.soft), _limit(lim.hard)] for s, lim in low}),
             references=REFERENCES, related=tuple(f"pid:{p}" for p in pids), subject_id=f"pid:{root}")

@@ -8,6 +8,7 @@ from doctor.derived.procs import ServerProcess, gpus_of, server_groups, servers
 from doctor.facts import Facts
 from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#docker",
@@ -55,15 +56,12 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
     size_mib = (small[0][1].size or 0) >> 20
     yield Finding(
         HIGH, label, f"/dev/shm is {size_mib} MiB for a server using {len(used)} GPUs",
-        detail="NCCL's shared-memory transport and vLLM/SGLang's multiprocessing queues live in /dev/shm. A "
-               "container's default of 64 MB makes NCCL fail with a Bus error or 'Error while creating shared memory "
-               "segment', or run out during CUDA graph capture.",
+        detail=N_("NCCL's shared-memory transport and vLLM/SGLang's multiprocessing queues live in /dev/shm. A container's default of 64 MB makes NCCL fail with a Bus error or 'Error while creating shared memory segment', or run out during CUDA graph capture."),
         evidence=tuple(Evidence(m.origin, f"/dev/shm {m.fstype} {m.options}") for _, m in small[:3]),
-        expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=f"{size_mib} MiB",
-        impact=Impact(60, "collectives crash or the server fails during start-up",
-                          basis="NCCL troubleshooting guide: Docker's 64 MB /dev/shm is too small for NCCL's shared-memory transport"),
+        expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=N_('{size_mib} MiB', size_mib=size_mib),
+        impact=Impact(60, N_('collectives crash or the server fails during start-up'),
+                          basis=N_("NCCL troubleshooting guide: Docker's 64 MB /dev/shm is too small for NCCL's shared-memory transport")),
         fix=make("shm_resize",
-                 f"Persistent: start the container with --shm-size={ADVISED} (or --ipc=host); Kubernetes: mount an "
-                      "emptyDir with medium: Memory at /dev/shm; docker compose: shm_size.",
+                 N_('Persistent: start the container with --shm-size={ADVISED} (or --ipc=host); Kubernetes: mount an emptyDir with medium: Memory at /dev/shm; docker compose: shm_size.', ADVISED=ADVISED),
                  pid=pids[0], size=ADVISED, previous=small[0][1].size),
         references=REFERENCES, related=tuple(f"pid:{p}" for p in pids), subject_id=f"pid:{root}")

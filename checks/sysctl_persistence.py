@@ -11,6 +11,7 @@ from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import sysctl_fix
 from doctor.fixes.sysctl_keys import KNOWN_SYSCTLS, generic_key
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 GND_PREFIX = "90-gnd-"
@@ -26,7 +27,7 @@ def _base(path: str) -> str:
 
 
 def _norm(value: str) -> str:
-    return " ".join(value.split())
+    return join(' ', value.split())
 
 
 @check("sysctl.persistence", "Boot-time sysctl files vs. the doctor's fixes and the running values", "network",
@@ -49,14 +50,13 @@ def persistence(facts: Facts) -> Iterator[Finding]:
             where, theirs = later[-1]
             flagged.add(key)
             yield Finding(
-                MEDIUM, key, f"{where} overrides {key} = {ours} from {_base(path)} at boot",
-                detail=(f"sysctl --system applies files by name and /etc/sysctl.conf last, so {where} wins: "
-                        f"after the next reboot {key} is {theirs} again."),
+                MEDIUM, key, N_('{where} overrides {key} = {ours} from {base} at boot', where=where, key=key, ours=ours, base=_base(path)),
+                detail=(N_('sysctl --system applies files by name and /etc/sysctl.conf last, so {where} wins: after the next reboot {key} is {theirs} again.', where=where, key=key, theirs=theirs)),
                 evidence=(Evidence(path, f"{key} = {ours}"), Evidence(where, f"{key} = {theirs}")),
-                expected=f"{key} = {ours} at boot", observed=f"{key} = {theirs} from {where}",
-                impact=Impact(10, "the fix is lost at the next reboot",
-                          basis="sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot"),
-                fix=Fix(notes=f"Remove {key} from /{where} (or set it to {ours} there), then run sysctl --system."),
+                expected=N_('{key} = {ours} at boot', key=key, ours=ours), observed=N_('{key} = {theirs} from {where}', key=key, theirs=theirs, where=where),
+                impact=Impact(10, N_('the fix is lost at the next reboot'),
+                          basis=N_("sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot")),
+                fix=Fix(notes=N_('Remove {key} from /{where} (or set it to {ours} there), then run sysctl --system.', key=key, where=where, ours=ours)),
                 references=REFERENCES)
     effective: dict[str, tuple[str, str]] = {}
     for path, values in files:
@@ -71,17 +71,16 @@ def persistence(facts: Facts) -> Iterator[Finding]:
             continue
         drift += 1
         persist_here = _base(path) <= PERSIST_CONF and not path.endswith("etc/sysctl.conf")
-        notes = ("If the running value is the one you want, keep it at boot; otherwise run sysctl --system to "
-                 "go back to the files' value.")
+        notes = (N_("If the running value is the one you want, keep it at boot; otherwise run sysctl --system to go back to the files' value."))
         fix = (sysctl_fix({key: _norm(now)}, sysctls, PERSIST_CONF, notes=notes) if persist_here else
-               Fix(notes=f"{notes} {path} sorts after {PERSIST_CONF}: change {key} in /{path} itself."))
+               Fix(notes=N_('{notes} {path} sorts after {PERSIST_CONF}: change {key} in /{path} itself.', notes=notes, path=path, PERSIST_CONF=PERSIST_CONF, key=key)))
         yield Finding(
-            LOW, key, f"{key} runs {_norm(now)} but the boot files set {_norm(boot)}",
-            detail=f"The running value was set by hand or by a tool; at the next reboot {path} sets {_norm(boot)}.",
+            LOW, key, N_('{key} runs {norm} but the boot files set {norm2}', key=key, norm=_norm(now), norm2=_norm(boot)),
+            detail=N_('The running value was set by hand or by a tool; at the next reboot {path} sets {norm}.', path=path, norm=_norm(boot)),
             evidence=(Evidence(sysctls.origins.get(key, "sysctl"), f"{key} = {_norm(now)}"),
                       Evidence(path, f"{key} = {_norm(boot)}")),
-            expected=f"running value = boot value ({_norm(boot)})", observed=_norm(now),
-            impact=Impact(5, "the running tuning changes at the next reboot",
-                          basis="sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot"), fix=fix, references=REFERENCES)
+            expected=N_('running value = boot value ({norm})', norm=_norm(boot)), observed=_norm(now),
+            impact=Impact(5, N_('the running tuning changes at the next reboot'),
+                          basis=N_("sysctl --system applies /etc/sysctl.d files in name order; the later file's value wins at boot")), fix=fix, references=REFERENCES)
     if not flagged and not drift:
-        yield Finding(PASS, "node", f"{len(files)} sysctl file(s) agree with the running values")
+        yield Finding(PASS, "node", N_('{n_files} sysctl file(s) agree with the running values', n_files=len(files)))

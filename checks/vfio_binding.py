@@ -10,6 +10,7 @@ from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import os_family
+from doctor.i18n import N_, join
 from doctor.registry import check
 
 REFERENCES = (
@@ -26,13 +27,13 @@ SYS = "/sys/bus/pci"
 
 def _inference_host(facts: Facts) -> tuple[bool, str]:
     if NVIDIA_MODULE in (facts.modules or frozenset()):
-        return True, "the nvidia module is loaded"
+        return True, N_('the nvidia module is loaded')
     if any(g.processes for g in facts.gpus.gpus):
-        return True, "GPU processes are running"
+        return True, N_('GPU processes are running')
     on_nvidia = [d.address for d in facts.pci.gpus if d.driver == NVIDIA_MODULE]
     if on_nvidia:
-        return True, f"other GPUs are on the nvidia driver ({', '.join(on_nvidia[:2])})"
-    return False, "no nvidia module, GPU process or GPU on the nvidia driver"
+        return True, N_('other GPUs are on the nvidia driver ({on_nvidia})', on_nvidia=join(', ', on_nvidia[:2]))
+    return False, N_('no nvidia module, GPU process or GPU on the nvidia driver')
 
 
 def _hypervisor(facts: Facts) -> str | None:
@@ -85,19 +86,18 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
         if back_to_nvidia:
             found += 1
             yield Finding(
-                HIGH, label, "GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it",
-                detail=f"This host runs inference ({why}), but {gpu.address} is held by vfio-pci"
-                       + (" because of boot-time configuration." if boot_ev else "."),
-                evidence=evidence, expected="driver nvidia", observed=f"driver {gpu.driver}",
-                impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start", basis="a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host"),
+                HIGH, label, N_('GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it'),
+                detail=N_('This host runs inference ({why}), but {address} is held by vfio-pci', why=why, address=gpu.address)
+                       + (N_(' because of boot-time configuration.') if boot_ev else "."),
+                evidence=evidence, expected=N_('driver nvidia'), observed=N_('driver {driver}', driver=gpu.driver),
+                impact=Impact(70, N_('one GPU fewer for serving; tensor-parallel groups that expect it fail to start'), basis=N_('a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host')),
                 fix=make("vfio_release", address=gpu.address, boot_remove=remove, modprobe=lines,
                          os_family=os_family(facts.host.os_release),
-                         notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
-                              "modprobe.d and rebuild the initramfs (run the line for your distribution)."),
+                         notes=N_('Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and modprobe.d and rebuild the initramfs (run the line for your distribution).')),
                 references=REFERENCES, related=(gpu.address,))
         elif hypervisor is not None:
-            yield Finding(INFO, label, "GPU bound to vfio-pci for passthrough",
-                          detail=f"A hypervisor runs here ({hypervisor}), so the binding looks deliberate.",
+            yield Finding(INFO, label, N_('GPU bound to vfio-pci for passthrough'),
+                          detail=N_('A hypervisor runs here ({hypervisor}), so the binding looks deliberate.', hypervisor=hypervisor),
                           evidence=evidence, references=REFERENCES)
         if gpu.iommu_group and not back_to_nvidia:
             # Viability only matters for a GPU that stays on vfio-pci; asking to move its group mates
@@ -108,16 +108,14 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
             if blockers:
                 found += 1
                 yield Finding(
-                    MEDIUM, label, f"VFIO group {gpu.iommu_group} is not viable: "
-                                   f"{', '.join(f'{b.address} on {b.driver}' for b in blockers)}",
-                    detail="Every device in an IOMMU group must be on vfio-pci, pci-stub or no driver (bridges on "
-                           "pcieport are fine) before the group can be given to a VM; starting the VM fails.",
+                    MEDIUM, label, N_('VFIO group {iommu_group} is not viable: {v}', iommu_group=gpu.iommu_group, v=join(', ', (f'{b.address} on {b.driver}' for b in blockers))),
+                    detail=N_('Every device in an IOMMU group must be on vfio-pci, pci-stub or no driver (bridges on pcieport are fine) before the group can be given to a VM; starting the VM fails.'),
                     evidence=tuple(Evidence(b.attr("driver"), b.driver or "") for b in blockers),
-                    expected="group members on vfio-pci, pci-stub, pcieport (bridges) or unbound",
-                    observed=", ".join(f"{b.address}: {b.driver}" for b in blockers),
-                    impact=Impact(10, "the VM that should get this GPU fails to start", basis="VFIO needs every device of the IOMMU group bound to vfio-pci (or to no driver) before the group can be assigned"),
+                    expected=N_('group members on vfio-pci, pci-stub, pcieport (bridges) or unbound'),
+                    observed=join(', ', (f"{b.address}: {b.driver}" for b in blockers)),
+                    impact=Impact(10, N_('the VM that should get this GPU fails to start'), basis=N_('VFIO needs every device of the IOMMU group bound to vfio-pci (or to no driver) before the group can be assigned')),
                     fix=make("vfio_group", devices={b.address: b.driver or "" for b in blockers},
-                             notes="Or pass the whole group (for example the GPU's .1 audio function) to the VM."),
+                             notes=N_("Or pass the whole group (for example the GPU's .1 audio function) to the VM.")),
                     references=REFERENCES, related=tuple(b.address for b in blockers))
     for gpu in gpus:
         override = gpu.driver_override
@@ -125,14 +123,13 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
             found += 1
             yield Finding(
                 LOW, gpu_label(facts, gpu.address),
-                f"driver_override is {override!r} while bound to {gpu.driver}: flips on the next rebind",
-                detail="The override takes effect the next time the device is unbound or the driver reloads "
-                       "(driver update, GPU reset, nvidia module reload).",
+                N_('driver_override is {override} while bound to {driver}: flips on the next rebind', override=repr(override), driver=gpu.driver),
+                detail=N_('The override takes effect the next time the device is unbound or the driver reloads (driver update, GPU reset, nvidia module reload).'),
                 evidence=(Evidence(gpu.attr("driver_override"), override), Evidence(gpu.attr("driver"), gpu.driver)),
                 expected="(null)", observed=override,
-                impact=Impact(20, "the GPU disappears from CUDA after the next driver reload", basis="driver_override makes the next probe bind that driver instead of nvidia"),
+                impact=Impact(20, N_('the GPU disappears from CUDA after the next driver reload'), basis=N_('driver_override makes the next probe bind that driver instead of nvidia')),
                 fix=make("driver_override_clear", address=gpu.address, previous=override),
                 references=REFERENCES, related=(gpu.address,))
     if not found:
-        yield Finding(PASS, "node", f"no GPU wrongly on vfio-pci ({len(on_vfio)} on vfio-pci)",
+        yield Finding(PASS, "node", N_('no GPU wrongly on vfio-pci ({n_on_vfio} on vfio-pci)', n_on_vfio=len(on_vfio)),
                       evidence=tuple(Evidence(g.attr("driver"), g.driver or "none") for g in gpus[:2]))

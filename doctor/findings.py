@@ -8,6 +8,7 @@ Ranking happens once, here: by severity, then by impact score, then by check id 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
 from dataclasses import field, fields, replace
 from enum import Enum
 from typing import Any, Final
@@ -101,10 +102,13 @@ class Impact:
 
     @property
     def line(self) -> str:
-        """The impact for people: the sentence and its basis."""
-        if self.text and self.basis:
-            return f"{self.text.rstrip('.')} (basis: {self.basis.rstrip('.')})."
-        return self.text or (f"basis: {self.basis}" if self.basis else "")
+        """The impact for people: the sentence and its basis (in the current language's words)."""
+        from doctor.i18n import _
+
+        text, basis = self.text.rstrip(".。"), self.basis.rstrip(".。")
+        if text and basis:
+            return _("{text} (basis: {basis}).").format(text=text, basis=basis)
+        return self.text or (_("basis: {basis}").format(basis=self.basis) if self.basis else "")
 
 
 PHASES = ("runtime", "persistent", "rollback")
@@ -298,7 +302,51 @@ class Finding:
                 value = list(value)
             data[f] = value
         data["fix"] = self.fix.to_dict()
+        messages = self.messages()
+        if messages:
+            data["i18n"] = messages
         return data
+
+    def messages(self) -> dict[str, object]:
+        """The translatable prose fields (``title``, ``impact.text``, ``fix.steps.2.description`` ...) as
+        :func:`doctor.i18n.encode` writes them: what ``--lang`` translates when a saved result is rendered."""
+        from doctor.i18n import Msg, encode
+
+        out: dict[str, object] = {}
+        for path, value in self._prose():
+            if isinstance(value, Msg):
+                out[path] = encode(value)
+        return out
+
+    def _prose(self) -> Iterator[tuple[str, str]]:
+        for name in _PROSE_FIELDS:
+            yield name, getattr(self, name)
+        yield "impact.text", self.impact.text
+        yield "impact.basis", self.impact.basis
+        yield "fix.notes", self.fix.notes
+        for i, step in enumerate(self.fix.steps):
+            yield f"fix.steps.{i}.description", step.description
+            yield f"fix.steps.{i}.manual", step.manual
+
+    def with_messages(self, messages: object) -> Finding:
+        """This finding with the prose fields ``messages`` (from :meth:`messages`) encodes, where they
+        read exactly as the field does (an edited or redacted field keeps its own text)."""
+        if not isinstance(messages, dict) or not messages:
+            return self
+        from doctor.i18n import restore
+
+        top: dict[str, Any] = {n: restore(getattr(self, n), messages[n]) for n in _PROSE_FIELDS if n in messages}
+        impact = self.impact
+        if "impact.text" in messages or "impact.basis" in messages:
+            impact = replace(impact, text=restore(impact.text, messages.get("impact.text")),
+                             basis=restore(impact.basis, messages.get("impact.basis")))
+        fix = self.fix
+        if any(str(k).startswith("fix.") for k in messages):
+            steps = tuple(replace(st, description=restore(st.description, messages.get(f"fix.steps.{i}.description")),
+                                  manual=restore(st.manual, messages.get(f"fix.steps.{i}.manual")))
+                          for i, st in enumerate(fix.steps))
+            fix = replace(fix, steps=steps, notes=restore(fix.notes, messages.get("fix.notes")))
+        return replace(self, **top, impact=impact, fix=fix)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
@@ -321,7 +369,7 @@ class Finding:
             related=tuple(map(str, data.get("related") or ())),
             confidence=float(data.get("confidence", 1.0) or 0), check=str(data.get("check", "")),
             category=str(data.get("category", "")), rank=int(data.get("rank", 0) or 0),
-        )
+        ).with_messages(data.get("i18n"))
 
 
 _PCI_IN_LABEL = lazy(r"\(([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\)$")
@@ -373,6 +421,8 @@ def summary(findings: list[Finding]) -> dict[str, int]:
 
 #: Finding's fields in order, the fix last (the JSON contract's key order)
 _FINDING_FIELDS: Final = tuple(f.name for f in fields(Finding) if f.name != "fix")
+#: Finding's own prose fields (translated when rendered; ``subject`` is a name, ``check`` an id)
+_PROSE_FIELDS: Final = ("title", "detail", "expected", "observed")
 
 
 def _scalars(obj: Evidence | Impact) -> dict[str, Any]:

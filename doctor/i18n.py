@@ -1,4 +1,9 @@
-"""Translations of the user-visible chrome (headings, labels, summaries, check titles).
+"""Translations: the chrome (headings, labels, summaries, check titles) and the prose checks write.
+
+Checks write prose as :class:`Msg` (``N_("link runs at {what}", what=...)``): a ``str`` that reads as
+the English text (what the JSON result, ids and tests see) and remembers its catalog msgid and named
+parameters, so that a renderer translates it at render time (:func:`tr`, :func:`localise`) in the
+language asked for. Commands, evidence values and file contents are plain strings and never translated.
 
 Standard library only: :mod:`gettext` reads the compiled catalogs shipped in ``doctor/locale``
 (``<lang>/LC_MESSAGES/gnd.mo``); Babel is a development tool and Jinja2 is loaded only by the
@@ -13,9 +18,12 @@ from __future__ import annotations
 
 import gettext
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 DOMAIN = "gnd"
 LOCALEDIR = Path(__file__).resolve().parent / "locale"
@@ -96,9 +104,207 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return translations().ngettext(singular, plural, n)
 
 
-def N_(message: str) -> str:
-    """Mark ``message`` for extraction without translating it now."""
-    return message
+class Msg(str):
+    """English text built from a catalog ``msgid`` and named ``params`` (or the concatenation of ``parts``).
+
+    Its value is the English text, so it compares, hashes, serialises and prints as that text; ``+`` with
+    another string keeps the parts (``detail += N_(...)`` stays translatable). A method that makes a new
+    string (``.strip()``, an f-string) gives a plain ``str``: English, and :func:`tr` leaves it as it is.
+    """
+
+    msgid: str
+    params: dict[str, object]
+    parts: tuple[str, ...] | None
+    plural: tuple[str, int] | None
+
+    cap: bool
+
+    def __new__(cls, msgid: str, params: Mapping[str, object] | None = None,
+                parts: tuple[str, ...] | None = None, plural: tuple[str, int] | None = None,
+                cap: bool = False) -> Msg:
+        if parts is not None:
+            text = "".join(parts)
+        else:
+            source = msgid if plural is None or plural[1] == 1 else plural[0]
+            text = source.format(**params) if params else source
+        if cap:
+            text = text[:1].upper() + text[1:]
+        obj = super().__new__(cls, text)
+        obj.msgid, obj.params, obj.parts, obj.plural, obj.cap = msgid, dict(params or {}), parts, plural, cap
+        return obj
+
+    def __add__(self, other: str) -> str:  # type: ignore[override]
+        if not isinstance(other, str):
+            return NotImplemented
+        return Msg("", parts=(*_parts(self), *_parts(other))) if other else self
+
+    def __radd__(self, other: str) -> str:
+        if not isinstance(other, str):
+            return NotImplemented
+        return Msg("", parts=(*_parts(other), *_parts(self))) if other else self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Msg, (self.msgid, self.params, self.parts, self.plural, self.cap))
+
+
+def capitalised(text: str) -> str:
+    """``text`` with its first letter upper-case (in English; a translation keeps its own form)."""
+    return Msg("{text}", {"text": text}, cap=True)
+
+
+def _parts(text: str) -> tuple[str, ...]:
+    if isinstance(text, Msg) and text.parts is not None:
+        return text.parts
+    return (text,)
+
+
+def N_(message: str, **params: object) -> str:
+    """Mark ``message`` for extraction: a :class:`Msg` formatting ``params`` into its ``{name}``
+    placeholders, translated when rendered (:func:`tr`); it reads as the English text until then."""
+    return Msg(message, params)
+
+
+def Nn_(singular: str, plural: str, n: int, **params: object) -> str:
+    """A :class:`Msg` with a singular and a plural form chosen by ``n`` (``{n}`` is available too)."""
+    return Msg(singular, {"n": n, **params}, plural=(plural, n))
+
+
+def join(sep: str, items: Iterable[str]) -> str:
+    """``sep.join(items)`` that keeps translatable parts (a :class:`Msg` when any item is one)."""
+    items = list(items)
+    if not any(isinstance(i, Msg) or isinstance(sep, Msg) for i in items):
+        return sep.join(items)
+    parts: list[str] = []
+    for i, item in enumerate(items):
+        if i:
+            parts.append(sep)
+        parts.extend(_parts(item))
+    return Msg("", parts=tuple(parts)) if parts else ""
+
+
+def tr(text: str) -> str:
+    """``text`` in the current language: a :class:`Msg` translated (its parameters too), a plain ``str``
+    as it is (commands, evidence, values)."""
+    if not isinstance(text, Msg):
+        return text
+    if text.parts is not None:
+        return "".join(tr(p) for p in text.parts)
+    if not text.msgid:
+        return str.__str__(text)
+    if text.plural is not None:
+        pattern = ngettext(text.msgid, text.plural[0], text.plural[1])
+    else:
+        pattern = _(text.msgid)
+    if not text.params:
+        return pattern
+    params = {k: tr(v) if isinstance(v, str) else v for k, v in text.params.items()}
+    try:
+        return pattern.format(**params)
+    except (KeyError, IndexError, ValueError):  # a broken translation: the English text rather than a traceback
+        return str.__str__(text)
+
+
+def localise(obj: _T) -> _T:
+    """``obj`` (a dataclass, list, tuple or dict, nested) with every :class:`Msg` in it translated into
+    the current language; the same object in English. Plain strings (commands, evidence) stay as they are."""
+    if language() == "en":
+        return obj
+    return _localise(obj, 0)  # type: ignore[return-value]
+
+
+#: fields never translated: commands, file contents, evidence, ids and fix parameters
+_VERBATIM = frozenset({"argv", "heredoc", "evidence", "params", "references", "related", "subject_id", "check",
+                       "category", "builder", "key", "phase", "id", "source"})
+
+
+def _localise(obj: object, depth: int) -> object:
+    import dataclasses
+
+    if isinstance(obj, Msg):
+        return tr(obj)
+    if isinstance(obj, str) or depth > 40:
+        return obj
+    if isinstance(obj, (list, tuple)):
+        items = [_localise(v, depth + 1) for v in obj]
+        if all(a is b for a, b in zip(items, obj)):
+            return obj
+        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)  # type: ignore[arg-type]
+    if isinstance(obj, dict):
+        new = {k: v if k in _VERBATIM else _localise(v, depth + 1) for k, v in obj.items()}
+        return obj if all(new[k] is v for k, v in obj.items()) else type(obj)(new) if type(obj) is dict else new
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {}
+        for f in dataclasses.fields(obj):
+            if not f.init or f.name in _VERBATIM:
+                continue
+            value = getattr(obj, f.name)
+            new_value = _localise(value, depth + 1)
+            if new_value is not value:
+                changes[f.name] = new_value
+        return dataclasses.replace(obj, **changes) if changes else obj
+    return obj
+
+
+def encode(text: str) -> object:
+    """A :class:`Msg` as JSON (``{"id": msgid, "args": {...}}`` or ``{"cat": [...]}``); a plain string as it is."""
+    if not isinstance(text, Msg):
+        return str.__str__(text) if isinstance(text, str) else text
+    if text.parts is not None:
+        return {"cat": [encode(p) for p in text.parts]}
+    out: dict[str, object] = {"id": text.msgid}
+    if text.params:
+        out["args"] = {k: encode(v) if isinstance(v, str) else v for k, v in text.params.items()}
+    if text.plural is not None:
+        out["plural"] = [text.plural[0], text.plural[1]]
+    if text.cap:
+        out["cap"] = True
+    return out
+
+
+def decode(data: object, depth: int = 0) -> str | None:
+    """The :class:`Msg` :func:`encode` wrote (None when ``data`` is not one: a hand-edited result)."""
+    if isinstance(data, str):
+        return data
+    if not isinstance(data, dict) or depth > 20:
+        return None
+    if isinstance(data.get("cat"), list):
+        parts = [decode(p, depth + 1) for p in data["cat"]]
+        return None if any(p is None for p in parts) else Msg("", parts=tuple(p for p in parts if p is not None))
+    msgid = data.get("id")
+    if not isinstance(msgid, str):
+        return None
+    args = data.get("args") or {}
+    if not isinstance(args, dict):
+        return None
+    params: dict[str, object] = {}
+    for k, v in args.items():
+        if isinstance(v, (dict, str)):
+            value = decode(v, depth + 1)
+            if value is None:
+                return None
+            params[str(k)] = value
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            params[str(k)] = v
+        else:
+            return None
+    plural = data.get("plural")
+    pl = None
+    if plural is not None:
+        if not (isinstance(plural, list) and len(plural) == 2 and isinstance(plural[0], str)
+                and isinstance(plural[1], int)):
+            return None
+        pl = (plural[0], plural[1])
+    try:
+        return Msg(msgid, params, plural=pl, cap=data.get("cap") is True)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return None
+
+
+def restore(value: str, data: object) -> str:
+    """``value`` as the :class:`Msg` ``data`` encodes when that reads exactly as ``value`` (a result
+    edited or redacted since keeps its own text, English)."""
+    msg = decode(data)
+    return msg if isinstance(msg, Msg) and str.__str__(msg) == value else value
 
 
 @contextmanager

@@ -33,8 +33,14 @@ class Format:
         return getattr(importlib.import_module(module), function)
 
     def render(self, view: object, **options: Any) -> str | bytes:
-        """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker`` where they apply)."""
-        return self.renderer(type(view).__name__)(view, **options)
+        """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker`` where they apply);
+        every format but JSON in the current language (the prose checks wrote translated here, once)."""
+        render = self.renderer(type(view).__name__)
+        if self.name != "json":
+            from doctor.i18n import localise
+
+            view = localise(view)
+        return render(view, **options)
 
 
 _JSON = "reports.formats:render_json"

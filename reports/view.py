@@ -114,6 +114,9 @@ def build_view(result: Result) -> View:
 
     At most :data:`MAX_FINDINGS` findings are shown (``omitted`` counts the rest) and long fields are clipped.
     """
+    from doctor.i18n import localise
+
+    result = localise(result)  # the prose in the current language (the same result when already done)
     findings = result.findings
     if len(findings) > MAX_FINDINGS:
         findings = sorted(findings, key=lambda f: severity_order(f.severity))

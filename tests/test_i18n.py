@@ -115,8 +115,12 @@ def test_check_text_in_chinese_keeps_ids_commands_and_evidence(capsys: pytest.Ca
         assert english not in text
     problems = [f for f in data["findings"] if f["severity"] in ("critical", "high", "medium", "low")]
     assert problems
-    for f in problems:
-        assert f["check"] in text and f["title"] in text  # ids and finding titles as they are
+    from doctor.findings import Finding
+
+    with i18n.use("zh-CN"):
+        for f in problems:  # ids as they are, finding titles in Chinese (the JSON keeps them in English)
+            title = i18n.tr(Finding.from_dict(f).title)
+            assert f["check"] in text and title in text and title != f["title"]
     first = problems[0]
     for step in first["fix"]["steps"]:
         if step.get("argv") and step["phase"] == "runtime":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from doctor.facts import Facts, PciDevice
 from doctor.facts.chipsets import amd_chipset_bridge, intel_pch_port
+from doctor.i18n import N_
 
 INTEL = 0x8086
 AMD = 0x1022
@@ -35,7 +36,7 @@ def intel_pch(facts: Facts, dev: PciDevice) -> tuple[PciDevice, str] | None:
     lpc = facts.pci.get(f"{domain}:00:1f.0")
     if lpc is None or lpc.vendor != INTEL or lpc.base_class != LPC_CLASS:
         return None
-    return root, f"{root.address}: Intel root port at a PCH position with the ISA/LPC bridge at {lpc.address}"
+    return root, N_('{address}: Intel root port at a PCH position with the ISA/LPC bridge at {address2}', address=root.address, address2=lpc.address)
 
 
 def amd_chipset(facts: Facts, dev: PciDevice) -> list[tuple[PciDevice, str]]:

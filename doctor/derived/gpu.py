@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
 from doctor.findings import Evidence
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 
 if TYPE_CHECKING:
@@ -68,4 +69,4 @@ def gpu_absent(facts: Facts) -> str | None:
     """Why GPU checks do not apply: no NVIDIA GPU on the PCI bus nor in the driver's view; else None."""
     if facts.gpus.gpus or any(d.vendor == 0x10DE for d in facts.pci.gpus):
         return None
-    return "no NVIDIA GPU on the PCI bus or in the driver's view"
+    return N_("no NVIDIA GPU on the PCI bus or in the driver's view")

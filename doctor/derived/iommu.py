@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from doctor.facts import Facts, PciDevice
+from doctor.i18n import N_
 
 VFIO_DRIVERS = frozenset({"vfio-pci", "vfio_pci"})
 VFIO_MODULES = frozenset({"vfio_pci", "vfio_pci_core"})
@@ -12,14 +13,14 @@ def uses_vfio(facts: Facts) -> tuple[bool, str]:
     """Whether this host passes devices through with VFIO, and why we think so."""
     bound = [d.address for d in facts.pci.devices.values() if d.driver in VFIO_DRIVERS]
     if bound:
-        return True, f"{len(bound)} device(s) bound to vfio-pci ({', '.join(bound[:3])})"
+        return True, N_('{n_bound} device(s) bound to vfio-pci ({bound})', n_bound=len(bound), bound=', '.join(bound[:3]))
     unmanaged = [g.name for g in facts.iommu.groups.values() if g.type == "unmanaged"]
     if unmanaged:
-        return True, f"IOMMU group(s) {', '.join(unmanaged[:3])} of type unmanaged (owned by VFIO)"
+        return True, N_('IOMMU group(s) {unmanaged} of type unmanaged (owned by VFIO)', unmanaged=', '.join(unmanaged[:3]))
     modules = facts.modules or frozenset()
     if modules & VFIO_MODULES:
-        return True, "the vfio_pci module is loaded"
-    return False, "no device on vfio-pci and no vfio_pci module"
+        return True, N_('the vfio_pci module is loaded')
+    return False, N_('no device on vfio-pci and no vfio_pci module')
 
 
 def group_members(facts: Facts, group: str) -> list[PciDevice]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from doctor.derived import cached
 from doctor.derived.procs import env_value, server_roots
 from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
+from doctor.i18n import N_
 from doctor.record import record
 
 #: A NIC at or above this speed carries data even without RDMA (Mb/s).
@@ -97,16 +98,16 @@ def tcp_carries_data(facts: Facts) -> tuple[bool, str]:
     if net is not None and net.value.strip().lower() == "socket":
         return True, "NCCL_NET=Socket"
     if facts.rdma and not any(p.active for p in facts.rdma):
-        return True, "no RDMA port is active, so NCCL falls back to TCP sockets"
+        return True, N_('no RDMA port is active, so NCCL falls back to TCP sockets')
     if not facts.rdma and facts.gpus.gpus:
         if not facts.netdevs:
-            return False, "no network interfaces recorded, so the transport cannot be told"
+            return False, N_('no network interfaces recorded, so the transport cannot be told')
         if not data_nics(facts):
-            return False, "no RDMA device and no data NIC (25 Gb/s or more): a single-node host"
-        return True, "no RDMA device: multi-node traffic (NCCL, KV transfer) uses TCP"
+            return False, N_('no RDMA device and no data NIC (25 Gb/s or more): a single-node host')
+        return True, N_('no RDMA device: multi-node traffic (NCCL, KV transfer) uses TCP')
     if not facts.rdma:
-        return False, "no GPU and no RDMA device"
-    return False, "RDMA ports are active and NCCL is not forced onto sockets"
+        return False, N_('no GPU and no RDMA device')
+    return False, N_('RDMA ports are active and NCCL is not forced onto sockets')
 
 
 #: The slowest NIC a TCP-served inference node is judged on when it has no data NIC (Mb/s).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from doctor.i18n import N_
+
 _DEBIAN = ("ubuntu", "debian", "mint", "pop!_os")
 _RHEL = ("red hat", "rhel", "rocky", "alma", "centos", "fedora", "oracle", "amazon linux", "suse")
 
@@ -20,4 +22,4 @@ def grub_note(os_release: str | None) -> str:
     family = os_family(os_release)
     which = {"debian": "Debian/Ubuntu (update-grub)", "rhel": "RHEL family (grubby)"}.get(
         family or "", "Debian/Ubuntu (cp, sed, update-grub) or RHEL family (grubby); run the set for your distribution")
-    return f"Boot parameters take effect after a reboot. Commands for {which}."
+    return N_("Boot parameters take effect after a reboot. Commands for {which}.", which=which)

@@ -26,6 +26,7 @@ from doctor.fixes.base import (
     SHAPE as S,
 )
 from doctor.fixes.sysctl_keys import INT, KNOWN_SYSCTLS, generic_key
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 
 R, P, B = "runtime", "persistent", "rollback"
@@ -219,7 +220,7 @@ def irq_affinity(p: Params) -> list[FixStep]:
     if not isinstance(balancer, bool) or not irqs:
         raise FixRejected("irqbalance / irqs missing")
     steps = [run(R, "set_irq_affinity_bynode.sh", str(node), nic,
-                 description="the mlnx-tools script; an alternative to the writes below")]
+                 description=N_("the mlnx-tools script; an alternative to the writes below"))]
     steps += [write(R, f"/proc/irq/{n}/smp_affinity_list", cpus, unattended=True, key=f"irq:{n}") for n in irqs]
     if balancer:
         steps.append(run(P, "systemctl", "disable", "--now", "irqbalance", key="irqbalance"))
@@ -236,7 +237,7 @@ def irq_affinity(p: Params) -> list[FixStep]:
 def link_up(p: Params) -> list[FixStep]:
     """``netdev``: an interface that is down."""
     nic = p.netdev("netdev")
-    return [run(R, "ethtool", nic, unattended=True, description="show the link"),
+    return [run(R, "ethtool", nic, unattended=True, description=N_("show the link")),
             run(R, "ip", "link", "set", "dev", nic, "up", unattended=True, key=f"link:{nic}"),
             run(B, "ip", "link", "set", "dev", nic, "down", unattended=True, key=f"link:{nic}")]
 
@@ -245,8 +246,13 @@ def link_up(p: Params) -> list[FixStep]:
 def link_autoneg(p: Params) -> list[FixStep]:
     """``netdev``: an interface negotiated below its speed."""
     nic = p.netdev("netdev")
+<<<<<<< HEAD
     return [run(R, "ethtool", nic, unattended=True, description="show the link"),
             run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True, key=f"autoneg:{nic}")]
+=======
+    return [run(R, "ethtool", nic, unattended=True, description=N_("show the link")),
+            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True)]
+>>>>>>> wt2-F
 
 
 @builder("link_mtu", netdev=Param(Fact.NETDEV), mtu=Param(Fact.MTU), previous=Param(Fact.MTU_NOW))
@@ -270,7 +276,7 @@ def rdma_port(p: Params) -> list[FixStep]:
     if address is not None:
         steps.append(run(R, "mlxlink", "-d", pci_address(address), "-p", str(port)))
     for nic in nics:
-        steps += [run(R, "ethtool", nic, unattended=True, description="show the link"),
+        steps += [run(R, "ethtool", nic, unattended=True, description=N_("show the link")),
                   run(R, "ip", "link", "set", "dev", nic, "up", unattended=True, key=f"link:{nic}")]
     return steps + [run(B, "ip", "link", "set", "dev", n, "down", unattended=True, key=f"link:{n}") for n in nics]
 
@@ -356,7 +362,7 @@ def pcie_retrain(p: Params) -> list[FixStep]:
     return [run(R, "setpci", "-s", port, RETRAIN),
             run(R, "cat", f"/sys/bus/pci/devices/{dev}/current_link_speed",
                 f"/sys/bus/pci/devices/{dev}/current_link_width"),
-            manual(B, "Nothing to undo: a retrain changes no setting (the link trains again by itself).")]
+            manual(B, N_("Nothing to undo: a retrain changes no setting (the link trains again by itself)."))]
 
 
 ACS_CTL = "ECAP_ACS+0x6.w"
@@ -521,7 +527,7 @@ def gpu_query(p: Params) -> list[FixStep]:
     """``index``; ``query``: nvlink_status, nvlink_errors or pcie. Read-only, nothing to roll back."""
     query = p.choice("query", GPU_QUERIES)
     return [run(R, "nvidia-smi", *GPU_QUERIES[query], "-i", _index(p), unattended=True,
-                description="re-read; compare under load")]
+                description=N_("re-read; compare under load"))]
 
 
 def _mode_change(p: Params, option: str, clear: tuple[tuple[str, ...], ...] = ()) -> list[FixStep]:
@@ -670,9 +676,9 @@ def roce_ecn(p: Params) -> list[FixStep]:
         raise FixRejected("previous: not roce_np/roce_rp switches")
     paths = {k: f"/sys/class/net/{nic}/ecn/{k}/enable/{prio}" for k in ECN_POINTS if k in previous}
     steps = [write(R, path, "1", unattended=True, key=f"ecn:{nic}:{k}") for k, path in paths.items()]
-    steps.append(manual(P, f"write 1 to {' and '.join(paths.values())} at every boot (a oneshot systemd unit "
-                           "ordered after the driver loads), or enable DCQCN for this priority in the NIC "
-                           "firmware with your vendor's tool", key=f"ecn:{nic}:boot"))
+    steps.append(manual(P, N_("write 1 to {files} at every boot (a oneshot systemd unit ordered after the driver "
+                              "loads), or enable DCQCN for this priority in the NIC firmware with your vendor's tool",
+                              files=" and ".join(paths.values())), key=f"ecn:{nic}:boot"))
     steps += [write(B, path, str(previous[k]), unattended=True, key=f"ecn:{nic}:{k}") for k, path in paths.items()]
     return steps
 
@@ -685,10 +691,15 @@ def rdma_counters_show(p: Params) -> list[FixStep]:
     port = p.integer("port", 0, 255)
     nic = p.raw("netdev")
     steps = [run(R, "rdma", "statistic", "show", "link", f"{dev}/{port}", unattended=True,
-                 description="RDMA hw_counters (run again later and compare)")]
+                 description=N_("RDMA hw_counters (run again later and compare)"))]
     if nic is not None:
+<<<<<<< HEAD
         steps.append(run(R, "ethtool", "-S", netdev(nic), unattended=True,
                          description="NIC counters: rx_discards_phy, rx_out_of_buffer, rx_prio*_pause"))
+=======
+        steps.append(run(R, "ethtool", "-S", netdev(nic, p.ctx), unattended=True,
+                         description=N_("NIC counters: rx_discards_phy, rx_out_of_buffer, rx_prio*_pause")))
+>>>>>>> wt2-F
     return steps
 
 
@@ -717,7 +728,7 @@ def roce_qos(p: Params) -> list[FixStep]:
     eight 0/1 bits for priorities 0-7 (both or neither). Not unattended: PFC and trust must match the
     switch port, so a human changes both ends; the rollback restores the recorded state exactly."""
     nic = p.netdev("netdev")
-    steps = [run(R, "mlnx_qos", "-i", nic, unattended=True, description="show trust, PFC and the DSCP map")]
+    steps = [run(R, "mlnx_qos", "-i", nic, unattended=True, description=N_("show trust, PFC and the DSCP map"))]
     undo = []
     if p.raw("trust") is not None or p.raw("previous_trust") is not None:
         trust, old = p.choice("trust", TRUST_STATES), p.choice("previous_trust", TRUST_STATES)
@@ -729,7 +740,7 @@ def roce_qos(p: Params) -> list[FixStep]:
         undo.append(run(B, "mlnx_qos", "-i", nic, "--pfc", old_pfc, key=f"qos:{nic}:pfc"))
     if len(steps) == 1:
         raise FixRejected("neither trust nor pfc to change")
-    steps.append(manual(P, f"apply the same mlnx_qos settings to {nic} at every boot (a oneshot systemd unit "
-                           "ordered after the driver loads), and make the switch port's trust and lossless "
-                           "priority match", key=f"qos:{nic}:boot"))
+    steps.append(manual(P, N_("apply the same mlnx_qos settings to {nic} at every boot (a oneshot systemd unit "
+                              "ordered after the driver loads), and make the switch port's trust and lossless "
+                              "priority match", nic=nic), key=f"qos:{nic}:boot"))
     return steps + undo[::-1]  # undone in the reverse order

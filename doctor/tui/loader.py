@@ -13,8 +13,9 @@ def make_loader(source: str | None, only: list[str] | None = None, deploy: tuple
     """A callable that re-opens ``source`` (re-reading the live host or the snapshot) and runs the checks."""
 
     def load() -> Result:
+        from doctor.i18n import localise
         from doctor.pipeline import analyse
 
-        return analyse(source, only=only, deploy=deploy)
+        return localise(analyse(source, only=only, deploy=deploy))  # the TUI shows one language
 
     return load

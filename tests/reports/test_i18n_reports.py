@@ -40,7 +40,12 @@ def test_html_shows_every_finding_in_both_languages(sick_data: dict[str, Any], l
     assert findings
     for f in findings:
         assert f'data-check="{f["check"]}"' in page
-        assert escape(f["title"]) in page  # finding titles stay as the check wrote them (English)
+        from doctor.findings import Finding
+
+        with i18n.use(lang):  # finding titles in the report's language (the JSON keeps them in English)
+            title = i18n.tr(Finding.from_dict(f).title)
+        assert escape(title) in page
+        assert (title != f["title"]) == (lang == "zh-CN") or not f.get("i18n"), f["title"]
     if lang == "zh-CN":
         for heading in ("摘要", "发现的问题（按严重程度排序）", "PCIe 拓扑", "附录：硬件清单", "证据", "立即修复（运行时）"):
             assert heading in page
