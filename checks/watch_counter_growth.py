@@ -16,6 +16,7 @@ from doctor.derived.watch import per_minute, record_of, series_evidence, span, u
 from doctor.facts import Facts
 from doctor.facts.watch import CounterSeries
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.i18n import N_, capitalised
 from doctor.registry import check
 
 CHECK_ID = "watch.counter_growth"
@@ -24,46 +25,48 @@ REFERENCES = ("https://docs.kernel.org/PCI/pcieaer-howto.html",
               "https://enterprise-support.nvidia.com/s/article/understanding-mlx5-linux-counters-and-status-parameters")
 #: counter name -> (severity, category, what its growth means)
 MEANING = {
-    "aer_fatal": (HIGH, "pcie", "fatal PCIe errors: the link or device was reset"),
-    "aer_nonfatal": (HIGH, "pcie", "uncorrectable PCIe errors: transactions were lost"),
-    "aer_correctable": (MEDIUM, "pcie", "corrected PCIe errors: retransmissions eat bandwidth, often before worse"),
-    "replay": (MEDIUM, "pcie", "PCIe replays: the link resends packets after CRC errors"),
-    "carrier_changes": (HIGH, "network", "the link lost carrier and came back: traffic stopped each time"),
-    "link_downed": (HIGH, "rdma", "the port's link went down: RDMA connections broke"),
-    "link_error_recovery": (MEDIUM, "rdma", "the port retrained its link"),
-    "local_link_integrity_errors": (HIGH, "rdma", "the port exceeded its local integrity error threshold"),
-    "excessive_buffer_overrun_errors": (HIGH, "rdma", "receive buffer overruns: packets were dropped"),
-    "symbol_error": (MEDIUM, "rdma", "symbol errors on the wire: cable, transceiver or port"),
-    "port_rcv_errors": (MEDIUM, "rdma", "received packets with errors were dropped"),
-    "port_rcv_remote_physical_errors": (MEDIUM, "rdma", "packets arrived marked bad by the far end"),
-    "port_rcv_constraint_errors": (LOW, "rdma", "packets dropped by partition or raw-packet constraints"),
-    "port_xmit_constraint_errors": (LOW, "rdma", "packets not sent for partition or raw-packet constraints"),
-    "port_xmit_discards": (LOW, "rdma", "packets discarded while the port was congested"),
-    "VL15_dropped": (LOW, "rdma", "subnet management packets dropped"),
-    "rnr_nak_retry_err": (LOW, "rdma", "the receiver ran out of posted buffers (RNR NAK retries exhausted)"),
-    "out_of_sequence": (LOW, "rdma", "packets arrived out of sequence (loss on a lossy RoCE fabric)"),
-    "packet_seq_err": (LOW, "rdma", "packet sequence errors (loss on the fabric)"),
-    "local_ack_timeout_err": (MEDIUM, "rdma", "acknowledgements timed out: the fabric dropped packets"),
-    "req_transport_retries_exceeded": (HIGH, "rdma", "transport retries exhausted: a queue pair failed"),
+    "aer_fatal": (HIGH, "pcie", N_("fatal PCIe errors: the link or device was reset")),
+    "aer_nonfatal": (HIGH, "pcie", N_("uncorrectable PCIe errors: transactions were lost")),
+    "aer_correctable": (MEDIUM, "pcie", N_("corrected PCIe errors: retransmissions eat bandwidth, often before worse")),
+    "replay": (MEDIUM, "pcie", N_("PCIe replays: the link resends packets after CRC errors")),
+    "carrier_changes": (HIGH, "network", N_("the link lost carrier and came back: traffic stopped each time")),
+    "link_downed": (HIGH, "rdma", N_("the port's link went down: RDMA connections broke")),
+    "link_error_recovery": (MEDIUM, "rdma", N_("the port retrained its link")),
+    "local_link_integrity_errors": (HIGH, "rdma", N_("the port exceeded its local integrity error threshold")),
+    "excessive_buffer_overrun_errors": (HIGH, "rdma", N_("receive buffer overruns: packets were dropped")),
+    "symbol_error": (MEDIUM, "rdma", N_("symbol errors on the wire: cable, transceiver or port")),
+    "port_rcv_errors": (MEDIUM, "rdma", N_("received packets with errors were dropped")),
+    "port_rcv_remote_physical_errors": (MEDIUM, "rdma", N_("packets arrived marked bad by the far end")),
+    "port_rcv_constraint_errors": (LOW, "rdma", N_("packets dropped by partition or raw-packet constraints")),
+    "port_xmit_constraint_errors": (LOW, "rdma", N_("packets not sent for partition or raw-packet constraints")),
+    "port_xmit_discards": (LOW, "rdma", N_("packets discarded while the port was congested")),
+    "VL15_dropped": (LOW, "rdma", N_("subnet management packets dropped")),
+    "rnr_nak_retry_err": (LOW, "rdma", N_("the receiver ran out of posted buffers (RNR NAK retries exhausted)")),
+    "out_of_sequence": (LOW, "rdma", N_("packets arrived out of sequence (loss on a lossy RoCE fabric)")),
+    "packet_seq_err": (LOW, "rdma", N_("packet sequence errors (loss on the fabric)")),
+    "local_ack_timeout_err": (MEDIUM, "rdma", N_("acknowledgements timed out: the fabric dropped packets")),
+    "req_transport_retries_exceeded": (HIGH, "rdma", N_("transport retries exhausted: a queue pair failed")),
 }
 SCORE = {HIGH: 40.0, MEDIUM: 15.0, LOW: 4.0}
 
 
 def _finding(facts: Facts, c: CounterSeries) -> Finding:
     record = record_of(facts)
-    severity, category, meaning = MEANING.get(c.name, (MEDIUM, "pcie", "an error counter"))
+    severity, category, meaning = MEANING.get(c.name, (MEDIUM, "pcie", N_("an error counter")))
     seconds = c.last_t - c.first_t
     rate = per_minute(c.growth, seconds, record.interval_s)
     gpu = facts.gpus.by_address(c.subject)
     subject = f"GPU {gpu.index} ({c.subject})" if gpu is not None else c.subject
-    reset = f"; it was reset {c.resets} times during the watch" if c.resets else ""
+    reset = N_("; it was reset {n} times during the watch", n=c.resets) if c.resets else ""
     return Finding(
-        severity, subject, f"{c.name} grew by {c.growth} in {seconds:g} s ({rate:.1f}/min)",
-        detail=f"{meaning[0].upper() + meaning[1:]}. From {c.first} to {c.last}, growing in {c.increases} of the "
-               f"sample intervals{reset}. The total since boot says little; this growth is the rate now.",
+        severity, subject, N_("{name} grew by {n} in {secs} s ({rate}/min)", name=c.name, n=c.growth,
+                              secs=f"{seconds:g}", rate=f"{rate:.1f}"),
+        detail=N_("{meaning}. From {first} to {last}, growing in {n} of the sample intervals{reset}. The total since "
+                  "boot says little; this growth is the rate now.", meaning=capitalised(meaning), first=c.first,
+                  last=c.last, n=c.increases, reset=reset),
         evidence=series_evidence(record, f"{c.subject} {c.name}", c.recent),
-        expected="no growth", observed=f"+{c.growth} ({rate:.1f}/min)",
-        impact=Impact(SCORE.get(severity, 10.0), meaning, basis=f"counter growth over {span(record)}"),
+        expected=N_("no growth"), observed=f"+{c.growth} ({rate:.1f}/min)",
+        impact=Impact(SCORE.get(severity, 10.0), meaning, basis=N_("counter growth over {span}", span=span(record))),
         references=REFERENCES, related=(c.subject,), category=category)
 
 
@@ -78,12 +81,13 @@ def watch_counter_growth(facts: Facts) -> Iterator[Finding]:
         return
     watched = [c for c in record.counters if c.last_t > c.first_t]
     if not watched:
-        why = "no error counter was read twice (no AER, replay, port or carrier counters, or one sample)"
-        yield Finding(UNKNOWN, "node", "no error counter was watched", detail=why, evidence=(Evidence(record.origin, why),))
+        why = N_("no error counter was read twice (no AER, replay, port or carrier counters, or one sample)")
+        yield Finding(UNKNOWN, "node", N_("no error counter was watched"), detail=why,
+                      evidence=(Evidence(record.origin, why),))
         return
     grown = [c for c in watched if c.growth > 0]
     for c in sorted(grown, key=lambda c: (c.subject, c.name)):
         yield _finding(facts, c)
     if not grown:
-        yield Finding(PASS, "node", f"none of {len(watched)} error counters grew over {span(record)}",
+        yield Finding(PASS, "node", N_("none of {n} error counters grew over {span}", n=len(watched), span=span(record)),
                       evidence=(Evidence(record.origin, ", ".join(sorted({c.name for c in watched}))),))

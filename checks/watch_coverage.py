@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from doctor.derived.watch import record_of, span, unreadable
 from doctor.facts import Facts
 from doctor.findings import INFO, Evidence, Finding
+from doctor.i18n import N_
 from doctor.registry import check
 
 CHECK_ID = "watch.coverage"
@@ -25,11 +26,13 @@ def watch_coverage(facts: Facts) -> Iterator[Finding]:
     if bad is not None:
         yield bad
         return
-    sampled = (f"{len(record.links)} links, {len(record.counters)} error counters, "
-               f"{len(record.clocks)} GPUs' clocks, {sum(e.count for e in record.events)} new kernel-log lines")
+    sampled = N_("{links} links, {counters} error counters, {gpus} GPUs' clocks, {lines} new kernel-log lines",
+                 links=len(record.links), counters=len(record.counters), gpus=len(record.clocks),
+                 lines=sum(e.count for e in record.events))
     gaps = "; ".join(record.not_sampled)
     short = ", ".join(n.split(":", 1)[0] for n in record.not_sampled)
-    yield Finding(INFO, "node", f"watched {span(record)}: {sampled}" + (f"; not sampled: {short}" if short else ""),
-                  detail=f"Not sampled: {gaps}." if gaps else "Every kind of sample was read.",
+    title = N_("watched {span}: {sampled}", span=span(record), sampled=sampled)
+    yield Finding(INFO, "node", title + N_("; not sampled: {gaps}", gaps=short) if short else title,
+                  detail=N_("Not sampled: {gaps}.", gaps=gaps) if gaps else N_("Every kind of sample was read."),
                   evidence=(Evidence(record.origin, sampled),
                             *(Evidence(record.origin, f"not sampled: {n}") for n in record.not_sampled)))

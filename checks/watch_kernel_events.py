@@ -12,13 +12,15 @@ from collections.abc import Iterator
 from doctor.derived.watch import KERNEL, gap, per_minute, record_of, span, unreadable
 from doctor.facts import Facts
 from doctor.findings import HIGH, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.i18n import N_
 from doctor.registry import check
 
 CHECK_ID = "watch.kernel_events"
 REFERENCES = ("https://docs.nvidia.com/deploy/xid-errors/index.html", "https://docs.kernel.org/PCI/pcieaer-howto.html")
 #: kind -> (severity, category, words)
-KINDS = {"xid": (HIGH, "gpu", "new Xid lines"), "aer": (MEDIUM, "pcie", "new AER lines"),
-         "link_down": (HIGH, "network", "new link-down lines")}
+KINDS = {"xid": (HIGH, "gpu", N_("{n} new Xid lines during the watch ({subject}; t={first}-{last} s)")),
+         "aer": (MEDIUM, "pcie", N_("{n} new AER lines during the watch ({subject}; t={first}-{last} s)")),
+         "link_down": (HIGH, "network", N_("{n} new link-down lines during the watch ({subject}; t={first}-{last} s)"))}
 
 
 @check(CHECK_ID, "Xid, AER and link-down lines that appear during a watch", "gpu", requires="watch")
@@ -31,11 +33,11 @@ def watch_kernel_events(facts: Facts) -> Iterator[Finding]:
         return
     missing = gap(record, KERNEL)
     if missing:
-        yield Finding(UNKNOWN, "node", "the kernel log was not watched", detail=missing,
+        yield Finding(UNKNOWN, "node", N_("the kernel log was not watched"), detail=missing,
                       evidence=(Evidence(record.origin, missing),))
         return
     for e in record.events:
-        severity, category, words = KINDS.get(e.kind, (MEDIUM, "gpu", "new kernel lines"))
+        severity, category, words = KINDS.get(e.kind, KINDS["aer"])
         subject = e.subject
         if e.kind == "xid":
             address = e.subject.split(" ", 1)[0]
@@ -43,13 +45,13 @@ def watch_kernel_events(facts: Facts) -> Iterator[Finding]:
             subject = f"GPU {gpu.index} ({address})" if gpu is not None else address
         rate = per_minute(e.count, e.last_t - e.first_t, record.interval_s)
         yield Finding(
-            severity, subject, f"{e.count} {words} during the watch ({e.subject}; t={e.first_t:g}-{e.last_t:g} s)",
-            detail=f"{rate:.1f} per minute while watching; the first ones are quoted as evidence.",
+            severity, subject, N_(words, n=e.count, subject=e.subject, first=f"{e.first_t:g}", last=f"{e.last_t:g}"),
+            detail=N_("{rate} per minute while watching; the first ones are quoted as evidence.", rate=f"{rate:.1f}"),
             evidence=tuple(Evidence(f"{record.origin}: kernel log", x) for x in e.examples),
-            expected="no new lines", observed=f"{e.count} lines",
-            impact=Impact(35.0 if severity == HIGH else 12.0, "a fault that is happening now, not one from an earlier boot",
-                          basis=f"new kernel-log lines over {span(record)}"),
+            expected=N_("no new lines"), observed=N_("{n} lines", n=e.count),
+            impact=Impact(35.0 if severity == HIGH else 12.0, N_("a fault that is happening now, not one from an earlier boot"),
+                          basis=N_("new kernel-log lines over {span}", span=span(record))),
             references=REFERENCES, related=(e.subject.split(" ", 1)[0],), category=category)
     if not record.events:
-        yield Finding(PASS, "node", f"no new Xid, AER or link-down line over {span(record)}",
+        yield Finding(PASS, "node", N_("no new Xid, AER or link-down line over {span}", span=span(record)),
                       evidence=(Evidence(record.origin, "kernel log read at every sample"),))

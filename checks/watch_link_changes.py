@@ -15,6 +15,7 @@ from doctor.derived.watch import LINKS, gap, per_minute, record_of, series_evide
 from doctor.facts import Facts
 from doctor.facts.watch import LinkSeries
 from doctor.findings import HIGH, INFO, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.i18n import N_
 from doctor.registry import check
 
 CHECK_ID = "watch.link_changes"
@@ -42,43 +43,51 @@ def _judge(facts: Facts, s: LinkSeries, rate: float) -> Finding | None:
     if s.width_changes:
         return Finding(
             HIGH if carries_gpu else MEDIUM, _subject(facts, s),
-            f"link width changed {s.width_changes} times in {record.duration_s:g} s ({rate:.1f} transitions/min, {widths})",
-            detail=f"Below its widest ({'x' + str(s.top_width)}) or fastest ({_speed(s.top_speed)}) for {s.below_s:g} s, "
-                   f"{share:.0f} % of the watch. A width change is a retrain: power management changes speed, not width. "
-                   "Suspect the riser, retimer, cable or slot; reseat, and compare with another slot.",
-            evidence=evidence, expected=f"x{s.top_width}, steady", observed=f"{widths}, {s.transitions} transitions",
-            impact=Impact(50.0 if carries_gpu else 20.0, "each retrain stalls the link; a narrower link carries less",
-                          basis=f"{s.width_changes} width changes in {span(record)}"),
+            N_("link width changed {n} times in {secs} s ({rate} transitions/min, {widths})", n=s.width_changes,
+               secs=f"{round(record.duration_s, 1):g}", rate=f"{rate:.1f}", widths=widths),
+            detail=N_("Below its widest (x{width}) or fastest ({speed}) for {below} s, {share} % of the watch. A width "
+                      "change is a retrain: power management changes speed, not width. Suspect the riser, retimer, "
+                      "cable or slot; reseat, and compare with another slot.", width=s.top_width,
+                      speed=_speed(s.top_speed), below=f"{s.below_s:g}", share=f"{share:.0f}"),
+            evidence=evidence, expected=N_("x{width}, steady", width=s.top_width),
+            observed=N_("{widths}, {n} transitions", widths=widths, n=s.transitions),
+            impact=Impact(50.0 if carries_gpu else 20.0, N_("each retrain stalls the link; a narrower link carries less"),
+                          basis=N_("{n} width changes in {span}", n=s.width_changes, span=span(record))),
             references=REFERENCES, related=(s.address,))
     if s.busy_below_s > 0 and carries_gpu:
         busy_share = 100.0 * s.busy_below_s / s.busy_s if s.busy_s else 0.0
         return Finding(
             HIGH, _subject(facts, s),
-            f"ran below {_speed(s.top_speed)} while busy for {s.busy_below_s:g} s ({busy_share:.0f} % of its busy time)",
-            detail=f"Lowest {_speed(s.low_speed)}; {s.speed_changes} speed changes ({rate:.1f} transitions/min), "
-                   f"{s.busy_speed_changes} of them while busy. An idle GPU may drop its link speed to save power; "
-                   "a busy one should not.",
-            evidence=evidence, expected=f"{_speed(s.top_speed)} while busy",
-            observed=f"{_speed(s.low_speed)} for {s.busy_below_s:g} s while busy",
-            impact=Impact(45.0, "host-device copies run at the lower rate while the GPU works",
-                          basis=f"seconds below the top speed while busy, in {span(record)}"),
+            N_("ran below {speed} while busy for {secs} s ({share} % of its busy time)", speed=_speed(s.top_speed),
+               secs=f"{s.busy_below_s:g}", share=f"{busy_share:.0f}"),
+            detail=N_("Lowest {low}; {n} speed changes ({rate} transitions/min), {busy} of them while busy. An idle GPU "
+                      "may drop its link speed to save power; a busy one should not.", low=_speed(s.low_speed),
+                      n=s.speed_changes, rate=f"{rate:.1f}", busy=s.busy_speed_changes),
+            evidence=evidence, expected=N_("{speed} while busy", speed=_speed(s.top_speed)),
+            observed=N_("{low} for {secs} s while busy", low=_speed(s.low_speed), secs=f"{s.busy_below_s:g}"),
+            impact=Impact(45.0, N_("host-device copies run at the lower rate while the GPU works"),
+                          basis=N_("seconds below the top speed while busy, in {span}", span=span(record))),
             references=REFERENCES, related=(s.address,))
     if s.speed_changes and not carries_gpu:
         return Finding(
             MEDIUM, _subject(facts, s),
-            f"link speed changed {s.speed_changes} times in {record.duration_s:g} s ({rate:.1f} transitions/min)",
-            detail=f"Between {_speed(s.low_speed)} and {_speed(s.top_speed)}; below the top for {s.below_s:g} s "
-                   f"({share:.0f} % of the watch). A NIC link does not follow a GPU's idle periods: this is retraining.",
-            evidence=evidence, expected=f"{_speed(s.top_speed)}, steady",
+            N_("link speed changed {n} times in {secs} s ({rate} transitions/min)", n=s.speed_changes,
+               secs=f"{round(record.duration_s, 1):g}", rate=f"{rate:.1f}"),
+            detail=N_("Between {low} and {top}; below the top for {below} s ({share} % of the watch). A NIC link does "
+                      "not follow a GPU's idle periods: this is retraining.", low=_speed(s.low_speed),
+                      top=_speed(s.top_speed), below=f"{s.below_s:g}", share=f"{share:.0f}"),
+            evidence=evidence, expected=N_("{speed}, steady", speed=_speed(s.top_speed)),
             observed=f"{_speed(s.low_speed)}-{_speed(s.top_speed)}",
-            impact=Impact(20.0, "each retrain stalls the NIC's traffic", basis=f"{s.speed_changes} speed changes in {span(record)}"),
+            impact=Impact(20.0, N_("each retrain stalls the NIC's traffic"),
+                          basis=N_("{n} speed changes in {span}", n=s.speed_changes, span=span(record))),
             references=REFERENCES, related=(s.address,))
     if s.speed_changes:
         return Finding(
             INFO, _subject(facts, s),
-            f"link speed follows the GPU's idle and busy periods ({s.speed_changes} changes, full speed while busy)",
-            detail="Power management: the GPU lowers its link speed when idle and restores it under load. Nothing to fix.",
-            evidence=evidence, expected="full speed while busy", observed=f"{_speed(s.low_speed)} only while idle",
+            N_("link speed follows the GPU's idle and busy periods ({n} changes, full speed while busy)", n=s.speed_changes),
+            detail=N_("Power management: the GPU lowers its link speed when idle and restores it under load. Nothing to fix."),
+            evidence=evidence, expected=N_("full speed while busy"),
+            observed=N_("{low} only while idle", low=_speed(s.low_speed)),
             references=REFERENCES, related=(s.address,))
     return None
 
@@ -98,8 +107,8 @@ def watch_link_changes(facts: Facts) -> Iterator[Finding]:
     missing = gap(record, LINKS)
     watched = [s for s in record.links if s.samples >= 2]
     if missing or not watched:
-        why = missing or "fewer than two samples of any link"
-        yield Finding(UNKNOWN, "node", "PCIe links were not watched", detail=why,
+        why = missing or N_("fewer than two samples of any link")
+        yield Finding(UNKNOWN, "node", N_("PCIe links were not watched"), detail=why,
                       evidence=(Evidence(record.origin, why),))
         return
     found = False
@@ -109,5 +118,6 @@ def watch_link_changes(facts: Facts) -> Iterator[Finding]:
             found = found or finding.severity != INFO
             yield finding
     if not found:
-        yield Finding(PASS, "node", f"{len(watched)} links kept their width, and their speed under load, over {span(record)}",
+        yield Finding(PASS, "node", N_("{n} links kept their width, and their speed under load, over {span}",
+                                       n=len(watched), span=span(record)),
                       evidence=(Evidence(record.origin, f"{len(watched)} links, {record.samples} samples"),))

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from doctor.derived.watch import GPUS, gap, record_of, series_evidence, span, unreadable
 from doctor.facts import Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact, severity_order
+from doctor.i18n import N_
 from doctor.registry import check
 
 CHECK_ID = "watch.throttle_under_load"
@@ -24,7 +25,7 @@ REASONS = {"hw_slowdown": HIGH, "hw_thermal_slowdown": HIGH, "hw_power_brake_slo
 
 
 def _applies(facts: Facts) -> str | None:
-    return None if facts.pci.gpus or (facts.watch and facts.watch.clocks) else "no GPU on the PCI bus"
+    return None if facts.pci.gpus or (facts.watch and facts.watch.clocks) else N_("no GPU on the PCI bus")
 
 
 @check(CHECK_ID, "GPU clocks held back while busy, over a watch", "gpu", requires="watch", applies=_applies)
@@ -40,8 +41,8 @@ def watch_throttle(facts: Facts) -> Iterator[Finding]:
     missing = gap(record, GPUS)
     busy = [c for c in record.clocks if c.busy_samples]
     if missing or not busy:
-        why = missing or f"no GPU was busy in {span(record)}: throttling under load cannot be judged"
-        yield Finding(UNKNOWN, "node", "GPU clocks under load were not watched", detail=why,
+        why = missing or N_("no GPU was busy in {span}: throttling under load cannot be judged", span=span(record))
+        yield Finding(UNKNOWN, "node", N_("GPU clocks under load were not watched"), detail=why,
                       evidence=(Evidence(record.origin, why),))
         return
     found = False
@@ -56,14 +57,15 @@ def watch_throttle(facts: Facts) -> Iterator[Finding]:
         listed = ", ".join(f"{r} in {n}" for r, n in sorted(active.items(), key=lambda kv: -kv[1]))
         yield Finding(
             severity, f"GPU {gpu.index} ({c.address})" if gpu else c.address,
-            f"clocks held back under load: {worst} in {active[worst]} of {c.busy_samples} busy samples",
-            detail=f"Active while busy: {listed}. Hardware slowdowns point at cooling or the power supply; the "
-                   "software power cap means the GPU runs at its power limit.",
-            evidence=series_evidence(record, c.address, c.recent), expected="no slowdown reason while busy",
+            N_("clocks held back under load: {reason} in {n} of {busy} busy samples", reason=worst, n=active[worst],
+               busy=c.busy_samples),
+            detail=N_("Active while busy: {listed}. Hardware slowdowns point at cooling or the power supply; the "
+                      "software power cap means the GPU runs at its power limit.", listed=listed),
+            evidence=series_evidence(record, c.address, c.recent), expected=N_("no slowdown reason while busy"),
             observed=listed,
-            impact=Impact({HIGH: 40.0, MEDIUM: 20.0}.get(severity, 5.0), "the GPU computes at lower clocks while it works",
-                          basis=f"share of busy samples with the reason active, over {span(record)}"),
+            impact=Impact({HIGH: 40.0, MEDIUM: 20.0}.get(severity, 5.0), N_("the GPU computes at lower clocks while it works"),
+                          basis=N_("share of busy samples with the reason active, over {span}", span=span(record))),
             references=REFERENCES, related=(c.address,))
     if not found:
-        yield Finding(PASS, "node", f"no slowdown while busy on {len(busy)} GPUs over {span(record)}",
+        yield Finding(PASS, "node", N_("no slowdown while busy on {n} GPUs over {span}", n=len(busy), span=span(record)),
                       evidence=(Evidence(record.origin, f"{sum(c.busy_samples for c in busy)} busy samples"),))

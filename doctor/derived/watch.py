@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from doctor.facts import Facts
 from doctor.facts.watch import WatchRecord
 from doctor.findings import UNKNOWN, Evidence, Finding
+from doctor.i18n import N_
 
 #: the prefixes :mod:`doctor.watch` gives what it could not sample
 LINKS, GPUS, KERNEL = "PCIe links", "GPU activity, clocks and replays", "kernel log"
@@ -23,7 +24,7 @@ def unreadable(record: WatchRecord, check_id: str) -> Finding | None:
     """An ``unknown`` finding when the stored record could not be read."""
     if record.missing is None:
         return None
-    return Finding(UNKNOWN, "node", "the watch record could not be read", detail=record.missing,
+    return Finding(UNKNOWN, "node", N_("the watch record could not be read"), detail=record.missing,
                    evidence=(Evidence(record.origin, record.missing),), check=check_id)
 
 
@@ -39,7 +40,8 @@ def per_minute(count: float, seconds: float, interval: float) -> float:
 
 def span(record: WatchRecord) -> str:
     """``"120 s (61 samples, every 2 s)"``."""
-    return f"{round(record.duration_s, 1):g} s ({record.samples} samples, every {record.interval_s:g} s)"
+    return N_("{secs} s ({n} samples, every {interval} s)", secs=f"{round(record.duration_s, 1):g}", n=record.samples,
+              interval=f"{record.interval_s:g}")
 
 
 def series_evidence(record: WatchRecord, subject: str, recent: Iterable[str]) -> tuple[Evidence, ...]:

@@ -246,13 +246,8 @@ def link_up(p: Params) -> list[FixStep]:
 def link_autoneg(p: Params) -> list[FixStep]:
     """``netdev``: an interface negotiated below its speed."""
     nic = p.netdev("netdev")
-<<<<<<< HEAD
-    return [run(R, "ethtool", nic, unattended=True, description="show the link"),
-            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True, key=f"autoneg:{nic}")]
-=======
     return [run(R, "ethtool", nic, unattended=True, description=N_("show the link")),
-            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True)]
->>>>>>> wt2-F
+            run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True, key=f"autoneg:{nic}")]
 
 
 @builder("link_mtu", netdev=Param(Fact.NETDEV), mtu=Param(Fact.MTU), previous=Param(Fact.MTU_NOW))
@@ -693,13 +688,8 @@ def rdma_counters_show(p: Params) -> list[FixStep]:
     steps = [run(R, "rdma", "statistic", "show", "link", f"{dev}/{port}", unattended=True,
                  description=N_("RDMA hw_counters (run again later and compare)"))]
     if nic is not None:
-<<<<<<< HEAD
         steps.append(run(R, "ethtool", "-S", netdev(nic), unattended=True,
-                         description="NIC counters: rx_discards_phy, rx_out_of_buffer, rx_prio*_pause"))
-=======
-        steps.append(run(R, "ethtool", "-S", netdev(nic, p.ctx), unattended=True,
                          description=N_("NIC counters: rx_discards_phy, rx_out_of_buffer, rx_prio*_pause")))
->>>>>>> wt2-F
     return steps
 
 
