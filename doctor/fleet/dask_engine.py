@@ -9,7 +9,9 @@ those bases and folds every batch whole into the one :class:`~doctor.fleet.fleet
 
 A worker that dies mid-batch loses nothing: the scheduler runs its batch again elsewhere. A batch
 that fails (the scheduler gave up on it, ``KilledWorker``, or anything else) is split and each node
-tried alone; a node that fails alone too is reported with the reason, never dropped. Every batch
+tried on its own; a node that fails on its own too (a neighbour on its worker may have killed it) is
+tried once more at the end with nothing else running, and if that fails, reported with the reason,
+never dropped. Every batch
 says which gnd and which checks made it; one made by another release or other plugins ends the run
 (its results would not be the local ones). ``distributed`` (the ``distributed`` extra) is imported
 only here, only with ``--dask``.
@@ -49,24 +51,17 @@ _LOCK = threading.Lock()
 def identity() -> str:
     """Which gnd and which checks a result comes from (the tool version and each check with its plugin)."""
     from doctor import __version__
-    from doctor.fleet.fleet import _checks_key
+    from doctor.fleet.fleet import checks_key
 
-    return f"{__version__} {hashlib.sha256(_checks_key().encode()).hexdigest()[:12]}"
+    return f"{__version__} {hashlib.sha256(checks_key().encode()).hexdigest()[:12]}"
 
 
 def run_batch(items: list[tuple[int, str]], cache_dir: str | None) -> dict[str, Any]:
     """A worker's task: each (index, path) analysed and sent against this batch's own bases."""
-    from doctor.fleet import fleet
+    from doctor.fleet.fleet import analyse_batch
 
     with _LOCK:
-        fleet._start_worker()
-        fleet._CACHE_DIR = cache_dir
-        if cache_dir:
-            with contextlib.suppress(OSError):  # a cache that cannot be made only costs time
-                os.makedirs(cache_dir, exist_ok=True)
-        state: list[Any] = [None, None]
-        nodes = [(index, fleet._sent(fleet.analyse(path), state)) for index, path in items]
-        return {"gnd": identity(), "nodes": nodes}
+        return {"gnd": identity(), "nodes": analyse_batch(items, cache_dir)}
 
 
 def _renumbered(summary: dict[str, Any], numbers: dict[Any, tuple[int, int]], counter: list[int]) -> dict[str, Any]:
@@ -129,27 +124,43 @@ class DaskEngine:
         done = as_completed([submit(items[i:i + size]) for i in range(0, len(items), size)])
         numbers: dict[Any, tuple[int, int]] = {}
         counter = [0]
+        alone: list[tuple[int, str]] = []  # nodes that failed on their own too: tried once more, nothing beside them
         for future in done:
             batch = pending.pop(future)
             try:
                 out = future.result()
-            except (Exception, asyncio.CancelledError) as exc:  # the scheduler gave up on the batch (KilledWorker) or the task failed
+            except (Exception, asyncio.CancelledError):  # the scheduler gave up on it (KilledWorker) or it failed
                 if len(batch) > 1:
-                    for item in batch:  # each node alone: only the one that fails everywhere is lost
+                    for item in batch:  # each node on its own: a worker lost to one node costs only that node
                         done.add(submit([item]))
-                else:
-                    index, path = batch[0]
-                    yield index, {"path": path, "error": f"a Dask worker failed on it every time it was tried "
-                                                         f"({_reason(exc)})"}
+                else:  # perhaps a neighbour on the same worker killed it: judged alone, at the end
+                    alone.extend(batch)
                 continue
             finally:
                 future.release()
-            if out.get("gnd") != self.expected:
-                raise DoctorError(f"a Dask worker runs gnd {out.get('gnd')}, this client {self.expected} "
-                                  f"(version and checks): install the same gpu-node-doctor and plugins on the workers")
-            numbers.clear()
-            for index, summary in out["nodes"]:
-                yield index, _renumbered(summary, numbers, counter)
+            yield from self._nodes(out, numbers, counter)
+        for item in alone:
+            future = submit([item])
+            try:
+                out = future.result()
+            except (Exception, asyncio.CancelledError) as exc:
+                yield item[0], {"path": item[1], "error": f"a Dask worker failed on it every time it was tried, "
+                                                          f"alone too ({_reason(exc)})"}
+                continue
+            finally:
+                pending.pop(future, None)
+                future.release()
+            yield from self._nodes(out, numbers, counter)
+
+    def _nodes(self, out: dict[str, Any], numbers: dict[Any, tuple[int, int]],
+               counter: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """A batch's summaries, re-numbered; DoctorError when another gnd or other checks made them."""
+        if out.get("gnd") != self.expected:
+            raise DoctorError(f"a Dask worker runs gnd {out.get('gnd')}, this client {self.expected} "
+                              f"(version and checks): install the same gpu-node-doctor and plugins on the workers")
+        numbers.clear()
+        for index, summary in out["nodes"]:
+            yield index, _renumbered(summary, numbers, counter)
 
 
 def _quiet_logs() -> None:
@@ -181,7 +192,7 @@ def connect(spec: str) -> Iterator[Any]:
 
                 cluster = stack.enter_context(distributed.LocalCluster(
                     n_workers=int(m.group(1)), threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, silence_logs=logging.CRITICAL))
+                    dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL))
                 client = stack.enter_context(distributed.Client(cluster))
             else:
                 client = stack.enter_context(distributed.Client(spec, timeout=CONNECT_TIMEOUT_S))

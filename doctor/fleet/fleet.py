@@ -262,7 +262,10 @@ def _load(path: str) -> Node:
         from doctor.fleet.remote import fetched
 
         with fetched(path) as local:
-            return replace(_load(local), path=path)
+            try:
+                return replace(_load(local), path=path)
+            except DoctorError as exc:  # named by its URL, not by the copy that is gone
+                raise DoctorError(str(exc).replace(local, path)) from None
     if is_json_result(path):
         return load_node(path)
     _init_worker()
@@ -326,6 +329,25 @@ def _sent(summary: dict[str, Any], state: list[Any] = _SENT) -> dict[str, Any]:
 
 def _indexed(item: tuple[int, str]) -> tuple[int, dict[str, Any]]:
     return item[0], _sent(analyse(item[1]))
+
+
+def analyse_batch(items: list[tuple[int, str]], cache_dir: str | None) -> list[tuple[int, dict[str, Any]]]:
+    """(index, summary as :func:`_sent` sends it) for each (index, path), in this process, against bases of
+    this batch only (so batches may be folded in any order): the task of a worker of another engine
+    (``--dask``). ``cache_dir``: as ``--cache``, a folder of this machine, created when missing."""
+    global _CACHE_DIR
+    _start_worker()
+    _CACHE_DIR = cache_dir
+    if cache_dir:
+        with contextlib.suppress(OSError):  # a cache that cannot be made only costs time
+            os.makedirs(cache_dir, exist_ok=True)
+    state: list[Any] = [None, None]
+    return [(index, _sent(analyse(path), state)) for index, path in items]
+
+
+def checks_key() -> str:
+    """Which checks a result comes from: :func:`_checks_key` (each check, its plugin and the plugin's version)."""
+    return _checks_key()
 
 
 def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
