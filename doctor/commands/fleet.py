@@ -13,7 +13,9 @@ from doctor.findings import FAIL_LEVELS
 HELP = "analyse many snapshots or saved results: outlier nodes, fleet-wide findings, configuration groups"
 DESCRIPTION = """\
 Analyse every PATH (a snapshot dir/tarball, a sosreport, a saved `gnd check --format json`
-result, a folder holding such sources, or a glob) in parallel and show, on one screen: groups of
+result, a folder holding such sources, or a glob; or the same in object storage or on a web server:
+s3://, gs://, http(s)://, file:// URLs, read through fsspec with the bounds of local files) in
+parallel, on this machine or on a Dask cluster (--dask), and show, on one screen: groups of
 nodes with identical configuration, a check-by-group matrix, the outlier nodes and why (a finding
 on only a few nodes, or a fact such as one GPU at x8 where the others run x16), and the findings
 common to every node (fleet-wide settings). Unreadable sources are listed with their reason; the
@@ -26,7 +28,10 @@ exit status: 0 every source read, no outlier node and no finding at or above --f
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="sources, folders of sources, or globs (quote them)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                   help="worker processes (default: all cores)")
+                   help="worker processes (default: all cores; not with --dask)")
+    p.add_argument("--dask", metavar="SPEC",
+                   help="run the nodes on a Dask cluster: a scheduler address (tcp://HOST:8786) or local:N "
+                        "(N worker processes here); needs the 'distributed' extra")
     add_format_argument(p, "fleet", default="text")
     p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
                    help="exit 1 if any node has a finding at or above LEVEL (default high)")
@@ -36,12 +41,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--cache", metavar="DIR",
                    help="keep each snapshot tarball's result in DIR (keyed by its sha256, the tool version and "
-                        "the checks loaded) and reuse it next time")
+                        "the checks loaded) and reuse it next time (with --dask: a folder on the workers)")
 
 
 def _progress(done: int, total: int, summary: dict[str, object]) -> None:
-    if done == total or done % 50 == 0:
-        print(f"\r  {done}/{total} analysed", end="\n" if done == total else "", file=sys.stderr, flush=True)
+    """A bar on stderr (a terminal only: the caller decides), redrawn every 2 % and at the end."""
+    step = max(1, total // 50)
+    if done == total or done % step == 0:
+        filled = 30 * done // max(1, total)
+        print(f"\r  [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} analysed", end="\n" if done == total else "",
+              file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +69,17 @@ def run(args: argparse.Namespace) -> int:
     if not paths:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
     show = not args.quiet and sys.stderr.isatty()
-    report = analyse_fleet(paths, min(jobs, len(paths)), _progress if show else None, cache_dir=args.cache)
+    progress = _progress if show else None
+    if args.dask:
+        if args.jobs:
+            raise DoctorError("--jobs does not apply with --dask: the cluster's workers run the nodes")
+        from doctor.fleet.dask_engine import DaskEngine, connect
+
+        with connect(args.dask) as client:
+            engine = DaskEngine(client)
+            report = analyse_fleet(paths, engine.jobs, progress, cache_dir=args.cache, engine=engine)
+    else:
+        report = analyse_fleet(paths, min(jobs, len(paths)), progress, cache_dir=args.cache)
     write_text(str(FORMATS[args.format].render(report)), args.output)
     for fmt, output in (("json", args.save_json), ("html", args.save_html)):
         if output:

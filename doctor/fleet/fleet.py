@@ -72,9 +72,17 @@ def _looks_like_source(path: str) -> bool:
 
 
 def expand_paths(patterns: Iterable[str]) -> list[str]:
-    """Sources named by PATH arguments: a source itself, a folder of sources (one level) or a glob."""
+    """Sources named by PATH arguments: a source itself, a folder of sources (one level) or a glob;
+    each a local path or a URL (object storage: :func:`doctor.fleet.remote.expand`)."""
+    from doctor.fleet.remote import is_url
+
     out: list[str] = []
     for pattern in patterns:
+        if is_url(pattern):
+            from doctor.fleet.remote import expand
+
+            out.extend(expand(pattern))
+            continue
         matches = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
         if not matches:
             out.append(pattern)  # reported as unreadable: no such file
@@ -245,8 +253,19 @@ def _load(path: str) -> Node:
     """``path`` analysed as ``gnd check`` analyses it (:func:`doctor.fleet.load.load_node`), or, with
     ``--cache``, the result kept for a snapshot file of the same content (stored when there is none)."""
     from doctor.fleet.load import load_node, node_of
+    from doctor.fleet.remote import is_url
     from doctor.result_io import is_json_result, to_result
 
+    if is_url(path):  # fetched whole (bounded) and read as the local file it then is
+        from dataclasses import replace
+
+        from doctor.fleet.remote import fetched
+
+        with fetched(path) as local:
+            try:
+                return replace(_load(local), path=path)
+            except DoctorError as exc:  # named by its URL, not by the copy that is gone
+                raise DoctorError(str(exc).replace(local, path)) from None
     if is_json_result(path):
         return load_node(path)
     _init_worker()
@@ -284,15 +303,16 @@ _SENT_COUNT = [0]
 _NO_VALUE = object()
 
 
-def _sent(summary: dict[str, Any]) -> dict[str, Any]:
+def _sent(summary: dict[str, Any], state: list[Any] = _SENT) -> dict[str, Any]:
     """``summary`` as a worker sends it: its digest (a few hundred keys, nearly all as on this worker's
     previous node) as the keys that differ from the digest it last sent whole, ``digest_delta`` =
     (that digest's number, changed or added keys with their values, removed keys); or whole, with
-    ``digest_base`` = its number, when too much differs. :meth:`Aggregate.add` folds either."""
+    ``digest_base`` = its number, when too much differs. :meth:`Aggregate.add` folds either.
+    ``state``: [the digest last sent whole, its number], this process's by default."""
     digest = summary.get("digest")
     if type(digest) is not dict:
         return summary
-    base, number = _SENT
+    base, number = state
     if base is not None and number[0] == os.getpid():  # not a parent's, inherited by a fork
         get = base.get
         changes = {k: v for k, v in digest.items() if get(k, _NO_VALUE) != v}
@@ -303,12 +323,31 @@ def _sent(summary: dict[str, Any]) -> dict[str, Any]:
             out["digest_delta"] = (number, changes, removed)
             return out
     _SENT_COUNT[0] += 1
-    _SENT[:] = [digest, (os.getpid(), _SENT_COUNT[0])]
-    return {**summary, "digest_base": _SENT[1]}
+    state[:] = [digest, (os.getpid(), _SENT_COUNT[0])]
+    return {**summary, "digest_base": state[1]}
 
 
 def _indexed(item: tuple[int, str]) -> tuple[int, dict[str, Any]]:
     return item[0], _sent(analyse(item[1]))
+
+
+def analyse_batch(items: list[tuple[int, str]], cache_dir: str | None) -> list[tuple[int, dict[str, Any]]]:
+    """(index, summary as :func:`_sent` sends it) for each (index, path), in this process, against bases of
+    this batch only (so batches may be folded in any order): the task of a worker of another engine
+    (``--dask``). ``cache_dir``: as ``--cache``, a folder of this machine, created when missing."""
+    global _CACHE_DIR
+    _start_worker()
+    _CACHE_DIR = cache_dir
+    if cache_dir:
+        with contextlib.suppress(OSError):  # a cache that cannot be made only costs time
+            os.makedirs(cache_dir, exist_ok=True)
+    state: list[Any] = [None, None]
+    return [(index, _sent(analyse(path), state)) for index, path in items]
+
+
+def checks_key() -> str:
+    """Which checks a result comes from: :func:`_checks_key` (each check, its plugin and the plugin's version)."""
+    return _checks_key()
 
 
 def run_parallel(paths: list[str], jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -632,26 +671,33 @@ def _value_of(agg: Aggregate, key: str, index: int) -> str:
     return ABSENT
 
 
+#: Another way to run the nodes (``--dask``, :mod:`doctor.fleet.dask_engine`): given the paths and the
+#: cache folder, (index, summary as :func:`_sent` sends it) for each path, as :func:`run_parallel` yields them.
+Engine = Callable[[list[str], "str | None"], Iterable[tuple[int, dict[str, Any]]]]
+
+
 def analyse_fleet(paths: list[str], jobs: int,
                   progress: Callable[[int, int, dict[str, Any]], None] | None = None,
-                  cache_dir: str | None = None) -> FleetReport:
-    """Analyse every path with ``jobs`` workers and fold the results as they arrive.
+                  cache_dir: str | None = None, engine: Engine | None = None) -> FleetReport:
+    """Analyse every path with ``jobs`` workers (or ``engine``'s) and fold the results as they arrive.
 
     With ``cache_dir``, each snapshot tarball's result is kept there under the sha256 of its bytes,
-    so a scheduled fleet run analyses only the snapshots it has not seen.
+    so a scheduled fleet run analyses only the snapshots it has not seen (with ``engine``, a folder
+    the engine's workers create and use).
     """
     global _CACHE_DIR
-    if cache_dir is not None:
+    if cache_dir is not None and engine is None:
         try:
             os.makedirs(cache_dir, exist_ok=True)
         except OSError as exc:
             from doctor.errors import DoctorError
 
             raise DoctorError(f"--cache {cache_dir}: cannot create the folder: {exc.strerror}") from None
-    _CACHE_DIR = cache_dir
+    _CACHE_DIR = cache_dir if engine is None else None
     start = time.monotonic()
     agg = Aggregate([NodeRow(p) for p in paths])
-    for done, (index, summary) in enumerate(run_parallel(paths, jobs), 1):
+    results = run_parallel(paths, jobs) if engine is None else engine(paths, cache_dir)
+    for done, (index, summary) in enumerate(results, 1):
         agg.add(index, summary)
         if progress is not None:
             progress(done, len(paths), summary)
