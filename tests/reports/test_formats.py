@@ -7,7 +7,7 @@ import pytest
 from doctor.errors import DoctorError
 from reports.formats import FORMATS, OFFERED, from_suffix
 
-KINDS = {"check": "Result", "report": "Result", "tui": "Result", "diff": "Diff", "fleet": "FleetReport"}
+KINDS = {"check": "Result", "report": "Result", "tui": "Result", "watch": "Result", "diff": "Diff", "fleet": "FleetReport"}
 
 
 def test_every_offered_format_renders_the_commands_view() -> None:

@@ -293,3 +293,11 @@ def test_the_watch_says_what_it_could_not_sample(node: Node) -> None:
     assert len(coverage) == 1 and coverage[0].severity == "info"
     assert "not sampled: GPU activity, clocks and replays, InfiniBand/RoCE port counters" in coverage[0].title
     assert [s for s, _, _ in of(result, "watch.throttle_under_load")] == ["unknown"]  # GPUs there, not sampled
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "prometheus", "html", "md"])
+def test_watch_findings_reach_every_renderer(node: Node, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / f"watch.{fmt}"
+    done = gnd("watch", str(node.root), "--duration", "0.2", "--interval", "0.1", "--format", fmt, "-o", str(out))
+    assert done.returncode in (0, 1), done.stderr
+    assert "watch.coverage" in out.read_text() or "watch_coverage" in out.read_text()
