@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from doctor import PLAIN
 
 if TYPE_CHECKING:
+    from doctor.deadline import Deadline
     from doctor.facts import Facts
     from doctor.registry import Check
     from doctor.runner import Result
@@ -44,16 +45,19 @@ def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), basel
 
 
 def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
-            baseline: str | None = None, checks: list[Check] | None = None) -> Result:
+            baseline: str | None = None, checks: list[Check] | None = None,
+            deadline: Deadline | None = None) -> Result:
     """Run the (selected) checks on ``source`` and return the ranked result.
 
     ``only``: check ids or prefixes (``pcie``); ``deploy``: extra deployment files to inspect;
     ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
-    ``checks``: the loaded checks (fleet workers load them once), default all installed ones.
+    ``checks``: the loaded checks (fleet workers load them once), default all installed ones;
+    ``deadline``: the time limit of the whole run (:mod:`doctor.deadline`), commands and checks together.
     """
     from doctor.sources import Source, open_source
 
     src = source if isinstance(source, Source) else open_source(source)
+    src.deadline = deadline
     full = only is None and checks is None and not PLAIN
     if full:  # the live host starts these now; they run while the checks load (about 20 ms of dmesg here)
         src.prefetch(PREFETCH)
@@ -61,7 +65,8 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
 
     try:
         facts = open_facts(src, deploy=deploy, baseline=baseline)
-        result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
+        result = run_checks(facts, only=list(only) if only is not None else None, checks=checks,
+                            deadline=deadline)
     except Exception:  # a bad --deploy or --baseline file: still reap what was started
         if full:
             _read_prefetched(src)
