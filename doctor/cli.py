@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "diff": "doctor.commands.diff",
     "fleet": "doctor.commands.fleet",
     "baseline": "doctor.commands.baseline",
+    "npd": "doctor.commands.npd",
 }
 
 DESCRIPTION = """\

@@ -15,8 +15,14 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def write_text(text: str, output: str | None) -> None:
-    """``text`` to the file ``output``, or to stdout when ``output`` is empty."""
+    """``text`` to the file ``output``, or to stdout when ``output`` is empty. A regular file (or a new one)
+    is replaced whole, through a temporary file beside it: a reader (node_exporter's textfile collector,
+    a fleet job) never sees half a result."""
     if output:
+        if not os.path.exists(output) or os.path.isfile(output):
+            mode = os.stat(output).st_mode & 0o777 if os.path.exists(output) else 0o666 & ~_umask()
+            write_atomic(output, text.encode("utf-8", "replace"), mode)
+            return
         try:
             with open(output, "w", encoding="utf-8", errors="replace") as fh:
                 fh.write(text)
@@ -24,6 +30,12 @@ def write_text(text: str, output: str | None) -> None:
             raise DoctorError(f"cannot write {output}: {exc.strerror}") from None
     else:
         sys.stdout.write(text)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:

@@ -23,8 +23,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import HEALTHY, SICK
 from tests.integration.conftest import free_port, require, require_tool
 
