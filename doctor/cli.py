@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "fleet": "doctor.commands.fleet",
     "baseline": "doctor.commands.baseline",
     "watch": "doctor.commands.watch",
+    "npd": "doctor.commands.npd",
 }
 
 DESCRIPTION = """\

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from doctor import PLAIN
 
 if TYPE_CHECKING:
+    from doctor.deadline import Deadline
     from doctor.facts import Facts
     from doctor.facts.watch import WatchRecord
     from doctor.registry import Check
@@ -46,14 +47,16 @@ def open_facts(source: str | Source | None, *, deploy: Sequence[str] = (), basel
 
 
 def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
-            baseline: str | None = None, checks: list[Check] | None = None, watch: WatchRecord | None = None) -> Result:
+            baseline: str | None = None, checks: list[Check] | None = None, watch: WatchRecord | None = None,
+            deadline: Deadline | None = None) -> Result:
     """Run the (selected) checks on ``source`` and return the ranked result (see :func:`analyse_facts`)."""
-    return analyse_facts(source, only=only, deploy=deploy, baseline=baseline, checks=checks, watch=watch)[0]
+    return analyse_facts(source, only=only, deploy=deploy, baseline=baseline, checks=checks, watch=watch,
+                         deadline=deadline)[0]
 
 
 def analyse_facts(source: str | Source | None, *, only: Sequence[str] | None = None, deploy: Sequence[str] = (),
                   baseline: str | None = None, checks: list[Check] | None = None,
-                  watch: WatchRecord | None = None) -> tuple[Result, Facts]:
+                  watch: WatchRecord | None = None, deadline: Deadline | None = None) -> tuple[Result, Facts]:
     """Run the (selected) checks on ``source``: the ranked result and the facts it was computed from
     (what ``gnd fix-script`` binds its fixes to).
 
@@ -61,10 +64,12 @@ def analyse_facts(source: str | Source | None, *, only: Sequence[str] | None = N
     ``baseline``: a ``gnd baseline`` TOML file whose deviations check ``baseline.deviation`` reports;
     ``checks``: the loaded checks (fleet workers load them once), default all installed ones;
     ``watch``: what ``gnd watch`` sampled (judged by the ``watch.*`` checks).
+    ``deadline``: the time limit of the whole run (:mod:`doctor.deadline`), commands and checks together.
     """
     from doctor.sources import Source, open_source
 
     src = source if isinstance(source, Source) else open_source(source)
+    src.deadline = deadline
     full = only is None and checks is None and not PLAIN
     if full:  # the live host starts these now; they run while the checks load (about 20 ms of dmesg here)
         src.prefetch(PREFETCH)
@@ -72,7 +77,8 @@ def analyse_facts(source: str | Source | None, *, only: Sequence[str] | None = N
 
     try:
         facts = open_facts(src, deploy=deploy, baseline=baseline, watch=watch)
-        result = run_checks(facts, only=list(only) if only is not None else None, checks=checks)
+        result = run_checks(facts, only=list(only) if only is not None else None, checks=checks,
+                            deadline=deadline)
     except Exception:  # a bad --deploy or --baseline file: still reap what was started
         if full:
             _read_prefetched(src)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from doctor import __version__
+from doctor.deadline import Deadline, DeadlineReached, interrupting
 from doctor.errors import DoctorError
 from doctor.facts import Facts
 from doctor.findings import (
@@ -113,6 +114,36 @@ def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[l
     return kept, None
 
 
+def _deadline_finding(chk: Check, deadline: Deadline, started: bool) -> Finding:
+    """``chk`` did not run (``started`` False) or did not finish before ``deadline``: unknown, naming it."""
+    title = (f"{chk.title}: did not finish before {deadline.describe()}" if started
+             else f"{chk.title}: not run, {deadline.describe()} was reached")
+    return Finding(UNKNOWN, "node", title,
+                   detail="The run's time limit passed; this check's verdict is not known.",
+                   evidence=(Evidence("--deadline", f"{deadline.seconds:g} s"),), check=chk.id, category=chk.category)
+
+
+def _judged_commands(chk: Check, produced: list[Finding], asked: set[str], cut: dict[str, Any]) -> list[Finding]:
+    """``produced`` with its passes turned into one unknown when the check read a command the deadline cut."""
+    lost = [cut[key] for key in sorted(asked) if key in cut]
+    if not lost or any(f.severity != PASS for f in produced):
+        return produced
+    names = ", ".join(o.where for o in lost)
+    return [Finding(UNKNOWN, "node", f"{chk.title}: cannot be judged, {names} did not finish",
+                    detail="The run's time limit stopped a command this check reads.",
+                    evidence=tuple(Evidence(o.where, o.reason or "") for o in lost),
+                    check=chk.id, category=chk.category)]
+
+
+def _cut_command_findings(cut: dict[str, Any]) -> list[Finding]:
+    """One unknown per command the deadline stopped or kept from starting."""
+    return [Finding(UNKNOWN, "node", f"{o.where}: did not finish before the deadline",
+                    detail="The run's time limit stopped this command or kept it from starting; the facts it "
+                           "gives are missing from this result.",
+                    evidence=(Evidence(o.where, o.reason or ""),), check="doctor.deadline", category="doctor")
+            for _, o in sorted(cut.items())]
+
+
 def select(checks: list[Check], only: list[str] | None) -> list[Check]:
     """Checks whose id equals or starts with one of ``only`` (``pcie`` selects ``pcie.*``)."""
     if not only:
@@ -120,11 +151,14 @@ def select(checks: list[Check], only: list[str] | None) -> list[Check]:
     return [c for c in checks if any(c.id == o or c.id.startswith(o.rstrip(".") + ".") for o in only)]
 
 
-def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] | None = None) -> Result:
+def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] | None = None,
+               deadline: Deadline | None = None) -> Result:
     """Run every (selected) check; a check that raises yields an ``unknown`` finding and the run goes on.
 
     A check that ``requires`` an optional input (the baseline) runs, after the others, exactly when
-    the facts carry that input.
+    the facts carry that input. With ``deadline``, a check still running when it passes is interrupted
+    and the checks after it are not run, each reported ``unknown`` naming it, as is every command the
+    deadline cut; a check that read a cut command cannot pass.
     """
     start = time.monotonic()
     errors: list[LoadError] = []
@@ -137,24 +171,39 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
     if unknown or (only is not None and not only):
         raise DoctorError(f"no check matches --only {','.join(unknown) or repr('')} (see `gnd checks`)")
     selected += [c for c in checks if c.requires and getattr(facts, c.requires, None) is not None]
+    src = facts.source
+    src.deadline = deadline
     for chk in selected:
         t0 = time.monotonic()
+        asked: set[str] = set()
+        src.asked = asked if deadline is not None else None
         try:
-            produced = [f if f.check and f.category else replace(f, check=f.check or chk.id,
-                                                                 category=f.category or chk.category)
-                        for f in chk(facts)]
+            if deadline is not None and deadline.passed:
+                produced = [_deadline_finding(chk, deadline, started=False)]
+            else:
+                with interrupting(deadline):
+                    produced = [f if f.check and f.category else replace(f, check=f.check or chk.id,
+                                                                         category=f.category or chk.category)
+                                for f in chk(facts)]
+        except DeadlineReached:
+            assert deadline is not None
+            produced = [_deadline_finding(chk, deadline, started=True)]
         except Exception as exc:  # a broken check must not end the run
             produced = [Finding(severity=UNKNOWN, subject="node", title=f"check {chk.id} failed: {type(exc).__name__}",
                                 detail=str(exc), check=chk.id, category=chk.category,
                                 evidence=(Evidence(f"check {chk.id}", f"{type(exc).__name__}: {exc}"),))]
+        finally:
+            src.asked = None
         produced, reason = _judged_inputs(chk, facts, produced)
+        if src.cut:
+            produced = _judged_commands(chk, produced, asked, src.cut)
         findings.extend(produced)
         statuses.append({"id": chk.id, "title": chk.title, "category": chk.category, "plugin": chk.plugin,
                          **({"reason": reason} if reason else {}),
                          "status": _status(produced),
                          "findings": sum(1 for f in produced if f.severity != PASS),
                          "duration_ms": round((time.monotonic() - t0) * 1000, 2)})
-    src = facts.source
+    findings.extend(_cut_command_findings(src.cut))
     now = _utc_now()
     collected = now if src.kind == "live" else src.collected_at()
     source = {"kind": src.kind, "path": src.location, "hostname": facts.host.hostname, "collected_at": collected,

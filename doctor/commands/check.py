@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from doctor.commands.common import add_check_arguments, add_format_argument, redacted
+from doctor.deadline import parse_seconds
 from doctor.findings import FAIL_LEVELS
 from doctor.output import exit_code, use_colour, write_text
 
@@ -13,12 +14,14 @@ HELP = "run the checks and print ranked findings"
 DESCRIPTION = "Run the checks on SOURCE and print ranked findings with fix commands."
 EPILOG = """\
 exit status: 0 no finding at or above --fail-on; 1 some finding at or above it;
-2 the doctor could not run (bad source or option).
+2 the doctor could not run (bad source or option). With --deadline, what did not finish
+in time is reported unknown, and the exit status speaks for what did.
 examples:
   gnd check                         check this host
   gnd check snapshot.tar.gz         check a snapshot collected earlier
   gnd check sosreport-node1.tar.xz  check a sosreport
   gnd check --format json --only pcie,numa.kernel_policy
+  gnd check --deadline 45           finish within 45 s (a Slurm health check has 60)
   gnd collect -o node7.tar.gz       snapshot this host for offline analysis"""
 
 
@@ -33,15 +36,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="replace hostnames, addresses, MACs, serials and UUIDs with placeholders")
     p.add_argument("--redact-map", metavar="FILE", help="where --redact writes its private map")
     p.add_argument("--baseline", metavar="TOML", help="also report deviations from a known-good baseline file")
+    p.add_argument("--deadline", type=parse_seconds, metavar="SECONDS",
+                   help="finish within SECONDS, commands and checks together; what did not finish is "
+                        "reported unknown, naming it (default: no limit)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.deadline import Deadline
     from doctor.output import check_outputs
     from doctor.pipeline import analyse
     from reports.formats import FORMATS
 
+    deadline = Deadline.after(args.deadline) if getattr(args, "deadline", None) else None
     check_outputs([args.output, args.redact_map], [args.source, getattr(args, "baseline", None), *args.deploy])
-    result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None))
+    result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None),
+                     deadline=deadline)
     shown = redacted(result, args.redact_map) if args.redact else result
     colour = args.format == "text" and not args.output and use_colour(sys.stdout)
     write_text(str(FORMATS[args.format].render(shown, verbose=args.verbose, colour=colour)), args.output)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from doctor import specs
+from doctor.deadline import Deadline, DeadlineReached
 from doctor.errors import DoctorError
 from doctor.record import record
 from doctor.safe_open import path_kind
@@ -38,6 +39,8 @@ class CommandOutput:
     duration_s: float | None = None
     timed_out: bool = False
     returncode: int | None = None
+    #: not run, or stopped, because ``--deadline`` passed (:mod:`doctor.deadline`)
+    by_deadline: bool = False
 
 
 class Source:
@@ -54,6 +57,12 @@ class Source:
         #: files that are there but were not read, larger than the read's cap (their facts are
         #: incomplete: :mod:`doctor.inputs` turns that into ``unknown``, never ``pass``)
         self.unread: set[str] = set()
+        #: the whole run's time limit (``--deadline``); only a live host's commands take time to answer
+        self.deadline: Deadline | None = None
+        #: commands the deadline stopped or kept from starting, by cache key
+        self.cut: dict[str, CommandOutput] = {}
+        #: cache keys of the commands asked for (cache hits too), when the runner is listening
+        self.asked: set[str] | None = None
 
     # --- files -----------------------------------------------------------------------------
     def _note(self, path: str) -> None:
@@ -197,9 +206,13 @@ class Source:
 
     def _cached_command(self, key: str, compute: Callable[[], CommandOutput]) -> CommandOutput:
         """A command's output, computed once."""
+        if self.asked is not None:
+            self.asked.add(key)
         hit = self._commands.get(key)
         if hit is None:
             hit = self._commands[key] = compute()
+            if hit.by_deadline:
+                self.cut[key] = hit
         return hit
 
     def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
@@ -300,7 +313,7 @@ class LiveSource(Source):
         for name in names:
             spec = specs.get(name)
             if spec.argv and name not in self._commands and name not in self._started:
-                self._started[name] = start_command(spec)
+                self._started[name] = start_command(spec, deadline=self.deadline)
 
     def _command(self, spec: specs.Spec) -> CommandOutput:
         if not self.run_commands:
@@ -311,7 +324,7 @@ class LiveSource(Source):
         started = self._started.pop(spec.name, None)
         if started is not None:
             return started if isinstance(started, CommandOutput) else started()
-        return run_command(spec)
+        return run_command(spec, deadline=self.deadline)
 
     def _netdev_command(self, spec: specs.Spec, netdev: str) -> CommandOutput:
         if not self.run_commands:
@@ -322,21 +335,27 @@ class LiveSource(Source):
         hung = next((o for k, o in self._commands.items() if k.startswith(f"{spec.name}\0") and o.timed_out), None)
         if hung is not None:  # one hung run per spec: the next interfaces would hang the same way
             return CommandOutput(spec.name, None, " ".join(argv), reason=f"not run: {hung.reason}", timed_out=True)
-        return run_command(spec, argv)
+        return run_command(spec, argv, deadline=self.deadline)
 
 
-def run_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> CommandOutput:
-    """Run a command spec (or ``argv``, one interface's instance of it) with its timeout; a missing or
-    hung program is a normal answer."""
-    started = start_command(spec, argv)
+def run_command(spec: specs.Spec, argv: tuple[str, ...] | None = None,
+                deadline: Deadline | None = None) -> CommandOutput:
+    """Run a command spec (or ``argv``, one interface's instance of it) with its timeout, shortened to what
+    is left of ``deadline``; a missing or hung program is a normal answer."""
+    started = start_command(spec, argv, deadline)
     return started if isinstance(started, CommandOutput) else started()
 
 
-def start_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> CommandOutput | Callable[[], CommandOutput]:
-    """Start a command spec: what :func:`run_command` answers at once (not found, could not run), or a
-    function that waits for it (at most its timeout) and returns its output."""
+def start_command(spec: specs.Spec, argv: tuple[str, ...] | None = None,
+                  deadline: Deadline | None = None) -> CommandOutput | Callable[[], CommandOutput]:
+    """Start a command spec: what :func:`run_command` answers at once (not found, could not run, the
+    deadline passed), or a function that waits for it (at most its timeout, or what is left of
+    ``deadline``) and returns its output."""
     argv = argv or spec.argv
     where = " ".join(argv)
+    if deadline is not None and deadline.passed:
+        return CommandOutput(spec.name, None, where, reason=f"{where}: not run, {deadline.describe()} was reached",
+                             timed_out=True, by_deadline=True)
     exe = shutil.which(argv[0])
     if exe is None:
         return CommandOutput(spec.name, None, where, reason=f"{argv[0]} not found on PATH")
@@ -349,23 +368,37 @@ def start_command(spec: specs.Spec, argv: tuple[str, ...] | None = None) -> Comm
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         return CommandOutput(spec.name, None, where, reason=f"{where} could not run: {exc.strerror}")
-    return lambda: _finish_command(spec, proc, start, where)
+    return lambda: _finish_command(spec, proc, start, where, deadline)
 
 
-def _finish_command(spec: specs.Spec, proc: Any, start: float, where: str) -> CommandOutput:
+def _kill(proc: Any) -> None:
+    """Kill the whole process group: a hung nvidia-smi's children must not keep the pipes open."""
     import subprocess
 
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.communicate(timeout=2)
+
+
+def _finish_command(spec: specs.Spec, proc: Any, start: float, where: str,
+                    deadline: Deadline | None = None) -> CommandOutput:
+    import subprocess
+
+    left = deadline.remaining() if deadline is not None else spec.timeout
     try:
-        stdout, stderr = proc.communicate(timeout=spec.timeout)
+        stdout, stderr = proc.communicate(timeout=min(spec.timeout, left))
     except subprocess.TimeoutExpired:
-        # kill the whole process group: a hung nvidia-smi's children must not keep the pipes open
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=2)
+        _kill(proc)
+        if deadline is not None and left < spec.timeout:
+            return CommandOutput(spec.name, None, where, reason=f"{where}: stopped, {deadline.describe()} was reached",
+                                 duration_s=time.monotonic() - start, timed_out=True, by_deadline=True)
         return CommandOutput(spec.name, None, where, reason=f"{where} timed out after {spec.timeout:g} s",
                              duration_s=time.monotonic() - start, timed_out=True)
+    except DeadlineReached:
+        _kill(proc)
+        raise
     duration = time.monotonic() - start
     out = stdout[:MAX_FILE_BYTES].decode("utf-8", "replace")
     if proc.returncode != 0 and not out.strip():

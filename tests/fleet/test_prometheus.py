@@ -44,3 +44,29 @@ def test_real_run_parses(node_pair: tuple[Path, Path], tmp_path: Path) -> None:
     assert any(labels["check"] == "pcie.link_downgrade" and labels["severity"] == "high"
                for labels, _ in fams["gnd_finding"])
     assert "gnd_check_status" in fams and "gnd_run_info" in fams
+
+
+#: the series `--format prometheus` writes: name -> label names. A rename is a breaking change for every
+#: dashboard and alert built on them; change this only with a release note.
+CONTRACT = {
+    "gnd_finding": ("check", "severity", "subject"),
+    "gnd_findings": ("severity",),
+    "gnd_check_status": ("check", "status"),
+    "gnd_run_duration_seconds": (),
+    "gnd_run_timestamp_seconds": (),
+    "gnd_run_info": ("version", "source_kind"),
+}
+
+
+def test_metric_names_and_labels_are_the_documented_contract() -> None:
+    from doctor.pipeline import analyse
+    from tests.helpers import SICK
+
+    fams = _families(render_prometheus(analyse(str(SICK))))
+    assert {name: {tuple(sorted(labels)) for labels, _ in samples} for name, samples in fams.items()} == \
+        {name: {tuple(sorted(labels))} for name, labels in CONTRACT.items()}
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text()
+    import re
+
+    table = dict(re.findall(r"^\| `(gnd_\w+)` \|\s*([^|]*?)\s*\|", docs, re.M))
+    assert {name: tuple(re.findall(r"`(\w+)`", labels)) for name, labels in table.items()} == CONTRACT
