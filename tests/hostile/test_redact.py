@@ -123,12 +123,14 @@ def _result(hostname: str, detail: str) -> dict[str, Any]:
 
 
 def test_short_hostname_is_redacted(tmp_path: Path) -> None:
-    red = redact_result(_result("n7", "peer n7 answered; N7 is not the host in this sentence"),
+    # a one-part name could be a word of other data: replaced in identity fields and where it is a
+    # host by syntax (``root@n7``, ``n7:22``), in its own case only when shorter than 3 characters
+    red = redact_result(_result("n7", "peer root@n7 answered, then n7:22; N7 is not the host in this sentence"),
                         str(tmp_path / "m.json"))
     text = json.dumps(red)
     assert not re.search(r"(?<![A-Za-z0-9])n7(?![A-Za-z0-9])", text)
-    assert red["source"]["hostname"] == "host-1" and "peer host-1 answered" in text
-    assert "N7 is not" in text  # short names match in their own case only
+    assert red["source"]["hostname"] == "host-1" and "peer root@host-1 answered, then host-1:22" in text
+    assert "N7 is not" in text
 
 
 def test_fqdn_domain_is_redacted_and_the_map_keeps_case(tmp_path: Path) -> None:
