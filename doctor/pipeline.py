@@ -3,7 +3,9 @@
 ``gnd check``, ``report``, ``fix-script``, ``tui``, ``diff``, ``fleet`` and ``baseline`` all call
 :func:`analyse` (or :func:`open_facts`), so a source, ``--only``, ``--deploy`` and ``--baseline``
 mean the same thing everywhere. The baseline is a fact: loaded here, attached to the facts and
-judged by the ordinary check ``baseline.deviation``.
+judged by the ordinary check ``baseline.deviation``. The result comes back with secrets masked
+and every string through the one sanitiser (:func:`doctor.textsafe.sanitised`; a saved result
+gets the same in :func:`doctor.result_io.to_result`, and every format again where it renders).
 """
 
 from __future__ import annotations
@@ -68,7 +70,9 @@ def analyse(source: str | Source | None, *, only: Sequence[str] | None = None, d
         raise
     if full:
         _read_prefetched(src)
-    return masked(result)
+    from doctor.textsafe import sanitised
+
+    return sanitised(masked(result), exact_fixes=True)  # type: ignore[no-any-return]
 
 
 def _read_prefetched(src: Source) -> None:

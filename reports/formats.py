@@ -33,8 +33,13 @@ class Format:
         return getattr(importlib.import_module(module), function)
 
     def render(self, view: object, **options: Any) -> str | bytes:
-        """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker`` where they apply)."""
-        return self.renderer(type(view).__name__)(view, **options)
+        """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker`` where they apply).
+
+        Every string of the view goes through the one sanitiser first (:func:`doctor.textsafe.sanitised`),
+        so no renderer can show a field that did not; HTML and Markdown escaping come after it."""
+        from doctor.textsafe import sanitised
+
+        return self.renderer(type(view).__name__)(sanitised(view), **options)
 
 
 _JSON = "reports.formats:render_json"
@@ -102,11 +107,11 @@ def _importable(fmt: Format) -> bool:
 def export(result: object, fmt: str, path: str) -> str:
     """Render ``result`` as ``fmt`` into ``path`` (the TUI's export); RuntimeError with a reason."""
     try:
-        render = FORMATS[fmt].renderer("Result")
+        FORMATS[fmt].renderer("Result")
     except Exception:  # noqa: BLE001
         raise RuntimeError(f"{fmt} export not available (its renderer is not installed)") from None
     try:
-        body = render(result)
+        body = FORMATS[fmt].render(result)
     except Exception as exc:  # a renderer bug must not take the TUI down
         raise RuntimeError(f"{fmt} export failed: {type(exc).__name__}: {exc}") from exc
     try:
