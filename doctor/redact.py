@@ -562,7 +562,7 @@ def _inventory(redactor: Redactor, inv: Any) -> Any:
 
     if not isinstance(inv, dict):
         return redactor.value(inv)
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in inv.items():
         if key == "host" and isinstance(value, dict):
             out[key] = _identity_dict(redactor, value, IDENTITY_FIELDS["host"])

@@ -104,7 +104,8 @@ def _walk(value: Any, name: str, exact: bool) -> Any:
         return value if len(out) == len(value) and all(out.get(k) is v for k, v in value.items()) else out
     if is_dataclass(value) and not isinstance(value, type):
         changed = {}
-        as_id = getattr(value, "subject", None) is not None and value.subject == getattr(value, "subject_id", None)
+        subject = getattr(value, "subject", None)
+        as_id = subject is not None and subject == getattr(value, "subject_id", None)
         for f in fields(value):
             if not f.init or (exact and f.name in _EXACT):
                 continue

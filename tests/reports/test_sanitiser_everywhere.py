@@ -10,7 +10,6 @@ letter reads as its code point.
 from __future__ import annotations
 
 import json
-import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
