@@ -141,7 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args_list = _with_command(sys.argv[1:] if argv is None else argv)
         parser, commands = build_parser(only=args_list[0])
-        args = parser.parse_args(args_list)
+        try:
+            args = parser.parse_args(args_list)
+        except SystemExit as done:  # --help, --version: argparse drops a failed write silently
+            if done.code == 0 and isinstance(sys.stdout, _ClosedStream):
+                raise ClosedStreamError("cannot write the output: standard output is closed") from None
+            raise
         from doctor.i18n import set_language
 
         set_language(getattr(args, "lang", None))

@@ -3,7 +3,9 @@
 ``gnd check``, ``report``, ``fix-script``, ``tui``, ``diff``, ``fleet`` and ``baseline`` all call
 :func:`analyse` (or :func:`open_facts`), so a source, ``--only``, ``--deploy`` and ``--baseline``
 mean the same thing everywhere. The baseline is a fact: loaded here, attached to the facts and
-judged by the ordinary check ``baseline.deviation``.
+judged by the ordinary check ``baseline.deviation``. The result comes back with secrets masked
+and every string through the one sanitiser (:func:`doctor.textsafe.sanitised`; a saved result
+gets the same in :func:`doctor.result_io.to_result`, and every format again where it renders).
 """
 
 from __future__ import annotations
@@ -85,7 +87,9 @@ def analyse_facts(source: str | Source | None, *, only: Sequence[str] | None = N
         raise
     if full:
         _read_prefetched(src)
-    return masked(result), facts
+    from doctor.textsafe import sanitised
+
+    return sanitised(masked(result), exact_fixes=True), facts
 
 
 def _read_prefetched(src: Source) -> None:

@@ -6,6 +6,15 @@ The same value always maps to the same placeholder (``host-1``, ``ip-1``, ``mac-
 Known values (hostname, serials, machine-id, MACs) are found first from the data itself; shapes
 (IPv4, IPv6 and GIDs, MACs, UUIDs, InfiniBand GUIDs) are caught by pattern everywhere else.
 PCI addresses, versions and sysctl values are left alone.
+
+Redaction works on data, never on the tool's words: a result is redacted field by field, by what
+each field holds (:data:`TOOL_KEYS` are the tool's own words and are never touched; prose fields
+get only unmistakable values), before anything is rendered. A value such as ``high``, ``gpu`` or
+``PCIe`` that could be a word of the tool's text is replaced only where the data says it is an
+identity: in identity fields (the source's and inventory's host name, machine-id, serials, UUIDs),
+as a fix parameter naming the node, and in host syntax (``//NAME``, ``user@NAME``, ``NAME:port``,
+``--host NAME``, ``MASTER_ADDR=NAME``). Other values are replaced as whole names (never inside a
+longer name such as ``gpu-node-doctor`` or ``mlx5_0``) in data and prose alike.
 """
 
 from __future__ import annotations
@@ -29,11 +38,12 @@ from doctor.secrets import mask_data
 MAP_FORMAT = "gpu-node-doctor redaction map"
 DEFAULT_MAP = "gnd-redact-map.json"
 
-_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
-_ALNUM_AFTER = r"(?![A-Za-z0-9])"
 _HEX_COLON = "0-9A-Fa-f:"
 #: MAC (6 octets) and InfiniBand hardware addresses (20 octets)
 MAC_RE = lazy(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{2}}(?::[0-9A-Fa-f]{{2}}){{5,19}}(?![{_HEX_COLON}])")
+#: MACs written with dashes (``aa-bb-cc-dd-ee-ff``) or as three dotted groups (``aabb.ccdd.eeff``)
+MAC_DASH_RE = lazy(r"(?<![0-9A-Za-z-])[0-9A-Fa-f]{2}(?:-[0-9A-Fa-f]{2}){5}(?![0-9A-Za-z-])")
+MAC_DOT_RE = lazy(r"(?<![0-9A-Za-z.])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![0-9A-Za-z.])")
 UUID_RE = lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
                r"(?![0-9A-Fa-f])")
 #: IPv6 candidates: a whole run of hex digits, colons and dots (validated with :mod:`ipaddress`, which
@@ -80,17 +90,77 @@ def _boring_ip(text: str) -> bool:
     return addr.version == 4 and text.startswith(("255.", "0."))
 
 
+#: Characters that continue a name: a known value is never replaced inside a longer name
+_NAME_BEFORE = r"(?<![A-Za-z0-9_])"
+_NAME_AFTER = r"(?![A-Za-z0-9_])"
+#: Where a word-like value (``high``, ``nvidia``) is a host by syntax: the value of a host-naming key
+#: or flag just before it (``--host X``, ``MASTER_ADDR=X``, ``hostname: X``)
+_HOST_KEY = lazy(r"(?:^|[^A-Za-z0-9_])[A-Za-z0-9_-]*(?i:host|node|addr|server|peer|master|endpoint)[A-Za-z0-9_-]*"
+                 r"(?:=|:[ \t]*|[ \t]+)$")
+#: ``:port`` after a host (not the ``:18:00.0`` of a PCI address or a time)
+_PORT = lazy(r":\d{1,5}(?![0-9A-Za-z:.])")
+_MAC_SEPARATORS = str.maketrans("", "", ":-.")
+_BARE_MAC = lazy(r"[0-9a-f]{12}")
+_UUIDISH = lazy(r"(?:gpu-|mig-)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?")
+
+
+def _canonical(value: str) -> str:
+    """The spelling every other spelling of ``value`` maps to: MACs as ``aa:bb:cc:dd:ee:ff`` (from
+    dashes, Cisco dots or bare hex), UUIDs as lower-case dashed hex (from ``GPU-``/``MIG-``
+    prefixes, braces, upper case or bare 32 hex digits); anything else stripped and lower-cased."""
+    key = value.strip().lower()
+    m = _UUIDISH.fullmatch(key)
+    if m:
+        return "-".join(m.groups())
+    bare = key.translate(_MAC_SEPARATORS)
+    if len(key) in (12, 14, 17) and _BARE_MAC.fullmatch(bare) and (len(key) == 12 or key != bare):
+        return ":".join(bare[i:i + 2] for i in range(0, 12, 2))
+    return key
+
+
+def _spellings(key: str) -> tuple[str, ...]:
+    """Every spelling of a canonical ``key`` written as a literal (the separated ones also go by shape)."""
+    m = _UUIDISH.fullmatch(key)
+    if m and "-" in key:
+        return (key, "".join(m.groups()))
+    if len(key) == 17 and _BARE_MAC.fullmatch(key.replace(":", "")):
+        bare = key.replace(":", "")
+        return (key, key.replace(":", "-"), f"{bare[:4]}.{bare[4:8]}.{bare[8:]}", bare)
+    return (key,)
+
+
+def wordlike(value: str, kind: str = "host") -> bool:
+    """Whether ``value`` could be a word of the tool's own text or of other data (``high``, ``PCIe``,
+    ``x16``, ``mlx5``, ``高``, a short number): such a value is replaced only where the data says it
+    is an identity. A host name is word-like unless it has parts (``gpu-node-13``, ``n7.example.com``);
+    a serial or id unless it has a digit and is not a short number."""
+    text = value.strip()
+    if kind == "host":
+        return not any(sep in text.strip(".-") for sep in ".-")
+    return text.isalpha() or (text.isdigit() and len(text) < 6)
+
+
+#: A whole name in text: the run a match must not be only part of when the run is the tool's word
+_RUN = lazy(r"[A-Za-z0-9_.-]+")
+#: How the tool's own fields are cut into words (:meth:`Redactor.protect`)
+_WORD_SPLIT = lazy(r"[^A-Za-z0-9_.-]+")
+
+
 class Redactor:
-    """Maps sensitive values to stable placeholders; ``text()`` redacts one string."""
+    """Maps sensitive values to stable placeholders; ``text()`` redacts one string of data,
+    ``field()`` one identity field, ``prose()`` one sentence of the tool's with values in it."""
 
     def __init__(self, placeholders: dict[str, str] | None = None) -> None:
-        self.original: dict[str, str] = {}  # normalised original -> placeholder
+        self.original: dict[str, str] = {}  # canonical original -> placeholder
         self.shown: dict[str, str] = {}  # placeholder -> original as first seen (case kept, for the map)
         self.counts: dict[str, int] = dict.fromkeys(PREFIX, 0)
         self.changed = False
-        self._literal: re.Pattern[str] | None = None
+        self._literal: dict[bool, re.Pattern[str] | None] = {}
         #: the map file new placeholders are allocated in (under its lock), when there is one
         self.store: MapFile | None = None
+        #: the tool's own words (lower case): a known value equal to one is word-like, and a name
+        #: inside one (``gpu-node`` in ``gpu-node-doctor``) is left alone
+        self.vocabulary: set[str] = {"gpu-node-doctor", "gnd"}
         for placeholder, value in (placeholders or {}).items():
             m = PLACEHOLDER_RE.match(placeholder)
             if not m or not isinstance(value, str):
@@ -101,7 +171,7 @@ class Redactor:
 
     @staticmethod
     def _norm(value: str) -> str:
-        return value.strip().lower()
+        return _canonical(value)
 
     def placeholder(self, value: str, kind: str) -> str:
         """The placeholder for ``value`` (allocated on first sight)."""
@@ -115,7 +185,7 @@ class Redactor:
             self.original[key] = found
             self.shown[found] = value.strip()
             self.changed = True
-            self._literal = None
+            self._literal = {}
         return found
 
     def learn(self, value: object, kind: str) -> None:
@@ -123,9 +193,9 @@ class Redactor:
         if not isinstance(value, str):
             return
         value = value.strip()
-        if value.lower() in _BORING or PLACEHOLDER_RE.match(value):
-            return
-        if kind == "uuid" and value.upper().startswith("GPU-"):
+        if not value or PLACEHOLDER_RE.match(value) or kind != "host" and value.lower() in _BORING:
+            return  # a host name is replaced even when it reads "unknown": it is where the data says
+        if kind == "uuid" and value.upper().startswith(("GPU-", "MIG-")):
             value = value[4:]
         if kind in ("serial", "id") and len(value) < 3:
             return
@@ -143,38 +213,70 @@ class Redactor:
                 self.shown.setdefault(placeholder, other.shown.get(placeholder, key))
         for kind, count in other.counts.items():
             self.counts[kind] = max(self.counts[kind], count)
-        self._literal = None
+        self._literal = {}
 
     def mapping(self) -> dict[str, str]:
         """placeholder -> original, for the map file."""
         return {p: self.shown.get(p, o) for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
 
-    def _literals(self) -> re.Pattern[str] | None:
-        """Known words (hostnames, serials, ids); shaped values (IPs, MACs, UUIDs) go by pattern."""
-        words = sorted((k for k, p in self.original.items() if p.split("-", 1)[0] in LITERAL_KINDS),
-                       key=len, reverse=True)
-        if self._literal is None and words:
+    def _literals(self, words: bool) -> re.Pattern[str] | None:
+        """Known values as literals: names (``words=False``) or word-like values in host syntax."""
+        if words not in self._literal:
+            keys = [k for k, p in self.original.items() if (kind := p.split("-", 1)[0]) in LITERAL_KINDS + ("uuid", "mac")
+                    and (wordlike(self.shown.get(p, k), kind) or k in self.vocabulary) == words]
+            spelt = sorted({s for k in keys for s in _spellings(k)}, key=len, reverse=True)
             # names shorter than 3 characters match in their own case only ("n1", not every "N1" in prose)
-            long_words = "|".join(map(re.escape, (w for w in words if len(w) >= 3)))
-            short = [re.escape(self.shown.get(self.original[w], w)) for w in words if len(w) < 3]
-            alternatives = ([f"(?i:{long_words})"] if long_words else []) + short
-            self._literal = re.compile(_ALNUM_BEFORE + "(" + "|".join(alternatives) + ")" + _ALNUM_AFTER)
-        return self._literal
+            long_words = "|".join(map(re.escape, (w for w in spelt if len(w) >= 3)))
+            short = [re.escape(self.shown.get(self.original.get(w, ""), w)) for w in spelt if len(w) < 3]
+            alternatives = "|".join(([f"(?i:{long_words})"] if long_words else []) + short)
+            self._literal[words] = re.compile(f"{_NAME_BEFORE}({alternatives}){_NAME_AFTER}") if alternatives else None
+        return self._literal[words]
+
+    def protect(self, texts: Iterable[str]) -> None:
+        """Add the words of ``texts`` (the tool's own fields: check ids and titles, categories) to
+        :attr:`vocabulary`."""
+        for text in texts:
+            self.vocabulary.update(w.lower().strip(".") for w in _WORD_SPLIT.split(text) if w.strip("."))
+        self._literal = {}
+
+    def _swap(self, m: re.Match[str]) -> str:
+        run = _RUN.search(m.string, max(0, m.start() - 256), m.end() + 256)
+        while run is not None and run.end() < m.end():
+            run = _RUN.search(m.string, run.end(), m.end() + 256)
+        if run is not None and run.start() <= m.start() and run.group(0).lower().strip(".") in self.vocabulary:
+            return m.group(0)  # part of one of the tool's words
+        return self.original.get(self._norm(m.group(1)), m.group(1))
 
     def text(self, text: str) -> str:
-        """``text`` with every known value and every address/MAC/UUID shape replaced."""
+        """A string of data (evidence, argv, a file) with every known value and every address, MAC,
+        UUID and GUID shape replaced; a word-like value (``high``) only where it is a host by syntax."""
+        return self.prose(text, keys=True)
+
+    def prose(self, text: str, keys: bool = False) -> str:
+        """A sentence of the tool's own words with values in it: names that cannot be words of the
+        tool's text and shapes (addresses, MACs, UUIDs) are replaced; word-like values only after
+        ``@`` or ``//`` and before ``:port`` (and, in data, ``keys``: after ``--host``, ``ADDR=`` ...)."""
         if not text:
             return text
-        literals = self._literals()
-        if literals is not None:
-            text = literals.sub(lambda m: self.original.get(self._norm(m.group(1)), m.group(1)), text)
+        host_syntax = self._literals(True)
+        if host_syntax is not None:
+            text = host_syntax.sub(lambda m: self._swap(m) if _host_syntax(m, keys) else m.group(0), text)
         text = MAC_RE.sub(lambda m: self.placeholder(m.group(0), "mac"), text)
+        text = MAC_DASH_RE.sub(lambda m: self.placeholder(m.group(0), "mac"), text)
+        text = MAC_DOT_RE.sub(lambda m: self.placeholder(m.group(0), "mac"), text)
         text = UUID_RE.sub(lambda m: self.placeholder(m.group(0), "uuid"), text)
         text = IPV6_RE.sub(self._ipv6, text)
         text = GUID_RE.sub(lambda m: self.placeholder(m.group(0), "guid"), text)
         text = IPV4_RE.sub(self._ipv4, text)
         text = LSPCI_SERIAL_RE.sub(lambda m: m.group(1) + self._serial(m.group(2)), text)
-        return text
+        literals = self._literals(False)  # after the shapes: a name never cuts an address in two
+        return literals.sub(self._swap, text) if literals is not None else text
+
+    def field(self, value: str) -> str:
+        """An identity field (a host name, serial, UUID, node name): its placeholder when the whole
+        value is a known one, word-like or not; else redacted as data."""
+        found = self.original.get(self._norm(value)) if value.strip() else None
+        return found if found is not None else self.text(value)
 
     def _serial(self, value: str) -> str:
         return value if PLACEHOLDER_RE.match(value) else self.placeholder(value, "serial")
@@ -214,6 +316,19 @@ class Redactor:
         if isinstance(obj, dict):
             return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in obj.items()}
         return obj
+
+
+def _host_syntax(m: re.Match[str], keys: bool = True) -> bool:
+    """Whether the value matched at ``m`` stands where a host name does: after ``//`` or ``@``,
+    before ``:port`` (not inside a path, nor a PCI address), or (``keys``) as the value of a
+    host-naming key or flag."""
+    text, start, end = m.string, m.start(), m.end()
+    before = text[max(0, start - 2):start]
+    if before.endswith("@") or before == "//":
+        return True
+    if _PORT.match(text, end) and not before.endswith(("/", ".")):
+        return True
+    return keys and _HOST_KEY.search(text[max(0, start - 80):start]) is not None
 
 
 def _looks_ip(value: str) -> bool:
@@ -340,12 +455,43 @@ def _obj(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: The tool's own words in a result, per kind of object: never redacted (severities, check ids and
+#: titles, categories, references, builder names, the schema). Unlisted keys are data.
+TOOL_KEYS: dict[str, frozenset[str]] = {
+    "result": frozenset({"schema_version", "tool", "generated_at", "duration_s", "summary", "redacted"}),
+    "check": frozenset({"id", "title", "category", "plugin", "status", "findings", "duration_ms"}),
+    "finding": frozenset({"severity", "check", "category", "rank", "confidence", "references"}),
+    "impact": frozenset({"score"}),
+    "fix": frozenset({"builder"}),
+    "step": frozenset({"phase", "kind", "unattended", "key"}),
+}
+#: Sentences of the tool's with values in them: only unmistakable values are replaced (:meth:`Redactor.prose`)
+PROSE_KEYS: dict[str, frozenset[str]] = {
+    "check": frozenset({"reason", "detail"}), "finding": frozenset({"title", "detail"}),
+    "impact": frozenset({"text", "basis"}), "fix": frozenset({"notes"}), "step": frozenset({"description"}),
+}
+#: Identity fields: the whole value is an identity, word-like or not (:meth:`Redactor.field`)
+IDENTITY_FIELDS: dict[str, frozenset[str]] = {
+    "source": frozenset({"hostname", "machine_id"}),
+    "host": frozenset({"hostname", "machine_id", "board_serial", "product_serial", "product_uuid"}),
+    "gpu": frozenset({"serial", "uuid", "board_id"}),
+}
+#: Fix parameters that name this node (the kubelet builder's ``node``): identity fields too, and so
+#: is an argv word of the same fix equal to one of them
+HOST_PARAMS = frozenset({"node"})
+#: Evidence read from these files is an identity as a whole
+IDENTITY_EVIDENCE = frozenset(IDENTITY_FILES)
+
+
 def learn_result(redactor: Redactor, data: dict[str, Any]) -> None:
     """Register the identities a result names (hostname, machine-id, board and GPU serials/UUIDs)."""
+    from doctor.derived.digest import is_identity
+
     source = _obj(data.get("source"))
     inv = _obj(data.get("inventory"))
     host = _obj(inv.get("host"))
     redactor.learn(source.get("hostname"), "host")
+    redactor.learn(source.get("machine_id"), "id")
     redactor.learn(host.get("hostname"), "host")
     redactor.learn(host.get("machine_id"), "id")
     redactor.learn(host.get("board_serial"), "serial")
@@ -353,14 +499,115 @@ def learn_result(redactor: Redactor, data: dict[str, Any]) -> None:
         if isinstance(gpu, dict):
             redactor.learn(gpu.get("serial"), "serial")
             redactor.learn(gpu.get("uuid"), "uuid")
+    for key, value in _obj(inv.get("digest")).items():
+        if isinstance(key, str) and is_identity(key) and key != "cmdline.root" and not key.endswith(".addr"):
+            kind = "host" if key == "host.hostname" else "uuid" if key.endswith(".uuid") else \
+                "id" if key == "host.machine_id" else "serial"
+            redactor.learn(value, kind)
+
+
+def _identity_dict(redactor: Redactor, obj: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    return {redactor.text(k): redactor.field(v) if k in keys and isinstance(v, str) else redactor.value(v)
+            for k, v in obj.items()}
+
+
+def _kind(redactor: Redactor, obj: Any, kind: str) -> Any:
+    """``obj`` (a ``kind`` object of the result) redacted key by key, by what each key holds."""
+    if not isinstance(obj, dict):
+        return redactor.value(obj)
+    tool, prose = TOOL_KEYS.get(kind, frozenset()), PROSE_KEYS.get(kind, frozenset())
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if key in tool:
+            out[key] = value
+        elif key in prose and isinstance(value, str):
+            out[key] = redactor.prose(value)
+        elif kind == "finding" and key in ("impact", "fix") or kind == "fix" and key == "steps":
+            child = {"impact": "impact", "fix": "fix", "steps": "step"}[key]
+            out[key] = [_kind(redactor, v, child) for v in value] if isinstance(value, list) else \
+                _kind(redactor, value, child)
+        elif kind == "finding" and key == "evidence" and isinstance(value, list):
+            out[key] = [_evidence(redactor, e) for e in value]
+        elif kind == "fix" and key == "params" and isinstance(value, dict):
+            out[key] = _identity_dict(redactor, value, HOST_PARAMS)
+        else:
+            out[key] = redactor.value(value)
+    if kind == "fix":
+        _host_argv(redactor, obj, out)
+    return out
+
+
+def _evidence(redactor: Redactor, item: Any) -> Any:
+    if not isinstance(item, dict):
+        return redactor.value(item)
+    whole = str(item.get("source", "")).lstrip("/") in IDENTITY_EVIDENCE
+    return {k: redactor.field(v) if whole and k == "value" and isinstance(v, str) else redactor.value(v)
+            for k, v in item.items()}
+
+
+def _host_argv(redactor: Redactor, fix: dict[str, Any], out: dict[str, Any]) -> None:
+    """Argv words of ``fix`` that are the node name it was built for get the name's placeholder."""
+    params = _obj(fix.get("params"))
+    names = {redactor._norm(v) for k, v in params.items() if k in HOST_PARAMS and isinstance(v, str)}
+    if not names:
+        return
+    for step in out.get("steps") or []:
+        if isinstance(step, dict) and isinstance(step.get("argv"), list):
+            step["argv"] = [redactor.field(a) if isinstance(a, str) and redactor._norm(a) in names else a
+                            for a in step["argv"]]
+
+
+def _inventory(redactor: Redactor, inv: Any) -> Any:
+    from doctor.derived.digest import is_identity
+
+    if not isinstance(inv, dict):
+        return redactor.value(inv)
+    out: dict[str, Any] = {}
+    for key, value in inv.items():
+        if key == "host" and isinstance(value, dict):
+            out[key] = _identity_dict(redactor, value, IDENTITY_FIELDS["host"])
+        elif key == "gpus" and isinstance(value, list):
+            out[key] = [_identity_dict(redactor, g, IDENTITY_FIELDS["gpu"]) if isinstance(g, dict)
+                        else redactor.value(g) for g in value]
+        elif key == "digest" and isinstance(value, dict):
+            out[key] = {redactor.text(k): redactor.field(v) if isinstance(k, str) and is_identity(k)
+                        and isinstance(v, str) else redactor.value(v) for k, v in value.items()}
+        else:
+            out[key] = redactor.value(value)
+    return out
+
+
+def _tool_words(data: dict[str, Any]) -> Iterator[str]:
+    """The tool's own words in ``data``: check ids, titles and categories, finding check ids."""
+    for item in [*(data.get("checks") or []), *(data.get("findings") or [])]:
+        if isinstance(item, dict):
+            for key in ("id", "title", "category", "check"):
+                if isinstance(item.get(key), str) and (key != "title" or "id" in item):
+                    yield item[key]
 
 
 def redact_data(data: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
-    """``data`` with secrets masked and identities replaced (no file written)."""
+    """``data`` (a result's JSON form) with secrets masked and identities replaced, field by field:
+    the tool's own words (:data:`TOOL_KEYS`) as they are, prose through :meth:`Redactor.prose`,
+    identity fields through :meth:`Redactor.field`, other data through :meth:`Redactor.text`. No
+    file is written; nothing is substituted in rendered text."""
     learn_result(redactor, data)
-    out = redactor.value(mask_strings(data))
+    redactor.protect(_tool_words(data))
+    data = mask_strings(data)
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in TOOL_KEYS["result"]:
+            out[key] = value
+        elif key == "source" and isinstance(value, dict):
+            out[key] = _identity_dict(redactor, value, IDENTITY_FIELDS["source"])
+        elif key == "inventory":
+            out[key] = _inventory(redactor, value)
+        elif key in ("findings", "checks") and isinstance(value, list):
+            out[key] = [_kind(redactor, v, key[:-1]) for v in value]
+        else:
+            out[key] = redactor.value(value)
     out.setdefault("redacted", True)
-    return dict(out)
+    return out
 
 
 def redact_result(data: dict[str, Any], map_path: str | None) -> dict[str, Any]:
@@ -448,6 +695,12 @@ def _nul_separated_text(name: str, text: str) -> bool:
     return all(ch.isprintable() or ch in "\0\n\t" for ch in text)
 
 
+def _identity_file(name: str) -> bool:
+    import fnmatch
+
+    return name in IDENTITY_FILES or any(fnmatch.fnmatchcase(name, g) for g in IDENTITY_GLOBS)
+
+
 def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, bytes], bytes]:
     """A ``collect`` transform redacting each text file, NUL-separated records (``cmdline``, ``environ``)
     included; PCI config space loses its Device Serial Number; other binary files pass unchanged.
@@ -469,6 +722,8 @@ def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, byte
             return data
         if b"\0" in data and not _nul_separated_text(name, text):
             return data
+        if _identity_file(name) and text.strip():  # the whole content is the identity, word-like or not
+            return (redactor.field(text.strip()) + "\n").encode("utf-8")
         return redactor.text(text).encode("utf-8")
 
     return transform

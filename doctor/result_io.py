@@ -137,13 +137,15 @@ def _decode(raw: bytes, path: str) -> object:
 
 
 def to_result(data: object, where: str = "input") -> Result:
-    """A :class:`~doctor.runner.Result` from a decoded result: validated, secrets masked, parsed: the one
+    """A :class:`~doctor.runner.Result` from a decoded result: validated, secrets masked, parsed, every
+    string through the one sanitiser (fix steps included: a saved result's fix is for review): the one
     conversion of a saved result (from here it takes the path of a fresh one). One-line DoctorError."""
     from doctor.runner import Result
     from doctor.secrets import mask_data
+    from doctor.textsafe import sanitised
 
     try:
-        return Result.from_dict(mask_data(validate(data, where)))
+        return sanitised(Result.from_dict(mask_data(validate(data, where))))  # type: ignore[no-any-return]
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 

@@ -10,6 +10,8 @@ letter, mark, number, punctuation, symbol and space categories, minus the invisi
 
 from __future__ import annotations
 
+from typing import Any
+
 from doctor.lazyre import lazy
 
 REPLACEMENT = "\ufffd"
@@ -60,3 +62,56 @@ def ident(value: object) -> str:
     if text.isascii() and text.isprintable():
         return text
     return "".join(ch if ch.isascii() and ch.isprintable() else f"\\u{{{ord(ch):04X}}}" for ch in text)
+
+
+#: Fields that hold identifiers (check ids, PCI addresses, interface and RDMA names, UUIDs): shown by
+#: :func:`ident`, so a look-alike letter reads as its code point
+ID_FIELDS = frozenset({"check", "category", "subject_id", "related", "id", "address", "netdevs", "netdev", "rdma",
+                       "uuid", "interface", "bus_id", "pci_address", "source_id"})
+#: Fix fields a live result keeps byte for byte (they name the host's real objects; the fix script
+#: quotes them): :func:`sanitised` with ``exact_fixes``
+_EXACT = frozenset({"argv", "heredoc", "params"})
+
+
+def sanitised(value: Any, exact_fixes: bool = False) -> Any:
+    """``value`` (a result, diff, fleet report, finding, or any dict/list/str inside one) with every
+    string through the one sanitiser: controls and invisible characters replaced (:func:`clean`,
+    line breaks kept, each renderer keeps its own line rules), identifiers through :func:`ident`
+    (a subject equal to its ``subject_id`` is one). The very object comes back when nothing
+    changed, so a clean result costs no copy. ``exact_fixes``: fix steps' argv, files and
+    parameters stay as they are (a live result's fix names the host's real interfaces)."""
+    return _walk(value, "", exact_fixes)
+
+
+def _walk(value: Any, name: str, exact: bool) -> Any:
+    from dataclasses import fields, is_dataclass, replace
+    from enum import Enum
+
+    if isinstance(value, Enum):
+        return value
+    if isinstance(value, str):
+        if name in ID_FIELDS:
+            return ident(value)
+        return value if value.isascii() and not _ASCII_MULTILINE.search(value) else clean(value, multiline=True)
+    if isinstance(value, (list, tuple)):
+        items = [_walk(v, name, exact) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        out = {(_walk(k, "", exact) if isinstance(k, str) else k): v if exact and k in _EXACT else _walk(v, k, exact)
+               for k, v in value.items()}
+        return value if len(out) == len(value) and all(out.get(k) is v for k, v in value.items()) else out
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {}
+        subject = getattr(value, "subject", None)
+        as_id = subject is not None and subject == getattr(value, "subject_id", None)
+        for f in fields(value):
+            if not f.init or (exact and f.name in _EXACT):
+                continue
+            old = getattr(value, f.name)
+            new = _walk(old, "subject_id" if as_id and f.name == "subject" else f.name, exact)
+            if new is not old:
+                changed[f.name] = new
+        return replace(value, **changed) if changed else value
+    return value

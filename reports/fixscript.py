@@ -35,8 +35,11 @@ PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
 
 
 def comment(text: str) -> str:
-    """One comment line; control characters (newlines) cannot end the comment."""
-    return "".join(ch if ch.isprintable() else " " for ch in text)
+    """One comment line through the one sanitiser: control characters (newlines) cannot end the
+    comment, and nothing invisible (bidi controls, fillers) can change what a reviewer reads."""
+    from doctor.textsafe import clean
+
+    return clean(text.replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
 
 
 @record
@@ -169,12 +172,20 @@ def diagnostic(step: FixStep) -> bool:
 
 
 def line_for(step: FixStep) -> str:
-    """The script line running ``step``: every value shell-quoted, nothing evaluated."""
+    """The script line running ``step``: every value shell-quoted, nothing evaluated. The text it
+    shows goes through the one sanitiser; when the values it runs hold characters that do not show
+    (a live host's interface named with a bidi control), a comment above spells them out."""
+    from doctor.textsafe import clean, ident, is_clean
+
+    shown = shlex.quote(clean(step.text))
+    values = (*step.heredoc,) if step.heredoc else step.argv
+    warn = "" if all(is_clean(v, multiline=bool(step.heredoc)) for v in values) else \
+        f"# the values below hold characters that do not show; they are: {ident(step.text)}\n"
     if step.heredoc:
         path, content = step.heredoc
-        return f"put {shlex.quote(step.text)} {shlex.quote(path)} {shlex.quote(content)}"
+        return f"{warn}put {shown} {shlex.quote(path)} {shlex.quote(content)}"
     verb = "look" if diagnostic(step) else "run"
-    return f"{verb} {shlex.quote(step.text)} -- {shlex.join(step.argv)}"
+    return f"{warn}{verb} {shown} -- {shlex.join(step.argv)}"
 
 
 def _say(f: Finding) -> str:

@@ -34,13 +34,19 @@ class Format:
 
     def render(self, view: object, **options: Any) -> str | bytes:
         """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker`` where they apply);
-        every format but JSON in the current language (the prose checks wrote translated here, once)."""
+        every format but JSON in the current language (the prose checks wrote translated here, once).
+
+        Every string of the view goes through the one sanitiser (:func:`doctor.textsafe.sanitised`),
+        after translation, so no renderer can show a field that did not; HTML and Markdown escaping
+        come after it."""
+        from doctor.textsafe import sanitised
+
         render = self.renderer(type(view).__name__)
         if self.name != "json":
             from doctor.i18n import localise
 
             view = localise(view)
-        return render(view, **options)
+        return render(sanitised(view), **options)
 
 
 _JSON = "reports.formats:render_json"
@@ -109,11 +115,11 @@ def _importable(fmt: Format) -> bool:
 def export(result: object, fmt: str, path: str) -> str:
     """Render ``result`` as ``fmt`` into ``path`` (the TUI's export); RuntimeError with a reason."""
     try:
-        render = FORMATS[fmt].renderer("Result")
+        FORMATS[fmt].renderer("Result")
     except Exception:  # noqa: BLE001
         raise RuntimeError(f"{fmt} export not available (its renderer is not installed)") from None
     try:
-        body = render(result)
+        body = FORMATS[fmt].render(result)
     except Exception as exc:  # a renderer bug must not take the TUI down
         raise RuntimeError(f"{fmt} export failed: {type(exc).__name__}: {exc}") from exc
     from doctor.errors import DoctorError

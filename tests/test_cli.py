@@ -135,3 +135,42 @@ def test_a_bad_fail_on_level_lists_the_levels_as_typed(capsys: pytest.CaptureFix
         main(["check", "--fail-on", "hihg"])
     err = capsys.readouterr().err
     assert "'critical', 'high', 'medium', 'low', 'info'" in err and "Severity" not in err
+
+
+def _every_command(tmp: Path) -> list[list[str]]:
+    """One command line per subcommand, each writing to stdout (saved results where one is read)."""
+    saved = tmp / "sick.json"
+    if not saved.exists():
+        from tests.helpers import facts, run
+
+        saved.write_text(json.dumps(run(facts(base=SICK)).to_dict()))
+    s = str(saved)
+    return [["check", str(SICK)], ["check", str(SICK), "--format", "prometheus"], ["checks"],
+            ["report", "--from-json", s, "--format", "md", "-o", "/dev/stdout"], ["fix-script", "--from-json", s,
+            "-o", "/dev/stdout"], ["diff", s, s, "-v"], ["fleet", s, s], ["baseline", str(SICK)], ["--help"],
+            ["check", "--help"], ["--version"], ["help", "fleet"]]
+
+
+@pytest.mark.parametrize("index", range(12))
+def test_every_command_ends_without_a_traceback_on_a_closed_or_vanishing_stdout(index: int, tmp_path_factory:
+                                                                                pytest.TempPathFactory) -> None:
+    """Issue 23 class 7: ``gnd X >&-`` says one line and exits 2 (or writes its file); ``gnd X | head -c1``
+    ends quietly; neither prints a traceback or Python's "Exception ignored" at shutdown."""
+    import os
+
+    argv = _every_command(tmp_path_factory.getbasetemp())[index]
+    cmd = [sys.executable, "-m", "doctor", *argv]
+    closed = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    assert "Traceback" not in closed.stderr and "Exception ignored" not in closed.stderr, closed.stderr
+    if "-o" not in argv:
+        assert closed.returncode == 2 and closed.stderr.strip().splitlines()[-1].startswith(
+            "gnd: error: cannot write the output: standard output is closed"), closed.stderr
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    assert reader.stdin is not None
+    early = subprocess.run(cmd, stdout=reader.stdin, stderr=subprocess.PIPE, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    reader.stdin.close()
+    reader.wait(timeout=10)
+    assert "Traceback" not in early.stderr and "Exception ignored" not in early.stderr, early.stderr
+    assert early.returncode in (0, 1, 2)  # never 120 (a failed flush at shutdown) nor a signal

@@ -33,8 +33,11 @@ NOT_PROBLEMS = frozenset({PASS, INFO})
 
 
 def clean(text: object) -> str:
-    """Host data made safe to draw: control characters (escape sequences) become U+FFFD."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in str(text))
+    """Host data made safe to draw by the one sanitiser (:func:`doctor.textsafe.clean`, line breaks
+    kept): control and invisible characters (escape sequences, bidi controls, fillers) become U+FFFD."""
+    from doctor.textsafe import clean as one_sanitiser
+
+    return one_sanitiser(text, multiline=True)
 
 
 def category_label(category: str) -> str:
@@ -42,7 +45,7 @@ def category_label(category: str) -> str:
     for label, cats in CATEGORY_FILTERS[1:]:
         if category in cats:
             return label
-    return category or "other"
+    return clean(category) if category else "other"
 
 
 def filter_findings(findings: Iterable[Finding], severity: int = 0, category: int = 0) -> list[Finding]:

@@ -123,12 +123,14 @@ def _result(hostname: str, detail: str) -> dict[str, Any]:
 
 
 def test_short_hostname_is_redacted(tmp_path: Path) -> None:
-    red = redact_result(_result("n7", "peer n7 answered; N7 is not the host in this sentence"),
+    # a one-part name could be a word of other data: replaced in identity fields and where it is a
+    # host by syntax (``root@n7``, ``n7:22``), in its own case only when shorter than 3 characters
+    red = redact_result(_result("n7", "peer root@n7 answered, then n7:22; N7 is not the host in this sentence"),
                         str(tmp_path / "m.json"))
     text = json.dumps(red)
     assert not re.search(r"(?<![A-Za-z0-9])n7(?![A-Za-z0-9])", text)
-    assert red["source"]["hostname"] == "host-1" and "peer host-1 answered" in text
-    assert "N7 is not" in text  # short names match in their own case only
+    assert red["source"]["hostname"] == "host-1" and "peer root@host-1 answered, then host-1:22" in text
+    assert "N7 is not" in text
 
 
 def test_fqdn_domain_is_redacted_and_the_map_keeps_case(tmp_path: Path) -> None:
@@ -174,3 +176,29 @@ def test_runs_sharing_one_map_at_once_never_give_two_hosts_one_placeholder(tmp_p
     mapping = json.loads(Path(map_path).read_text())["map"]
     assert {mapping[p] for p in placeholders} == set(hosts)  # each placeholder maps back to its own host
     assert [p.name for p in tmp_path.iterdir()] == ["shared.json"]  # no temporary file left behind
+
+
+def test_separate_gnd_processes_sharing_one_map_never_give_two_hosts_one_placeholder(tmp_path: Path) -> None:
+    """Six ``gnd report --from-json --redact`` processes started at once on results of six hosts, one map."""
+    import subprocess
+    import sys
+
+    base = run(facts()).to_dict()
+    map_path = tmp_path / "shared.json"
+    procs = []
+    for i in range(6):
+        data = json.loads(json.dumps(base))
+        data["source"]["hostname"] = data["inventory"]["host"]["hostname"] = f"rack{i}-gpu-{i:02d}"
+        data["source"]["machine_id"] = data["inventory"]["host"]["machine_id"] = f"{i:x}" * 32
+        src = tmp_path / f"in{i}.json"
+        src.write_text(json.dumps(data))
+        procs.append(subprocess.Popen([sys.executable, "-m", "doctor", "report", "--from-json", str(src), "--format",
+                                       "json", "-o", str(tmp_path / f"out{i}.json"), "--redact", "--redact-map",
+                                       str(map_path)], stderr=subprocess.PIPE))
+    assert all(p.wait(120) in (0, 1) for p in procs), [p.stderr.read() for p in procs if p.stderr]
+    hosts = [json.loads((tmp_path / f"out{i}.json").read_text())["source"]["hostname"] for i in range(6)]
+    ids = [json.loads((tmp_path / f"out{i}.json").read_text())["source"]["machine_id"] for i in range(6)]
+    assert len(set(hosts)) == 6 and len(set(ids)) == 6, (hosts, ids)
+    mapping = json.loads(map_path.read_text())["map"]
+    assert [mapping[h] for h in hosts] == [f"rack{i}-gpu-{i:02d}" for i in range(6)]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".gnd-redact-")) == []
