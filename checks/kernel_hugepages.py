@@ -10,6 +10,7 @@ from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.lazyre import lazy
+from doctor.reads import reads
 from doctor.registry import check
 
 REFERENCES = ("https://docs.kernel.org/admin-guide/mm/hugetlbpage.html",)
@@ -50,7 +51,8 @@ def asked(facts: Facts, default_kb: int | None) -> dict[int, tuple[int, str]]:
     return out
 
 
-@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", fixes=("hugepages",))
+@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", fixes=("hugepages",),
+       reads=reads(params=("hugepages", "hugepagesz", "default_hugepagesz")))
 def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
     """Medium when fewer hugepages of a size are allocated than the boot line or sysctl.d asks for
     (memory too fragmented when they were requested): whatever relies on them (DPDK, a KV cache or

@@ -21,6 +21,7 @@ from doctor.facts import Facts, RdmaPort
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.startup import env_fix
+from doctor.reads import reads
 from doctor.registry import check
 
 GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
@@ -69,7 +70,8 @@ def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
 
 
 @check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma",
-       fixes=("unit_env", "file_patch", "process_restart", "show_addresses"))
+       fixes=("unit_env", "file_patch", "process_restart", "show_addresses"),
+       reads=reads(env=(*GID_VARS, "NCCL_IB_HCA")))
 def gid_index(facts: Facts) -> Iterator[Finding]:
     """Reproduce NCCL's GID choice per RoCE port; flag a forced or automatic choice that cannot route.
 
