@@ -66,6 +66,9 @@ READ_FLAGS = ("--enforce-eager", "-O", "--optimization-level", "-cc", "--compila
               "--server-role", "--kv-transfer-config")
 READ_KEYS = ("enforce_eager", "cudagraph_mode", "disable_cuda_graph", "cuda_graph_config", "use_cuda_graph",
              "disaggregation_mode", "kv_role", "server_role")
+#: the options a fix removes from the line that starts the server
+REWRITES = ("--enforce-eager", "--disable-cuda-graph", "--disable-cuda-graph-padding", "--cuda-graph-backend", "-O",
+            "--optimization-level", "-cc", "--compilation-config")
 REFERENCES = (
     "https://docs.vllm.ai/en/latest/configuration/engine_args.html",
     "https://docs.vllm.ai/en/latest/design/cuda_graphs.html",
@@ -181,7 +184,7 @@ def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime",
        fixes=("unit_exec", "unit_flag", "file_patch", "process_restart"), needs=("processes", "deploy_files"),
-       reads=reads(flags=READ_FLAGS, keys=READ_KEYS))
+       reads=reads(flags=READ_FLAGS, keys=READ_KEYS, rewrites=REWRITES))
 def cuda_graphs(facts: Facts) -> Iterator[Finding]:
     """vLLM --enforce-eager / enforce_eager: true / cudagraph_mode NONE, SGLang --disable-cuda-graph, TRT-LLM
     cuda_graph_config: null / use_cuda_graph: false: high; low on disaggregated prefill/context-only workers.

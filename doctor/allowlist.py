@@ -47,6 +47,12 @@ class Allow:
     params: frozenset[str]
     param_prefixes: tuple[str, ...]
     keys: frozenset[str]
+    #: a deployment-file line holding one of these options is one a fix rewrites: kept whole
+    rewrites: re.Pattern[str] | None = None
+
+    def rewritten(self, line: str) -> bool:
+        """Whether a fix may rewrite ``line`` (it holds a declared ``rewrites`` option)."""
+        return self.rewrites is not None and "-" in line and self.rewrites.search(line) is not None
 
     def flag(self, name: str) -> bool:
         """Whether the value of option ``name`` (``--x``, ``--x.sub``, ``-O``) is read."""
@@ -66,14 +72,18 @@ def build_allow(declared: Iterable[Reads]) -> Allow:
     env: set[str] = set()
     params: set[str] = set()
     keys: set[str] = set()
+    rewrites: set[str] = set()
     for r in declared:
+        rewrites.update(_norm_flag(f) for f in r.rewrites)
         flags.update(_norm_flag(f) for f in r.flags)
         env.update(r.env)
         params.update(p.replace("-", "_") for p in r.params)
         keys.update(_norm_key(k) for k in r.keys)
     return Allow(frozenset(f for f in flags if not f.endswith("*")), tuple(sorted(f[:-1] for f in flags if f.endswith("*"))),
                  frozenset(env), frozenset(p for p in params if not p.endswith("*")),
-                 tuple(sorted(p[:-1] for p in params if p.endswith("*"))), frozenset(keys))
+                 tuple(sorted(p[:-1] for p in params if p.endswith("*"))), frozenset(keys),
+                 re.compile("(?<![\\w-])(?:" + "|".join(re.escape(f).replace("\\-", "[-_]") for f in sorted(rewrites))
+                            + ")(?![\\w-])", re.IGNORECASE) if rewrites else None)
 
 
 @functools.cache
@@ -362,6 +372,7 @@ class _Yaml:
         self.a = a
         self.stack: list[tuple[int, str]] = []  # (indent, key) of keys whose value is on the following lines
         self.block: tuple[int, bool] | None = None  # open block scalar: (indent of its key, command?)
+        self.inner: _Yaml | None = None  # a block that is not a command is read as a YAML document of its own
         self.env_name: str | None = None  # last "- name: X" in an env list
         self.argv: list[str] = []  # command list items seen so far (flag pairing)
         self.continued = False  # the last block line ended with a backslash
@@ -389,7 +400,7 @@ class _Yaml:
         q, inner, _ = _unquote(value)
         if k in COMMAND_KEYS:
             return f"{q}{keep_shell(inner)}{q}"
-        if parent in ENV_KEYS and not item and _ASSIGN.match(f"{key}=x"):  # compose environment map
+        if parent in ENV_KEYS and not item and k not in ("name", "value") and _ASSIGN.match(f"{key}=x"):  # compose environment map
             kept = env_value(key, inner, self.a)
         elif k == "name":
             self.env_name = inner
@@ -410,11 +421,12 @@ class _Yaml:
                 if not stripped:
                     return line
                 if not self.block[1]:
-                    return line[:indent] + MASK
+                    self.inner = self.inner or _Yaml(self.a)
+                    return self.inner.line(line)
                 kept = keep_shell(stripped, program=not self.continued)
                 self.continued = stripped.endswith("\\")
                 return line[:indent] + kept
-            self.block = None
+            self.block = self.inner = None
         if not stripped or stripped in ("---", "...", "{", "}", "[", "]", "},", "],"):
             return line
         if stripped.startswith("#"):
@@ -508,7 +520,13 @@ def keep_deploy(text: str, path: str = "") -> str:
         return kept_json
     lines = text.splitlines(keepends=True)
     bodies = [line.rstrip("\r\n") for line in lines]
-    kind = _kind(path, bodies)
+    kept_lines = _keep_lines(lines, bodies, _kind(path, bodies), a)
+    return "".join(line if a.rewritten(line) and not line.lstrip().startswith(("#", ";")) else kept
+                   for line, kept in zip(lines, kept_lines, strict=True))
+
+
+def _keep_lines(lines: list[str], bodies: list[str], kind: str, a: Allow) -> list[str]:
+    """Each line of a deployment file masked (see :func:`keep_deploy`), one output line per input line."""
     yaml = _Yaml(a)
     out: list[str] = []
     continued: str | None = None  # an ExecStart= or shell line continued with a backslash
@@ -551,7 +569,7 @@ def keep_deploy(text: str, path: str = "") -> str:
             continue
         out.append(body[:len(body) - len(body.lstrip())] + keep_shell(body.strip()) + end)
         continued = "shell" if _CONTINUED.search(body) else None
-    return "".join(out)
+    return out
 
 
 # --- saved results -------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ class Reads:
     ``flags``: command-line options (``--enforce-eager``; ``--compilation-config`` also covers its dotted
     children ``--compilation-config.mode``; a name ending in ``*`` covers every option it begins);
     ``env``: environment variables; ``params``: kernel command-line parameters; ``keys``: keys of YAML/JSON
-    config and deployment files (``enforce_eager``). Spelling of options is compared with ``_`` as ``-``,
+    config and deployment files (``enforce_eager``); ``rewrites``: options whose deployment-file lines
+    a fix of the check rewrites (such a line is kept whole, the token patterns still masking it). Spelling of options is compared with ``_`` as ``-``,
     case-insensitively.
     """
 
@@ -29,13 +30,10 @@ class Reads:
     env: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
-
-    def __add__(self, other: Reads) -> Reads:
-        return Reads(self.flags + other.flags, self.env + other.env, self.params + other.params,
-                     self.keys + other.keys)
+    rewrites: tuple[str, ...] = ()
 
 
 def reads(flags: Iterable[str] = (), env: Iterable[str] = (), params: Iterable[str] = (),
-          keys: Iterable[str] = ()) -> Reads:
+          keys: Iterable[str] = (), rewrites: Iterable[str] = ()) -> Reads:
     """A :class:`Reads` from any iterables (a check's rule table, a dict of names)."""
-    return Reads(tuple(flags), tuple(env), tuple(params), tuple(keys))
+    return Reads(tuple(flags), tuple(env), tuple(params), tuple(keys), tuple(rewrites))
