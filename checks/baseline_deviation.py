@@ -18,6 +18,7 @@ from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding,
 from doctor.fixes import make, sysctl_fix
 from doctor.reads import reads
 from doctor.registry import check
+from doctor.secrets import MASK
 
 CHECK_ID = "baseline.deviation"
 #: Severity of each kind of deviation (a lower link than the baseline; the other cases are below).
@@ -166,8 +167,8 @@ def _compare_cmdline(b: Baseline, facts: Facts) -> list[Finding]:
     out = []
     for name, want in wanted.items():
         have = params.get(name)
-        if have == want:
-            continue
+        if have == want or (have == MASK and want is not None):
+            continue  # equal, or a value no check reads (masked on the host): only its presence is compared
         shown = f"{name}={want}" if want else name
         fix = Fix(notes=f"Add {shown} to GRUB_CMDLINE_LINUX in /etc/default/grub (or the boot loader's "
                         "entry), run update-grub or grub2-mkconfig, and reboot.")

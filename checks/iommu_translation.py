@@ -11,8 +11,8 @@ from doctor.facts.iommu import TRANSLATED
 from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
-from doctor.record import record
 from doctor.reads import reads
+from doctor.record import record
 from doctor.registry import check
 
 REFERENCES = (

@@ -10,8 +10,8 @@ from doctor.facts import DeployFile, Facts
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import flag_fix
 from doctor.lazyre import lazy
-from doctor.record import record
 from doctor.reads import reads
+from doctor.record import record
 from doctor.registry import check
 
 

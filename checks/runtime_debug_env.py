@@ -11,8 +11,8 @@ from doctor.facts import Facts
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix, flag_fix
 from doctor.lazyre import lazy
-from doctor.record import record
 from doctor.reads import reads
+from doctor.record import record
 from doctor.registry import check
 
 

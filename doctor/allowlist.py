@@ -232,6 +232,8 @@ _BARE_PARAM = lazy(r"^[a-z][a-z0-9_.-]{0,63}$")
 
 def keep_param(name: str, value: str, allow: Allow | None = None) -> str:
     """The value of kernel parameter ``name``: kept when a check judges it, else :data:`MASK`."""
+    if not value:
+        return value  # a bare flag (``ro``, ``quiet``): its presence is the setting
     a = allow or allowed()
     return mask_text(value) if a.param(name) else MASK
 
