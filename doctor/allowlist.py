@@ -511,11 +511,13 @@ def _keep_json(text: str, a: Allow) -> str | None:
     return json.dumps(_json_value("", data, a), indent=2) + "\n"
 
 
-def keep_deploy(text: str, path: str = "") -> str:
+def keep_deploy(text: str, path: str = "", rewrites: bool = True) -> str:
     """A unit, compose file, manifest, env file or script with every value no check reads masked.
 
     YAML block scalars (``KEY: >-`` with the value on the lines below) are masked line by line unless
-    they hold a command (``command:``/``args:``), which is masked as a command line.
+    they hold a command (``command:``/``args:``), which is masked as a command line. With ``rewrites``
+    (facts a fix is built from, never a collected snapshot) a line holding an option a fix removes is
+    kept whole, the token patterns still masking it; a fix refuses a line holding :data:`MASK`.
     """
     a = allowed()
     if text.lstrip().startswith(("{", "[")) and (kept_json := _keep_json(text, a)) is not None:
@@ -523,7 +525,7 @@ def keep_deploy(text: str, path: str = "") -> str:
     lines = text.splitlines(keepends=True)
     bodies = [line.rstrip("\r\n") for line in lines]
     kept_lines = _keep_lines(lines, bodies, _kind(path, bodies), a)
-    return "".join(line if a.rewritten(line) and not line.lstrip().startswith(("#", ";")) else kept
+    return "".join(line if rewrites and a.rewritten(line) and not line.lstrip().startswith(("#", ";")) else kept
                    for line, kept in zip(lines, kept_lines, strict=True))
 
 

@@ -55,7 +55,11 @@ def _secret_option(text: str) -> bool:
 SECRET_VALUE = lazy(
     r"(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{12,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|"
     r"xox[abpsr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}|"
-    r"glpat-[A-Za-z0-9_-]{16,})"
+    r"glpat-[A-Za-z0-9_-]{16,}|nvapi-[A-Za-z0-9_-]{16,}|github_pat_[A-Za-z0-9_]{20,}|api_org_[A-Za-z0-9]{16,}|"
+    r"AIza[A-Za-z0-9_-]{30,}|ya29\.[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|"
+    r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|"
+    r"AccountKey=[A-Za-z0-9+/=]{20,}|SharedAccessSignature=[^;\s]{8,}|"
+    r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,8192}?(?:-----END[A-Z ]{0,40}PRIVATE KEY-----|$))"
 )
 #: ``scheme://user:password@host`` and ``scheme://:password@host`` (the password may hold ``/``).
 URL_CREDENTIALS = lazy(r"(://[^/\s:@'\"]{0,256}:)[^@\s'\"]{1,512}@")
@@ -88,7 +92,9 @@ def _mask_quoted(m: re.Match[str]) -> str:
 _NAME_WORDS = ("token", "secret", "pass", "pwd", "auth", "key", "credential", "bearer", "basic", "digest",
                "cookie", "session")
 #: Literal pieces that every other pattern needs: SECRET_VALUE's token prefixes (case-sensitive) and ``://``.
-_VALUE_PIECES = ("hf_", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "eyJ", "glpat-", "://")
+_VALUE_PIECES = ("hf_", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "eyJ", "glpat-",
+                 "nvapi-", "github_pat_", "api_org_", "AIza", "ya29.", "k_live_", "k_test_", "SG.", "npm_", "pypi-",
+                 "AccountKey=", "SharedAccessSignature=", "PRIVATE KEY-----", "://")
 
 
 def _nothing_to_mask(text: str) -> bool:
@@ -364,7 +370,7 @@ def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
     if sanitizer == "cpuinfo":
         return sanitize_cpuinfo(raw)
     if sanitizer == "deploy":
-        return sanitize_deploy(allowlist.keep_deploy(raw.decode("utf-8", "replace"), path).encode())
+        return sanitize_deploy(allowlist.keep_deploy(raw.decode("utf-8", "replace"), path, rewrites=False).encode())
     if sanitizer == "cmdline":
         text = raw.decode("utf-8", "replace").replace("\0", " ").strip()
         return sanitize_text((allowlist.keep_cmdline(text) + "\n").encode())
