@@ -17,7 +17,9 @@ from doctor.facts.baseline import Baseline
 from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make, sysctl_fix
 from doctor.i18n import N_, join
+from doctor.reads import reads
 from doctor.registry import check
+from doctor.secrets import MASK
 
 CHECK_ID = "baseline.deviation"
 #: Severity of each kind of deviation (a lower link than the baseline; the other cases are below).
@@ -25,6 +27,14 @@ SEVERITY = {"gpus.count": HIGH, "nics.count": MEDIUM, "gpus.models": HIGH, "nics
             "pci.missing": HIGH, "pci.model": HIGH, "pci.kind": MEDIUM, "pci.width": HIGH, "pci.gen": HIGH,
             "pci.better": LOW, "pci.numa_node": MEDIUM, "pci.driver": HIGH, "sysctl": MEDIUM, "cmdline": MEDIUM}
 #: Impact score per severity when no better estimate exists.
+#: kernel parameters whose values a baseline compares (performance settings; any other value is masked
+#: on the host, so only its presence is compared)
+CMDLINE_PARAMS = ("iommu", "iommu.passthrough", "intel_iommu", "amd_iommu", "pcie_aspm", "pcie_aspm.policy", "pci",
+                  "pcie_acs_override", "isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "intel_pstate",
+                  "amd_pstate", "processor.max_cstate", "intel_idle.max_cstate", "idle", "numa_balancing",
+                  "transparent_hugepage", "default_hugepagesz", "hugepagesz", "hugepages", "mitigations", "nosmt",
+                  "vfio-pci.ids", "vfio_pci.ids", "nvidia.*", "nvidia_drm.*", "rdma.*", "numa", "hpet", "clocksource",
+                  "tsc", "kvm.*", "mem_encrypt", "preempt", "console")
 SCORE = {HIGH: 40.0, MEDIUM: 20.0, LOW: 5.0, UNKNOWN: 0.0}
 
 
@@ -153,8 +163,8 @@ def _compare_cmdline(b: Baseline, facts: Facts) -> list[Finding]:
     out = []
     for name, want in wanted.items():
         have = params.get(name)
-        if have == want:
-            continue
+        if have == want or (have == MASK and want is not None):
+            continue  # equal, or a value no check reads (masked on the host): only its presence is compared
         shown = f"{name}={want}" if want else name
         fix = Fix(notes=N_("Add {shown} to GRUB_CMDLINE_LINUX in /etc/default/grub (or the boot loader's entry), run update-grub or grub2-mkconfig, and reboot.", shown=shown))
         observed = "absent" if have is None else (f"{name}={have}" if have else name)
@@ -178,7 +188,7 @@ def compare(b: Baseline, facts: Facts) -> list[Finding]:
 
 
 @check(CHECK_ID, "Deviations from the known-good baseline", "baseline", requires="baseline",
-       fixes=("inspect_pci", "sysctl"))
+       fixes=("inspect_pci", "sysctl"), reads=reads(params=CMDLINE_PARAMS))
 def baseline_deviation(facts: Facts) -> list[Finding]:
     """Every deviation of the node from its known-good baseline, or one pass."""
     return [] if facts.baseline is None else compare(facts.baseline, facts)

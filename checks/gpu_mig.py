@@ -11,6 +11,7 @@ from doctor.facts import Facts, Gpu
 from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_, join
+from doctor.reads import reads
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html",)
@@ -34,7 +35,8 @@ def _word(on: bool | None) -> str:
     return "Enabled" if on else "Disabled" if on is False else "N/A"
 
 
-@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", fixes=("mig_mode",), needs=("gpus",))
+@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", fixes=("mig_mode",), needs=("gpus",),
+       reads=reads(env=("CUDA_VISIBLE_DEVICES",)))
 def gpu_mig(facts: Facts) -> Iterator[Finding]:
     """High when MIG is enabled on a GPU that an inference server uses whole (``CUDA_VISIBLE_DEVICES``
     unset, or naming the GPU rather than one of its ``MIG-`` devices): CUDA sees no usable device there. Medium when the pending MIG mode

@@ -12,6 +12,7 @@ from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.fixes.boot import grub_note, os_family
 from doctor.i18n import N_, join
+from doctor.reads import reads
 from doctor.record import record
 from doctor.registry import check
 
@@ -79,7 +80,8 @@ def _mig(facts: Facts, address: str) -> bool:
     return bool(gpu is not None and gpu.runtime is not None and gpu.runtime.mig_mode)
 
 
-@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu", fixes=("kernel_args",), needs=("pci",))
+@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu", fixes=("kernel_args",), needs=("pci",),
+       reads=reads(params=(*OFF_PARAMS, "iommu.passthrough")))
 def iommu_translation(facts: Facts) -> Iterator[Finding]:
     """IOMMU in translated mode (groups of type DMA/DMA-FQ, intel_iommu=on or AMD default without
     iommu=pt, iommu.passthrough=0) on bare metal: high with more than one GPU or a GPU and an RDMA NIC

@@ -11,6 +11,7 @@ from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_
 from doctor.lazyre import lazy
+from doctor.reads import reads
 from doctor.registry import check
 
 REFERENCES = ("https://docs.kernel.org/admin-guide/mm/hugetlbpage.html",)
@@ -51,7 +52,8 @@ def asked(facts: Facts, default_kb: int | None) -> dict[int, tuple[int, str]]:
     return out
 
 
-@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", fixes=("hugepages",))
+@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", fixes=("hugepages",),
+       reads=reads(params=("hugepages", "hugepagesz", "default_hugepagesz")))
 def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
     """Medium when fewer hugepages of a size are allocated than the boot line or sysctl.d asks for
     (memory too fragmented when they were requested): whatever relies on them (DPDK, a KV cache or

@@ -12,6 +12,7 @@ from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix
 from doctor.i18n import N_, capitalised, join
+from doctor.reads import reads
 from doctor.registry import check
 
 REFERENCES = (
@@ -52,7 +53,7 @@ def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
 
 @check("nccl.transport", "NCCL transport and interface selection", "network",
        fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"),
-       env=NCCL_VARS)
+       env=NCCL_VARS, reads=reads(env=NCCL_VARS))
 def transport(facts: Facts) -> Iterator[Finding]:
     """Flag NCCL_IB_DISABLE=1 with active RDMA, NCCL_P2P_DISABLE=1, GDR/P2P level LOC (high), NCCL_SHM_DISABLE=1
     (medium), NCCL_SOCKET_IFNAME on a slower interface (high when TCP carries data, else low) and an

@@ -12,6 +12,7 @@ from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_
+from doctor.reads import reads
 from doctor.registry import check
 
 #: At or above this speed (Mb/s) a 1500-byte MTU on a RoCE/data NIC is worth a note.
@@ -57,7 +58,8 @@ def _down(nic: DataNic) -> bool:
     return bool(nic.rdma) and all(not p.active for p in nic.rdma) and nd.speed_mbps is None
 
 
-@check("net.link", "Data NIC link state, speed and MTU", "network", fixes=("link_up", "link_autoneg", "link_mtu"))
+@check("net.link", "Data NIC link state, speed and MTU", "network", fixes=("link_up", "link_autoneg", "link_mtu"),
+       reads=reads(env=("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME")))
 def link(facts: Facts) -> Iterator[Finding]:
     """A data NIC down (high when NCCL is told to use it or its identical rails are up), slower than two
     or more identical peers (high), MTU 1500 on a 100G+ RoCE/data NIC (low), MTU unlike its peers (medium).

@@ -10,6 +10,7 @@ from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
 from doctor.i18n import N_, join
+from doctor.reads import reads
 from doctor.registry import check
 
 #: Round-trip time assumed in a rack (docs/checks.md#net-socket-buffers), seconds
@@ -42,7 +43,8 @@ def _next_pow2(n: float) -> int:
 
 @check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network",
        fixes=("sysctl",),
-       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"), needs=("sysctls",))
+       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"), needs=("sysctls",),
+       reads=reads(env=("NCCL_SOCKET_RCVBUF", "NCCL_SOCKET_SNDBUF")))
 def socket_buffers(facts: Facts) -> Iterator[Finding]:
     """tcp_rmem/tcp_wmem maximum below 2x the BDP of the fastest data NIC (medium when TCP carries data).
 

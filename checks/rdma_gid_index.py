@@ -22,6 +22,7 @@ from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Im
 from doctor.fixes import make
 from doctor.fixes.startup import env_fix
 from doctor.i18n import N_, join
+from doctor.reads import reads
 from doctor.registry import check
 
 GID_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
@@ -67,7 +68,8 @@ def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
 
 
 @check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma",
-       fixes=("unit_env", "file_patch", "process_restart", "show_addresses"), env=GID_VARS)
+       fixes=("unit_env", "file_patch", "process_restart", "show_addresses"), env=GID_VARS,
+       reads=reads(env=(*GID_VARS, "NCCL_IB_HCA")))
 def gid_index(facts: Facts) -> Iterator[Finding]:
     """Reproduce NCCL's GID choice per RoCE port; flag a forced or automatic choice that cannot route.
 

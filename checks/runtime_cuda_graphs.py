@@ -11,6 +11,7 @@ from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding,
 from doctor.fixes.startup import flag_fix
 from doctor.i18n import N_, join
 from doctor.lazyre import lazy
+from doctor.reads import reads
 from doctor.record import record
 from doctor.registry import check
 
@@ -60,6 +61,15 @@ PREFILL_PATH = lazy(r"(^|[/_.-])(ctx|context|prefill)([/_.-]|$)", re.IGNORECASE)
 #: Non-CUDA backends where "disable CUDA graph" is routine (Ascend CI passes --disable-cuda-graph).
 NON_CUDA = lazy(r"--device[= ](npu|hpu|xpu|cpu|neuron|tpu)\b", re.IGNORECASE)
 SEGMENT_START = lazy(r"^\s*(-\s*)?(ExecStart\w*|command|args|entrypoint)\s*[:=]", re.IGNORECASE)
+#: the options and config keys whose values RULES, PREFILL and NON_CUDA read (kept when values are masked)
+READ_FLAGS = ("--enforce-eager", "-O", "--optimization-level", "-cc", "--compilation-config", "--cuda-graph-backend*",
+              "--disable-cuda-graph", "--disable-cuda-graph-padding", "--device", "--disaggregation-mode",
+              "--server-role", "--kv-transfer-config")
+READ_KEYS = ("enforce_eager", "cudagraph_mode", "disable_cuda_graph", "cuda_graph_config", "use_cuda_graph",
+             "disaggregation_mode", "kv_role", "server_role")
+#: the options a fix removes from the line that starts the server
+REWRITES = ("--enforce-eager", "--disable-cuda-graph", "--disable-cuda-graph-padding", "--cuda-graph-backend", "-O",
+            "--optimization-level", "-cc", "--compilation-config")
 REFERENCES = (
     "https://docs.vllm.ai/en/latest/configuration/engine_args.html",
     "https://docs.vllm.ai/en/latest/design/cuda_graphs.html",
@@ -170,7 +180,7 @@ def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
 
 @check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime",
        fixes=("unit_exec", "unit_flag", "file_patch", "process_restart"), needs=("processes", "deploy_files"),
-       flags=tuple(r.pattern for r in RULES))
+       flags=tuple(r.pattern for r in RULES), reads=reads(flags=READ_FLAGS, keys=READ_KEYS, rewrites=REWRITES))
 def cuda_graphs(facts: Facts) -> Iterator[Finding]:
     """vLLM --enforce-eager / enforce_eager: true / cudagraph_mode NONE, SGLang --disable-cuda-graph, TRT-LLM
     cuda_graph_config: null / use_cuda_graph: false: high; low on disaggregated prefill/context-only workers.

@@ -12,6 +12,7 @@ from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, PASS, Evidence, Finding
 from doctor.fixes.startup import env_fix, flag_fix
 from doctor.i18n import N_, capitalised, join
 from doctor.lazyre import lazy
+from doctor.reads import reads
 from doctor.record import record
 from doctor.registry import check
 
@@ -156,7 +157,10 @@ def _fix(facts: Facts, s: EnvSetting) -> Fix:
 
 @check("runtime.debug_env", "Debug variables in the server environment", "runtime",
        fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"),
-       env=tuple(r.name for r in RULES), flags=tuple(f[0] for f in FLAGS))
+       env=tuple(r.name for r in RULES), flags=tuple(f[0] for f in FLAGS),
+       reads=reads(env=(r.name for r in RULES), flags=("--log-verbose", "--disable-custom-all-reduce"),
+                   keys=("log_verbose", "disable_custom_all_reduce"),
+                   rewrites=("--log-verbose", "--disable-custom-all-reduce")))
 def debug_env(facts: Facts) -> Iterator[Finding]:
     """CUDA_LAUNCH_BLOCKING=1 (critical), PYTORCH_NO_CUDA_MEMORY_CACHING=1 (high), NCCL_DEBUG=TRACE and
     TORCH_COMPILE_DISABLE=1 (medium), NCCL_DEBUG=INFO, NCCL_ALGO/NCCL_PROTO overrides (low), set by the user in

@@ -11,6 +11,7 @@ from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Im
 from doctor.fixes import make
 from doctor.fixes.boot import os_family
 from doctor.i18n import N_, join
+from doctor.reads import reads
 from doctor.registry import check
 
 REFERENCES = (
@@ -63,7 +64,8 @@ def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[st
 
 
 @check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu",
-       fixes=("vfio_release", "vfio_group", "driver_override_clear"), needs=("pci",))
+       fixes=("vfio_release", "vfio_group", "driver_override_clear"), needs=("pci",),
+       reads=reads(params=("vfio-pci.ids", "vfio_pci.ids")))
 def vfio_binding(facts: Facts) -> Iterator[Finding]:
     """A GPU on vfio-pci on a host that runs inference (nvidia loaded, GPU processes): high, CUDA
     cannot see it. A vfio GPU kept for passthrough whose IOMMU group has members on host drivers: the

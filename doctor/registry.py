@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from doctor.findings import CATEGORIES, Finding
+from doctor.reads import Reads
 from doctor.record import record
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ class Check:
     #: why it does not apply to these facts (``None``: it applies); a check that does not apply and
     #: found nothing is "not applicable" with that reason, even when an input it needs is missing
     applies: Callable[[Facts], str | None] | None = None
+    #: the option, environment, kernel-parameter and config-key values it reads: only these values
+    #: survive masking (:mod:`doctor.allowlist`); every other value is replaced by a placeholder
+    reads: Reads = Reads()
 
     def __call__(self, facts: Facts) -> Iterable[Finding]:
         return self.func(facts)
@@ -74,7 +78,7 @@ def refusal(declared: Check | None, check_id: str, builder: str, params: object)
 def check(id: str, title: str, category: str, requires: str | None = None, fixes: Iterable[str] = (),
           sysctls: Iterable[str] | None = None, needs: Iterable[str] = (),
           applies: Callable[[Facts], str | None] | None = None, env: Iterable[str] = (),
-          flags: Iterable[re.Pattern[str]] = ()) -> Callable[[CheckFunc], Check]:
+          flags: Iterable[re.Pattern[str]] = (), reads: Reads | None = None) -> Callable[[CheckFunc], Check]:
     """Decorator turning ``def fn(facts) -> Iterable[Finding]`` into a :class:`Check`.
 
     ``requires`` names an optional input attribute of the facts (``baseline``); such a check runs
@@ -84,7 +88,8 @@ def check(id: str, title: str, category: str, requires: str | None = None, fixes
     ``env`` and ``flags`` name the variables and flags (patterns) it judges: a fix may unset, set or
     remove only those (:class:`doctor.fixes.base.Fact`).
     ``needs`` names the inputs the verdict rests on and ``applies`` says why the check does not
-    apply (see :class:`Check`).
+    apply (see :class:`Check`). ``reads`` names the values of options, environment variables,
+    kernel parameters and config keys the check reads: every other such value is masked.
     """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r} for check {id}")
@@ -94,7 +99,7 @@ def check(id: str, title: str, category: str, requires: str | None = None, fixes
 
     def wrap(func: CheckFunc) -> Check:
         return Check(id=id, title=title, category=category, func=func, requires=requires, fixes=builders,
-                     sysctls=keys, needs=inputs, applies=applies, env=tuple(env), flags=tuple(flags), description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+                     sysctls=keys, needs=inputs, applies=applies, env=tuple(env), flags=tuple(flags), reads=reads or Reads(), description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
 
     return wrap
 

@@ -114,9 +114,10 @@ def read_result(path: str) -> dict[str, Any]:
 
 def parse_result(raw: bytes, path: str) -> dict[str, Any]:
     """:func:`read_result` of bytes already read (``path`` names them in errors)."""
+    from doctor.allowlist import keep_result
     from doctor.secrets import mask_data
 
-    return dict(mask_data(validate(_decode(raw, path), path)))
+    return dict(mask_data(keep_result(validate(_decode(raw, path), path))))
 
 
 def _decode(raw: bytes, path: str) -> object:
@@ -140,12 +141,13 @@ def to_result(data: object, where: str = "input") -> Result:
     """A :class:`~doctor.runner.Result` from a decoded result: validated, secrets masked, parsed, every
     string through the one sanitiser (fix steps included: a saved result's fix is for review): the one
     conversion of a saved result (from here it takes the path of a fresh one). One-line DoctorError."""
+    from doctor.allowlist import keep_result
     from doctor.runner import Result
     from doctor.secrets import mask_data
     from doctor.textsafe import sanitised
 
     try:
-        return sanitised(Result.from_dict(mask_data(validate(data, where))))  # type: ignore[no-any-return]
+        return sanitised(Result.from_dict(mask_data(keep_result(validate(data, where)))))  # type: ignore[no-any-return]
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from doctor.lazyre import lazy
 
-MASK = "***"
+#: what replaces a value that is not kept (the name before it stays: ``--api-key <redacted>``)
+MASK = "<redacted>"
 
 #: Environment names kept from /proc/<pid>/environ; everything else is dropped at collection.
 ENV_ALLOW = lazy(
@@ -54,7 +55,11 @@ def _secret_option(text: str) -> bool:
 SECRET_VALUE = lazy(
     r"(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{12,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|"
     r"xox[abpsr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}|"
-    r"glpat-[A-Za-z0-9_-]{16,})"
+    r"glpat-[A-Za-z0-9_-]{16,}|nvapi-[A-Za-z0-9_-]{16,}|github_pat_[A-Za-z0-9_]{20,}|api_org_[A-Za-z0-9]{16,}|"
+    r"AIza[A-Za-z0-9_-]{30,}|ya29\.[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|"
+    r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|"
+    r"AccountKey=[A-Za-z0-9+/=]{20,}|SharedAccessSignature=[^;\s]{8,}|"
+    r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,8192}?(?:-----END[A-Z ]{0,40}PRIVATE KEY-----|$))"
 )
 #: ``scheme://user:password@host`` and ``scheme://:password@host`` (the password may hold ``/``).
 URL_CREDENTIALS = lazy(r"(://[^/\s:@'\"]{0,256}:)[^@\s'\"]{1,512}@")
@@ -87,7 +92,9 @@ def _mask_quoted(m: re.Match[str]) -> str:
 _NAME_WORDS = ("token", "secret", "pass", "pwd", "auth", "key", "credential", "bearer", "basic", "digest",
                "cookie", "session")
 #: Literal pieces that every other pattern needs: SECRET_VALUE's token prefixes (case-sensitive) and ``://``.
-_VALUE_PIECES = ("hf_", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "eyJ", "glpat-", "://")
+_VALUE_PIECES = ("hf_", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "eyJ", "glpat-",
+                 "nvapi-", "github_pat_", "api_org_", "AIza", "ya29.", "k_live_", "k_test_", "SG.", "npm_", "pypi-",
+                 "AccountKey=", "SharedAccessSignature=", "PRIVATE KEY-----", "://")
 
 
 def _nothing_to_mask(text: str) -> bool:
@@ -216,6 +223,11 @@ def _secret_name(name: str) -> bool:
     return SECRET_NAME.search(name) is not None
 
 
+def secret_name(name: str) -> bool:
+    """Whether an option, key or variable name says its value is a secret (``--api-key``, ``DB_PASS``)."""
+    return _secret_name(name) or _has_keyword(name)
+
+
 def filter_environ(pairs: dict[str, str]) -> dict[str, str]:
     """Keep allowlisted names only; mask secret-looking names among them."""
     kept: dict[str, str] = {}
@@ -336,20 +348,36 @@ def sanitize_mounts(raw: bytes) -> bytes:
 
 
 def sanitize(path: str, raw: bytes, sanitizer: str | None) -> bytes:
-    """Apply the named sanitiser of a spec to the file at ``path`` (none named: :func:`sanitize_text`)."""
+    """Apply the named sanitiser of a spec to the file at ``path`` (none named: :func:`sanitize_text`).
+
+    Command lines, environments, deployment files and the kernel command line first keep only the
+    values a check reads (:mod:`doctor.allowlist`); the token patterns here run after, as a second net.
+    """
+    from doctor import allowlist
+
     if sanitizer == "proc":
         if path.endswith("/environ"):
-            return sanitize_environ(raw)
+            env = allowlist.keep_environ(filter_environ(parse_environ(raw)))
+            return b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items())
         if path.endswith("/cmdline"):
-            return sanitize_cmdline(raw)
+            if not raw:
+                return raw
+            trailing = raw.endswith(b"\0")
+            parts = raw.rstrip(b"\0").decode("utf-8", "replace").split("\0")
+            return sanitize_cmdline(b"\0".join(p.encode() for p in allowlist.keep_argv(parts)) + (b"\0" if trailing else b""))
         if path.endswith("/status"):
             return sanitize_status(raw)
     if sanitizer == "cpuinfo":
         return sanitize_cpuinfo(raw)
     if sanitizer == "deploy":
-        return sanitize_deploy(raw)
+        return sanitize_deploy(allowlist.keep_deploy(raw.decode("utf-8", "replace"), path, rewrites=False).encode())
+    if sanitizer == "cmdline":
+        text = raw.decode("utf-8", "replace").replace("\0", " ").strip()
+        return sanitize_text((allowlist.keep_cmdline(text) + "\n").encode())
     if sanitizer == "mounts":
         return sanitize_mounts(raw)
+    if b"ommand line: " in raw and b"\0" not in raw:
+        raw = allowlist.keep_cmdline_lines(raw.decode("utf-8", "replace")).encode()
     return sanitize_text(raw)
 
 

@@ -133,7 +133,8 @@ SPECS: tuple[Spec, ...] = (
          sos_paths=("sos_commands/process/ps_auxwwwm", "sos_commands/process/ps_auxwww",
                     "sos_commands/process/ps_auxfwww")),
     # --- kernel -------------------------------------------------------------------------------
-    Spec("kernel.cmdline", "kernel command line", paths=("proc/cmdline",)),
+    Spec("kernel.cmdline", "kernel command line (values of parameters no check judges masked)",
+         paths=("proc/cmdline",), sanitizer="cmdline"),
     Spec("kernel.version", "kernel version", paths=("proc/version", "proc/sys/kernel/osrelease")),
     Spec("kernel.modules", "loaded kernel modules", paths=("proc/modules",),
          sos_paths=("proc/modules", "sos_commands/kernel/lsmod")),

@@ -6,7 +6,11 @@ from doctor.derived import cached
 from doctor.derived.procs import env_value, server_roots
 from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
 from doctor.i18n import N_
+from doctor.reads import Reads
 from doctor.record import record
+
+#: the variables whose values say whether NCCL uses TCP for data
+READS = Reads(env=("NCCL_IB_DISABLE", "NCCL_NET"))
 
 #: A NIC at or above this speed carries data even without RDMA (Mb/s).
 DATA_NIC_MIN_MBPS = 25000

@@ -24,7 +24,11 @@ from doctor.derived import cached
 from doctor.facts import Facts, Gpu, Process
 from doctor.lazyre import lazy
 from doctor.parsers.deploy_env import deploy_env
+from doctor.reads import Reads
 from doctor.record import record
+
+#: values read here: ``python -m MODULE`` (server recognition), the GPU a single visible device selects
+READS = Reads(flags=("-m",), env=("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"))
 
 #: framework -> argv patterns (matched against the joined command line)
 SERVER_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {

@@ -20,7 +20,11 @@ import ipaddress
 from doctor.derived.net import data_nics
 from doctor.derived.procs import EnvSetting, env_value
 from doctor.facts import Facts, Gid, NetDev, RdmaPort
+from doctor.reads import Reads
 from doctor.record import record
+
+#: the variables whose values say which RDMA devices and traffic class NCCL uses
+READS = Reads(env=("NCCL_IB_HCA", "NCCL_IB_TC"))
 
 AF_INET, AF_INET6 = "AF_INET", "AF_INET6"
 DEFAULT_ROCE_VERSION = 2

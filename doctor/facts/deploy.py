@@ -84,10 +84,17 @@ def read_deploy_file(path: str) -> bytes:
     return data
 
 
+def keep_deploy_bytes(raw: bytes, path: str) -> str:
+    """A deployment file's text with every value no check reads masked, the token patterns after."""
+    from doctor.allowlist import keep_deploy
+
+    return sanitize_deploy(keep_deploy(raw.decode("utf-8", "replace"), path).encode()).decode()
+
+
 @record
 class DeployFile:
     path: str
-    text: str  # secrets masked
+    text: str  # values no check reads masked (doctor.allowlist)
 
 
 def build_deploy_files(src: Source, extra: tuple[str, ...] = ()) -> tuple[DeployFile, ...]:
@@ -96,7 +103,7 @@ def build_deploy_files(src: Source, extra: tuple[str, ...] = ()) -> tuple[Deploy
     for path in src.spec_paths(specs.get("deploy.files")):
         raw = src.read_bytes(path, cap=1 << 20)
         if raw is not None:
-            out.append(DeployFile(path, sanitize_deploy(raw).decode()))
+            out.append(DeployFile(path, keep_deploy_bytes(raw, path)))
     for path in extra:
-        out.append(DeployFile(path, sanitize_deploy(read_deploy_file(path)).decode()))
+        out.append(DeployFile(path, keep_deploy_bytes(read_deploy_file(path), path)))
     return tuple(out)

@@ -56,8 +56,11 @@ class Sysctls:
 
 
 def build_cmdline(src: Source) -> Cmdline:
+    """``/proc/cmdline`` with the values of parameters no check judges masked (:func:`doctor.allowlist.keep_cmdline`)."""
+    from doctor.allowlist import keep_cmdline
+
     text = src.read_text("proc/cmdline", cap=1 << 16)
-    return Cmdline(text.replace("\0", " ").strip() if text is not None else None)
+    return Cmdline(keep_cmdline(text.replace("\0", " ").strip()) if text is not None else None)
 
 
 def build_sysctls(src: Source) -> Sysctls:

@@ -12,12 +12,15 @@ import re
 
 from doctor.facts.procs import Process
 from doctor.lazyre import lazy
+from doctor.reads import Reads
 from doctor.record import record
 from doctor.sources import Source
 
 CONFIG_FLAGS = ("--config", "--extra_llm_api_options", "--extra-llm-api-options")
 MAX_CONFIG_BYTES = 1 << 20
 MAX_CONFIGS = 16
+#: the config paths are read from these options' values
+READS = Reads(flags=CONFIG_FLAGS)
 SAFE_PATH = lazy(r"/[A-Za-z0-9_./@+-]{1,4095}")
 #: command lines whose config files are read (inference servers only; anything else is left alone)
 SERVER_WORDS = lazy(r"vllm|sglang|trtllm|tensorrt_llm", re.IGNORECASE)
@@ -59,6 +62,10 @@ def build_serve_configs(src: Source, processes: tuple[Process, ...]) -> tuple[Se
                                        "a relative or unusual path (the process's working directory is not recorded)"))
                 continue
             text = src.read_text(path.lstrip("/"), cap=MAX_CONFIG_BYTES)
+            if text is not None:
+                from doctor.allowlist import keep_deploy
+
+                text = keep_deploy(text, path)
             out.append(ServeConfig(proc.pid, flag, path, text,
                                    None if text is not None else
                                    f"{path} is not in this {src.kind}, or not a regular file under 1 MiB"))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from doctor.derived.pcie import expected_gen, model_id
 from doctor.facts.baseline import FORMAT_VERSION
 from doctor.parsers import toml_io
+from doctor.secrets import MASK
 
 if TYPE_CHECKING:
     from doctor.facts import Facts
@@ -85,7 +86,7 @@ def write_baseline(facts: Facts, source_label: str) -> str:
     lines.append("[kernel.cmdline]")
     lines.append('# parameters that must be on the kernel command line with this value ("" = a bare flag)')
     for name, value in facts.cmdline.params.items():
-        if name and name not in CMDLINE_SKIP:
+        if name and name not in CMDLINE_SKIP and value != MASK:  # a masked value is not written, nor compared
             lines.append(f"{toml_io.key(name)} = {toml_io.value(value)}")
     return "\n".join(lines) + "\n"
 

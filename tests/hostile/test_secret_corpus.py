@@ -1,0 +1,123 @@
+"""Secrets by allowlist: a generated corpus (tests/hostile/secret_corpus.py) planted in every input place of the
+sick fixture, and every output scanned for each value and its base64 and URL-encoded forms."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+from itertools import cycle
+from pathlib import Path
+
+import pytest
+
+from doctor import cli
+from tests.helpers import SICK
+from tests.hostile.secret_corpus import ENV_NAMES, FLAGS, corpus, encodings
+
+PID, UNIT = 4242, "etc/systemd/system/vllm.service"
+CORPUS = corpus()
+
+
+def _nul(*words: str) -> bytes:
+    return b"".join(w.encode() + b"\0" for w in words)
+
+
+def _plant(dest: Path) -> None:
+    """Every value in one place, round robin over the places (argv, environ, unit, compose, manifest,
+    kernel command line, kernel log, a --baseline file)."""
+    values = iter(CORPUS.values())
+    places: dict[str, list[str]] = {k: [] for k in ("argv", "argv_eq", "environ", "unit_env", "unit_exec", "compose_env",
+                                                  "compose_cmd", "k8s_env", "k8s_args", "k8s_block", "cmdline",
+                                                  "dmesg", "url_at")}
+    for place, value in zip(cycle(places), values):
+        places[place].append(value)
+    names, flags = cycle(ENV_NAMES), cycle(FLAGS)
+    proc = dest / f"proc/{PID}"
+    argv = [w for v in places["argv"] for w in (next(flags), v)]
+    argv += [f"{next(flags)}={v}" for v in places["argv_eq"]]
+    argv += [w for v in places["url_at"] for w in ("--db", f"postgresql://app:p@ss{v}@db:5432/x")]
+    proc.joinpath("cmdline").write_bytes(proc.joinpath("cmdline").read_bytes() + _nul(*argv))
+    proc.joinpath("environ").write_bytes(proc.joinpath("environ").read_bytes()
+                                         + _nul(*(f"{next(names)}={v}" for v in places["environ"])))
+    unit = (dest / UNIT).read_text().replace("[Service]\n", "[Service]\n" + "".join(
+        f"Environment=\"{next(names)}={v}\"\n" for v in places["unit_env"]) + "ExecStartPre=/usr/bin/vllm-warm "
+        + " ".join(f"{next(flags)} {v}" for v in places["unit_exec"]) + "\n")
+    (dest / UNIT).write_text(unit)
+    compose = ("services:\n  vllm:\n    image: vllm/vllm-openai\n    environment:\n"
+               + "".join(f"      {next(names)}: {v}\n" for v in places["compose_env"][::2])
+               + "".join(f"      - {next(names)}={v}\n" for v in places["compose_env"][1::2])
+               + "    command: [\"--enforce-eager\", " + ", ".join(f'"{next(flags)}", "{v}"' for v in places["compose_cmd"])
+               + "]\n")
+    (dest / "etc/compose").mkdir(parents=True, exist_ok=True)
+    (dest / "etc/compose/vllm.yaml").write_text(compose)
+    manifest = ("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: vllm\n    env:\n"
+                + "".join(f"    - name: {next(names)}\n      value: \"{v}\"\n" for v in places["k8s_env"])
+                + "    args:\n" + "".join(f"    - {next(flags)}\n    - {v}\n" for v in places["k8s_args"])
+                + "    - --enforce-eager\n    annotations:\n"
+                + "".join(f"      note{i}: >-\n        {v}\n" for i, v in enumerate(places["k8s_block"])))
+    (dest / "etc/kubernetes/manifests").mkdir(parents=True, exist_ok=True)
+    (dest / "etc/kubernetes/manifests/vllm.yaml").write_text(manifest)
+    cmdline = (dest / "proc/cmdline").read_text().strip()
+    (dest / "proc/cmdline").write_text(cmdline + "".join(f" p{i}.opt={v}" for i, v in enumerate(places["cmdline"])) + "\n")
+    dmesg = dest / "sos_commands/kernel/dmesg"
+    line = "[    0.000000] Kernel command line: ro " + " ".join(f"k{i}={v}" for i, v in enumerate(places["dmesg"]))
+    if dmesg.exists():
+        dmesg.write_text(dmesg.read_text() + line + "\n")
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not SICK.exists():
+        pytest.skip("sick fixture not generated")
+    dest = tmp_path_factory.mktemp("corpus") / "node"
+    shutil.copytree(SICK, dest, symlinks=True)
+    _plant(dest)
+    return dest
+
+
+def _leaks(blob: str) -> list[str]:
+    return [label for label, value in CORPUS.items() if any(form in blob for form in encodings(value))]
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    assert code in (0, 1, 2), err
+    return out + err
+
+
+def test_corpus_is_large_and_planted(node: Path) -> None:
+    assert len(CORPUS) >= 200
+    text = "".join(p.read_text(errors="replace") for p in (node / f"proc/{PID}/environ", node / UNIT,
+                                                             node / "proc/cmdline", node / "etc/compose/vllm.yaml"))
+    assert len(_leaks(text)) > 50  # the scan sees planted values (it would catch a leak)
+
+
+def test_no_output_holds_a_planted_secret(node: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outputs: dict[str, str] = {}
+    for fmt in ("json", "text", "prometheus"):
+        outputs[f"check {fmt}"] = _run(["check", str(node), "--format", fmt, "--verbose"] if fmt == "text"
+                                       else ["check", str(node), "--format", fmt], capsys)
+    saved = tmp_path / "r.json"
+    _run(["check", str(node), "--format", "json", "-o", str(saved)], capsys)
+    for suffix in ("html", "md"):
+        report = tmp_path / f"r.{suffix}"
+        _run(["report", "--from-json", str(saved), "-o", str(report)], capsys)
+        outputs[f"report .{suffix}"] = report.read_text()
+    outputs["fix-script"] = _run(["fix-script", str(node)], capsys)
+    baseline = tmp_path / "b.toml"
+    _run(["baseline", str(node), "-o", str(baseline)], capsys)
+    outputs["baseline"] = baseline.read_text()
+    outputs["diff"] = _run(["diff", str(node), str(saved), "--format", "json", "-v"], capsys)
+    outputs["fleet"] = _run(["fleet", str(saved), str(node), "-j", "1", "-q", "--format", "json"], capsys)
+    snap = tmp_path / "s.tar.gz"
+    _run(["collect", "--root", str(node), "-o", str(snap)], capsys)
+    with tarfile.open(snap) as tf:
+        members = [m for m in tf.getmembers() if m.isfile()]
+        outputs["snapshot"] = "".join((tf.extractfile(m) or io.BytesIO()).read().decode("utf-8", "replace")
+                                      for m in members)
+    outputs["check of the snapshot"] = _run(["check", str(snap), "--format", "json"], capsys)
+    leaked = {where: _leaks(blob)[:5] for where, blob in outputs.items() if _leaks(blob)}
+    assert not leaked, json.dumps(leaked, indent=1)
