@@ -67,7 +67,10 @@ def gpu_unreachable(facts: Facts) -> Iterator[Finding]:
         if gpu.runtime is not None or gpu.pci is None:
             continue
         bound = gpu.pci.driver == "nvidia"
-        faults = [f for f in facts.gpus.faults if f.address == gpu.address] + (node_faults if bound else [])
+        # a node-wide failure ("No devices were found", "couldn't communicate with the NVIDIA driver") names every
+        # GPU the nvidia driver holds, and every GPU when nvidia-smi reached none (the driver is not loaded at all)
+        faults = [f for f in facts.gpus.faults if f.address == gpu.address] + (
+            node_faults if bound or not reached else [])
         unlisted = bound and bool(reached)
         if not faults and not unlisted:
             continue
@@ -78,7 +81,9 @@ def gpu_unreachable(facts: Facts) -> Iterator[Finding]:
             CRITICAL, gpu.address, f"{label} is on the PCI bus but the driver cannot reach it: {observed}",
             detail=f"{label} is an NVIDIA GPU on the PCI bus, yet the driver did not bring it up or nvidia-smi "
                    "cannot open it. CUDA cannot use it, NVML-based tools fail or skip it, and a job scheduled "
-                   "onto it fails. A wedged GPU usually needs a reboot or a cold power cycle.",
+                   "onto it fails. A wedged GPU usually needs a reboot or a cold power cycle."
+                   + ("" if bound else f" The nvidia driver is not bound to it (driver in use: "
+                      f"{gpu.pci.driver or 'none'}): load or install the NVIDIA driver first."),
             evidence=tuple(_evidence(facts, gpu, faults, unlisted)),
             expected="every GPU on the bus initialised and listed by nvidia-smi", observed=observed,
             impact=Impact(95.0, "the GPU is out of service until the node is rebooted or power-cycled",

@@ -160,9 +160,9 @@ SPECS: tuple[Spec, ...] = (
          paths=("etc/hostname", "etc/machine-id", "etc/os-release"),
          sos_paths=("etc/hostname", "etc/machine-id", "etc/os-release", "hostname",
                     "sos_commands/host/hostname", "sos_commands/host/hostname_-f")),
-    Spec("host.dmi", "DMI system and board vendor (virtual machine detection, board serial)",
+    Spec("host.dmi", "DMI system and board vendor, chassis type (virtual machine and laptop detection, board serial)",
          paths=("sys/class/dmi/id/{sys_vendor,product_name,board_vendor,board_name,product_uuid,"
-                "board_serial,product_serial}", "sys/hypervisor/type")),
+                "board_serial,product_serial,chassis_type}", "sys/hypervisor/type")),
     Spec("host.cpuinfo", "first processor block of /proc/cpuinfo (hypervisor flag, model)",
          paths=("proc/cpuinfo",), sanitizer="cpuinfo"),
     # --- orchestration and deployment -------------------------------------------------------------
