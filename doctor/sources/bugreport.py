@@ -171,11 +171,14 @@ def _dmi(body: str) -> dict[str, str]:
 
 
 def _date(prologue: str) -> str | None:
-    m = re.search(r"^Date: \w{3} (\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (?:\S+ )?(\d{4})$", prologue, re.M)
+    m = re.search(r"^Date: \w{3} (\w{3}) +(\d{1,2}) (\d\d):(\d\d:\d\d)(?: ([AP]M))? (?:\S+ )?(\d{4})$", prologue, re.M)
     months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     if not m or m.group(1) not in months:
         return None  # a localised date (LANG was not C) is not guessed at
-    return f"{m.group(4)}-{months.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}T{m.group(3)}"
+    hour = int(m.group(3))
+    if m.group(5):  # a 12-hour clock (date's default in en_US locales)
+        hour = hour % 12 + (12 if m.group(5) == "PM" else 0)
+    return f"{m.group(6)}-{months.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}T{hour:02d}:{m.group(4)}"
 
 
 def parse(text: str, location: str) -> BugreportSource:

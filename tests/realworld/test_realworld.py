@@ -30,8 +30,8 @@ def _findings(name: str) -> list[Finding]:
     folder = HERE / "cases" / name
     assert folder.is_dir(), f"case folder {folder} missing"
     reports = sorted(folder.glob("nvidia-bug-report.log*"))
-    if reports:  # a ticket folder holding the published log: read as `gnd check <log>` reads it
-        return list(run(Facts(open_source(str(reports[0])))).findings)
+    if reports:  # a ticket folder holding the published log: `gnd check <folder>` reads the log
+        return list(run(Facts(open_source(str(folder)))).findings)
     return list(run(facts(base=folder)).findings)
 
 
