@@ -301,19 +301,25 @@ def _path_limited(facts: Facts, subject: _Subject, links: list[Link], cap: PathC
     kept = cap.kept
     soldered = soldered_gpu(facts, subject.dev.address) if subject.is_gpu else None
     severity = LOW if kept is not None and kept < NARROW_PATH_SHARE and not soldered else INFO
+    top_speed = cap.speed if cap.speed_capped else cap.card_speed
+    top_width = cap.width if cap.width_capped else cap.card_width
     detail = (f"On the path from {subject.dev.address} to its root port, {' and '.join(where)}: under load the link "
-              f"runs at most {link_label(cap.speed if cap.speed_capped else cap.card_speed, cap.width if cap.width_capped else cap.card_width)}"
+              f"runs at most {link_label(top_speed, top_width)}"
               + (f", {kept:.0%} of what the card itself supports." if kept is not None else "."))
-    if own.known and own.cur_speed is not None and cap.speed is not None and own.cur_speed < min(cap.speed, cap.card_speed or cap.speed) - 0.01:
-        activity = gpu_activity(facts, subject.dev.address) if subject.is_gpu else "busy"
-        detail += (f" The link now runs at {own.cur_speed:g} GT/s; the GPU is {activity}"
-                   + (" (idle parking)." if activity == "idle" else "." if activity == "busy" else
-                      ": re-check under load whether it reaches the host's maximum."))
+    if own.known and own.cur_speed is not None and top_speed is not None and own.cur_speed < top_speed - 0.01:
+        detail += f" The link now runs at {own.cur_speed:g} GT/s"
+        if subject.is_gpu:
+            activity = gpu_activity(facts, subject.dev.address)
+            detail += (f"; the GPU is {activity}" + (" (idle parking)." if activity == "idle" else
+                       "." if activity == "busy" else ": re-check under load whether it reaches the host's maximum."))
+        else:
+            detail += "."
     if soldered:
         detail += f" {soldered[0].upper()}{soldered[1:]}: the lanes are the board's design."
     evidence = _link_evidence(own)
-    for port in {cap.speed_port, cap.width_port} - {None, own.parent.address if own.parent else None}:
-        dev = facts.pci.get(port or "")
+    above = own.parent.address if own.parent else None
+    for port in dict.fromkeys(p for p in (cap.speed_port, cap.width_port) if p and p != above):
+        dev = facts.pci.get(port)
         if dev is not None:
             evidence.append(Evidence(dev.attr("max_link_speed") + " / max_link_width", link_label(dev.max_speed, dev.max_width)))
     if subject.dev.supported_speed is not None and subject.dev.supported_speed != subject.dev.max_speed:
@@ -325,8 +331,7 @@ def _path_limited(facts: Facts, subject: _Subject, links: list[Link], cap: PathC
         severity, subject.label, "; ".join(parts),
         detail=detail + " This is the platform's limit, not a fault of the link: only another slot or host recovers it.",
         evidence=tuple(evidence), expected=link_label(cap.card_speed, cap.card_width),
-        observed=link_label(cap.speed if cap.speed_capped else cap.card_speed,
-                            cap.width if cap.width_capped else cap.card_width),
+        observed=link_label(top_speed, top_width),
         impact=Impact(round(WEIGHT_OTHER * (1 - kept), 1) if kept is not None and severity == LOW else 0,
                       f"at most {gbps(path_bw)} per direction of the card's {gbps(card_bw)}",
                       basis="PCIe bandwidth = transfer rate x lanes: the path's narrowest and slowest port against the card"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.facts import Facts, LinkDown, PortErrors, RdmaPort
-from doctor.facts.port_health import QP_ERRORS, QP_FATAL
+from doctor.facts.port_health import QP_ERRORS, QP_FATAL, QP_RETRIES
 from doctor.findings import INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact, severity_order
 from doctor.fixes import make
 from doctor.registry import check
@@ -78,6 +78,10 @@ def _judge(facts: Facts, port: RdmaPort, pe: PortErrors) -> Finding | None:
     fatal = cite("hw_counters", QP_FATAL)
     if fatal:
         parts.append((MEDIUM, "RDMA connections gave up (" + ", ".join(f"{n} {_value(pe, n)}" for n in fatal) + ")"))
+    retries = cite("hw_counters", QP_RETRIES)
+    if retries:
+        parts.append((LOW, "transport retries within the QP's limit (" + ", ".join(f"{n} {_value(pe, n)}" for n in retries)
+                      + ")"))
     cqe = cite("hw_counters", QP_ERRORS)
     if cqe:
         parts.append((LOW, "completions with errors (" + ", ".join(f"{n} {_value(pe, n)}" for n in cqe) + ")"))
@@ -118,8 +122,9 @@ def _judge(facts: Facts, port: RdmaPort, pe: PortErrors) -> Finding | None:
 @check("rdma.port_errors", "InfiniBand/RoCE port error counters, link flaps and QP-fatal errors", "rdma",
        fixes=("rdma_counters_show",), needs=("rdma_counters",))
 def port_errors(facts: Facts) -> Iterator[Finding]:
-    """Per RDMA port: a link that went down (``link_downed``, mlx5 link-down lines, carrier changes) or queue pairs
-    whose retries ran out (``local_ack_timeout_err``, ``rnr_nak_retry_err``): medium. Integrity errors
+    """Per RDMA port: a link that went down (``link_downed``, mlx5 link-down lines) or queue pairs whose retries ran
+    out (``req_transport_retries_exceeded``, ``req_rnr_retries_exceeded``): medium. Recoverable retries
+    (``local_ack_timeout_err``, ``rnr_nak_retry_err``), error completions, carrier changes, integrity errors
     (``symbol_error``, ``port_rcv_errors`` ...) from 10 and discards from 100: low; fewer: info. Totals since
     the counters were cleared, not rates (the finding says so)."""
     if not facts.rdma:

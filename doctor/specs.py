@@ -110,7 +110,8 @@ SPECS: tuple[Spec, ...] = (
                 "port_rcv_errors,port_rcv_remote_physical_errors,port_rcv_switch_relay_errors,port_xmit_discards,"
                 "port_xmit_constraint_errors,port_rcv_constraint_errors,local_link_integrity_errors,"
                 "excessive_buffer_overrun_errors,VL15_dropped}",
-                "sys/class/infiniband/*/ports/*/hw_counters/{local_ack_timeout_err,rnr_nak_retry_err,req_cqe_error,"
+                "sys/class/infiniband/*/ports/*/hw_counters/{req_transport_retries_exceeded,req_rnr_retries_exceeded,"
+                "local_ack_timeout_err,rnr_nak_retry_err,req_cqe_error,"
                 "resp_cqe_error,req_remote_access_errors,req_remote_invalid_request,resp_remote_access_errors,"
                 "resp_local_length_error}")),
     Spec("ibv_devinfo", "ibv_devinfo -v (RDMA ports: active_mtu; sosreports: GID types)",

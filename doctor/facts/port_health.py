@@ -24,9 +24,12 @@ COUNTER_BITS: dict[str, int] = {
     "port_xmit_constraint_errors": 8, "port_rcv_constraint_errors": 8, "local_link_integrity_errors": 4,
     "excessive_buffer_overrun_errors": 4, "VL15_dropped": 16,
 }
-#: ``hw_counters/`` (mlx5) whose every count is a queue pair the transport gave up on (the QP moved to error:
-#: NCCL reports "transport retry counter exceeded" / "RNR retry counter exceeded" and the job fails)
-QP_FATAL = ("local_ack_timeout_err", "rnr_nak_retry_err")
+#: ``hw_counters/`` (mlx5, newer kernels) whose every count is a queue pair whose retries ran out (the QP moved to
+#: error: NCCL reports "transport retry counter exceeded" / "RNR retry counter exceeded" and the job fails)
+QP_FATAL = ("req_transport_retries_exceeded", "req_rnr_retries_exceeded")
+#: ``hw_counters/`` of retries that were still within the QP's limit (recoverable, but each ack timeout stalls the
+#: connection for the QP's timeout): NVIDIA's mlx5 counter reference calls them recoverable errors
+QP_RETRIES = ("local_ack_timeout_err", "rnr_nak_retry_err")
 #: ``hw_counters/`` of completions with an error (remote access, invalid request, length): also QP errors
 QP_ERRORS = ("req_cqe_error", "resp_cqe_error", "req_remote_access_errors", "req_remote_invalid_request",
              "resp_remote_access_errors", "resp_local_length_error")
@@ -81,7 +84,7 @@ def build_port_errors(src: Source, ports: tuple[RdmaPort, ...], netdevs: tuple[N
             continue
         counters = {n: v for n in COUNTER_BITS
                     if (v := _number(src.read_line(f"{port.origin}/counters/{n}"))) is not None}
-        hw = {n: v for n in QP_FATAL + QP_ERRORS
+        hw = {n: v for n in QP_FATAL + QP_RETRIES + QP_ERRORS
               if (v := _number(src.read_line(f"{port.origin}/hw_counters/{n}"))) is not None}
         names = set(port.netdevs) | {n.name for n in netdevs if port.pci_address and n.pci_address == port.pci_address}
         carrier = {n: v for n in sorted(names)

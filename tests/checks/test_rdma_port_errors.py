@@ -31,8 +31,10 @@ def test_saturated_counter_reads_as_at_least() -> None:
 
 
 def test_fatal_and_non_fatal_apart() -> None:
-    fatal = _of({f"{PORT}/hw_counters/local_ack_timeout_err": "7\n"})
+    fatal = _of({f"{PORT}/hw_counters/req_transport_retries_exceeded": "7\n"})
     assert [f.severity for f in fatal] == ["medium"] and "gave up" in fatal[0].title
+    retried = _of({f"{PORT}/hw_counters/local_ack_timeout_err": "131\n", f"{PORT}/hw_counters/req_cqe_error": "3\n"})
+    assert [f.severity for f in retried] == ["low"] and "within the QP's limit" in retried[0].title
     few = _of({f"{PORT}/counters/symbol_error": "3\n"})
     assert [f.severity for f in few] == ["info"]  # a handful of bit errors since boot
     many = _of({f"{PORT}/counters/symbol_error": "4000\n"})
