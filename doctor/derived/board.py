@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from doctor.facts import Facts
+from doctor.lazyre import lazy
 
 #: SMBIOS chassis types of portable machines (SMBIOS 3.x, 7.4.1): portable, laptop, notebook, hand held,
 #: sub notebook, tablet, convertible, detachable.
 PORTABLE_CHASSIS = frozenset({8, 9, 10, 11, 14, 30, 31, 32})
 #: Product and chip names of mobile GPUs: "RTX 3060 Laptop GPU", "GeForce GTX 850M",
 #: lspci's "GA106M [GeForce RTX 3060 Mobile / Max-Q]".
-_MOBILE_NAME = re.compile(r"\bLaptop\b|\bMobile\b|\b(?:GTX|MX|GT) ?\d{3,4}M\b|\bG[A-Z]{1,2}\d{3}[A-Z]?M\b")
+_MOBILE_NAME = lazy(r"\bLaptop\b|\bMobile\b|\b(?:GTX|MX|GT) ?\d{3,4}M\b|\bG[A-Z]{1,2}\d{3}[A-Z]?M\b")
 
 
 def soldered_gpu(facts: Facts, address: str) -> str | None:
