@@ -65,7 +65,10 @@ def gpu_unreachable(facts: Facts) -> Iterator[Finding]:
         if gpu.runtime is not None or gpu.pci is None:
             continue
         bound = gpu.pci.driver == "nvidia"
-        faults = [f for f in facts.gpus.faults if f.address == gpu.address] + (node_faults if bound else [])
+        # a node-wide failure ("No devices were found", "couldn't communicate with the NVIDIA driver") names every
+        # GPU the nvidia driver holds, and every GPU when nvidia-smi reached none (the driver is not loaded at all)
+        faults = [f for f in facts.gpus.faults if f.address == gpu.address] + (
+            node_faults if bound or not reached else [])
         unlisted = bound and bool(reached)
         if not faults and not unlisted:
             continue
@@ -74,7 +77,9 @@ def gpu_unreachable(facts: Facts) -> Iterator[Finding]:
         observed = faults[0].text if faults else N_('not listed by nvidia-smi')
         yield Finding(
             CRITICAL, gpu.address, N_('{label} is on the PCI bus but the driver cannot reach it: {observed}', label=label, observed=observed),
-            detail=N_('{label} is an NVIDIA GPU on the PCI bus, yet the driver did not bring it up or nvidia-smi cannot open it. CUDA cannot use it, NVML-based tools fail or skip it, and a job scheduled onto it fails. A wedged GPU usually needs a reboot or a cold power cycle.', label=label),
+            detail=N_('{label} is an NVIDIA GPU on the PCI bus, yet the driver did not bring it up or nvidia-smi cannot open it. CUDA cannot use it, NVML-based tools fail or skip it, and a job scheduled onto it fails. A wedged GPU usually needs a reboot or a cold power cycle.', label=label)
+                   + ("" if bound else N_(" The nvidia driver is not bound to it (driver in use: {driver}): load or install the NVIDIA driver first.",
+                                          driver=gpu.pci.driver or 'none')),
             evidence=tuple(_evidence(facts, gpu, faults, unlisted)),
             expected=N_('every GPU on the bus initialised and listed by nvidia-smi'), observed=observed,
             impact=Impact(95.0, N_('the GPU is out of service until the node is rebooted or power-cycled'),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.board import soldered_gpu
 from doctor.derived.chipset import behind_chipset
 from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
 from doctor.derived.pcie import gbps
@@ -11,7 +12,7 @@ from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
 from doctor.facts.pcie_gen import link_bandwidth
-from doctor.findings import HIGH, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
@@ -48,7 +49,8 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
     """An x16-capable GPU or NIC below a root or switch downstream port that is only x8 or x4 wide.
 
     Sibling ports with the same bus and device number whose widths add up to 16 or less show the
-    slot was split (bifurcated) in firmware; without siblings the slot is electrically narrow.
+    slot was split (bifurcated) in firmware (high for a GPU or fast NIC); without siblings the slot is
+    electrically narrow (medium: move the card). Soldered GPUs (laptops, APU boards) have no slot: skipped.
     """
     if facts.host.is_vm:
         return
@@ -64,6 +66,8 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
             continue
         if behind_chipset(facts, dev):
             continue  # chipset ports are narrow by design; pcie.chipset_slot reports the card
+        if is_gpu and soldered_gpu(facts, dev.address):
+            continue  # no slot: the board wires the lanes (pcie.link_downgrade reports the limit, info)
         looked += 1
         if port.max_width > NARROW:
             continue
@@ -88,8 +92,11 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
                     Evidence(port.attr("max_link_width"), str(port.max_width))]
         evidence += [Evidence(s.attr("max_link_width"), str(s.max_width)) for s in siblings[:3]]
         found += 1
+        # a split slot is firmware configuration (high for the data path); a slot wired narrow is the board's
+        # design, recovered by moving the card: medium
+        severity = HIGH if important and split else MEDIUM if important or split else LOW
         yield Finding(
-            HIGH if important else MEDIUM, label, title, detail=detail, evidence=tuple(evidence),
+            severity, label, title, detail=detail, evidence=tuple(evidence),
             expected=N_('x{FULL_WIDTH} port for an x{max_width} card', FULL_WIDTH=FULL_WIDTH, max_width=dev.max_width), observed=N_('x{max_width} port', max_width=port.max_width),
             impact=Impact(round(60 * loss if important else 10 * loss, 1),
                           N_('at most {got} per direction instead of {full} ({loss} less)', got=gbps(got), full=gbps(full), loss=format(loss, ".0%")), basis=N_("PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's")),

@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from doctor.derived.board import soldered_gpu
 from doctor.derived.chipset import c2c_gpu
-from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
+from doctor.derived.net import is_rdma_nic, is_virtual_nic, nic_line_rate, subject_nics
 from doctor.derived.pcie import (
     Link,
     PathBandwidth,
+    PathCap,
     gbps,
     gen_label,
     link_label,
     make_link,
     path_bandwidth,
+    path_cap,
     upstream_links,
 )
 from doctor.derived.relations import gpu_activity, gpu_label
@@ -60,6 +63,11 @@ WEIGHT_DATA = 60.0
 WEIGHT_OTHER = 8.0
 #: Confidence when the port above the link is missing from the recording (expected = device maxima).
 PARTNER_UNKNOWN_CONFIDENCE = 0.6
+#: Lanes a board gives a soldered GPU by design (an AMD APU's x8 port, Intel H-series x8/x16); a soldered GPU
+#: narrower than this is judged as any other link.
+SOLDERED_WIDTH = 8
+#: A host path that keeps less than this share of the card's own bandwidth is reported ``low`` (an x1 riser slot).
+NARROW_PATH_SHARE = 0.25
 _USES = {"GPU": N_('host-device copies, weight loading, KV-cache offload and GPUDirect RDMA scale with it'),
          "RDMA NIC": N_('RDMA and GPUDirect traffic through this port is capped by it'),
          "NIC": N_('traffic through this port is capped by it')}
@@ -177,14 +185,28 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     if subject.is_gpu:
         evidence += _runtime_evidence(facts, subject.dev.address)
     related = _addresses(neck.ports)
+    confidence = 1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE
+    soldered = soldered_gpu(facts, subject.dev.address) if subject.is_gpu else None
+    rate = nic_line_rate(facts, subject.dev) if subject.kind != "GPU" else None
+    if soldered and not neck.partner_known and neck.width_short and (neck.cur_width or 0) >= SOLDERED_WIDTH \
+            and not (neck.speed_short and busy_ok):
+        severity, confidence = INFO, 0.7
+        title = f"soldered GPU wired x{neck.cur_width} of its x{neck.exp_width}: the board's design"
+        detail += (f" {soldered[0].upper()}{soldered[1:]}: its lanes are wired on the board (a laptop or APU design "
+                   "commonly gives the discrete GPU eight), so this is a slot limit, not a fault to fix.")
+    elif rate is not None and path.current_bw is not None and rate[0] <= path.current_bw * 8:
+        severity = INFO
+        title = f"NIC path ({' and '.join(what)}) still carries its line rate ({rate[0]:g} Gb/s)"
+        detail += (f" The path carries {gbps(path.current_bw)} per direction ({path.current_bw * 8:.0f} Gb/s), "
+                   f"more than the chip's ports can send together ({rate[1]}): nothing is lost.")
+        evidence.append(Evidence("line rate", rate[1]))
     return Finding(
         severity, subject.label, title, detail=detail, evidence=tuple(evidence),
         expected=N_('{link_label} ({expected_bw} per direction)', link_label=link_label(neck.exp_speed, neck.exp_width), expected_bw=gbps(neck.expected_bw)),
         observed=N_('{link_label} ({current_bw} per direction)', link_label=link_label(neck.cur_speed, neck.cur_width), current_bw=gbps(neck.current_bw)),
         impact=Impact(round(weight * loss, 1),
                       N_('path to the CPU carries {current_bw} per direction instead of {expected_bw} ({loss} lost); ', current_bw=gbps(path.current_bw), expected_bw=gbps(path.expected_bw), loss=format(loss, ".0%")) + _USES[subject.kind], basis=N_('PCIe bandwidth = transfer rate x lanes (less encoding overhead); the slowest link on the path to the CPU sets the limit. Applies to host-device copies, not to NVLink traffic')),
-        fix=_fix(neck), references=REFERENCES, related=related,
-        confidence=1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE)
+        fix=_fix(neck), references=REFERENCES, related=related, confidence=confidence)
 
 
 BIOS_LINK_SPEED = (
@@ -248,6 +270,59 @@ def _slot_limited(subject: _Subject, lk: Link) -> Finding:
         references=REFERENCES, related=_addresses((p.address,)))
 
 
+def _path_limited(facts: Facts, subject: _Subject, links: list[Link], cap: PathCap) -> Finding:
+    """Info (low for a path keeping under a quarter of the card): the host or the slot caps the card below its own
+    capability. Said whether the link is idle or busy: the cap holds under load."""
+    parts, where = [], []
+    if cap.speed_capped:
+        parts.append(f"host caps the {subject.kind} at {gen_label(cap.speed)} (the card can do {gen_label(cap.card_speed)})")
+        where.append(f"{cap.speed_port} allows at most {gen_label(cap.speed)}")
+    if cap.width_capped:
+        parts.append(f"its slot path is x{cap.width} (the card is x{cap.card_width})")
+        where.append(f"{cap.width_port} is x{cap.width} wide")
+    own = links[0]
+    kept = cap.kept
+    soldered = soldered_gpu(facts, subject.dev.address) if subject.is_gpu else None
+    severity = LOW if kept is not None and kept < NARROW_PATH_SHARE and not soldered else INFO
+    top_speed = cap.speed if cap.speed_capped else cap.card_speed
+    top_width = cap.width if cap.width_capped else cap.card_width
+    detail = (f"On the path from {subject.dev.address} to its root port, {' and '.join(where)}: under load the link "
+              f"runs at most {link_label(top_speed, top_width)}"
+              + (f", {kept:.0%} of what the card itself supports." if kept is not None else "."))
+    if own.known and own.cur_speed is not None and top_speed is not None and own.cur_speed < top_speed - 0.01:
+        detail += f" The link now runs at {own.cur_speed:g} GT/s"
+        if subject.is_gpu:
+            activity = gpu_activity(facts, subject.dev.address)
+            detail += (f"; the GPU is {activity}" + (" (idle parking)." if activity == "idle" else
+                       "." if activity == "busy" else ": re-check under load whether it reaches the host's maximum."))
+        else:
+            detail += "."
+    if soldered:
+        detail += f" {soldered[0].upper()}{soldered[1:]}: the lanes are the board's design."
+    evidence = _link_evidence(own)
+    above = own.parent.address if own.parent else None
+    for port in dict.fromkeys(p for p in (cap.speed_port, cap.width_port) if p and p != above):
+        dev = facts.pci.get(port)
+        if dev is not None:
+            evidence.append(Evidence(dev.attr("max_link_speed") + " / max_link_width", link_label(dev.max_speed, dev.max_width)))
+    if subject.dev.supported_speed is not None and subject.dev.supported_speed != subject.dev.max_speed:
+        evidence.append(Evidence(subject.dev.attr("config") + " LnkCap2",
+                                 f"Supported Link Speeds up to {subject.dev.supported_speed:g} GT/s"))
+    card_bw = link_bandwidth(cap.card_speed, cap.card_width)
+    path_bw = card_bw * kept if card_bw is not None and kept is not None else None
+    return Finding(
+        severity, subject.label, "; ".join(parts),
+        detail=detail + " This is the platform's limit, not a fault of the link: only another slot or host recovers it.",
+        evidence=tuple(evidence), expected=link_label(cap.card_speed, cap.card_width),
+        observed=link_label(top_speed, top_width),
+        impact=Impact(round(WEIGHT_OTHER * (1 - kept), 1) if kept is not None and severity == LOW else 0,
+                      f"at most {gbps(path_bw)} per direction of the card's {gbps(card_bw)}",
+                      basis="PCIe bandwidth = transfer rate x lanes: the path's narrowest and slowest port against the card"),
+        fix=Fix(notes="Only a faster or wider slot (or a newer platform) recovers this; nothing to change on the OS."),
+        references=REFERENCES, related=_addresses(tuple(p for p in (cap.speed_port, cap.width_port) if p)),
+        confidence=0.9)
+
+
 def _missing_detail(dev: PciDevice, lk: Link | None) -> str:
     if lk is not None and lk.down:
         return N_('current_link_width is 0: the link is down or the device is in a low-power state (D3cold)')
@@ -281,22 +356,22 @@ def _links(facts: Facts, dev: PciDevice) -> list[Link]:
     return links
 
 
-def _assess(facts: Facts, subject: _Subject) -> Finding | None:
+def _assess(facts: Facts, subject: _Subject) -> list[Finding]:
     dev = subject.dev
     links = _links(facts, dev)
     own = links[0] if links and links[0].child.address == dev.address else None
     if own is None or not own.known:
         if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
-            return None  # on the root bus with no link files: an integrated endpoint, it has no PCIe link
-        return Finding(UNKNOWN, subject.label, N_('PCIe link state not readable'),
+            return []  # on the root bus with no link files: an integrated endpoint, it has no PCIe link
+        return [Finding(UNKNOWN, subject.label, N_('PCIe link state not readable'),
                        detail=_missing_detail(dev, own),
-                       evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))
+                       evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))]
     integrated = None if subject.is_gpu else chipset_integrated_nic(dev)
     if integrated and own is not None:
-        upstream = _judge(facts, subject, links[1:]) if any(lk.known for lk in links[1:]) else None
-        if upstream is not None or not (own.width_short or own.speed_short):
+        upstream = _judge(facts, subject, links[1:]) if any(lk.known for lk in links[1:]) else []
+        if upstream or not (own.width_short or own.speed_short):
             return upstream
-        return _chipset_stub(subject, own, integrated, uplink=any(lk.known for lk in links[1:]))
+        return [_chipset_stub(subject, own, integrated, uplink=any(lk.known for lk in links[1:]))]
     return _judge(facts, subject, links)
 
 
@@ -330,7 +405,20 @@ def _chipset_stub(subject: _Subject, lk: Link, integrated: str, uplink: bool) ->
         confidence=CHIPSET_STUB_CONFIDENCE)
 
 
-def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None:
+def _judge(facts: Facts, subject: _Subject, links: list[Link]) -> list[Finding]:
+    """The findings of one device's path: a downgrade, or the host's cap and the idle-speed verdict."""
+    found = _judge_one(facts, subject, links)
+    cap = path_cap(links) if found is None or found.severity in (INFO, UNKNOWN) else None
+    limited = cap is not None and (cap.speed_capped or cap.width_capped)
+    if not limited:
+        return [found] if found is not None else []
+    host = _path_limited(facts, subject, links, cap)  # type: ignore[arg-type]
+    if found is None or found.title.startswith("slot-limited"):
+        return [host]
+    return [found, host]
+
+
+def _judge_one(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | None:
     dev = subject.dev
     activity = gpu_activity(facts, dev.address) if subject.is_gpu else "busy"
     busy_ok = activity == "busy"
@@ -381,13 +469,14 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
     fine = 0
     idle: list[Finding] = []
     for subject in subjects:
-        finding = _assess(facts, subject)
-        if finding is None:
+        found = _assess(facts, subject)
+        if not found:
             fine += 1
-        elif finding.severity == INFO and finding.title.startswith("idle GPU"):
-            idle.append(finding)
-        else:
-            yield finding
+        for finding in found:
+            if finding.severity == INFO and finding.title.startswith("idle GPU"):
+                idle.append(finding)
+            else:
+                yield finding
     if len(idle) == 1:
         yield idle[0]
     elif idle:

@@ -104,6 +104,14 @@ def _numa(facts: Facts) -> str | None:
     return numa.missing if not numa.nodes else None
 
 
+def _rdma_counters(facts: Facts) -> str | None:
+    """The error counters of every RDMA port (none needed on a node without RDMA ports)."""
+    missing = [e.missing for e in facts.port_errors.values() if e.missing]
+    if missing:
+        return missing[0] + (f" (and {len(missing) - 1} more port(s))" if len(missing) > 1 else "")
+    return _unread(facts, "sys/class/infiniband/*/ports/*/counters/*", "sys/class/infiniband/*/ports/*/hw_counters/*")
+
+
 def _cmdline(facts: Facts) -> str | None:
     return "proc/cmdline: not recorded" if facts.cmdline.raw is None else None
 
@@ -124,6 +132,7 @@ INPUTS: dict[str, Problem] = {
     "sysctls": _sysctls,
     "numa": _numa,
     "cmdline": _cmdline,
+    "rdma_counters": _rdma_counters,
     "irqs": _irqs,
 }
 

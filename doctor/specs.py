@@ -94,7 +94,7 @@ SPECS: tuple[Spec, ...] = (
                 "sys/module/nvidia_peermem/version", "sys/kernel/mm/memory_peers/*/version")),
     # --- network and RDMA ---------------------------------------------------------------------
     Spec("net.devices", "network interfaces: speed, MTU, state, owning PCI device",
-         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier,ifindex}",
+         paths=("sys/class/net/*/{address,speed,mtu,operstate,type,duplex,device,carrier,carrier_changes,ifindex}",
                 "sys/class/net/*/ecn/roce_np/enable/*", "sys/class/net/*/ecn/roce_rp/enable/*")),
     Spec("rdma.ports", "RDMA devices and ports: link layer, state, rate, GID table",
          paths=("sys/class/infiniband/*/{device,node_type,fw_ver}",
@@ -104,7 +104,16 @@ SPECS: tuple[Spec, ...] = (
                 "sys/class/infiniband/*/ports/*/gid_attrs/ndevs/*",
                 # RoCE drop/sequence counters (the sos roce plugin copies the same directories)
                 "sys/class/infiniband/*/ports/*/hw_counters/{out_of_buffer,out_of_sequence,packet_seq_err,"
-                "np_cnp_sent,rp_cnp_handled,np_ecn_marked_roce_packets}")),
+                "np_cnp_sent,rp_cnp_handled,np_ecn_marked_roce_packets}",
+                # port health (rdma.port_errors): IBTA error counters and the QP-fatal transport counters
+                "sys/class/infiniband/*/ports/*/counters/{symbol_error,link_error_recovery,link_downed,"
+                "port_rcv_errors,port_rcv_remote_physical_errors,port_rcv_switch_relay_errors,port_xmit_discards,"
+                "port_xmit_constraint_errors,port_rcv_constraint_errors,local_link_integrity_errors,"
+                "excessive_buffer_overrun_errors,VL15_dropped}",
+                "sys/class/infiniband/*/ports/*/hw_counters/{req_transport_retries_exceeded,req_rnr_retries_exceeded,"
+                "local_ack_timeout_err,rnr_nak_retry_err,req_cqe_error,"
+                "resp_cqe_error,req_remote_access_errors,req_remote_invalid_request,resp_remote_access_errors,"
+                "resp_local_length_error}")),
     Spec("ibv_devinfo", "ibv_devinfo -v (RDMA ports: active_mtu; sosreports: GID types)",
          argv=("ibv_devinfo", "-v"), timeout=15,
          sos_paths=("sos_commands/infiniband/ibv_devinfo_-v",)),
@@ -161,9 +170,9 @@ SPECS: tuple[Spec, ...] = (
          paths=("etc/hostname", "etc/machine-id", "etc/os-release"),
          sos_paths=("etc/hostname", "etc/machine-id", "etc/os-release", "hostname",
                     "sos_commands/host/hostname", "sos_commands/host/hostname_-f")),
-    Spec("host.dmi", "DMI system and board vendor (virtual machine detection, board serial)",
+    Spec("host.dmi", "DMI system and board vendor, chassis type (virtual machine and laptop detection, board serial)",
          paths=("sys/class/dmi/id/{sys_vendor,product_name,board_vendor,board_name,product_uuid,"
-                "board_serial,product_serial}", "sys/hypervisor/type")),
+                "board_serial,product_serial,chassis_type}", "sys/hypervisor/type")),
     Spec("host.cpuinfo", "first processor block of /proc/cpuinfo (hypervisor flag, model)",
          paths=("proc/cpuinfo",), sanitizer="cpuinfo"),
     # --- orchestration and deployment -------------------------------------------------------------

@@ -22,6 +22,8 @@ TAKEN: dict[str, dict[str, bytes | str | None]] = {
     "numa": {"sys/devices/system/node": None},
     "cmdline": {"proc/cmdline": None},
     "irqs": {"proc/interrupts": None},
+    "rdma_counters": {"sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:19:00.0/infiniband/mlx5_0/"
+                      "ports/1/counters": None},
 }
 CHECKS, _ = load_checks()
 CASES = [(c.id, need) for c in CHECKS for need in c.needs]

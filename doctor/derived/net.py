@@ -6,6 +6,7 @@ from doctor.derived import cached
 from doctor.derived.procs import env_value, server_roots
 from doctor.facts import Facts, NetDev, PciDevice, RdmaPort
 from doctor.i18n import N_
+from doctor.lazyre import lazy
 from doctor.reads import Reads
 from doctor.record import record
 
@@ -135,3 +136,31 @@ def serving_nic(facts: Facts) -> DataNic | None:
             continue
         out.append(DataNic(nd, pci, ()))
     return fastest(out)
+
+
+_RATE_NAME = lazy(r"(?<![\w.])(\d+(?:\.\d+)?) ?-?(?:Gigabit|GbE|Gb/s|G Ethernet)\b|\b(Gigabit)\b")
+
+
+def nic_line_rate(facts: Facts, dev: PciDevice) -> tuple[float, str] | None:
+    """Gb/s all ports of the NIC chip at ``dev`` can carry together, and how it was read; None when unknown.
+
+    From the link speed of each function's interface when known, else from the chip's name (``I211 Gigabit
+    Network Connection``: 1 Gb/s per function, ``RTL8125 2.5GbE``: 2.5). Every function of one chip shares
+    the link of function 0.
+    """
+    functions = [d for d in facts.pci.devices.values() if d.function_base == dev.function_base and d.is_nic] or [dev]
+    total = 0.0
+    how = []
+    for fn in functions:
+        speeds = [n.speed_mbps / 1000 for n in facts.netdevs_of(fn.address) if n.speed_mbps]
+        if speeds:
+            total += max(speeds)
+            how.append(f"{fn.address} {max(speeds):g} Gb/s (link speed)")
+            continue
+        m = _RATE_NAME.search(fn.name or "")
+        if m is None:
+            return None
+        rate = 1.0 if m.group(2) else float(m.group(1))
+        total += rate
+        how.append(f"{fn.address} {rate:g} Gb/s ({fn.name!r})")
+    return total, "; ".join(how)

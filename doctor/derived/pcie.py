@@ -201,3 +201,63 @@ def path_bandwidth(links: Iterable[Link], ignore_speed: bool = False) -> PathBan
         if e is not None and (exp is None or e < exp):
             exp = e
     return PathBandwidth(links, cur, exp, neck)
+
+
+@record
+class PathCap:
+    """What the host path allows a device, against what the device itself can do.
+
+    The card's capability is the higher of LnkCap's Max Link Speed and LnkCap2's Supported Link Speeds
+    (an NVIDIA GPU lowers its LnkCap to the host's generation; Linux's ``max_link_speed`` reads LnkCap2
+    first). The path's cap is the lowest maximum of every port on the way to the root port (for the
+    driver-only view, nvidia-smi's host maximum); its width the narrowest of them.
+    """
+
+    card_speed: float | None
+    card_width: int | None
+    speed: float | None  # the lowest port maximum on the path (GT/s)
+    width: int | None  # the narrowest port maximum on the path
+    speed_port: str | None  # where the speed cap sits
+    width_port: str | None  # where the width cap sits
+
+    @property
+    def speed_capped(self) -> bool:
+        return self.card_speed is not None and self.speed is not None and self.speed < self.card_speed - 0.01
+
+    @property
+    def width_capped(self) -> bool:
+        return self.card_width is not None and self.width is not None and self.width < self.card_width
+
+    @property
+    def kept(self) -> float | None:
+        """Share of the card's own bandwidth the path can carry (None when either is unknown)."""
+        card = link_bandwidth(self.card_speed, self.card_width)
+        cap = link_bandwidth(self.speed if self.speed_capped else self.card_speed,
+                             self.width if self.width_capped else self.card_width)
+        return cap / card if card and cap is not None else None
+
+
+def card_speed(dev: PciDevice) -> float | None:
+    """The highest speed the device's silicon supports (LnkCap or LnkCap2, whichever says more)."""
+    speeds = [s for s in (dev.max_speed, dev.supported_speed) if s is not None]
+    return max(speeds) if speeds else None
+
+
+def path_cap(links: Iterable[Link]) -> PathCap | None:
+    """The host path's cap over ``links`` (the device's own link first), or None without a port above."""
+    links = tuple(links)
+    if not links or links[0].parent is None:
+        return None
+    dev = links[0].child
+    ports: list[PciDevice] = []
+    for i, lk in enumerate(links):
+        if i and lk.child.is_bridge:
+            ports.append(lk.child)
+        if lk.parent is not None:
+            ports.append(lk.parent)
+    speeds = [(p.max_speed, p.address) for p in ports if p.max_speed is not None]
+    widths = [(p.max_width, p.address) for p in ports if p.max_width is not None]
+    speed = min(speeds) if speeds else None
+    width = min(widths) if widths else None
+    return PathCap(card_speed(dev), dev.max_width, speed[0] if speed else None, width[0] if width else None,
+                   speed[1] if speed else None, width[1] if width else None)

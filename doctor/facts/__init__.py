@@ -17,6 +17,7 @@ from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
 from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
 from doctor.facts.nvlink import FabricManager, Nvlink, build_fabric_manager, build_nvlink
 from doctor.facts.pci import PciDevice, PciTree, build_pci
+from doctor.facts.port_health import LinkDown, PortErrors, build_link_downs, build_port_errors
 from doctor.facts.procs import Process, build_processes
 from doctor.facts.roce import (
     ActiveMtu,
@@ -156,6 +157,16 @@ class Facts:
     def roce_ecn(self) -> dict[str, RoceEcn]:
         """Per-netdev DCQCN switches (``ecn/roce_np``, ``ecn/roce_rp``)."""
         return build_ecn(self.source, self.netdevs)
+
+    @cached_property
+    def port_errors(self) -> dict[str, PortErrors]:
+        """Per RDMA port: IBTA error counters, QP-fatal hw_counters, carrier changes (totals, not rates)."""
+        return build_port_errors(self.source, self.rdma, self.netdevs)
+
+    @cached_property
+    def link_downs(self) -> tuple[LinkDown, ...] | None:
+        """mlx5 link-down and cable lines of the kernel log (None: no kernel log recorded)."""
+        return build_link_downs(self.source)
 
     @cached_property
     def rdma_counters(self) -> dict[str, RdmaCounters]:

@@ -20,6 +20,8 @@ class Host:
     is_vm: bool | None  # None: cannot tell
     vm_reason: str | None
     os_release: str | None = None
+    #: SMBIOS chassis type (``sys/class/dmi/id/chassis_type``: 9 laptop, 10 notebook ...), None when not recorded
+    chassis_type: int | None = None
 
 
 def _first(src: Source, *paths: str) -> str | None:
@@ -64,6 +66,8 @@ def build_host(src: Source) -> Host:
     if kernel is None:
         version = src.read_line("proc/version")
         kernel = version.split()[2] if version and len(version.split()) > 2 else None
-    return Host(hostname=hostname, machine_id=_first(src, "etc/machine-id"),
+    chassis = _first(src, "sys/class/dmi/id/chassis_type")
+    return Host(hostname=hostname, chassis_type=int(chassis) if chassis and chassis.isdigit() and len(chassis) < 4
+                else None, machine_id=_first(src, "etc/machine-id"),
                 board_serial=_first(src, "sys/class/dmi/id/board_serial", "sys/class/dmi/id/product_serial"),
                 product=product, vendor=vendor, kernel=kernel, is_vm=is_vm, vm_reason=reason, os_release=os_release)

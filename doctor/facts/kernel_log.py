@@ -101,6 +101,10 @@ def _timestamp(line: str) -> str | None:
     return match.group(1) if match else None
 
 
+#: the timestamp of a kernel log line (``[  12.3]``, syslog or ISO), for other readers of the log
+timestamp = _timestamp
+
+
 def _float(text: str) -> float | None:
     try:
         return float(text)

@@ -65,6 +65,16 @@ _RANGE_RE = lazy(r"Supported Link Speeds:\s*(?:[0-9.]+-)?(?P<speed>[0-9]+(?:\.[0
 _TARGET_RE = lazy(r"Target Link Speed:\s*(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*GT/s")
 _WIDTH_RE = lazy(r"Width\s+x(?P<width>[0-9]+)")
 _MAX_HEADER = 1024
+#: A line of a config-space dump (``lspci -x``/``-xxx``/``-xxxx``): offset, then up to 16 bytes in hex.
+_HEX_RE = lazy(r"^(?P<off>[0-9a-f]{2,3}):(?P<bytes>(?: [0-9a-f]{2}){1,16})\s*$")
+#: Config space kept per device (``-xxxx`` prints 4 KiB; the PCI Express capability lies in the first 256 bytes).
+_CONFIG_BYTES = 256
+#: Link speed codes of LnkCap/LnkSta (PCIe base specification, 7.5.3.6) in GT/s.
+_SPEED_CODES = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+#: Device/Port Type field of the PCI Express Capabilities register, in lspci's words.
+_PORT_TYPES = {0: "Endpoint", 1: "Legacy Endpoint", 4: "Root Port", 5: "Upstream Port", 6: "Downstream Port",
+               7: "PCI-Express to PCI/PCI-X Bridge", 8: "PCI/PCI-X to PCI-Express Bridge",
+               9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
 _FLAG_RE = lazy(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<sign>[+-])(?=\s|$)")
 
 
@@ -129,7 +139,42 @@ class _Builder:
         self.physical_slot: str | None = None
         self.link_target_speed: float | None = None
         self.link_cap2_speed: float | None = None
+        self.config = bytearray()  # config-space bytes from a hex dump, in order from offset 0
         self._parse_header(rest)
+
+    def hexdump(self, line: str) -> bool:
+        """Take one line of a config-space dump (only contiguous from offset 0); whether it was one."""
+        m = _HEX_RE.match(line.strip())
+        if m is None:
+            return False
+        if int(m.group("off"), 16) == len(self.config) and len(self.config) < _CONFIG_BYTES:
+            self.config.extend(bytes.fromhex(m.group("bytes")))
+        return True
+
+    def _decode_config(self) -> None:
+        """Link capability and status from the dumped config space, for reports that print no LnkCap lines
+        (old ``lspci -v -xxx`` sections of nvidia-bug-report logs)."""
+        cfg = bytes(self.config)
+        if len(cfg) < 64 or not cfg[0x06] & 0x10:  # no capability list
+            return
+        ptr, seen = cfg[0x34] & 0xFC, 0
+        while 0x40 <= ptr <= len(cfg) - 0x14 and seen < 48:
+            if cfg[ptr] == 0x10:
+                flags = cfg[ptr + 2]
+                cap = int.from_bytes(cfg[ptr + 0x0C:ptr + 0x10], "little")
+                sta = int.from_bytes(cfg[ptr + 0x12:ptr + 0x14], "little")
+                if self.port_type is None:
+                    self.port_type = _PORT_TYPES.get(flags >> 4 & 0xF)
+                if cap and cap != 0xFFFFFFFF:
+                    self.link_cap_speed = _SPEED_CODES.get(cap & 0xF)
+                    self.link_cap_width = (cap >> 4 & 0x3F) or None
+                    self.link_sta_speed = _SPEED_CODES.get(sta & 0xF)
+                    self.link_sta_width = sta >> 4 & 0x3F if sta != 0xFFFF else None
+                if (flags & 0xF) >= 2 and len(cfg) >= ptr + 0x30 and self.link_cap2_speed is None:
+                    vector = cfg[ptr + 0x2C] >> 1 & 0x7F
+                    self.link_cap2_speed = _SPEED_CODES.get(vector.bit_length()) if vector else None
+                return
+            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
 
     def _parse_header(self, rest: str) -> None:
         rest = rest[:_MAX_HEADER]  # real headers are < 300 chars; bounds regex work on junk
@@ -192,6 +237,8 @@ class _Builder:
             self.physical_slot = s.split(":", 1)[1].strip() or None
 
     def build(self) -> LspciDevice:
+        if self.link_cap_speed is None and self.link_cap_width is None and self.config:
+            self._decode_config()
         return LspciDevice(
             address=self.address,
             class_name=self.class_name,
@@ -228,6 +275,8 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
     current: _Builder | None = None
     for line in text.splitlines():
         if not line.strip():
+            continue
+        if current is not None and current.hexdump(line):
             continue
         if not line[0].isspace():
             m = _HEADER_RE.match(line.rstrip())

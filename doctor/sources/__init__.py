@@ -420,6 +420,20 @@ def _classify(tree: Tree, location: str) -> Source:
     )
 
 
+def _ticket_report(folder: str) -> Source | None:
+    """The nvidia-bug-report log in a folder that is no snapshot or sosreport (its only such file), else None."""
+    from doctor.sources import bugreport
+
+    try:
+        names = sorted(os.listdir(folder))[:10_000]
+    except OSError:
+        return None
+    logs = [n for n in names if n.startswith("nvidia-bug-report") and ".log" in n and not n.endswith(".old.gz")
+            and os.path.isfile(os.path.join(folder, n)) and not os.path.islink(os.path.join(folder, n))]
+    logs = [n for n in logs if bugreport.sniff(os.path.join(folder, n))]
+    return bugreport.open_bugreport(os.path.join(folder, logs[0])) if len(logs) == 1 else None
+
+
 def open_source(arg: str | None) -> Source:
     """Open the live host (``None`` or ``/``), a snapshot or a sosreport (directory or tarball), or an
     nvidia-bug-report log (``.log`` or ``.log.gz``)."""
@@ -436,7 +450,12 @@ def open_source(arg: str | None) -> Source:
         if names is None:
             raise DoctorError(f"{arg}: cannot list the directory (permission denied?)")
         inner = inner_folder(names, lambda name: os.path.isdir(os.path.join(arg, name)))
-        return _classify(OsTree(os.path.join(arg, inner)) if inner else tree, arg)
+        root = os.path.join(arg, inner) if inner else arg
+        if source_kind(OsTree(root).listdir("") or []) is None:
+            report = _ticket_report(root)
+            if report is not None:  # a ticket folder holding the bug report someone attached
+                return report
+        return _classify(OsTree(root) if inner else tree, arg)
     if not os.access(arg, os.R_OK):
         raise DoctorError(f"{arg}: permission denied")
     from doctor.sources import bugreport  # recognised by its first lines, whatever the file is named

@@ -54,6 +54,10 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _JOURNAL_BOOT0 = re.compile(r"^  journalctl -b -0:\n(.*?)(?=^  \S|\Z)", re.M | re.S)
 _DMI = {"System Information": ("sys_vendor", "product_name"), "Base Board Information": ("board_vendor", "board_name")}
+#: dmidecode's chassis ``Type`` words and their SMBIOS numbers (``sys/class/dmi/id/chassis_type``), SMBIOS 3.x 7.4.1
+_CHASSIS = {"Desktop": 3, "Low Profile Desktop": 4, "Tower": 7, "Portable": 8, "Laptop": 9, "Notebook": 10,
+            "Hand Held": 11, "Sub Notebook": 14, "Rack Mount Chassis": 23, "Blade": 28, "Tablet": 30,
+            "Convertible": 31, "Detachable": 32, "Mini PC": 35, "Stick PC": 36}
 
 
 class BugreportSource(Source):
@@ -149,6 +153,12 @@ def _dmi(body: str) -> dict[str, str]:
     """``sys/class/dmi/id`` names from ``dmidecode``'s system and base-board blocks."""
     out: dict[str, str] = {}
     for block in body.split("\n\n"):
+        if "\nChassis Information\n" in f"\n{block}\n":
+            kind = next((line.split(":", 1)[1].strip() for line in block.splitlines()
+                         if line.strip().startswith("Type:")), "")
+            if kind in _CHASSIS:
+                out.setdefault("sys/class/dmi/id/chassis_type", f"{_CHASSIS[kind]}\n")
+            continue
         names = _DMI.get(block.strip().split("\n", 2)[1].strip() if block.count("\n") > 1 else "")
         if names is None:
             continue
@@ -161,11 +171,14 @@ def _dmi(body: str) -> dict[str, str]:
 
 
 def _date(prologue: str) -> str | None:
-    m = re.search(r"^Date: \w{3} (\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (?:\S+ )?(\d{4})$", prologue, re.M)
+    m = re.search(r"^Date: \w{3} (\w{3}) +(\d{1,2}) (\d\d):(\d\d:\d\d)(?: ([AP]M))? (?:\S+ )?(\d{4})$", prologue, re.M)
     months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     if not m or m.group(1) not in months:
         return None  # a localised date (LANG was not C) is not guessed at
-    return f"{m.group(4)}-{months.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}T{m.group(3)}"
+    hour = int(m.group(3))
+    if m.group(5):  # a 12-hour clock (date's default in en_US locales)
+        hour = hour % 12 + (12 if m.group(5) == "PM" else 0)
+    return f"{m.group(6)}-{months.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}T{hour:02d}:{m.group(4)}"
 
 
 def parse(text: str, location: str) -> BugreportSource:

@@ -239,7 +239,7 @@ _XML = """<?xml version="1.0" ?>
 def test_gpu_held_to_its_hosts_generation_is_info() -> None:
     busy = facts({"commands/nvidia-smi_-q_-x": _XML.format(cur=4, pstate="P0", util=90)}, base=None)
     hit = [f for f in findings_of(busy, "pcie.link_downgrade") if "0000:61:00.0" in f.subject]
-    assert [f.severity for f in hit] == ["info"] and "slot-limited" in hit[0].title
+    assert [f.severity for f in hit] == ["info"] and "host caps the GPU at 16 GT/s (Gen4)" in hit[0].title
     slow = facts({"commands/nvidia-smi_-q_-x": _XML.format(cur=3, pstate="P0", util=90)}, base=None)
     hit = [f for f in findings_of(slow, "pcie.link_downgrade") if "0000:61:00.0" in f.subject]
     assert [f.severity for f in hit] == ["medium"] and "8 of 16 GT/s" in hit[0].title  # Gen3 of the host's Gen4

@@ -74,7 +74,7 @@ def test_gen4_card_in_gen3_slot_is_slot_limited_info() -> None:
     changes = {**attrs(GPU3, max_link_speed="16.0 GT/s PCIe"), **attrs(DSP_GPU3, max_link_speed="8.0 GT/s PCIe"),
                **link(GPU3, 8.0, 16), **busy(GPU3)}
     hit = [f for f in of(changes) if GPU3 in f.subject]
-    assert [f.severity for f in hit] == ["info"] and "slot-limited" in hit[0].title
+    assert [f.severity for f in hit] == ["info"] and "host caps the GPU at 8 GT/s" in hit[0].title
     assert DSP_GPU3 in hit[0].related
 
 
@@ -197,3 +197,65 @@ def test_impossible_link_numbers_are_unreadable_not_healthy() -> None:
         f = node({**changes, **busy(GPU3), "commands/lspci_-vvv": None})
         hit = [x for x in findings_of(f, CHECK) if GPU3 in x.subject]
         assert hit and all(x.severity == "unknown" for x in hit), [(x.severity, x.title) for x in hit]
+
+
+def test_host_cap_is_named_busy_or_idle() -> None:
+    """A Gen4 card under a Gen3 switch port: the host's cap is said whether the GPU is busy or idle."""
+    cap = {**attrs(GPU3, max_link_speed="16.0 GT/s PCIe"), **attrs(DSP_GPU3, max_link_speed="8.0 GT/s PCIe")}
+    for changes in ({**cap, **link(GPU3, 8.0, 16), **busy(GPU3)}, {**cap, **link(GPU3, 2.5, 16)},
+                    {**cap, **link(GPU3, 2.5, 16), "commands/nvidia-smi_-q_-x": None}):
+        hit = [f for f in of(changes) if GPU3 in f.subject and "host caps" in f.title]
+        assert [f.severity for f in hit] == ["info"], changes
+        # the card's own LnkCap2 (in the fixture's config space) lists 32 GT/s: that is what it can do
+        assert "8 GT/s (Gen3)" in hit[0].title and "32 GT/s (Gen5)" in hit[0].title and DSP_GPU3 in hit[0].detail
+
+
+def test_full_path_is_not_host_capped() -> None:
+    assert not [f for f in of({**link(GPU3, 32.0, 16), **busy(GPU3)}) if "host caps" in f.title]
+
+
+def test_gpu_at_x1_below_an_x1_switch_port_is_a_finding_not_unknown() -> None:
+    """Riser boards: the GPU trained x1 because its switch port is x1: the path, not the link, is narrow."""
+    found = of({**attrs(DSP_GPU3, max_link_width="1"), **link(GPU3, 2.5, 1), "commands/nvidia-smi_-q_-x": None})
+    hit = [f for f in found if GPU3 in f.subject and f.severity != "unknown"]
+    assert [f.severity for f in hit] == ["low"] and "x1 (the card is x16)" in hit[0].title
+
+
+def test_soldered_laptop_gpu_at_x8_is_info() -> None:
+    """nvidia-smi only (no port): a Laptop GPU at x8 of x16 is the board's wiring; a desktop card is not excused."""
+    from tests.checks.test_evidence_sources import _XML
+
+    smi = _XML.replace("<current_link_width>16x", "<current_link_width>8x").format(cur=4, pstate="P0", util=90)
+    laptop = smi.replace("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "NVIDIA GeForce RTX 3060 Laptop GPU")
+    for text, want in ((laptop, "info"), (smi, "high")):
+        f = facts({"commands/nvidia-smi_-q_-x": text}, base=None)
+        hit = [x for x in findings_of(f, CHECK) if "0000:61:00.0" in x.subject and "x8" in x.title]
+        assert [x.severity for x in hit] == [want], (want, [x.title for x in hit])
+
+
+def test_portable_chassis_marks_the_gpu_soldered() -> None:
+    from doctor.derived.board import soldered_gpu
+
+    f = node({"sys/class/dmi/id/chassis_type": "10\n"})
+    assert soldered_gpu(f, GPU3) and "chassis_type is 10" in (soldered_gpu(f, GPU3) or "")
+    assert soldered_gpu(node(), GPU3) is None
+
+
+def test_nic_link_that_still_carries_its_line_rate_is_info() -> None:
+    """A 400G NIC at x1 loses nearly everything (high); the same link under a 1 Gb/s port carries it (info)."""
+    slow = link(NIC2, 32.0, 1)
+    assert [f.severity for f in of(slow) if f.subject == NIC2] == ["high"]
+    speed = "sys/devices/pci0000:37/0000:37:01.0/0000:38:00.0/0000:39:01.0/0000:3b:00.0/net/enp59s0np0/speed"
+    hit = [f for f in of({**slow, speed: "1000\n"}) if f.subject == NIC2]
+    assert [f.severity for f in hit] == ["info"] and "still carries its line rate (1 Gb/s)" in hit[0].title
+
+
+def test_nic_line_rate_from_the_chip_name() -> None:
+    from doctor.derived.net import nic_line_rate
+    from doctor.facts import PciDevice
+
+    f = node({"sys/devices/pci0000:37/0000:37:01.0/0000:38:00.0/0000:39:01.0/0000:3b:00.0/net/enp59s0np0/speed": "-1\n"})
+    assert nic_line_rate(f, PciDevice("0000:05:00.0", 0x8086, 0x1539, 0x020000, origin="lspci",
+                                      name="Intel Corporation I211 Gigabit Network Connection")) == (
+        1.0, "0000:05:00.0 1 Gb/s ('Intel Corporation I211 Gigabit Network Connection')")
+    assert nic_line_rate(f, f.pci.get(NIC2)) is None  # ConnectX-7: no rate in the name, link down: unknown

@@ -106,7 +106,9 @@ def test_no_output_holds_a_planted_secret(node: Path, tmp_path: Path, capsys: py
         report = tmp_path / f"r.{suffix}"
         _run(["report", "--from-json", str(saved), "-o", str(report)], capsys)
         outputs[f"report .{suffix}"] = report.read_text()
-    outputs["fix-script"] = _run(["fix-script", str(node)], capsys)
+    fix = tmp_path / "fix.sh"
+    printed = _run(["fix-script", str(node), "-o", str(fix)], capsys)  # never a script in the working folder
+    outputs["fix-script"] = printed + "".join(f.read_text() for f in sorted(tmp_path.glob("fix*.sh")))
     baseline = tmp_path / "b.toml"
     _run(["baseline", str(node), "-o", str(baseline)], capsys)
     outputs["baseline"] = baseline.read_text()

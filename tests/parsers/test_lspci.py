@@ -296,3 +296,42 @@ def test_real_space_indented_lspci_vvv_of_a_gpu_server() -> None:
     assert nic.description == "Mellanox Technologies MT2910 Family [ConnectX-7]" and nic.driver == "mlx5_core"
     assert (nic.link_sta_speed, nic.link_sta_width, nic.link_target_speed) == (32.0, 16, 32.0)
     assert nic.acs_ctl is not None and not any(nic.acs_ctl.values())
+
+
+def _dump(cfg: bytes) -> str:
+    return "\n".join(f"{off:02x}: " + " ".join(f"{b:02x}" for b in cfg[off:off + 16]) for off in range(0, len(cfg), 16))
+
+
+def _config(lnkcap: int, lnksta: int, vector: int | None) -> bytes:
+    cfg = bytearray(256)
+    cfg[0:4] = bytes.fromhex("de109113")
+    cfg[0x06] = 0x10  # capability list
+    cfg[0x34] = 0x60
+    cfg[0x60:0x62] = bytes([0x01, 0x78])  # power management, next 0x78
+    cfg[0x78:0x7B] = bytes([0x10, 0x00, 0x02])  # PCI Express v2, endpoint
+    cfg[0x84:0x88] = lnkcap.to_bytes(4, "little")
+    cfg[0x8A:0x8C] = lnksta.to_bytes(2, "little")
+    if vector is not None:
+        cfg[0xA4] = vector
+    return bytes(cfg)
+
+
+def test_old_config_dump_gives_the_link_registers() -> None:
+    """Old nvidia-bug-report logs (``lspci -d 10de:* -v -xxx``) print no LnkCap lines, only the hex dump."""
+    text = ("01:00.0 3D controller: NVIDIA Corporation GM107M [GeForce GTX 850M] (rev a2)\n"
+            "\tCapabilities: [78] Express Endpoint, MSI 00\n"
+            + _dump(_config(0x00454D03, 0x1083, 0x0E)) + "\n\n"
+            "02:00.0 Ethernet controller: Intel Corporation I211 Gigabit Network Connection (rev 03)\n")
+    dev = parse_lspci(text)["0000:01:00.0"]
+    assert (dev.link_cap_speed, dev.link_cap_width, dev.link_sta_speed, dev.link_sta_width) == (8.0, 16, 8.0, 8)
+    assert dev.link_cap2_speed == 8.0 and "0000:02:00.0" in parse_lspci(text)
+
+
+def test_text_lines_win_over_the_dump_and_a_broken_dump_is_ignored() -> None:
+    text = ("01:00.0 VGA compatible controller: NVIDIA Corporation Device\n"
+            "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n\t\tLnkSta:\tSpeed 2.5GT/s, Width x16\n"
+            + _dump(_config(0x00454D03, 0x1083, None)))
+    dev = parse_lspci(text)["0000:01:00.0"]
+    assert (dev.link_cap_speed, dev.link_sta_width) == (16.0, 16)
+    gap = _dump(_config(0x00454D03, 0x1083, None)).replace("00: de", "10: de", 1)  # not from offset 0
+    assert parse_lspci("01:00.0 3D controller: NVIDIA Corporation Device\n" + gap)["0000:01:00.0"].link_cap_speed is None

@@ -158,3 +158,22 @@ def test_real_driver_352_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert not alarms, alarms
     assert not [x for x in findings if x.check == "gpu.xid_errors" and x.severity != "pass"]
     assert main(["check", str(REAL)]) == 0
+
+
+def test_a_ticket_folder_with_one_report_is_read_as_the_report(tmp_path: Path) -> None:
+    """A folder someone attached a bug report to (with other files) reads as that report; two reports: refused."""
+    folder = tmp_path / "ticket-1234"
+    folder.mkdir()
+    (folder / "nvidia-bug-report.log.gz").write_bytes(gzip.compress(_log().encode()))
+    (folder / "notes.txt").write_text("GPU slow since Tuesday\n")
+    src = open_source(str(folder))
+    assert src.kind == "bugreport" and src.location.endswith("nvidia-bug-report.log.gz")
+    (folder / "nvidia-bug-report-2.log").write_text(_log())
+    with pytest.raises(DoctorError, match="not a snapshot or sosreport"):
+        open_source(str(folder))
+
+
+def test_a_twelve_hour_date_is_read() -> None:
+    assert br._date("Date: Wed Feb 14 03:05:25 PM EST 2024") == "2024-02-14T15:05:25"
+    assert br._date("Date: Wed Feb 14 12:05:25 AM EST 2024") == "2024-02-14T00:05:25"
+    assert br._date("Date: Mo 30. Okt 10:18:57 CET 2023") is None
