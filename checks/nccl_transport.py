@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from doctor.derived.gpu import all_consumer, consumer_names
@@ -29,6 +30,30 @@ P2P_LEVELS = {
     "PHB": "peer-to-peer up to the CPU's root complex (same NUMA node)",
     "SYS": "peer-to-peer even across sockets, often slower than shared memory over the socket link",
 }
+#: variables NCCL parses as a path level (ncclGetLevel)
+LEVEL_VARS = ("NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL")
+#: path names NCCL's parser also accepts (src/graph/paths.cc ncclGetLevel compares with strcmp, so case matters)
+UNDOCUMENTED_LEVELS = frozenset({"NVB", "C2C", "PXN", "P2C"})
+#: NCCL's old numeric levels (levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS)
+OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
+P2P_LEVEL_DOC = ("NCCL's documentation of NCCL_P2P_LEVEL accepts LOC, NVL, PIX, PXB, PHB and SYS (or the old integers "
+                 "0-5), and: \"If this isn't specified, NCCL will attempt to optimally select a value based on the "
+                 "architecture and environment it's run in.\"")
+
+
+def p2p_level(value: str) -> str | None:
+    """The level NCCL reads from ``value`` (``LOC`` ... ``SYS``), or None when NCCL ignores it.
+
+    NCCL compares the string with its path names case-sensitively, then takes a value starting with a
+    digit as an old-style number (strtol, clamped to 5); anything else leaves the level to NCCL.
+    """
+    text = value.strip()
+    if text in P2P_LEVELS or text in LOC_VALUES or text in UNDOCUMENTED_LEVELS:
+        return "LOC" if text in LOC_VALUES else text
+    m = re.match(r"\d+", text)
+    if m:
+        return OLD_LEVELS[min(int(m.group(0)), len(OLD_LEVELS) - 1)]
+    return None
 
 
 def _places(s: EnvSetting) -> str:
@@ -68,6 +93,13 @@ def transport(facts: Facts) -> Iterator[Finding]:
     for s in settings:
         value = s.value.strip()
         upper = value.upper()
+        if s.name in LEVEL_VARS:
+            level = p2p_level(value)
+            if level is None:
+                found = True
+                yield _unknown_level(facts, s)
+                continue
+            upper = level
         ev = _evidence(s)
         if s.name == "NCCL_IB_DISABLE" and value == "1" and active_rdma:
             found = True
@@ -151,6 +183,22 @@ def transport(facts: Facts) -> Iterator[Finding]:
     if not found:
         yield Finding(PASS, "node", "no NCCL variable forces a slower transport",
                       evidence=tuple(e for s in settings for e in _evidence(s)))
+
+
+def _unknown_level(facts: Facts, s: EnvSetting) -> Finding:
+    """A level variable set to a value NCCL does not parse: it is ignored, NCCL picks the level itself."""
+    what = "peer-to-peer" if s.name == "NCCL_P2P_LEVEL" else "GPUDirect RDMA"
+    return Finding(
+        LOW, _subject(facts, s), f"{s.name}={s.value} is not a level NCCL knows: NCCL ignores it",
+        detail=(f"NCCL reads {s.name} by comparing it case-sensitively with its path names and then as an "
+                f"old-style integer; {s.value!r} is neither, so NCCL behaves as if it were unset and decides where "
+                f"{what} is used from the topology. Whatever the setting was meant to do (work around a hang, keep "
+                f"traffic off the CPU) is not done. {P2P_LEVEL_DOC}"),
+        evidence=_evidence(s), expected="unset, or one of LOC, NVL, PIX, PXB, PHB, SYS",
+        observed=f"{s.name}={s.value} ({_places(s)})",
+        impact=Impact(3, "the setting has no effect; its intent is not applied",
+                      basis="NCCL's src/graph/paths.cc (ncclGetLevel): an unmatched string leaves the level to NCCL"),
+        fix=_fix(facts, s), references=REFERENCES + ("https://github.com/NVIDIA/nccl/blob/master/src/graph/paths.cc",))
 
 
 def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Finding | None:

@@ -1,0 +1,110 @@
+"""The field reports' conditions (issue 24, item 5): each judged by what it does, with healthy twins."""
+
+from __future__ import annotations
+
+from tests.checks._netnuma_base import UNIT, environ, healthy
+from tests.helpers import facts, findings_of
+
+SECOND = "etc/systemd/system/vllm-decode.service"
+
+
+def _unit(**env: str) -> str:
+    text = (healthy() / UNIT).read_text()
+    extra = "".join(f"Environment={k}={v}\n" for k, v in env.items())
+    return text.replace("Environment=OMP_NUM_THREADS=1\n", "Environment=OMP_NUM_THREADS=1\n" + extra)
+
+
+def _of(check: str, changes: dict, name: str) -> list:
+    return [f for f in findings_of(facts(changes, base=healthy()), check)
+            if f.subject_id == name or f.title.startswith(name + "=")]
+
+
+# --- NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL values NCCL does not parse ---------------------------------
+
+def test_p2p_level_value_nccl_does_not_know_is_ignored_and_said_so() -> None:
+    for value in ("PCI", "pix", "NVLINK"):
+        found = _of("nccl.transport", environ(NCCL_P2P_LEVEL=value), "NCCL_P2P_LEVEL")
+        assert [f.severity for f in found] == ["low"], value
+        assert "NCCL ignores it" in found[0].title and "LOC, NVL, PIX, PXB, PHB and SYS" in found[0].detail
+        assert found[0].fix.builder  # removing it is a fix bound to the unit or process
+
+
+def test_p2p_level_known_values_and_old_integers_are_judged_not_called_unknown() -> None:
+    for value, want in (("PIX", "low"), ("2", "low"), ("0", "high"), ("9", "low")):
+        found = _of("nccl.transport", environ(NCCL_P2P_LEVEL=value), "NCCL_P2P_LEVEL")
+        assert [f.severity for f in found] == [want], value
+        assert "ignores" not in found[0].title
+    assert not _of("nccl.transport", {}, "NCCL_P2P_LEVEL")
+
+
+def test_gdr_level_unknown_value_is_ignored() -> None:
+    found = _of("nccl.transport", environ(NCCL_NET_GDR_LEVEL="GDR"), "NCCL_NET_GDR_LEVEL")
+    assert [f.severity for f in found] == ["low"] and "ignores" in found[0].title
+    assert not [f for f in _of("nccl.transport", environ(NCCL_NET_GDR_LEVEL="PHB"), "NCCL_NET_GDR_LEVEL")
+                if "ignores" in f.title]
+
+
+# --- NCCL_BUFFSIZE / NCCL_NTHREADS ---------------------------------------------------------------
+
+def test_buffsize_below_default_costs_bandwidth_above_costs_memory() -> None:
+    small = _of("runtime.debug_env", environ(NCCL_BUFFSIZE="1048576"), "NCCL_BUFFSIZE")
+    assert [f.severity for f in small] == ["low"] and "1 MiB" in small[0].title
+    assert small[0].impact.score == 10 and "4 MiB" in small[0].impact.basis
+    big = _of("runtime.debug_env", environ(NCCL_BUFFSIZE="0x1000000"), "NCCL_BUFFSIZE")
+    assert "16 MiB" in big[0].title and big[0].impact.score < small[0].impact.score
+    same = _of("runtime.debug_env", environ(NCCL_BUFFSIZE="4194304"), "NCCL_BUFFSIZE")
+    assert "nothing changes" in same[0].title
+    bad = _of("runtime.debug_env", environ(NCCL_BUFFSIZE="4M"), "NCCL_BUFFSIZE")
+    assert "not a positive byte count" in bad[0].title
+    assert not _of("runtime.debug_env", {}, "NCCL_BUFFSIZE")
+
+
+def test_nthreads_judged_against_nccl_accepted_values() -> None:
+    low = _of("runtime.debug_env", environ(NCCL_NTHREADS="128"), "NCCL_NTHREADS")
+    assert [f.severity for f in low] == ["low"] and low[0].impact.score == 10
+    ignored = _of("runtime.debug_env", environ(NCCL_NTHREADS="1024"), "NCCL_NTHREADS")
+    assert "does nothing" in ignored[0].title and ignored[0].impact.score < 10
+    assert "nothing changes" in _of("runtime.debug_env", environ(NCCL_NTHREADS="512"), "NCCL_NTHREADS")[0].title
+    assert not _of("runtime.debug_env", {}, "NCCL_NTHREADS")
+
+
+# --- NCCL_IB_ROCE_VERSION_NUM=1 ------------------------------------------------------------------
+
+def test_roce_version_1_is_medium_not_pass() -> None:
+    found = findings_of(facts(environ(NCCL_IB_ROCE_VERSION_NUM="1"), base=healthy()), "rdma.gid_index")
+    medium = [f for f in found if f.severity == "medium"]
+    assert len(medium) == 1 and medium[0].subject_id == "NCCL_IB_ROCE_VERSION_NUM"
+    assert "RoCE v1" in medium[0].title and "mlx5_0/1" in medium[0].related
+    assert "ECN" in medium[0].detail and medium[0].fix.builder
+    assert not any(f.severity == "pass" for f in found)
+
+
+def test_roce_version_2_explicit_still_passes() -> None:
+    found = findings_of(facts(environ(NCCL_IB_ROCE_VERSION_NUM="2"), base=healthy()), "rdma.gid_index")
+    assert found and all(f.severity == "pass" for f in found)
+
+
+# --- the GID index set in two places ----------------------------------------------------------------
+
+def test_gid_index_wrong_in_a_second_unit_is_named_and_fixed() -> None:
+    changes = {**environ(NCCL_IB_GID_INDEX="3"), UNIT: _unit(NCCL_IB_GID_INDEX="3"),
+               SECOND: _unit(NCCL_IB_GID_INDEX="0")}
+    found = findings_of(facts(changes, base=healthy()), "rdma.gid_index")
+    high = [f for f in found if f.severity == "high"]
+    assert len(high) == 1 and "vllm-decode.service" in high[0].subject and "link-local" in high[0].title
+    assert high[0].fix.params.get("unit") == "vllm-decode.service"
+    low = [f for f in found if f.severity == "low"]
+    assert low and all("vllm-decode" not in f.subject for f in low)
+
+
+def test_gid_index_wrong_in_two_units_gives_each_its_own_fix() -> None:
+    changes = {**environ(NCCL_IB_GID_INDEX="0"), UNIT: _unit(NCCL_IB_GID_INDEX="0"),
+               SECOND: _unit(NCCL_IB_GID_INDEX="0")}
+    high = [f for f in findings_of(facts(changes, base=healthy()), "rdma.gid_index") if f.severity == "high"]
+    assert sorted(f.fix.params.get("unit") for f in high) == ["vllm-decode.service", "vllm.service"]
+
+
+def test_gid_index_one_unit_keeps_one_finding() -> None:
+    changes = {**environ(NCCL_IB_GID_INDEX="0"), UNIT: _unit(NCCL_IB_GID_INDEX="0")}
+    high = [f for f in findings_of(facts(changes, base=healthy()), "rdma.gid_index") if f.severity == "high"]
+    assert len(high) == 1 and high[0].fix.params.get("unit") == "vllm.service"
