@@ -108,3 +108,40 @@ def test_gid_index_one_unit_keeps_one_finding() -> None:
     changes = {**environ(NCCL_IB_GID_INDEX="0"), UNIT: _unit(NCCL_IB_GID_INDEX="0")}
     high = [f for f in findings_of(facts(changes, base=healthy()), "rdma.gid_index") if f.severity == "high"]
     assert len(high) == 1 and high[0].fix.params.get("unit") == "vllm.service"
+
+
+# --- CUDA_VISIBLE_DEVICES by index without CUDA_DEVICE_ORDER=PCI_BUS_ID -----------------------------
+
+def _order(changes: dict) -> list:
+    return findings_of(facts(changes, base=healthy()), "runtime.device_order")
+
+
+def _unit_without_order(**env: str) -> str:
+    return _unit(**env).replace("Environment=CUDA_DEVICE_ORDER=PCI_BUS_ID\n", "")
+
+
+def test_visible_devices_by_index_without_bus_order_is_flagged_with_a_unit_fix() -> None:
+    changes = {**environ(CUDA_DEVICE_ORDER=None, CUDA_VISIBLE_DEVICES="0,1,2,3"),
+               UNIT: _unit_without_order(CUDA_VISIBLE_DEVICES="0,1,2,3")}
+    found = _order(changes)
+    assert [f.severity for f in found] == ["low"]  # eight identical H100s: the order usually agrees
+    assert found[0].fix.params == {"unit": "vllm.service", "what": "cuda-device-order", "unset": [],
+                                   "set": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}}
+    assert "FASTEST_FIRST" in found[0].impact.basis
+
+
+def test_visible_devices_with_bus_order_uuid_or_unset_passes() -> None:
+    assert [f.severity for f in _order({})] == ["pass"]
+    assert [f.severity for f in _order(environ(CUDA_VISIBLE_DEVICES="0,1"))] == ["pass"]  # order PCI_BUS_ID set
+    uuid = environ(CUDA_DEVICE_ORDER=None, CUDA_VISIBLE_DEVICES="GPU-5f3c9a1e-0000-0000-0000-000000000000")
+    assert [f.severity for f in _order({**uuid, UNIT: _unit_without_order()})] == ["pass"]
+
+
+def test_visible_devices_on_mixed_gpus_is_medium() -> None:
+    from checks.runtime_device_order import _finding
+    from doctor.derived.procs import EnvSetting
+
+    s = EnvSetting("CUDA_VISIBLE_DEVICES", "1", (4242,), (), ())
+    f = facts(base=healthy())
+    assert _finding(f, s, ["NVIDIA GeForce RTX 4090", "NVIDIA RTX A4000"]).severity == "medium"
+    assert _finding(f, s, ["NVIDIA H100 80GB HBM3"]).severity == "low"
