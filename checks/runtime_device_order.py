@@ -30,9 +30,10 @@ def _shares_place(a: EnvSetting, b: EnvSetting) -> bool:
        fixes=("unit_env",), needs=("processes", "process_env", "deploy_files"),
        env=("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"))
 def device_order(facts: Facts) -> Iterator[Finding]:
-    """``CUDA_VISIBLE_DEVICES`` given as indices where ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` is not set: medium
-    when the GPUs differ (CUDA's fastest-first order then puts another card at index 0 than nvidia-smi),
-    low when they are identical; UUIDs, MIG names and a single-GPU node do not apply.
+    """``CUDA_VISIBLE_DEVICES`` naming some of the GPUs by index where ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` is not
+    set: medium when the GPUs differ (CUDA's fastest-first order then puts another card at index 0 than
+    nvidia-smi), low when they are identical; a list of every GPU, UUIDs, MIG names and a single-GPU node
+    do not apply.
     """
     gpus = facts.gpus.gpus
     if len(gpus) < 2:
@@ -43,6 +44,8 @@ def device_order(facts: Facts) -> Iterator[Finding]:
     for setting in user_env(facts, ["CUDA_VISIBLE_DEVICES"]):
         if not INDEX_LIST.fullmatch(setting.value):
             continue
+        if {int(x) for x in setting.value.split(",") if x.strip()} >= set(range(len(gpus))):
+            continue  # every GPU named: the same GPUs are used in either order
         for s in by_place(setting):
             if any(_shares_place(s, o) for o in ordered):
                 continue

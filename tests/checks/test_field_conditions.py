@@ -133,6 +133,8 @@ def test_visible_devices_by_index_without_bus_order_is_flagged_with_a_unit_fix()
 def test_visible_devices_with_bus_order_uuid_or_unset_passes() -> None:
     assert [f.severity for f in _order({})] == ["pass"]
     assert [f.severity for f in _order(environ(CUDA_VISIBLE_DEVICES="0,1"))] == ["pass"]  # order PCI_BUS_ID set
+    every = environ(CUDA_DEVICE_ORDER=None, CUDA_VISIBLE_DEVICES="7,6,5,4,3,2,1,0")  # all eight: same GPUs
+    assert [f.severity for f in _order({**every, UNIT: _unit_without_order()})] == ["pass"]
     uuid = environ(CUDA_DEVICE_ORDER=None, CUDA_VISIBLE_DEVICES="GPU-5f3c9a1e-0000-0000-0000-000000000000")
     assert [f.severity for f in _order({**uuid, UNIT: _unit_without_order()})] == ["pass"]
 
