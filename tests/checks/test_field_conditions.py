@@ -147,3 +147,45 @@ def test_visible_devices_on_mixed_gpus_is_medium() -> None:
     f = facts(base=healthy())
     assert _finding(f, s, ["NVIDIA GeForce RTX 4090", "NVIDIA RTX A4000"]).severity == "medium"
     assert _finding(f, s, ["NVIDIA H100 80GB HBM3"]).severity == "low"
+
+
+# --- TCP: window scaling, a fix that never lowers, impacts that can be true -------------------------
+
+SCALING = "proc/sys/net/ipv4/tcp_window_scaling"
+
+
+def test_window_scaling_off_caps_every_flow_at_64k_window() -> None:
+    found = [f for f in findings_of(facts({SCALING: "0\n"}, base=healthy()), "net.socket_buffers")
+             if f.subject == "net.ipv4.tcp_window_scaling"]
+    assert [f.severity for f in found] == ["low"]  # RDMA carries the data on the healthy node
+    assert "2.6 Gb/s" in found[0].title and "RFC1323" in found[0].impact.basis
+    assert found[0].fix.params["set"] == {"net.ipv4.tcp_window_scaling": "1"}
+    tcp = {SCALING: "0\n", **environ(NCCL_IB_DISABLE="1")}
+    assert [f.severity for f in findings_of(facts(tcp, base=healthy()), "net.socket_buffers")
+            if f.subject == "net.ipv4.tcp_window_scaling"] == ["high"]
+    assert not [f for f in findings_of(facts({SCALING: "1\n"}, base=healthy()), "net.socket_buffers")
+                if f.subject == "net.ipv4.tcp_window_scaling"]
+
+
+def test_socket_buffer_fix_never_lowers_healthy_tcp_maxima() -> None:
+    big = {"proc/sys/net/ipv4/tcp_rmem": "4096\t131072\t2147483647\n",
+           "proc/sys/net/ipv4/tcp_wmem": "4096\t16384\t2147483647\n",
+           "proc/sys/net/core/rmem_max": "212992\n", "proc/sys/net/core/wmem_max": "212992\n",
+           **environ(NCCL_SOCKET_RCVBUF="8388608")}
+    (f,) = findings_of(facts(big, base=healthy()), "net.socket_buffers")
+    wanted = f.fix.params["set"]
+    assert "net.ipv4.tcp_rmem" not in wanted and "net.ipv4.tcp_wmem" not in wanted
+    assert int(wanted["net.core.rmem_max"]) >= 8388608
+
+
+def test_socket_buffer_impact_never_exceeds_the_link_rate() -> None:
+    from tests.checks.test_net_socket_buffers import _ten_gig_node
+
+    # 400 kB at 0.2 ms would be 16 Gb/s: more than the 10 GbE link carries, so no "capped near 16 Gb/s"
+    node = {**_ten_gig_node(), "proc/sys/net/ipv4/tcp_rmem": "4096\t87380\t400000\n"}
+    (f,) = findings_of(facts(node, base=healthy()), "net.socket_buffers")
+    assert "16 Gb/s" not in f.impact.text and "reaches 10 Gb/s only while the RTT stays under 0.32 ms" in f.impact.text
+    # below the link rate the cap is stated
+    low = {**_ten_gig_node(), "proc/sys/net/ipv4/tcp_rmem": "4096\t87380\t131072\n"}
+    (g,) = findings_of(facts(low, base=healthy()), "net.socket_buffers")
+    assert "capped near 5 Gb/s" in g.impact.text
