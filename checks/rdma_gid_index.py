@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.procs import EnvSetting, by_place, env_value, setting_label, user_env
+from doctor.derived.procs import EnvSetting, by_place, env_value, server_roots, setting_label, user_env
 from doctor.derived.rdma import (
     AF_INET6,
     NcclGidEnv,
@@ -176,6 +176,22 @@ def _forced_problem(facts: Facts, port: RdmaPort, gid: Gid | None, own: set[str]
     return None
 
 
+def _consequence(facts: Facts, problem: str) -> str:
+    """What a forced unusable entry does, said so that it stays true on a node that is serving now."""
+    if problem == "an empty slot":
+        what = "NCCL cannot create connections over these ports (ibv_modify_qp fails; NCCL hints that an incorrect GID index is forced)"
+    elif problem.startswith("an entry of netdev"):
+        what = ("NCCL sends with another interface's address: replies come back over that interface's rail, so "
+                "connections fail or run over the wrong rail")
+    else:
+        what = ("NCCL's connections over these ports to nodes in another subnet fail or hang (ibv_modify_qp or "
+                "connection timeouts); peers in the same L2 segment still connect")
+    if server_roots(facts):
+        what += (". A server runs now, so it is either single-node (NCCL does not use these ports inside a node) or its "
+                 "peers share the L2 segment: the first multi-node or cross-subnet deployment breaks")
+    return what + "."
+
+
 #: NCCL env.html: "NCCL_IB_ROCE_VERSION_NUM ... Defines the RoCE version associated to the infiniband GID
 #: dynamically selected by NCCL when NCCL_IB_GID_INDEX is left unset." Default 2.
 ROCE_V1_BASIS = ("NCCL documentation of NCCL_IB_ROCE_VERSION_NUM: it sets the RoCE version of the GID NCCL selects "
@@ -218,8 +234,7 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
         if problem:
             yield Finding(
                 HIGH, subject, f"{forced.name}={forced.value} forces {problem} on {where}",
-                detail=(f"{per_port}. Connections fail or hang (ibv_modify_qp failed; NCCL hints that the incorrect "
-                        "GID index is forced)."),
+                detail=(f"{per_port}. " + _consequence(facts, problem)),
                 evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
                 observed=f"forced via {_where(forced)}",
                 impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail", basis="NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp"),

@@ -189,3 +189,13 @@ def test_socket_buffer_impact_never_exceeds_the_link_rate() -> None:
     low = {**_ten_gig_node(), "proc/sys/net/ipv4/tcp_rmem": "4096\t87380\t131072\n"}
     (g,) = findings_of(facts(low, base=healthy()), "net.socket_buffers")
     assert "capped near 5 Gb/s" in g.impact.text
+
+
+def test_forced_gid_text_stays_true_on_a_node_that_is_serving() -> None:
+    high = [f for f in findings_of(facts(environ(NCCL_IB_GID_INDEX="0"), base=healthy()), "rdma.gid_index")
+            if f.severity == "high"]
+    assert "Connections fail or hang" not in high[0].detail
+    assert "another subnet" in high[0].detail and "A server runs now" in high[0].detail
+    idle = {UNIT: _unit(NCCL_IB_GID_INDEX="0"), "proc/4242/cmdline": b"/usr/bin/sleep\x00infinity\x00"}
+    quiet = [f for f in findings_of(facts(idle, base=healthy()), "rdma.gid_index") if f.severity == "high"]
+    assert quiet and "A server runs now" not in quiet[0].detail
