@@ -199,3 +199,46 @@ def test_forced_gid_text_stays_true_on_a_node_that_is_serving() -> None:
     idle = {UNIT: _unit(NCCL_IB_GID_INDEX="0"), "proc/4242/cmdline": b"/usr/bin/sleep\x00infinity\x00"}
     quiet = [f for f in findings_of(facts(idle, base=healthy()), "rdma.gid_index") if f.severity == "high"]
     assert quiet and "A server runs now" not in quiet[0].detail
+
+
+# --- which interface NCCL's bootstrap, Gloo and vLLM use ---------------------------------------------
+
+def _iface(changes: dict, name: str) -> list:
+    phrases = ("matches no interface", "other nodes cannot reach", "on NUMA node")
+    return [f for f in findings_of(facts(changes, base=healthy()), "nccl.transport")
+            if f.subject_id == name and any(p in f.title for p in phrases)]
+
+
+def test_interface_settings_that_match_nothing_are_high() -> None:
+    for name, value in (("NCCL_SOCKET_IFNAME", "=eth0"), ("GLOO_SOCKET_IFNAME", "eth0")):
+        found = _iface(environ(**{name: value}), name)
+        assert [f.severity for f in found] == ["high"], name
+        assert "matches no interface" in found[0].title and found[0].impact.basis.startswith(("NCCL", "PyTorch"))
+
+
+def test_loopback_or_docker_with_rdma_up_is_medium() -> None:
+    for name, value in (("NCCL_SOCKET_IFNAME", "lo"), ("VLLM_HOST_IP", "127.0.0.1")):
+        found = _iface(environ(**{name: value}), name)
+        assert [f.severity for f in found] == ["medium"], name
+        assert "other nodes cannot reach" in found[0].title
+
+
+def test_interface_on_a_data_nic_is_quiet_and_vllm_host_ip_of_a_roce_port_passes() -> None:
+    assert not _iface({}, "NCCL_SOCKET_IFNAME")
+    assert not _iface(environ(GLOO_SOCKET_IFNAME="enp39s0f0np0"), "GLOO_SOCKET_IFNAME")
+    assert not _iface(environ(VLLM_HOST_IP="10.100.0.7"), "VLLM_HOST_IP")  # mlx5_0's RoCE address
+    assert not _iface(environ(VLLM_HOST_IP="192.0.2.10"), "VLLM_HOST_IP")  # addresses not recorded: not judged
+
+
+def test_pod_manifest_interface_names_are_not_the_hosts() -> None:
+    manifest = ("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+                "      - name: vllm\n        image: vllm/vllm-openai\n        args: [\"--model\", \"m\"]\n        env:\n        - name: GLOO_SOCKET_IFNAME\n          value: eth0\n")
+    path = "etc/kubernetes/manifests/vllm.yaml"
+    from tests.helpers import facts as make
+
+    f = make({path: manifest}, base=healthy())
+    assert any(d.path == path for d in f.deploy_files)
+    assert not [x for x in findings_of(f, "nccl.transport") if x.subject_id == "GLOO_SOCKET_IFNAME"]
+    host = manifest.replace("    spec:\n      containers:", "    spec:\n      hostNetwork: true\n      containers:")
+    assert [x.severity for x in findings_of(make({path: host}, base=healthy()), "nccl.transport")
+            if x.subject_id == "GLOO_SOCKET_IFNAME"] == ["high"]
