@@ -146,7 +146,7 @@ def kernel_args(p: Params) -> list[FixStep]:
 
 # --- modules, THP, CPU frequency ---------------------------------------------------------------
 
-KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem")
+KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem", "ib_uverbs")
 
 
 @builder("module_load", module=S)

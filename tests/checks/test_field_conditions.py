@@ -242,3 +242,36 @@ def test_pod_manifest_interface_names_are_not_the_hosts() -> None:
     host = manifest.replace("    spec:\n      containers:", "    spec:\n      hostNetwork: true\n      containers:")
     assert [x.severity for x in findings_of(make({path: host}, base=healthy()), "nccl.transport")
             if x.subject_id == "GLOO_SOCKET_IFNAME"] == ["high"]
+
+
+# --- RDMA modules: GPUDirect RDMA on GeForce, ib_uverbs ----------------------------------------------
+
+def test_gdr_module_never_says_available_on_geforce_even_with_peermem_loaded() -> None:
+    from tests.checks.test_consumer_gpus import geforce
+
+    found = findings_of(facts(geforce(), base=healthy()), "rdma.gdr_module")  # nvidia_peermem is loaded here
+    assert [f.severity for f in found] == ["info"]
+    assert "available" not in found[0].title and "although nvidia_peermem is loaded" in found[0].detail
+    assert [f.severity for f in findings_of(facts(base=healthy()), "rdma.gdr_module")] == ["pass"]
+
+
+MODULES = "proc/modules"
+
+
+def _without(*names: str) -> dict[str, str]:
+    text = (healthy() / MODULES).read_text()
+    return {MODULES: "".join(x for x in text.splitlines(keepends=True) if x.split()[0] not in names)}
+
+
+def test_missing_ib_uverbs_with_rdma_nics_is_high_with_a_module_fix() -> None:
+    found = findings_of(facts(_without("ib_uverbs"), base=healthy()), "rdma.user_verbs")
+    assert [f.severity for f in found] == ["high"]
+    assert found[0].fix.params == {"module": "ib_uverbs"} and "No device found" in found[0].detail
+    assert [f.severity for f in findings_of(facts(base=healthy()), "rdma.user_verbs")] == ["pass"]
+
+
+def test_missing_rdma_cm_changes_nothing_and_builtin_ib_core_is_not_judged() -> None:
+    assert [f.severity for f in findings_of(facts(_without("rdma_cm", "rdma_ucm"), base=healthy()),
+                                            "rdma.user_verbs")] == ["pass"]
+    # ib_core built in (not in /proc/modules): ib_uverbs may be built in too
+    assert findings_of(facts(_without("ib_core", "ib_uverbs"), base=healthy()), "rdma.user_verbs") == []
