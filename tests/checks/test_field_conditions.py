@@ -275,3 +275,49 @@ def test_missing_rdma_cm_changes_nothing_and_builtin_ib_core_is_not_judged() -> 
                                             "rdma.user_verbs")] == ["pass"]
     # ib_core built in (not in /proc/modules): ib_uverbs may be built in too
     assert findings_of(facts(_without("ib_core", "ib_uverbs"), base=healthy()), "rdma.user_verbs") == []
+
+
+# --- kubelet: CPU manager options, memory manager ------------------------------------------------------
+
+KUBELET = "var/lib/kubelet/config.yaml"
+
+
+def _kubelet(extra: str, policy: str = "static") -> dict[str, str]:
+    text = (healthy() / KUBELET).read_text().replace("cpuManagerPolicy: static", f"cpuManagerPolicy: {policy}")
+    return {KUBELET: text + extra}
+
+
+def _kube(changes: dict) -> list:
+    return [f for f in findings_of(facts(changes, base=healthy()), "numa.kubelet_policy") if f.subject == "kubelet"]
+
+
+OPTIONS = 'cpuManagerPolicyOptions:\n  full-pcpus-only: "true"\n'
+STATIC = "memoryManagerPolicy: Static\n"
+RESERVED = ("kubeReserved:\n  cpu: 500m\n  memory: 1Gi\nsystemReserved:\n  memory: 1Gi\nevictionHard:\n"
+            "  memory.available: 100Mi\nreservedMemory:\n  - numaNode: 0\n    limits:\n      memory: {n0}\n"
+            "  - numaNode: 1\n    limits:\n      memory: {n1}\n")
+
+
+def test_full_pcpus_only_with_static_is_info_and_says_what_it_does() -> None:
+    (f,) = _kube(_kubelet(OPTIONS))
+    assert f.severity == "info" and "whole physical cores" in f.title and "SMTAlignmentError" in f.detail
+
+
+def test_cpu_manager_options_without_static_keep_the_kubelet_from_starting() -> None:
+    (f,) = _kube(_kubelet(OPTIONS, policy="none"))
+    assert f.severity == "high" and "does not start" in f.title
+    assert not _kube({})  # the healthy node's kubelet config: nothing about options or memory
+
+
+def test_static_memory_manager_reservations_must_sum_to_the_reserved_total() -> None:
+    ok = _kube(_kubelet(STATIC + RESERVED.format(n0="1124Mi", n1="1Gi")))
+    assert [f.severity for f in ok] == ["info"] and "stays on their NUMA node" in ok[0].title
+    (bad,) = _kube(_kubelet(STATIC + RESERVED.format(n0="1Gi", n1="1Gi")))
+    assert bad.severity == "high" and "does not start" in bad.title
+    assert "2 GiB" in bad.title and "2.1 GiB" in bad.title and "sum(reserved-memory(i))" in bad.impact.basis
+
+
+def test_static_memory_manager_without_reserved_memory_does_not_start() -> None:
+    # the default hard eviction threshold (100Mi) alone needs a reservation
+    (f,) = _kube(_kubelet(STATIC))
+    assert f.severity == "high" and "sums to 0 MiB" in f.title and "100 MiB" in f.title
