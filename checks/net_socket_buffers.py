@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from doctor.derived.net import serving_nic, tcp_carries_data
 from doctor.derived.procs import env_value
@@ -118,7 +118,7 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
     )
 
 
-def _raise_only(target: int, rmem: list[int], wmem: list[int], core_r: int | None,
+def _raise_only(target: int, rmem: Sequence[int], wmem: Sequence[int], core_r: int | None,
                 core_w: int | None, small_tcp: bool, small_core: bool) -> dict[str, str]:
     """The sysctls to set: only those that are short, each raised to ``target`` and never lowered (a
     healthy 2 GiB tcp_rmem maximum stays when only rmem_max is short); min and default of the triples kept."""

@@ -137,11 +137,11 @@ def reservations(kubelet: Kubelet) -> Reservations | None:
     nodes: list[tuple[int, int]] = []
     if "reserved-memory" in kubelet.flags:
         for part in kubelet.flags["reserved-memory"].split(";"):
-            node, _, rest = part.partition(":")
+            index, _, rest = part.partition(":")
             size = quantity(_flag_map(rest).get("memory", ""))
-            if not node.strip().isdigit() or size is None:
+            if not index.strip().isdigit() or size is None:
                 return None
-            nodes.append((int(node), size))
+            nodes.append((int(index), size))
     else:
         listed = config.get("reservedMemory")
         for item in listed if isinstance(listed, list) else []:
