@@ -12,6 +12,7 @@ from doctor.derived.rdma import parse_list
 from doctor.facts import Facts, NetDev
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix
+from doctor.lazyre import lazy
 from doctor.registry import check
 
 REFERENCES = (
@@ -33,7 +34,7 @@ IFACE_DOCS = {
 }
 #: interfaces other nodes cannot reach: loopback, docker's bridges, veth ends of containers, libvirt bridges
 LOCAL_ONLY = ("lo", "docker", "veth", "virbr", "br-")
-HOST_NETWORK = re.compile(r"hostNetwork:\s*true|network_mode:\s*[\"']?host|--net(?:work)?[= ]host")
+HOST_NETWORK = lazy(r"hostNetwork:\s*true|network_mode:\s*[\"']?host|--net(?:work)?[= ]host")
 #: Values of NCCL_NET_GDR_LEVEL / NCCL_P2P_LEVEL that switch the feature off.
 LOC_VALUES = frozenset({"LOC", "0"})
 #: What each other NCCL_P2P_LEVEL does (NCCL env docs: the maximum GPU distance at which P2P is used).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from doctor.derived.procs import EnvSetting, by_place, setting_label, user_env
@@ -10,6 +9,7 @@ from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.base import unit_of
+from doctor.lazyre import lazy
 from doctor.registry import check
 
 #: CUDA programming guide, "CUDA Environment Variables": CUDA_DEVICE_ORDER takes FASTEST_FIRST or PCI_BUS_ID,
@@ -19,7 +19,7 @@ CUDA_DOC = ("CUDA programming guide, CUDA_DEVICE_ORDER: \"(default is FASTEST_FI
             "enumerate the available devices in fastest to slowest order using a simple heuristic. PCI_BUS_ID orders "
             "devices by PCI bus ID in ascending order.\" nvidia-smi numbers GPUs in PCI bus order")
 REFERENCES = ("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",)
-INDEX_LIST = re.compile(r"\s*\d+\s*(,\s*\d+\s*)*,?")
+INDEX_LIST = lazy(r"\s*\d+\s*(,\s*\d+\s*)*,?")
 
 
 def _shares_place(a: EnvSetting, b: EnvSetting) -> bool:

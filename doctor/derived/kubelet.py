@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 
 from doctor.facts import Kubelet
+from doctor.lazyre import lazy
 from doctor.record import record
 
-_LINE = re.compile(r"^( *)(- +)?([A-Za-z0-9_.\-\"']+)\s*:\s*(.*?)\s*$")
+_LINE = lazy(r"^( *)(- +)?([A-Za-z0-9_.\-\"']+)\s*:\s*(.*?)\s*$")
 _UNITS = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30,
           "Ti": 2**40}
 #: the kubelet's default hard eviction threshold for memory (KubeletConfiguration evictionHard)
