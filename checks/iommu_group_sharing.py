@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.iommu import group_members, uses_vfio
+from doctor.derived.iommu import VFIO_DRIVERS, group_members, uses_vfio, vfio_kept
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import INFO, MEDIUM, PASS, Evidence, Finding, Fix, Impact
@@ -27,6 +27,7 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
     if not grouped:
         return
     vfio, why = uses_vfio(facts)
+    kept = vfio_kept(facts)
     shared: list[tuple[str, list[PciDevice], list[PciDevice]]] = []
     for group in sorted({g.iommu_group for g in grouped if g.iommu_group}, key=lambda n: (len(n), n)):
         members = group_members(facts, group)
@@ -40,9 +41,14 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
                       evidence=(Evidence(grouped[0].attr("iommu_group"), grouped[0].iommu_group or ""),))
         return
     evidence = tuple(Evidence(f"sys/kernel/iommu_groups/{g}/devices",
-                              join(', ', (m.address for m in group_members(facts, g)))) for g, _, _ in shared[:4])
-    if not vfio:
+                              ", ".join(m.address for m in group_members(facts, g))) for g, _, _ in shared[:4])
+    # only a group with a GPU that stays on vfio-pci is passed to a VM; vfio.binding sends the others back to nvidia
+    passthrough = [x for x in shared if kept and any(g.driver in VFIO_DRIVERS for g in x[1])]
+    if not vfio or not passthrough:
         total = sum(len(i) for _, i, _ in shared)
+        if vfio:
+            why = (f"{why}, but no GPU in these groups is kept on vfio-pci for a VM" if kept else
+                   f"{why}, but this host serves on its GPUs, so vfio.binding gives vfio-bound GPUs back to nvidia")
         yield Finding(
             INFO, "node", N_('{total} GPU(s) share {n_shared} IOMMU group(s) with other devices (matters only for VFIO passthrough)', total=total, n_shared=len(shared)),
             detail=join('; ', (f"group {g}: {', '.join(gpu_label(facts, x.address) for x in i)}"
@@ -50,7 +56,7 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
                              for g, i, others in shared)) + N_('. This host does not use VFIO ({why}).', why=why),
             evidence=evidence, references=REFERENCES)
         return
-    for group, in_group, others in shared:
+    for group, in_group, others in passthrough:
         names = [gpu_label(facts, g.address) for g in in_group]
         foreign = [o.address for o in others] + [g.address for g in in_group[1:]]
         yield Finding(
@@ -58,9 +64,13 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
             N_('IOMMU group {group} holds {names} and {n_foreign} other device(s): it can only be passed through whole', group=group, names=join(', ', names), n_foreign=len(foreign)),
             detail=N_('VFIO assigns whole groups; {foreign} must be given to the same VM or unbound from their host drivers. This host uses VFIO ({why}).', foreign=join(', ', foreign), why=why),
             evidence=(Evidence(f"sys/kernel/iommu_groups/{group}/devices",
-                               join(', ', (m.address for m in group_members(facts, group)))),),
-            expected=N_('a group per GPU (its own functions and bridges only)'),
-            observed=join(', ', (m.address for m in group_members(facts, group))),
-            impact=Impact(10, N_('VMs fail to start or must take extra devices'), basis=N_('VFIO assigns whole IOMMU groups: every device of the group must go to the same VM')),
-            fix=Fix(notes=N_('Groups follow ACS isolation in the hardware: enable ACS in the BIOS, or move the GPU to a slot/root port of its own. The pcie_acs_override kernel patch is unsafe and not upstream.')),
+                               ", ".join(m.address for m in group_members(facts, group))),),
+            expected="a group per GPU (its own functions and bridges only)",
+            observed=", ".join(m.address for m in group_members(facts, group)),
+            impact=Impact(10, "VMs fail to start or must take extra devices", basis="VFIO assigns whole IOMMU groups: every device of the group must go to the same VM"),
+            fix=Fix(notes="Groups follow ACS isolation in the hardware. Move the GPU to a slot or root port of its own, "
+                          "or enable ACS on the ports above this GPU only (BIOS): that isolation is what a VM needs, and "
+                          "it is the same ACS redirect pcie.acs_redirect asks to turn off for GPUs that stay on the "
+                          "host to serve, so keep the two sets of ports apart. The pcie_acs_override kernel patch is "
+                          "unsafe and not upstream."),
             references=REFERENCES, related=tuple(g.address for g in in_group) + tuple(foreign))

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from doctor.derived.gpu import all_consumer, consumer_names
 from doctor.derived.net import data_nics, fastest, tcp_carries_data
-from doctor.derived.procs import EnvSetting, setting_label, user_env
+from doctor.derived.procs import EnvSetting, by_place, setting_label, user_env
 from doctor.derived.rdma import parse_list
-from doctor.facts import Facts
+from doctor.facts import Facts, NetDev
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes.startup import env_fix
 from doctor.i18n import N_, capitalised, join
+from doctor.lazyre import lazy
 from doctor.reads import reads
 from doctor.registry import check
 
@@ -21,6 +23,20 @@ REFERENCES = (
 )
 NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL",
              "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_NET")
+#: the other interface choices of a distributed server: Gloo's (PyTorch CPU-side groups) and vLLM's own address
+IFACE_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "VLLM_HOST_IP")
+IFACE_DOCS = {
+    "NCCL_SOCKET_IFNAME": ("NCCL documentation: \"The NCCL_SOCKET_IFNAME variable specifies which IP interface to use "
+                           "for communication\" (bootstrap, and the socket transport); \"Loopback (lo) is not selected "
+                           "by NCCL unless it is explicitly set\""),
+    "GLOO_SOCKET_IFNAME": ("PyTorch distributed documentation: GLOO_SOCKET_IFNAME names the network interface(s) the Gloo "
+                           "backend binds to; an interface that does not exist fails init_process_group"),
+    "VLLM_HOST_IP": ("vLLM environment variables documentation: VLLM_HOST_IP is \"used in distributed environment to "
+                     "determine the ip address of the current node\""),
+}
+#: interfaces other nodes cannot reach: loopback, docker's bridges, veth ends of containers, libvirt bridges
+LOCAL_ONLY = ("lo", "docker", "veth", "virbr", "br-")
+HOST_NETWORK = lazy(r"hostNetwork:\s*true|network_mode:\s*[\"']?host|--net(?:work)?[= ]host")
 #: Values of NCCL_NET_GDR_LEVEL / NCCL_P2P_LEVEL that switch the feature off.
 LOC_VALUES = frozenset({"LOC", "0"})
 #: What each other NCCL_P2P_LEVEL does (NCCL env docs: the maximum GPU distance at which P2P is used).
@@ -31,6 +47,30 @@ P2P_LEVELS = {
     "PHB": N_("peer-to-peer up to the CPU's root complex (same NUMA node)"),
     "SYS": N_('peer-to-peer even across sockets, often slower than shared memory over the socket link'),
 }
+#: variables NCCL parses as a path level (ncclGetLevel)
+LEVEL_VARS = ("NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL")
+#: path names NCCL's parser also accepts (src/graph/paths.cc ncclGetLevel compares with strcmp, so case matters)
+UNDOCUMENTED_LEVELS = frozenset({"NVB", "C2C", "PXN", "P2C"})
+#: NCCL's old numeric levels (levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS)
+OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
+P2P_LEVEL_DOC = ("NCCL's documentation of NCCL_P2P_LEVEL accepts LOC, NVL, PIX, PXB, PHB and SYS (or the old integers "
+                 "0-5), and: \"If this isn't specified, NCCL will attempt to optimally select a value based on the "
+                 "architecture and environment it's run in.\"")
+
+
+def p2p_level(value: str) -> str | None:
+    """The level NCCL reads from ``value`` (``LOC`` ... ``SYS``), or None when NCCL ignores it.
+
+    NCCL compares the string with its path names case-sensitively, then takes a value starting with a
+    digit as an old-style number (strtol, clamped to 5); anything else leaves the level to NCCL.
+    """
+    text = value.strip()
+    if text in P2P_LEVELS or text in LOC_VALUES or text in UNDOCUMENTED_LEVELS:
+        return "LOC" if text in LOC_VALUES else text
+    m = re.match(r"\d+", text)
+    if m:
+        return OLD_LEVELS[min(int(m.group(0)), len(OLD_LEVELS) - 1)]
+    return None
 
 
 def _places(s: EnvSetting) -> str:
@@ -53,14 +93,14 @@ def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
 
 @check("nccl.transport", "NCCL transport and interface selection", "network",
        fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"),
-       env=NCCL_VARS, reads=reads(env=NCCL_VARS))
+       env=NCCL_VARS + IFACE_VARS[1:], reads=reads(env=NCCL_VARS + IFACE_VARS[1:]))
 def transport(facts: Facts) -> Iterator[Finding]:
     """Flag NCCL_IB_DISABLE=1 with active RDMA, NCCL_P2P_DISABLE=1, GDR/P2P level LOC (high), NCCL_SHM_DISABLE=1
     (medium), NCCL_SOCKET_IFNAME on a slower interface (high when TCP carries data, else low) and an
     ``NCCL_IB_HCA`` entry without ``=`` that also matches other devices (low). Only user-set values count.
     """
     settings = user_env(facts, NCCL_VARS)
-    if not settings and not (facts.gpus.gpus and (facts.processes or facts.deploy_files)):
+    if not settings and not user_env(facts, IFACE_VARS[1:]) and not (facts.gpus.gpus and (facts.processes or facts.deploy_files)):
         return
     active_rdma = [p for p in facts.rdma if p.active]
     multi_gpu = len(facts.gpus.gpus) > 1
@@ -69,6 +109,13 @@ def transport(facts: Facts) -> Iterator[Finding]:
     for s in settings:
         value = s.value.strip()
         upper = value.upper()
+        if s.name in LEVEL_VARS:
+            level = p2p_level(value)
+            if level is None:
+                found = True
+                yield _unknown_level(facts, s)
+                continue
+            upper = level
         ev = _evidence(s)
         if s.name == "NCCL_IB_DISABLE" and value == "1" and active_rdma:
             found = True
@@ -138,6 +185,9 @@ def transport(facts: Facts) -> Iterator[Finding]:
                     evidence=ev, expected=N_('NCCL_IB_HCA=={v}', v=value.lstrip('^=')), observed=N_('NCCL_IB_HCA={value}', value=value),
                     impact=Impact(5, N_('NCCL may use unintended (frontend or slower) HCAs'), basis=N_('NCCL documentation of NCCL_IB_HCA: entries without a leading = are prefixes; the extra devices are in the detail')),
                     fix=_fix(facts, s, "=" + value.lstrip("=")), references=REFERENCES)
+    for finding in _interface_choices(facts):
+        found = found or finding.severity not in (PASS, INFO)
+        yield finding
     if not any(s.name == "NCCL_SOCKET_IFNAME" for s in settings) and carries:
         finding = _socket_ifname_unset(facts, why)
         if finding is not None:
@@ -146,6 +196,22 @@ def transport(facts: Facts) -> Iterator[Finding]:
     if not found:
         yield Finding(PASS, "node", N_('no NCCL variable forces a slower transport'),
                       evidence=tuple(e for s in settings for e in _evidence(s)))
+
+
+def _unknown_level(facts: Facts, s: EnvSetting) -> Finding:
+    """A level variable set to a value NCCL does not parse: it is ignored, NCCL picks the level itself."""
+    what = "peer-to-peer" if s.name == "NCCL_P2P_LEVEL" else "GPUDirect RDMA"
+    return Finding(
+        LOW, _subject(facts, s), f"{s.name}={s.value} is not a level NCCL knows: NCCL ignores it",
+        detail=(f"NCCL reads {s.name} by comparing it case-sensitively with its path names and then as an "
+                f"old-style integer; {s.value!r} is neither, so NCCL behaves as if it were unset and decides where "
+                f"{what} is used from the topology. Whatever the setting was meant to do (work around a hang, keep "
+                f"traffic off the CPU) is not done. {P2P_LEVEL_DOC}"),
+        evidence=_evidence(s), expected="unset, or one of LOC, NVL, PIX, PXB, PHB, SYS",
+        observed=f"{s.name}={s.value} ({_places(s)})",
+        impact=Impact(3, "the setting has no effect; its intent is not applied",
+                      basis="NCCL's src/graph/paths.cc (ncclGetLevel): an unmatched string leaves the level to NCCL"),
+        fix=_fix(facts, s), references=REFERENCES + ("https://github.com/NVIDIA/nccl/blob/master/src/graph/paths.cc",))
 
 
 def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Finding | None:
@@ -201,3 +267,90 @@ def _socket_ifname_unset(facts: Facts, why: str) -> Finding | None:
                       basis=N_("the socket transport cannot exceed {name}'s link speed ({speed}, from sysfs)", name=first.name, speed=speed)),
         fix=Fix(notes=(N_('Set NCCL_SOCKET_IFNAME=={name} (or a prefix list of the data interfaces) in the unit, compose file or manifest that starts the server and restart it. To undo, remove it again.', name=best.name))),
         references=REFERENCES, related=(first.name, best.name))
+
+
+def _same_netns(facts: Facts, s: EnvSetting) -> bool:
+    """Whether the names in ``s`` are the host's: a unit or a host process, or a manifest/compose file on the
+    host network (a pod or container of its own has other interfaces, eth0 for one)."""
+    for path in s.files:
+        df = next((d for d in facts.deploy_files if d.path == path), None)
+        if df is not None and not path.endswith((".service", ".conf")) and not HOST_NETWORK.search(df.text):
+            return False
+    return True
+
+
+def _chosen(facts: Facts, s: EnvSetting) -> list[NetDev] | None:
+    """The host interfaces a setting selects; None when it names an address no recorded interface holds."""
+    if s.name == "NCCL_SOCKET_IFNAME":
+        lst = parse_list(s.value)
+        return [n for n in facts.netdevs if lst.matches(n.name)]
+    if s.name == "GLOO_SOCKET_IFNAME":
+        names = {x.strip() for x in s.value.split(",") if x.strip()}
+        return [n for n in facts.netdevs if n.name in names]
+    ip = s.value.strip()
+    if ip.startswith("127.") or ip == "::1":
+        return [n for n in facts.netdevs if n.name == "lo"] or [NetDev("lo", "", None, None, None, None, None, True)]
+    owners = {g.ndev for p in facts.rdma for g in p.gids if g.ipv4 == ip and g.ndev}
+    return [n for n in facts.netdevs if n.name in owners] or None
+
+
+def _interface_choices(facts: Facts) -> Iterator[Finding]:
+    """NCCL's bootstrap, Gloo's and vLLM's interface settings judged against the host's interfaces."""
+    if not facts.netdevs:
+        return
+    active_rdma = any(p.active for p in facts.rdma)
+    gpu_nodes = {d.numa_node for g in facts.gpus.gpus if (d := facts.pci.devices.get(g.address)) and
+                 d.numa_node is not None and d.numa_node >= 0}
+    for setting in user_env(facts, IFACE_VARS):
+        for s in by_place(setting):
+            if not _same_netns(facts, s):
+                continue
+            chosen = _chosen(facts, s)
+            if chosen is None:
+                continue  # an address of an interface this source does not record: not judged
+            finding = _judge_interfaces(facts, s, chosen, active_rdma, gpu_nodes)
+            if finding is not None:
+                yield finding
+
+
+def _judge_interfaces(facts: Facts, s: EnvSetting, chosen: list[NetDev], active_rdma: bool,
+                      gpu_nodes: set[int]) -> Finding | None:
+    doc = IFACE_DOCS[s.name]
+    places = _places(s)
+    names = ", ".join(n.name for n in chosen)
+    if not chosen:
+        fails = {"NCCL_SOCKET_IFNAME": "NCCL finds no socket interface and communicator creation fails "
+                                       "(\"Bootstrap : no socket interface found\")",
+                 "GLOO_SOCKET_IFNAME": "Gloo cannot bind and init_process_group fails"}[s.name]
+        return Finding(
+            HIGH if len(facts.gpus.gpus) > 1 or active_rdma else LOW, _subject(facts, s),
+            f"{s.name}={s.value} matches no interface on this host",
+            detail=(f"{fails}. Interfaces here: {', '.join(n.name for n in facts.netdevs[:12])}. A server that "
+                    "runs with it has not created a multi-process group yet, or is on one GPU."),
+            evidence=_evidence(s), expected="an existing data interface", observed=f"{s.name}={s.value} ({places})",
+            impact=Impact(70, "distributed start-up fails on this node", basis=doc),
+            fix=Fix(notes=f"Set {s.name} to the data interface(s) of this node ({places}) and restart the server."),
+            references=REFERENCES)
+    if all(n.name.startswith(LOCAL_ONLY) for n in chosen):
+        return Finding(
+            MEDIUM if active_rdma else INFO, _subject(facts, s),
+            f"{s.name}={s.value} selects {names}, which other nodes cannot reach",
+            detail=(f"{names} is a loopback or container bridge interface: fine while every rank is on this node, but "
+                    "other nodes cannot connect to it, so a multi-node deployment hangs at start-up."
+                    + (" RDMA ports are active here, so this node is built for multi-node work." if active_rdma else "")),
+            evidence=_evidence(s), expected="the data interface", observed=f"{s.name}={s.value} ({places})",
+            impact=Impact(40 if active_rdma else 2, "multi-node start-up cannot connect", basis=doc),
+            fix=Fix(notes=f"Set {s.name} to the data interface ({places}) and restart the server; keep {s.value} "
+                          "only for single-node serving."),
+            references=REFERENCES, related=tuple(n.name for n in chosen))
+    nodes = {d.numa_node for n in chosen if n.pci_address and (d := facts.pci.devices.get(n.pci_address))
+             and d.numa_node is not None and d.numa_node >= 0}
+    if nodes and gpu_nodes and not nodes & gpu_nodes:
+        return Finding(
+            INFO, _subject(facts, s), f"{s.name}={s.value} uses {names} on NUMA node {min(nodes)}, the GPUs are on "
+                                      f"{', '.join(str(x) for x in sorted(gpu_nodes))}",
+            detail=("Bootstrap and control traffic is small, so the remote socket costs nothing measurable; it "
+                    "matters only if this interface carries data over TCP (see the other nccl.transport findings)."),
+            evidence=_evidence(s), observed=f"{names} (NUMA {min(nodes)})", references=REFERENCES,
+            related=tuple(n.name for n in chosen))
+    return None

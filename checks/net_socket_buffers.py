@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from doctor.derived.net import serving_nic, tcp_carries_data
 from doctor.derived.procs import env_value
 from doctor.facts import Facts
-from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
 from doctor.i18n import N_, join
 from doctor.reads import reads
@@ -43,7 +43,8 @@ def _next_pow2(n: float) -> int:
 
 @check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network",
        fixes=("sysctl",),
-       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"), needs=("sysctls",),
+       sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+                "net.ipv4.tcp_window_scaling"), needs=("sysctls",),
        reads=reads(env=("NCCL_SOCKET_RCVBUF", "NCCL_SOCKET_SNDBUF")))
 def socket_buffers(facts: Facts) -> Iterator[Finding]:
     """tcp_rmem/tcp_wmem maximum below 2x the BDP of the fastest data NIC (medium when TCP carries data).
@@ -67,6 +68,8 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
         return
     carries, why = tcp_carries_data(facts)
     evidence = [Evidence(nic.origin + "/speed", f"{nic.speed_mbps} Mb/s ({nic.name})")]
+    if sysctls.get_int("net.ipv4.tcp_window_scaling") == 0 and speed_bps:
+        yield _no_window_scaling(facts, nic.name, gbit, speed_bps, carries, why, evidence)
     for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max"):
         if sysctls.get(key) is not None:
             evidence.append(Evidence(sysctls.origins.get(key, "sysctl"), str(sysctls.get(key))))
@@ -84,9 +87,16 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
                       evidence=tuple(evidence))
         return
     target = min(MAX_RECOMMENDED, max(MIN_RECOMMENDED, _next_pow2(2 * speed_bps * RTT_RECOMMEND_S / 8)))
-    wanted = {"net.core.rmem_max": str(target), "net.core.wmem_max": str(target),
-              "net.ipv4.tcp_rmem": f"4096 87380 {target}", "net.ipv4.tcp_wmem": f"4096 65536 {target}"}
-    ceiling_gbps = min(rmem[2], wmem[2]) * 8 / RTT_IN_RACK_S / 1e9
+    wanted = _raise_only(target, rmem, wmem, core_r, core_w, small_tcp, small_core)
+    window = min(rmem[2], wmem[2]) if small_tcp else min(x for x in (core_r, core_w) if x is not None)
+    ceiling_gbps = window * 8 / RTT_IN_RACK_S / 1e9
+    if ceiling_gbps >= gbit:
+        reach = window * 8 / speed_bps * 1000 if speed_bps else 0
+        flow = (f"one TCP flow reaches {gbit} Gb/s only while the RTT stays under {reach:.2g} ms (no headroom for "
+                "cross-rack paths or queueing)")
+    else:
+        flow = (f"one TCP flow is capped near {ceiling_gbps:.0f} Gb/s at {RTT_IN_RACK_S * 1000:g} ms RTT "
+                f"on a {gbit} Gb/s link")
     severity = MEDIUM if carries or small_core else LOW
     observed = N_('tcp_rmem max {rmem}, tcp_wmem max {wmem}, rmem_max {core_r}, wmem_max {core_w}', rmem=rmem[2], wmem=wmem[2], core_r=core_r, core_w=core_w)
     yield Finding(
@@ -98,9 +108,58 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
         expected=N_('tcp_rmem/tcp_wmem max >= {v} bytes', v=int(2 * bdp))
                  + (f"; rmem_max/wmem_max >= {join(', ', capped)}" if small_core else ""),
         observed=observed,
-        impact=Impact(30 if carries else 5,
-                      N_('one TCP flow is capped near {ceiling_gbps} Gb/s at {RTT_IN_RACK_S} ms RTT on a {gbit} Gb/s link', ceiling_gbps=format(ceiling_gbps, ".0f"), RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), gbit=gbit), basis=N_('one TCP flow moves at most window / RTT (the bandwidth-delay product); window = the buffer maximum in the evidence, RTT assumed {RTT_IN_RACK_S} ms in a rack; applies to TCP traffic only', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"))),
+        impact=Impact((30 if ceiling_gbps < gbit else 10) if carries else 5, flow,
+                      basis=(f"one TCP flow moves at most window / RTT (the bandwidth-delay product) and never more "
+                             f"than the link rate; window = {window} bytes (the "
+                             f"{'autotuning maximum' if small_tcp else 'rmem_max/wmem_max clamp of an explicit buffer'}"
+                             f"), RTT assumed {RTT_IN_RACK_S * 1000:g} ms in a rack; applies to TCP traffic only")),
         fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
                        notes=N_('Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms.')),
         references=REFERENCES,
     )
+
+
+def _raise_only(target: int, rmem: Sequence[int], wmem: Sequence[int], core_r: int | None,
+                core_w: int | None, small_tcp: bool, small_core: bool) -> dict[str, str]:
+    """The sysctls to set: only those that are short, each raised to ``target`` and never lowered (a
+    healthy 2 GiB tcp_rmem maximum stays when only rmem_max is short); min and default of the triples kept."""
+    wanted: dict[str, str] = {}
+    if small_tcp:
+        for key, triple in (("net.ipv4.tcp_rmem", rmem), ("net.ipv4.tcp_wmem", wmem)):
+            if triple[2] < target:
+                wanted[key] = f"{triple[0]} {triple[1]} {target}"
+    if small_core or small_tcp:
+        for key, value in (("net.core.rmem_max", core_r), ("net.core.wmem_max", core_w)):
+            if value is None or value < target:
+                wanted[key] = str(target)
+    return wanted
+
+
+#: kernel ip-sysctl.rst: "tcp_window_scaling - BOOLEAN. Enable window scaling as defined in RFC1323."
+#: Without the option the 16-bit window field caps the receive window at 65535 bytes (RFC 7323, section 2).
+NO_SCALING_WINDOW = 65535
+
+
+def _no_window_scaling(facts: Facts, name: str, gbit: int, speed_bps: int, carries: bool, why: str,
+                       evidence: list[Evidence]) -> Finding:
+    ceiling = min(NO_SCALING_WINDOW * 8 / RTT_IN_RACK_S / 1e9, gbit)
+    return Finding(
+        HIGH if carries else LOW, "net.ipv4.tcp_window_scaling",
+        f"TCP window scaling is off: every TCP flow is capped near {ceiling:.1f} Gb/s on {name} ({gbit} Gb/s)",
+        detail=("net.ipv4.tcp_window_scaling=0: the kernel does not offer the RFC 7323 window-scale option, so a "
+                "TCP window cannot exceed 64 KiB whatever tcp_rmem/tcp_wmem allow. "
+                + (f"TCP carries data here ({why}): NCCL's socket transport and KV-cache transfer over TCP are "
+                   "limited per connection." if carries else
+                   f"RDMA carries the data ({why}); this limits NCCL's bootstrap, model downloads and any socket "
+                   "fallback.")),
+        evidence=tuple(evidence) + (Evidence(facts.sysctls.origins.get("net.ipv4.tcp_window_scaling", "sysctl"),
+                                             "net.ipv4.tcp_window_scaling = 0"),),
+        expected="net.ipv4.tcp_window_scaling = 1 (the kernel default)", observed="0",
+        impact=Impact(60 if carries else 5, f"one TCP flow moves at most {ceiling:.1f} Gb/s at "
+                                            f"{RTT_IN_RACK_S * 1000:g} ms RTT",
+                      basis=("kernel ip-sysctl documentation: tcp_window_scaling enables \"window scaling as defined "
+                             "in RFC1323\"; without it the window field holds at most 65535 bytes, and a flow moves "
+                             f"at most window / RTT (RTT assumed {RTT_IN_RACK_S * 1000:g} ms)")),
+        fix=sysctl_fix({"net.ipv4.tcp_window_scaling": "1"}, facts.sysctls, "90-gnd-tcp-window-scaling.conf",
+                       notes="Re-enable window scaling (the kernel default); it applies to new connections."),
+        references=REFERENCES + ("https://www.rfc-editor.org/rfc/rfc7323#section-2",))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.kubelet import options, reservations
 from doctor.facts import Facts, Kubelet
-from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.i18n import N_, join
 from doctor.registry import check
@@ -23,7 +24,20 @@ STATE_FILES = ("/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_ma
 REFERENCES = (
     "https://kubernetes.io/docs/tasks/administer-cluster/topology-manager/",
     "https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/",
+    "https://kubernetes.io/docs/tasks/administer-cluster/memory-manager/",
 )
+#: Kubernetes CPU management policies: "If the full-pcpus-only policy option is specified, the static policy
+#: will always allocate full physical cores"; a pod that cannot get whole cores fails with SMTAlignmentError.
+FULL_PCPUS_DOC = ("Kubernetes CPU management policies documentation: \"If the full-pcpus-only policy option is "
+                  "specified, the static policy will always allocate full physical cores\"; a Guaranteed pod whose "
+                  "CPU request is not a multiple of the threads per core is rejected (SMTAlignmentError)")
+OPTIONS_NONE_DOC = ("kubelet CPU manager: the none policy accepts no options (\"None policy: received unsupported "
+                    "options\"), so cpuManagerPolicyOptions without cpuManagerPolicy: static stops the kubelet at start")
+#: Kubernetes memory manager documentation, "Reserved memory flag": sum(reserved-memory(i)) = kube-reserved +
+#: system-reserved + eviction-threshold, where i is a NUMA node; the kubelet does not start otherwise.
+RESERVED_DOC = ("Kubernetes memory manager documentation: with the Static policy \"sum(reserved-memory(i)) = "
+                "kube-reserved + system-reserved + eviction-threshold\" (i: each NUMA node), checked when the "
+                "kubelet starts")
 
 
 def _fix(kubelet: Kubelet, node: str, wanted: dict[str, str]) -> Fix:
@@ -53,6 +67,7 @@ def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     kubelet = facts.kubelet
     if kubelet is None or not facts.numa.multi_node or not facts.gpus.gpus:
         return
+    yield from _managers(facts, kubelet)
     evidence = []
     wanted: dict[str, str] = {}
     observed = []
@@ -93,3 +108,67 @@ def kubelet_policy(facts: Facts) -> Iterator[Finding]:
         observed=join(', ', observed),
         impact=Impact(15, N_('cross-socket host-device traffic for pods: typically 5-30%'), basis=N_('cross-socket host-device copies commonly measure 5-30% slower than socket-local ones (vendor NUMA tuning guides); applies to CPU-GPU copies, not GPU compute')),
         fix=_fix(kubelet, node, wanted), references=REFERENCES)
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.4g} MiB"
+
+
+def _managers(facts: Facts, kubelet: Kubelet) -> Iterator[Finding]:
+    """CPU manager options and the memory manager's reservations: what they do, and layouts that keep the
+    kubelet from starting."""
+    origin = kubelet.origin or "kubelet config"
+    opts = options(kubelet)
+    cpu = (kubelet.policy(POLICIES[0][0], POLICIES[0][1])[0] or POLICIES[0][2]).strip().lower()
+    if opts and cpu != "static":
+        yield Finding(
+            HIGH, "kubelet", f"cpuManagerPolicyOptions ({', '.join(opts)}) without cpuManagerPolicy: static: the "
+                             "kubelet does not start",
+            detail=("The none CPU manager policy refuses any option, so the kubelet exits at start with this "
+                    "configuration (one running now was started before it was written). No pod can be scheduled "
+                    "on the node until it is fixed."),
+            evidence=(Evidence(origin, f"cpuManagerPolicy: {cpu}; cpuManagerPolicyOptions: {opts}"),),
+            expected="cpuManagerPolicy: static with its options, or no options", observed=f"policy {cpu}, options {opts}",
+            impact=Impact(90, "the node serves nothing once the kubelet restarts", basis=OPTIONS_NONE_DOC),
+            fix=Fix(notes="Set cpuManagerPolicy: static (drain the node and remove cpu_manager_state first) or remove "
+                          "cpuManagerPolicyOptions, then restart the kubelet."),
+            references=REFERENCES)
+    elif opts.get("full-pcpus-only", "").strip().lower() == "true":
+        yield Finding(
+            INFO, "kubelet", "cpuManagerPolicyOptions full-pcpus-only: Guaranteed pods get whole physical cores",
+            detail=("The server's CPU threads (scheduler, tokenizer, NCCL proxy) share no core with another pod's, "
+                    "which steadies latency a little; GPU throughput does not change. A Guaranteed pod whose CPU "
+                    "request is odd on an SMT node is rejected with SMTAlignmentError: request even CPU counts."),
+            evidence=(Evidence(origin, f"cpuManagerPolicyOptions: {opts}"),), references=REFERENCES)
+    memory = (kubelet.policy(MEMORY[0], MEMORY[1])[0] or MEMORY[2]).strip().lower()
+    if memory != "static":
+        return
+    r = reservations(kubelet)
+    if r is None:
+        yield Finding(INFO, "kubelet", "memoryManagerPolicy Static: the reserved memory could not be read",
+                      detail="reservedMemory, kubeReserved, systemReserved or evictionHard is in a form gnd does not "
+                             "read, so whether the kubelet accepts the layout is not judged.",
+                      evidence=(Evidence(origin, "memoryManagerPolicy: Static"),), references=REFERENCES)
+        return
+    nodes = ", ".join(f"node {n}: {_gib(v)}" for n, v in r.per_node) or "none"
+    if r.reserved != r.required:
+        yield Finding(
+            HIGH, "kubelet", f"reservedMemory sums to {_gib(r.reserved)}, the Static memory manager needs "
+                             f"{_gib(r.required)}: the kubelet does not start",
+            detail=(f"reservedMemory ({nodes}) must add up over the NUMA nodes to kubeReserved ({_gib(r.kube)}) + "
+                    f"systemReserved ({_gib(r.system)}) + the hard eviction threshold ({_gib(r.eviction)}). With "
+                    "any other sum the kubelet refuses to start (one running now was started before the change)."),
+            evidence=(Evidence(origin, f"memoryManagerPolicy: Static; reservedMemory {nodes}; kubeReserved "
+                                       f"{_gib(r.kube)}, systemReserved {_gib(r.system)}, eviction {_gib(r.eviction)}"),),
+            expected=f"reservedMemory summing to {r.required} bytes", observed=f"{r.reserved} bytes",
+            impact=Impact(90, "the node serves nothing once the kubelet restarts", basis=RESERVED_DOC),
+            fix=Fix(notes=(f"Split {_gib(r.required)} over the NUMA nodes in reservedMemory (for example on node 0), "
+                           "drain the node, remove /var/lib/kubelet/memory_manager_state and restart the kubelet.")),
+            references=REFERENCES)
+        return
+    yield Finding(
+        INFO, "kubelet", "memoryManagerPolicy Static: Guaranteed pods' memory stays on their NUMA node",
+        detail=(f"reservedMemory ({nodes}) matches kubeReserved + systemReserved + eviction ({_gib(r.required)}). With "
+                "the topology manager the pod's host memory (pinned buffers, KV offload) sits next to its GPUs; "
+                "GPU compute does not change."),
+        evidence=(Evidence(origin, f"reservedMemory {nodes}"),), references=REFERENCES)

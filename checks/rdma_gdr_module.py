@@ -43,9 +43,19 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     loaded = sorted(m for m in PEERMEM_MODULES if modules and m in modules)
     ports = join(', ', (p.name for p in active[:4])) + (" ..." if len(active) > 4 else "")
     port_ev = Evidence(active[0].origin, f"{len(active)} active RDMA ports ({ports})")
+    if all_consumer(facts):
+        yield Finding(
+            INFO, "node", "consumer GPUs: no GPUDirect RDMA whatever modules are loaded",
+            detail=(f"{consumer_names(facts)} do not support GPUDirect RDMA; NCCL stages inter-node traffic through "
+                    "host memory" + (", although " + ", ".join(loaded) + " is loaded" if loaded else ", and loading nvidia-peermem would not change that") + ". Data-centre or professional "
+                    "GPUs are needed for a direct NIC-to-GPU path."),
+            evidence=(port_ev, Evidence("proc/modules", ", ".join(loaded) + " loaded" if loaded else "no nvidia_peermem or nv_peer_mem")), references=REFERENCES)
+        return
     if drv.peermem or loaded:
         found = [*drv.peermem, *(f"proc/modules: {m}" for m in loaded)]
-        yield Finding(PASS, "node", N_('GPUDirect RDMA peer memory available ({v})', v=join(', ', loaded or drv.peermem)),
+        consumer = consumer_names(facts)
+        yield Finding(PASS, "node", f"GPUDirect RDMA peer memory available ({', '.join(loaded or drv.peermem)})"
+                      + (f" for the other GPUs; {consumer} have none" if consumer else ""),
                       evidence=(port_ev, *(Evidence(f, "present") for f in found)))
         return
     if drv.open_module:
@@ -57,12 +67,6 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
         yield Finding(UNKNOWN, "node", N_('GPUDirect RDMA module state not recorded'),
                       detail=N_('Neither the loaded-module list nor the peer-memory version files are in this source.'),
                       evidence=(port_ev, Evidence("kernel.modules", "proc/modules not recorded")))
-        return
-    if all_consumer(facts):
-        yield Finding(
-            INFO, "node", N_('consumer GPUs: no GPUDirect RDMA whatever modules are loaded'),
-            detail=(N_('{consumer_names} do not support GPUDirect RDMA; NCCL stages inter-node traffic through host memory, and loading nvidia-peermem would not change that. Data-centre or professional GPUs are needed for a direct NIC-to-GPU path.', consumer_names=consumer_names(facts))),
-            evidence=(port_ev, Evidence("proc/modules", "no nvidia_peermem or nv_peer_mem")), references=REFERENCES)
         return
     evidence = [port_ev, Evidence("proc/modules", "no nvidia_peermem or nv_peer_mem"),
                 *(Evidence(f, "missing") for f in PEERMEM_FILES)]

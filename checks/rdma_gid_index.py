@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.procs import EnvSetting, env_value, setting_label
+from doctor.derived.procs import EnvSetting, by_place, env_value, server_roots, setting_label, user_env
 from doctor.derived.rdma import (
     AF_INET6,
     NcclGidEnv,
@@ -17,8 +17,8 @@ from doctor.derived.rdma import (
     valid,
     version,
 )
-from doctor.facts import Facts, RdmaPort
-from doctor.findings import HIGH, LOW, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
+from doctor.facts import Facts, Gid, RdmaPort
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.startup import env_fix
 from doctor.i18n import N_, join
@@ -81,11 +81,18 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
     if not ports:
         return
     settings = {name: env_value(facts, name) for name in GID_VARS}
-    env = NcclGidEnv.from_values(*(s.value if s else None for s in settings.values()))
+    #: every place that forces an index, each judged with its own value and fixed on its own
+    forcings = [p for s in user_env(facts, ["NCCL_IB_GID_INDEX"]) for p in by_place(s)]
+    env = NcclGidEnv.from_values(None, *(s.value if s else None for name, s in settings.items()
+                                         if name != "NCCL_IB_GID_INDEX"))
+    forced_envs = [NcclGidEnv.from_values(f.value, env.addr_family, env.addr_range, str(env.roce_version))
+                   for f in forcings]
     hca = env_value(facts, "NCCL_IB_HCA")
     hca_list = parse_list(hca.value) if hca else None
-    env_ev = [Evidence(src, val) for s in settings.values() if s for src, val in s.evidence]
-    forced_hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]] = {}
+    env_ev = [Evidence(src, val) for name, s in settings.items() if s and name != "NCCL_IB_GID_INDEX"
+              for src, val in s.evidence]
+    forced_hits: list[dict[str, list[tuple[RdmaPort, str, str, set[str]]]]] = [{} for _ in forcings]
+    v1_ports: list[tuple[RdmaPort, str]] = []
     for port in ports:
         if port.link_layer is not None and port.link_layer.lower() != "ethernet":
             continue  # InfiniBand: NCCL uses index 0 or the routable-FLID index; no RoCE rule applies
@@ -98,26 +105,22 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             continue
         if (port.link_layer or "").lower() != "ethernet":
             continue  # link layer not recorded: no RoCE rule can be applied
-        choice = choose_gid(port, env)
         own = _port_netdevs(facts, port)
         evidence = (_table_evidence(port), *env_ev)
-        if choice.forced:
-            forced = settings["NCCL_IB_GID_INDEX"]
-            gid = choice.gid
-            problem = None
-            if gid is None or not configured(gid):
-                problem = N_('an empty slot')
-            elif link_local(gid):
-                problem = N_('a link-local fe80:: entry (not routable)')
-            elif version(gid) == 1 and env.roce_version != 1:
-                problem = N_('a RoCE v1 entry (L2 only, not routable)')
-            elif _foreign_ndev(facts, port, gid.ndev):
-                problem = N_('an entry of netdev {ndev}, not of this port ({v})', ndev=gid.ndev, v=join(', ', sorted(own)) or '?')
-            better = choose_gid(port, NcclGidEnv(None, env.addr_family, env.addr_range, env.roce_version))
-            if forced is not None:
-                forced_hits.setdefault(problem or "", []).append((port, choice.describe, better.describe, own))
+        for n, forced_env in enumerate(forced_envs):
+            forced = choose_gid(port, forced_env)
+            if not forced.forced:
+                continue
+            problem = _forced_problem(facts, port, forced.gid, own, env.roce_version)
+            forced_hits[n].setdefault(problem or "", []).append((port, forced.describe, choose_gid(port, env).describe,
+                                                                  own))
+        if any(e.gid_index is not None for e in forced_envs):
             continue
+        choice = choose_gid(port, env)
         gid = choice.gid
+        if valid(gid) and version(gid) == 1 and env.roce_version == 1:
+            v1_ports.append((port, choice.describe))
+            continue
         if valid(gid) and (version(gid) == env.roce_version):
             yield Finding(PASS, port.name, N_('NCCL picks GID {describe} on {name}', describe=choice.describe, name=port.name),
                           evidence=evidence)
@@ -149,28 +152,90 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
             impact=Impact(85, N_('multi-node NCCL/KV transfer over this port fails or falls back'), basis=N_('a link-local or RoCE v1 GID is not routable across subnets, so connections fail (NCCL troubleshooting guide; Mooncake#1617)')),
             fix=make("show_addresses", netdev=netdev, notes=AUTO_NOTES) if netdev else Fix(notes=AUTO_NOTES),
             references=REFERENCES, related=tuple(sorted(own)))
-    forced = settings["NCCL_IB_GID_INDEX"]
-    if forced is not None:
-        yield from _forced_findings(facts, forced, forced_hits, env_ev)
+    for forcing, hits in zip(forcings, forced_hits):
+        yield from _forced_findings(facts, forcing, hits, env_ev + [Evidence(src, val) for src, val in forcing.evidence],
+                                    by_setting=len(forcings) > 1)
+    version_setting = settings["NCCL_IB_ROCE_VERSION_NUM"]
+    if v1_ports and version_setting is not None:
+        for place in by_place(version_setting):
+            yield _roce_v1(facts, place, v1_ports)
+
+
+def _forced_problem(facts: Facts, port: RdmaPort, gid: Gid | None, own: set[str], roce_version: int) -> str | None:
+    """Why a forced GID entry cannot work on ``port``, or None when it is a usable entry."""
+    if gid is None or not configured(gid):
+        return "an empty slot"
+    if link_local(gid):
+        return "a link-local fe80:: entry (not routable)"
+    if version(gid) == 1 and roce_version != 1:
+        return "a RoCE v1 entry (L2 only, not routable)"
+    if _foreign_ndev(facts, port, gid.ndev):
+        return f"an entry of netdev {gid.ndev}, not of this port ({', '.join(sorted(own)) or '?'})"
+    return None
+
+
+def _consequence(facts: Facts, problem: str) -> str:
+    """What a forced unusable entry does, said so that it stays true on a node that is serving now."""
+    if problem == "an empty slot":
+        what = "NCCL cannot create connections over these ports (ibv_modify_qp fails; NCCL hints that an incorrect GID index is forced)"
+    elif problem.startswith("an entry of netdev"):
+        what = ("NCCL sends with another interface's address: replies come back over that interface's rail, so "
+                "connections fail or run over the wrong rail")
+    else:
+        what = ("NCCL's connections over these ports to nodes in another subnet fail or hang (ibv_modify_qp or "
+                "connection timeouts); peers in the same L2 segment still connect")
+    if server_roots(facts):
+        what += (". A server runs now, so it is either single-node (NCCL does not use these ports inside a node) or its "
+                 "peers share the L2 segment: the first multi-node or cross-subnet deployment breaks")
+    return what + "."
+
+
+#: NCCL env.html: "NCCL_IB_ROCE_VERSION_NUM ... Defines the RoCE version associated to the infiniband GID
+#: dynamically selected by NCCL when NCCL_IB_GID_INDEX is left unset." Default 2.
+ROCE_V1_BASIS = ("NCCL documentation of NCCL_IB_ROCE_VERSION_NUM: it sets the RoCE version of the GID NCCL selects "
+                 "(default 2). The kernel's sysfs-class-infiniband ABI names the two types \"IB/RoCE v1\" and "
+                 "\"RoCE v2\"; RoCE v1 is an Ethernet frame without an IP header, so it is not routed and carries no "
+                 "ECN marking for DCQCN congestion control")
+
+
+def _roce_v1(facts: Facts, s: EnvSetting, ports: list[tuple[RdmaPort, str]]) -> Finding:
+    names = [p.name for p, _ in ports]
+    where = f"{len(names)} port(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+    places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
+    return Finding(
+        MEDIUM, setting_label(facts, s), f"{s.name}={s.value} makes NCCL use RoCE v1 GIDs on {where}",
+        detail=("; ".join(f"{p.name}: {used}" for p, used in ports[:8]) + ". RoCE v1 traffic is plain Ethernet: it "
+                "stays inside one L2 segment (no routing between racks or subnets), gets no ECN marks, so the "
+                "switches' DCQCN congestion control cannot slow senders down, and cannot be spread over ECMP paths. "
+                "Multi-node tensor/pipeline parallel traffic and KV-cache transfer then either fail across subnets "
+                "or rely on PFC pauses alone."),
+        evidence=tuple(_table_evidence(p) for p, _ in ports[:4]) + tuple(Evidence(a, b) for a, b in s.evidence),
+        expected="NCCL_IB_ROCE_VERSION_NUM unset (2: the routable RoCE v2 entry)", observed=f"{s.name}={s.value} ({places})",
+        impact=Impact(40, "inter-node RDMA limited to one L2 segment, without ECN congestion control",
+                      basis=ROCE_V1_BASIS),
+        fix=env_fix(facts, s, notes=(f"Remove {s.name} where the server is started ({places}) and restart it; NCCL "
+                                     f"then selects the RoCE v2 entry. The rollback restores {s.name}={s.value}.")),
+        references=REFERENCES, related=tuple(names))
 
 
 def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tuple[RdmaPort, str, str, set[str]]]],
-                     env_ev: list[Evidence]) -> Iterator[Finding]:
-    """One finding per kind of problem a forced NCCL_IB_GID_INDEX causes, listing every port it hits."""
+                     env_ev: list[Evidence], by_setting: bool = False) -> Iterator[Finding]:
+    """One finding per kind of problem a forced NCCL_IB_GID_INDEX causes, listing every port it hits
+    (named after the setting when several places force an index, so each is told apart and fixed)."""
     for problem, rows in sorted(hits.items()):
         names = [port.name for port, _, _, _ in rows]
-        subject = names[0] if len(names) == 1 else setting_label(facts, forced)
-        where = names[0] if len(names) == 1 else f"{len(names)} ports ({join(', ', names[:3])}{', ...' if len(names) > 3 else ''})"
+        subject = names[0] if len(names) == 1 and not by_setting else setting_label(facts, forced)
+        where = names[0] if len(names) == 1 else f"{len(names)} ports ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
         evidence = tuple(_table_evidence(port) for port, _, _, _ in rows[:4]) + tuple(env_ev)
         per_port = join('; ', (N_('{name}: uses {used}, auto would pick {auto}', name=port.name, used=used, auto=auto) for port, used, auto, _ in rows))
         related = tuple(names) + tuple(sorted({n for _, _, _, own in rows for n in own}))
         if problem:
             yield Finding(
-                HIGH, subject, N_('{name}={value} forces {problem} on {where}', name=forced.name, value=forced.value, problem=problem, where=where),
-                detail=(N_('{per_port}. Connections fail or hang (ibv_modify_qp failed; NCCL hints that the incorrect GID index is forced).', per_port=per_port)),
-                evidence=evidence, expected=N_('NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)'),
-                observed=N_('forced via {where}', where=_where(forced)),
-                impact=Impact(90, N_('multi-node NCCL and KV transfer over these ports time out or fail'), basis=N_('NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp')),
+                HIGH, subject, f"{forced.name}={forced.value} forces {problem} on {where}",
+                detail=(f"{per_port}. " + _consequence(facts, problem)),
+                evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
+                observed=f"forced via {_where(forced)}",
+                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail", basis="NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp"),
                 fix=_unset_fix(facts, forced), references=REFERENCES, related=related)
         else:
             yield Finding(

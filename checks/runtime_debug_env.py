@@ -58,10 +58,12 @@ RULES: tuple[Rule, ...] = (
     Rule("VLLM_TRACE_FUNCTION", _is("1", "true", "yes"), HIGH, 60,
          N_('vLLM traces every Python function call to a log file (its docs: for debugging hangs only)')),
     Rule("TORCH_DISTRIBUTED_DEBUG", _is("detail"), MEDIUM, 20,
-         N_('PyTorch wraps every collective with a consistency check (an extra collective per call)')),
-    Rule("TORCH_DISTRIBUTED_DEBUG", _is("info"), LOW, 3, N_('PyTorch logs distributed initialisation details')),
-    Rule("NCCL_MAX_NCHANNELS", _set, LOW, 5, N_('caps NCCL channels (discouraged in production)')),
-    Rule("TORCH_NCCL_BLOCKING_WAIT", _is("1", "true", "yes"), LOW, 5, N_('collectives block the host thread')),
+         "PyTorch wraps every collective with a consistency check (an extra collective per call)"),
+    Rule("TORCH_DISTRIBUTED_DEBUG", _is("info"), LOW, 3, "PyTorch logs distributed initialisation details"),
+    Rule("NCCL_MAX_NCHANNELS", _set, LOW, 5, "caps NCCL channels (discouraged in production)"),
+    Rule("NCCL_BUFFSIZE", _set, LOW, 5, "overrides NCCL's buffer size"),
+    Rule("NCCL_NTHREADS", _set, LOW, 5, "overrides NCCL's threads per block"),
+    Rule("TORCH_NCCL_BLOCKING_WAIT", _is("1", "true", "yes"), LOW, 5, "collectives block the host thread"),
     Rule("CUDA_DEVICE_MAX_CONNECTIONS", _is("1"), LOW, 5,
          N_("serialises the GPU's hardware work queues (a Megatron training setting)"), server_only=True),
 )
@@ -96,6 +98,50 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
     return LOW, 5, N_('{v} the {items} algorithm(s)', v='excludes' if exclude else 'restricts NCCL to', items=join(', ', sorted(items)))
 
 
+#: NCCL's defaults (env.html): "Default is 4194304 (4 MB)"; "Default is 512 for recent generation GPUs"
+NCCL_BUFFSIZE_DEFAULT = 4 << 20
+NCCL_NTHREADS_DEFAULT = 512
+NCCL_TUNING_DOC = ("NCCL's documentation of NCCL_BUFFSIZE and NCCL_NTHREADS gives the defaults NCCL tunes for (4 MiB "
+                   "buffers; 512 threads per block on recent GPUs, one block per channel) and presents both as knobs "
+                   "for memory limits or low GPU clocks, not as speed-ups.")
+
+
+def _size(text: str) -> int | None:
+    """An integer the way NCCL's getenv parsing reads it (decimal or 0x hex), else None."""
+    t = text.strip()
+    try:
+        return int(t, 0) if t else None
+    except ValueError:
+        return None
+
+
+def _judge_buffsize(value: str, facts: Facts) -> tuple[str, float, str]:
+    size = _size(value)
+    if size is None or size <= 0:
+        return (LOW, 5, "not a positive byte count: NCCL reads it with strtoll, so what buffer it ends up with "
+                        "depends on the NCCL version; remove it")
+    mib = f"{size / (1 << 20):g} MiB"
+    if size < NCCL_BUFFSIZE_DEFAULT:
+        return (LOW, 10, f"shrinks NCCL's per-channel buffers to {mib} (default 4 MiB): fewer bytes in flight, so large "
+                         "transfers (prefill all-reduces, KV-cache moves between nodes) lose bandwidth; the small "
+                         "decode all-reduces are not affected")
+    if size > NCCL_BUFFSIZE_DEFAULT:
+        return (LOW, 3, f"grows NCCL's per-channel buffers to {mib} (default 4 MiB): more GPU memory per peer and "
+                        "channel, taken from what the server can give the KV cache")
+    return LOW, 1, "sets NCCL's default buffer size (4 MiB) explicitly; nothing changes"
+
+
+def _judge_nthreads(value: str, facts: Facts) -> tuple[str, float, str]:
+    n = _size(value)
+    if n is None or n % 32 or not 64 <= n <= 512:
+        return (LOW, 2, "not a thread count NCCL accepts (documented: 64, 128, 256 or 512): NCCL warns and keeps its "
+                        "default, so the setting does nothing")
+    if n < NCCL_NTHREADS_DEFAULT:
+        return (LOW, 10, f"runs NCCL's kernels with {n} threads per block (default 512 on recent GPUs): less copy "
+                         "bandwidth per channel for the tensor-parallel all-reduces")
+    return LOW, 1, "sets NCCL's default thread count explicitly; nothing changes"
+
+
 #: server flags with the same effect as a debug variable: (pattern, severity, score, effect)
 FLAGS: tuple[tuple[re.Pattern[str], str, float, str], ...] = (
     (lazy(r"--log[-_]verbose(?:\s*[=: ]\s*[\"']?(\d+))?(?![\w-])"), MEDIUM, 15,
@@ -127,7 +173,11 @@ def _flag_hits(facts: Facts) -> list[tuple[int, str, str, str, float, str]]:
 
 
 #: variables judged by their value (what the setting does), not only by being set
-JUDGES = {"NCCL_PROTO": _judge_proto, "NCCL_ALGO": _judge_algo}
+JUDGES = {"NCCL_PROTO": _judge_proto, "NCCL_ALGO": _judge_algo, "NCCL_BUFFSIZE": _judge_buffsize,
+          "NCCL_NTHREADS": _judge_nthreads}
+#: the documentation each judged variable's impact rests on (and which its detail quotes)
+JUDGE_BASIS = {"NCCL_PROTO": NCCL_DEBUG_SECTION, "NCCL_ALGO": NCCL_DEBUG_SECTION, "NCCL_BUFFSIZE": NCCL_TUNING_DOC,
+               "NCCL_NTHREADS": NCCL_TUNING_DOC}
 REFERENCES = (
     "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
     "https://pytorch.org/docs/stable/torch_nccl_environment_variables.html",
@@ -183,8 +233,8 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         judge = JUDGES.get(s.name)
         if judge is not None:
             severity, score, effect = judge(s.value, facts)
-            basis = NCCL_DEBUG_SECTION
-        extra = " " + NCCL_DEBUG_SECTION if judge is not None else ""
+            basis = JUDGE_BASIS[s.name]
+        extra = f" {JUDGE_BASIS[s.name]}" if judge is not None else ""
         yield Finding(
             severity, subject, N_('{name}={value}: {effect}', name=s.name, value=s.value, effect=effect),
             detail=(N_('Set by the user in {v}. {effect}.{extra}', v=join(', ', [process_label(facts, p) for p in s.pids] + list(s.files)), effect=capitalised(effect), extra=extra)),

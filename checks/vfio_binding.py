@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.iommu import VFIO_DRIVERS, group_members
+from doctor.derived.iommu import VFIO_DRIVERS, group_members, inference_host
+from doctor.derived.iommu import hypervisor as find_hypervisor
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.fixes.base import absolute
 from doctor.fixes.boot import os_family
+from doctor.fixes.builders import editable_modprobe
 from doctor.i18n import N_, join
 from doctor.reads import reads
 from doctor.registry import check
@@ -20,29 +23,7 @@ REFERENCES = (
 )
 #: Drivers a VFIO group may hold besides vfio-pci (kernel ``vfio_dev_driver_allowed``), or no driver.
 VIABLE_DRIVERS = frozenset({"vfio-pci", "vfio_pci", "pci-stub", "pcieport"})
-#: Process names that mark a virtualisation host (GPUs on vfio there are deliberate).
-HYPERVISOR_PROCS = ("qemu-system", "qemu-kvm", "libvirtd", "virtqemud", "cloud-hypervisor", "firecracker")
-NVIDIA_MODULE = "nvidia"
 SYS = "/sys/bus/pci"
-
-
-def _inference_host(facts: Facts) -> tuple[bool, str]:
-    if NVIDIA_MODULE in (facts.modules or frozenset()):
-        return True, N_('the nvidia module is loaded')
-    if any(g.processes for g in facts.gpus.gpus):
-        return True, N_('GPU processes are running')
-    on_nvidia = [d.address for d in facts.pci.gpus if d.driver == NVIDIA_MODULE]
-    if on_nvidia:
-        return True, N_('other GPUs are on the nvidia driver ({on_nvidia})', on_nvidia=join(', ', on_nvidia[:2]))
-    return False, N_('no nvidia module, GPU process or GPU on the nvidia driver')
-
-
-def _hypervisor(facts: Facts) -> str | None:
-    for proc in facts.processes:
-        name = (proc.name or "").lower()
-        if any(name.startswith(h) for h in HYPERVISOR_PROCS):
-            return f"pid {proc.pid} {proc.name}"
-    return None
 
 
 def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[str], list[list[str]]]:
@@ -59,7 +40,7 @@ def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[st
     for line in facts.modprobe:
         if "vfio" in line.line and (ids in line.line.lower() or "softdep" in line.line):
             ev.append(Evidence(line.path, line.line))
-            lines.append([line.path, line.line])
+            lines.append([absolute(line.path), line.line])
     return ev, remove, lines
 
 
@@ -76,8 +57,8 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
     gpus = sorted(facts.pci.gpus, key=lambda d: d.address)
     if not gpus:
         return
-    inference, why = _inference_host(facts)
-    hypervisor = _hypervisor(facts)
+    inference, why = inference_host(facts)
+    hypervisor = find_hypervisor(facts)
     on_vfio = [g for g in gpus if g.driver in VFIO_DRIVERS]
     found = 0
     for gpu in on_vfio:
@@ -88,14 +69,18 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
         if back_to_nvidia:
             found += 1
             yield Finding(
-                HIGH, label, N_('GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it'),
-                detail=N_('This host runs inference ({why}), but {address} is held by vfio-pci', why=why, address=gpu.address)
-                       + (N_(' because of boot-time configuration.') if boot_ev else "."),
-                evidence=evidence, expected=N_('driver nvidia'), observed=N_('driver {driver}', driver=gpu.driver),
-                impact=Impact(70, N_('one GPU fewer for serving; tensor-parallel groups that expect it fail to start'), basis=N_('a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host')),
-                fix=make("vfio_release", address=gpu.address, boot_remove=remove, modprobe=lines,
+                HIGH, label, "GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it",
+                detail=f"This host runs inference ({why}), but {gpu.address} is held by vfio-pci"
+                       + (" because of boot-time configuration." if boot_ev else "."),
+                evidence=evidence, expected="driver nvidia", observed=f"driver {gpu.driver}",
+                impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start", basis="a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host"),
+                fix=make("vfio_release", address=gpu.address, boot_remove=remove,
+                         modprobe=[x for x in lines if editable_modprobe(x[0], x[1])],
                          os_family=os_family(facts.host.os_release),
-                         notes=N_('Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and modprobe.d and rebuild the initramfs (run the line for your distribution).')),
+                         notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
+                              "modprobe.d and rebuild the initramfs (run the line for your distribution)."
+                              + "".join(f" Comment out by hand in {x[0]}: {x[1]!r} (not a line the script edits)."
+                                        for x in lines if not editable_modprobe(x[0], x[1]))),
                 references=REFERENCES, related=(gpu.address,))
         elif hypervisor is not None:
             yield Finding(INFO, label, N_('GPU bound to vfio-pci for passthrough'),

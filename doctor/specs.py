@@ -151,7 +151,7 @@ SPECS: tuple[Spec, ...] = (
          paths=("proc/sys/net/core/{rmem_max,wmem_max,rmem_default,wmem_default,netdev_max_backlog,"
                 "somaxconn,default_qdisc}",
                 "proc/sys/net/ipv4/{tcp_rmem,tcp_wmem,tcp_slow_start_after_idle,tcp_mtu_probing,"
-                "tcp_congestion_control,tcp_timestamps,tcp_sack}",
+                "tcp_congestion_control,tcp_timestamps,tcp_sack,tcp_window_scaling}",
                 "proc/sys/kernel/{numa_balancing,hostname,osrelease}",
                 "proc/sys/vm/{zone_reclaim_mode,swappiness}",
                 "proc/sys/net/ipv4/conf/*/{rp_filter,arp_ignore,arp_announce}")),

@@ -29,3 +29,35 @@ def group_members(facts: Facts, group: str) -> list[PciDevice]:
     addresses = set(info.devices) if info else set()
     addresses |= {d.address for d in facts.pci.devices.values() if d.iommu_group == group}
     return [d for a in sorted(addresses) if (d := facts.pci.get(a)) is not None]
+
+
+#: Process names that mark a virtualisation host (GPUs on vfio there are deliberate).
+HYPERVISOR_PROCS = ("qemu-system", "qemu-kvm", "libvirtd", "virtqemud", "cloud-hypervisor", "firecracker")
+NVIDIA_MODULE = "nvidia"
+
+
+def inference_host(facts: Facts) -> tuple[bool, str]:
+    """Whether the host runs inference itself (nvidia loaded, GPU processes, GPUs on nvidia), and why."""
+    if NVIDIA_MODULE in (facts.modules or frozenset()):
+        return True, "the nvidia module is loaded"
+    if any(g.processes for g in facts.gpus.gpus):
+        return True, "GPU processes are running"
+    on_nvidia = [d.address for d in facts.pci.gpus if d.driver == NVIDIA_MODULE]
+    if on_nvidia:
+        return True, f"other GPUs are on the nvidia driver ({', '.join(on_nvidia[:2])})"
+    return False, "no nvidia module, GPU process or GPU on the nvidia driver"
+
+
+def hypervisor(facts: Facts) -> str | None:
+    """``pid N name`` of a hypervisor process, else None."""
+    for proc in facts.processes:
+        name = (proc.name or "").lower()
+        if any(name.startswith(h) for h in HYPERVISOR_PROCS):
+            return f"pid {proc.pid} {proc.name}"
+    return None
+
+
+def vfio_kept(facts: Facts) -> bool:
+    """Whether GPUs on vfio-pci stay there (a passthrough host) rather than go back to nvidia: a
+    hypervisor runs, or the host does not run inference (vfio.binding sends them back otherwise)."""
+    return hypervisor(facts) is not None or not inference_host(facts)[0]

@@ -246,6 +246,15 @@ def _user_env(facts: Facts) -> list[EnvSetting]:
             for (name, value), s in sorted(seen.items())]
 
 
+def by_place(s: EnvSetting) -> list[EnvSetting]:
+    """``s`` split into one setting per place that must be changed: each deployment file that sets it
+    (the first also carries the processes holding it, which that file presumably starts), or the
+    processes alone when no file sets it. A fix edits one place, so a value set in two units needs two."""
+    if len(s.files) <= 1:
+        return [s]
+    return [EnvSetting(s.name, s.value, s.pids if i == 0 else (), (f,), s.frameworks) for i, f in enumerate(s.files)]
+
+
 def env_value(facts: Facts, name: str) -> EnvSetting | None:
     """The user's setting of ``name`` (the one in a running root process first)."""
     settings = user_env(facts, [name])

@@ -22,6 +22,8 @@ class Kubelet:
     settings: dict[str, str]  # top-level scalar keys of the KubeletConfiguration
     flags: dict[str, str]  # --cpu-manager-policy=... style flags from kubeadm-flags.env / drop-ins
     cpu_manager_state: dict[str, object] | None
+    #: the config file as written (nested settings are read from it in doctor/derived/kubelet.py)
+    text: str | None = None
 
     def policy(self, config_key: str, flag: str) -> tuple[str | None, str | None]:
         """The effective value and where it came from (flags override the config file)."""
@@ -44,10 +46,11 @@ def _top_level_yaml(text: str) -> dict[str, str]:
 def build_kubelet(src: Source) -> Kubelet | None:
     origin = None
     settings: dict[str, str] = {}
+    config: str | None = None
     for path in ("var/lib/kubelet/config.yaml", "etc/kubernetes/kubelet-config.yaml", "root/cdk/kubelet/config.yaml"):
         text = src.read_text(path, cap=1 << 20)
         if text is not None:
-            origin, settings = path, _top_level_yaml(text)
+            origin, settings, config = path, _top_level_yaml(text), text
             break
     flags: dict[str, str] = {}
     flag_files = ["var/lib/kubelet/kubeadm-flags.env", *src.glob("etc/systemd/system/kubelet.service.d/*.conf")]
@@ -64,7 +67,7 @@ def build_kubelet(src: Source) -> Kubelet | None:
             state = None
     if origin is None and not flags and state is None:
         return None
-    return Kubelet(origin, settings, flags, state)
+    return Kubelet(origin, settings, flags, state, config)
 
 
 #: largest deployment file read (units, compose files and manifests are kilobytes)

@@ -147,7 +147,7 @@ def kernel_args(p: Params) -> list[FixStep]:
 
 # --- modules, THP, CPU frequency ---------------------------------------------------------------
 
-KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem")
+KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem", "ib_uverbs")
 
 
 @builder("module_load", module=S)
@@ -380,6 +380,11 @@ MODPROBE_PATH = lazy(r"/etc/modprobe\.d/[A-Za-z0-9_.-]{1,64}\.conf")
 MODPROBE_LINE = lazy(r"(options|softdep|install|alias|blacklist) [A-Za-z0-9_ .:=,-]{1,512}")
 
 
+def editable_modprobe(path: str, line: str) -> bool:
+    """Whether ``vfio_release`` can comment out ``line`` of ``path`` itself (other lines are left to a person)."""
+    return bool(MODPROBE_PATH.fullmatch(path)) and ".." not in path and bool(MODPROBE_LINE.fullmatch(line))
+
+
 def _bind(phase: str, address: str, old: str, new: str) -> list[FixStep]:
     return [write(phase, f"{SYS}/drivers/{old}/unbind", address),
             write(phase, f"{SYS}/devices/{address}/driver_override", new),
@@ -396,8 +401,7 @@ def vfio_release(p: Params) -> list[FixStep]:
     raw = p.raw("modprobe", [])
     for item in raw if isinstance(raw, list) and len(raw) <= 16 else [None]:
         path, line = item if isinstance(item, list) and len(item) == 2 else ("", "")
-        if not (isinstance(path, str) and MODPROBE_PATH.fullmatch(path) and ".." not in path
-                and isinstance(line, str) and MODPROBE_LINE.fullmatch(line)):
+        if not (isinstance(path, str) and isinstance(line, str) and editable_modprobe(path, line)):
             raise FixRejected("modprobe: not a modprobe.d file and vfio line")
         lines.append((path, line))
     steps = [write(R, f"{SYS}/drivers/vfio-pci/unbind", address),
@@ -410,7 +414,8 @@ def vfio_release(p: Params) -> list[FixStep]:
     else:
         _family(p)
     for path, line in lines:
-        steps.append(run(P, "sed", "-i.gnd-bak", f"s|^{line}$|# &|", path))
+        # the line as the file holds it: leading blanks and a trailing comment are kept out of the match
+        steps.append(run(P, "sed", "-i.gnd-bak", f"s|^[[:space:]]*{line}[[:space:]]*\\(#.*\\)\\{{0,1\\}}$|# &|", path))
         back.append(run(B, "cp", "-a", f"{path}.gnd-bak", path))
     if remove or lines:
         steps.append(manual(P, "update-initramfs -u || dracut -f"))

@@ -15,7 +15,8 @@ def test_socket_buffers_medium_when_tcp_carries_data_low_otherwise() -> None:
         [("net.ipv4.tcp_rmem", "medium")]
     small = {"proc/sys/net/ipv4/tcp_rmem": "4096\t131072\t6291456\n", "proc/sys/net/ipv4/tcp_wmem": "4096\t16384\t4194304\n"}
     found = findings_of(facts(small, base=healthy()), "net.socket_buffers")
-    assert _sev(found) == ["low"] and found[0].fix.runtime[0].startswith("sysctl -w net.core.rmem_max=")
+    assert _sev(found) == ["low"] and found[0].fix.runtime[0].startswith("sysctl -w 'net.ipv4.tcp_rmem=")
+    assert not any("rmem_max" in c for c in found[0].fix.runtime)  # 2 GiB rmem_max is never lowered
     assert found[0].fix.builder == "sysctl" and found[0].fix.phase("runtime")[0].unattended
     assert any("rm -f /etc/sysctl.d/" in c for c in found[0].fix.rollback)
     assert _sev(findings_of(facts(base=healthy()), "net.socket_buffers")) == ["pass"]

@@ -112,7 +112,8 @@ def test_sosreport_idle_hgx_has_no_alarm_and_says_numa_is_unknown(tmp_path: Path
     # a sosreport keeps no process environments, and nvidia-smi -q -d PERFORMANCE (sos 4.0) holds no recovery
     # action: what they would hold is unknown, never "nothing found"
     assert sorted(x.check for x in found if x.severity == "unknown") == ["gpu.recovery", "nccl.transport",
-                                                                        "numa.unknown_locality", "runtime.debug_env"]
+                                                                        "numa.unknown_locality", "runtime.debug_env",
+                                                                        "runtime.device_order"]
     assert not [x for x in found if x.check.startswith(("net.", "rdma.")) and x.severity != "pass"]
 
 

@@ -51,3 +51,24 @@ def test_driver_override_pending_is_low() -> None:
     low = [f for f in found if f.severity == "low"]
     assert len(low) == 1 and GPU0 in low[0].subject
     assert low[0].fix.runtime == (f"echo '' > /sys/bus/pci/devices/{GPU0}/driver_override",)
+
+
+def _release(modprobe: str) -> object:
+    found = findings_of(node({**attrs(GPU3, driver=VFIO), "etc/modprobe.d/vfio.conf": modprobe}), CHECK)
+    (high,) = [f for f in found if f.severity == "high"]
+    return high.fix
+
+
+def test_vfio_lines_in_modprobe_d_are_edited_not_emptying_the_fix() -> None:
+    fix = _release("options vfio-pci ids=10de:2330  # passthrough\n")
+    assert fix.builder == "vfio_release"  # type: ignore[attr-defined]
+    assert fix.params["modprobe"] == [["/etc/modprobe.d/vfio.conf", "options vfio-pci ids=10de:2330"]]  # type: ignore[attr-defined]
+    sed = next(c for c in fix.texts("persistent") if c.startswith("sed"))  # type: ignore[attr-defined]
+    assert "[[:space:]]*" in sed and "/etc/modprobe.d/vfio.conf" in sed  # matches the line with its comment
+
+
+def test_a_vfio_line_the_script_cannot_edit_goes_to_the_notes() -> None:
+    fix = _release("softdep\tnvidia pre: vfio-pci\noptions vfio-pci ids=10de:2330\n")
+    assert fix.builder == "vfio_release" and any("vfio-pci/unbind" in c for c in fix.runtime)  # type: ignore[attr-defined]
+    assert "Comment out by hand in /etc/modprobe.d/vfio.conf" in fix.notes  # type: ignore[attr-defined]
+    assert fix.params["modprobe"] == [["/etc/modprobe.d/vfio.conf", "options vfio-pci ids=10de:2330"]]  # type: ignore[attr-defined]

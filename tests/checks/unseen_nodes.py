@@ -344,7 +344,7 @@ def dgx_a100(nps4: bool = False, iommu: str = "pt") -> Node:
         n.iommu("identity", [f"ivhd{i}" for i in range(8)])
     else:
         n.iommu("DMA", [f"ivhd{i}" for i in range(8)])
-    n.kernel(cmd, ["nvidia", "nvidia_uvm", "nvidia_peermem", "mlx5_core", "mlx5_ib", "ib_core"],
+    n.kernel(cmd, ["nvidia", "nvidia_uvm", "nvidia_peermem", "mlx5_core", "mlx5_ib", "ib_uverbs", "ib_core"],
              TUNED_SYSCTLS, hostname="dgx-a100-03")
     n.smi(smi, driver="535.183.01", cuda="12.2")
     n.put("proc/1/status", "Name:\tsystemd\nPPid:\t0\nCpus_allowed_list:\t0-255\n")
@@ -473,7 +473,7 @@ def cloud_vm(link_unknown: bool = False) -> Node:
     for k in range(6):
         n.pci(f"pci0000:80/0000:80:{0x1a + k:02x}.0", NVIDIA, 0x1AF1, BRIDGE_OTHER, driver="nvidia", numa=1)
     n.kernel("BOOT_IMAGE=/boot/vmlinuz-6.8.0-1019-aws root=PARTUUID=9d2c ro console=tty1 console=ttyS0 "
-             "nvme_core.io_timeout=4294967295", ["nvidia", "nvidia_uvm", "efa", "ib_core", "ena"],
+             "nvme_core.io_timeout=4294967295", ["nvidia", "nvidia_uvm", "efa", "ib_uverbs", "ib_core", "ena"],
              hostname="ip-172-31-10-128")
     n.smi(smi, driver="550.127.05")
     return n
@@ -561,7 +561,7 @@ def l40s(**worker_cpus: str) -> Node:
     n.netdev(mgmt, "eno1", 1000)
     n.iommu("identity", ["dmar0", "dmar1", "dmar2", "dmar3"])
     n.kernel("BOOT_IMAGE=/boot/vmlinuz-6.8.0-49-generic root=UUID=3e1d ro intel_iommu=on iommu=pt",
-             ["nvidia", "nvidia_uvm", "nvidia_peermem", "mlx5_core", "mlx5_ib", "ib_core"], TUNED_SYSCTLS,
+             ["nvidia", "nvidia_uvm", "nvidia_peermem", "mlx5_core", "mlx5_ib", "ib_uverbs", "ib_core"], TUNED_SYSCTLS,
              hostname="l40s-07")
     n.kubelet("static", "single-numa-node")
     n.smi(smi)
