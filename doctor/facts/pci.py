@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
 from doctor.facts.pcie_gen import GENERATION
-from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
+from doctor.facts.util import BDF, memo, parse_cpulist, parse_int, parse_speed
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
@@ -146,7 +146,13 @@ class PciTree:
         return root if root is not None and root.address != address else None
 
     def children(self, address: str) -> list[PciDevice]:
-        return [d for d in self.devices.values() if d.parent == address]
+        def build() -> dict[str | None, list[PciDevice]]:
+            out: dict[str | None, list[PciDevice]] = {}
+            for d in self.devices.values():
+                out.setdefault(d.parent, []).append(d)
+            return out
+
+        return list(memo(self, "_children", build).get(address, ()))
 
     @property
     def gpus(self) -> list[PciDevice]:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from doctor.facts.pcie_gen import GENERATION, LANE_GBPS, SPEED_OF_GEN, link_bandwidth  # noqa: F401 (re-exported)
 from doctor.lazyre import lazy
+
+T = TypeVar("T")
 
 _SPEED = lazy(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
 BDF = lazy(r"^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
@@ -81,3 +86,15 @@ def normalise_bdf(text: str) -> str | None:
         text = f"{domain.zfill(4)}:{parts[1]}:{parts[2]}"
     return text if BDF.match(text) else None
 
+
+
+def memo(obj: object, name: str, build: Callable[[], T]) -> T:
+    """``build()`` once per (frozen, immutable) ``obj``: an index over its fields, kept beside them.
+
+    Lookups by key over a record's tuple (a GPU by address, a NUMA node by id) are then O(1), so
+    a check that looks up every device stays linear in the devices.
+    """
+    store = obj.__dict__
+    if name not in store:
+        object.__setattr__(obj, name, build())
+    return store[name]  # type: ignore[no-any-return]
