@@ -95,22 +95,25 @@ class NicIndex:
     few NICs that could be nearest cost, not all of them (n GPUs x m NICs was 50 s at 7,000 each).
 
     Exactly :func:`path_word`'s order (word rank, then lowest address): NICs that share the GPU's
-    root port (the only ones that can be PIX or PXB) are each compared; every other NIC's word
-    depends only on its host bridge, NUMA node and whether its path is known, so per such
-    signature only the lowest addresses outside the GPU's root port are looked at.
+    root port (the only ones that can be PIX or PXB) are each compared; any other NIC's word
+    depends only on its host bridge (PHB when it is the GPU's), else its NUMA node, so of those
+    only the lowest address per host bridge of the GPU, per NUMA node and overall is looked at.
     """
 
     def __init__(self, pci: PciTree, nics: Iterable[PciDevice] | None = None, numa: NumaTopology | None = None):
         self.pci, self.numa = pci, numa
-        candidates = sorted((n for n in (list(nics) if nics is not None else pci.nics) if not n.is_vf),
-                            key=lambda n: n.address)
+        self._all = sorted((n for n in (list(nics) if nics is not None else pci.nics) if not n.is_vf),
+                           key=lambda n: n.address)
         self._by_root: dict[str, list[PciDevice]] = {}
-        self._by_signature: dict[tuple[str | None, int | None, bool], list[PciDevice]] = {}
-        for nic in candidates:
+        self._by_bridge: dict[str, list[PciDevice]] = {}
+        self._by_node: dict[int | None, list[PciDevice]] = {}
+        for nic in self._all:
             root = _root_key(nic)
             if root is not None:
                 self._by_root.setdefault(root, []).append(nic)
-            self._by_signature.setdefault((nic.host_bridge, nic.numa_node, bool(nic.path)), []).append(nic)
+            if nic.host_bridge:
+                self._by_bridge.setdefault(nic.host_bridge, []).append(nic)
+            self._by_node.setdefault(nic.numa_node, []).append(nic)
 
     def nearest(self, gpu: str) -> tuple[PciDevice, str | None] | None:
         """The NIC closest to ``gpu`` and the word (see :func:`nearest_nic`)."""
@@ -120,26 +123,26 @@ class NicIndex:
 
         def consider(nic: PciDevice) -> None:
             nonlocal best
-            if nic.address == gpu:
-                return
             word = path_word(self.pci, gpu, nic.address, self.numa)
             key = (word_rank(word), nic.address)
             if best is None or key < best[:2]:
                 best = (key[0], key[1], nic, word)
 
-        for nic in self._by_root.get(root, ()) if root is not None else ():
-            consider(nic)
-        for group in self._by_signature.values():
-            # outside the root port every NIC of one signature has the same word: its two lowest
-            # addresses outside the GPU's root port (one may be the GPU itself) decide
-            taken = 0
+        def first_outside(group: list[PciDevice]) -> None:
+            """The lowest address of ``group`` outside the GPU's root port (those are compared apart)."""
             for nic in group:
-                if root is not None and _root_key(nic) == root:
-                    continue  # compared above
+                if nic.address != gpu and (root is None or _root_key(nic) != root):
+                    consider(nic)
+                    return
+
+        for nic in self._by_root.get(root, ()) if root is not None else ():
+            if nic.address != gpu:
                 consider(nic)
-                taken += nic.address != gpu
-                if taken:
-                    break
+        if dev is not None and dev.host_bridge:
+            first_outside(self._by_bridge.get(dev.host_bridge, []))
+        for group in self._by_node.values():
+            first_outside(group)
+        first_outside(self._all)
         return (best[2], best[3]) if best is not None else None
 
 
