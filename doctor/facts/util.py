@@ -34,6 +34,20 @@ def parse_int(text: str | None, base: int = 10) -> int | None:
         return None
 
 
+#: Declared physical ranges of numbers read from sysfs, /proc and command outputs (inclusive). A value
+#: outside its range is unreadable (``None``), never a reading a verdict could call healthy: a link
+#: width of 2^64, a NUMA node -7, a negative or 2^64 error counter are a broken or forged source.
+NUMA_ID = (-1, 1023)  # -1: no affinity; the kernel's MAX_NUMNODES is at most 1024 (NODES_SHIFT 10)
+COUNTER = (0, (1 << 63) - 1)  # event counters since boot: never negative, nowhere near 2^63
+LINK_WIDTH = (0, 32)  # PCIe lanes: 0 (link down) to x32
+
+
+def read_number(text: str | None, bounds: tuple[int, int], base: int = 10) -> int | None:
+    """The integer in ``text`` (a sysfs attribute, a counter) when it lies within ``bounds``, else ``None``."""
+    value = parse_int(text, base) if text is None or len(text) <= 64 else None
+    return value if value is not None and bounds[0] <= value <= bounds[1] else None
+
+
 def parse_cpulist(text: str | None) -> frozenset[int] | None:
     """``"0-3,8,10-11"`` -> {0,1,2,3,8,10,11}; empty string -> empty set; junk -> None."""
     if text is None:
