@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
 from doctor.facts.pcie_gen import GENERATION
-from doctor.facts.util import BDF, COUNTER, LINK_WIDTH, NUMA_ID, memo, parse_cpulist, parse_int, parse_speed, read_number
+from doctor.facts.util import (
+    BDF,
+    COUNTER,
+    LINK_WIDTH,
+    NUMA_ID,
+    memo,
+    parse_cpulist,
+    parse_int,
+    parse_speed,
+    read_number,
+)
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
