@@ -14,6 +14,7 @@ from doctor.findings import (
     HIGH,
     INFO,
     LOW,
+    MEDIUM,
     PASS,
     UNKNOWN,
     Evidence,
@@ -61,9 +62,13 @@ XID_TABLE: dict[int, tuple[str, str]] = {
     43: (LOW, N_('GPU stopped processing (usually an application fault)')),
 }
 OTHER = (INFO, N_("see NVIDIA's Xid catalog"))
-IMPACT = {CRITICAL: 95.0, HIGH: 60.0, LOW: 5.0, INFO: 1.0}
-#: Evidence lines shown per GPU.
+IMPACT = {CRITICAL: 95.0, HIGH: 60.0, MEDIUM: 30.0, LOW: 5.0, INFO: 1.0}
+#: Distinct messages shown as evidence per finding (each with its count)
 MAX_EVIDENCE = 5
+#: Addresses named in the one finding for Xid lines that name no GPU
+MAX_OTHER_ADDRESSES = 8
+#: Xid 154's recovery action -> severity (gpu.recovery judges the action NVML reports now)
+RECOVERY_GRADE = {"reboot": CRITICAL, "reset": HIGH, "drain_and_reset": HIGH, "drain_p2p": MEDIUM, "none": INFO}
 REFERENCES = (
     "https://docs.nvidia.com/deploy/xid-errors/index.html",
     "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html",
@@ -75,10 +80,12 @@ def _grade(xid: int) -> tuple[str, str]:
 
 
 def _evidence(origin: str, events: list[XidEvent]) -> tuple[list[Evidence], int]:
-    """Distinct messages, worst first, at most MAX_EVIDENCE, each with its count; and how many distinct."""
+    """Distinct messages, most frequent first, at most MAX_EVIDENCE, each with its count; and how many distinct."""
     counts = Counter(e.text for e in events)
-    first = {e.text: e for e in reversed(events)}
-    order = sorted(counts, key=lambda t: (severity_order(_grade(first[t].xid)[0]), -counts[t]))
+    first: dict[str, XidEvent] = {}
+    for e in events:
+        first.setdefault(e.text, e)
+    order = sorted(counts, key=lambda t: -counts[t])
     shown = []
     for text in order[:MAX_EVIDENCE]:
         stamp = first[text].timestamp
@@ -87,11 +94,29 @@ def _evidence(origin: str, events: list[XidEvent]) -> tuple[list[Evidence], int]
     return shown, len(order)
 
 
-def _fix(level: str, target: str, codes: set[int]) -> Fix:
+def _span(events: list[XidEvent]) -> str:
+    """``"first at [1843.3], last at [2001.0]"`` from the log's own time stamps (kernel or journal time)."""
+    stamps = [e.timestamp for e in events if e.timestamp]
+    if not stamps:
+        return "no time stamps in the log"
+    if len(events) == 1:
+        return f"at [{stamps[0]}]"
+    return f"first at [{stamps[0]}], last at [{stamps[-1]}]"
+
+
+def _fix(level: str, target: str, codes: set[int], recovery: str | None = None) -> Fix:
     if level in (LOW, INFO):
-        return Fix(notes=N_("Usually the application (illegal address, bad kernel, killed context), not the GPU: check the failing job's logs. Investigate the hardware only if it recurs with different workloads."))
-    notes = [N_('Drain the GPU first (cordon the node or stop the serving process).'),
-             N_('A reset needs every process on the GPU stopped; on NVSwitch systems (HGX) reset all GPUs together or reboot the node instead.')]
+        return Fix(notes="Usually the application (illegal address, bad kernel, killed context), not the GPU: "
+                         "check the failing job's logs. Investigate the hardware only if it recurs with different "
+                         "workloads.")
+    if recovery == "reboot":
+        return Fix(notes="The driver asks for a node reboot (Xid 154): drain the node, reboot it, then check "
+                         "`nvidia-smi -q` and gpu.recovery; a GPU reset does not clear this action.")
+    notes = ["Drain the GPU first (cordon the node or stop the serving process).",
+             "A reset needs every process on the GPU stopped; on NVSwitch systems (HGX) reset all GPUs together "
+             "or reboot the node instead."]
+    if recovery in ("drain_p2p", "drain_and_reset"):
+        notes.insert(1, "Stop the peer-to-peer (NVLink/P2P) traffic to this GPU first; the driver asks for the drain.")
     if 79 in codes:
         notes.append(N_('After Xid 79 a reset usually fails: power-cycle the node, then check the riser, power cables and slot.'))
     if codes & {48, 63, 64, 94, 95}:
@@ -100,10 +125,89 @@ def _fix(level: str, target: str, codes: set[int]) -> Fix:
     return make("gpu_reset", target=target, notes=join(' ', notes))
 
 
+def _is_gpu(facts: Facts, address: str) -> bool:
+    """The address names a GPU of this node: in the driver's inventory, or a GPU function on the PCI bus."""
+    if facts.gpus.by_address(address) is not None:
+        return True
+    dev = facts.pci.get(address)
+    return dev is not None and dev.is_gpu
+
+
+def _subcodes(events: list[XidEvent]) -> str:
+    """``"; NVLink unit and subcode: NETIR_LINK_EVT/4 x12"`` for Xid 144-150 lines that give them."""
+    seen = Counter(f"{e.unit}/{e.subcode}" for e in events if e.subcode is not None)
+    if not seen:
+        return ""
+    shown = ", ".join(f"{k} x{n}" for k, n in seen.most_common(MAX_EVIDENCE))
+    more = len(seen) - min(len(seen), MAX_EVIDENCE)
+    return f"; NVLink unit/subcode (bits 20-25 of the interrupt information): {shown}" + (f", +{more} more" if more else "")
+
+
+def _gpu_finding(facts: Facts, origin: str, address: str, xid: int, events: list[XidEvent]) -> Finding:
+    level, meaning = _grade(xid)
+    recovery = next((e.recovery for e in reversed(events) if e.recovery), None) if xid == 154 else None
+    if recovery is not None:
+        level = RECOVERY_GRADE.get(recovery, HIGH)
+    gpu = facts.gpus.by_address(address)
+    label = gpu_label(facts, address)
+    evidence, distinct = _evidence(origin, events)
+    bandwidth = facts.kernel_log.bandwidth_of(address)
+    if bandwidth is not None and level in (CRITICAL, HIGH):
+        evidence.append(Evidence(origin, bandwidth.text))
+    observed = f"Xid {xid} x{len(events)}" + (f", recovery action {recovery}" if recovery else "")
+    detail = (f"The kernel log holds {len(events)} Xid {xid} line(s) for {label}, {_span(events)}"
+              + (f"; the last asks for recovery action `{recovery}`" if recovery else "")
+              + _subcodes(events)
+              + (f"; {distinct - MAX_EVIDENCE} more distinct message(s) not shown" if distinct > MAX_EVIDENCE else "")
+              + ". The log covers events since boot (or since the ring buffer wrapped); a reset may "
+                "already have cleared the fault.")
+    return Finding(
+        level, address, f"Xid {xid} ({meaning}) on {label}" + (f": recovery action {recovery}" if recovery else ""),
+        detail=detail, evidence=tuple(evidence), expected="no Xid errors", observed=observed,
+        impact=Impact(IMPACT.get(level, IMPACT[HIGH]), "the GPU is lost or its results are suspect until reset or replaced"
+                      if level in (CRITICAL, HIGH, MEDIUM) else "a failed job; the GPU itself is usually fine",
+                      basis="NVIDIA's Xid catalogue for the codes in the evidence (which ones need a reset or the GPU replaced)"),
+        fix=_fix(level, str(gpu.index) if gpu is not None else address, {xid}, recovery),
+        references=REFERENCES, confidence=0.9)
+
+
+def _other_finding(facts: Facts, origin: str, events: list[XidEvent]) -> Finding:
+    """One node-level finding for Xid lines naming a host bridge, a NIC or an address on no bus."""
+    addresses = Counter(e.address for e in events)
+    named = []
+    for address, n in addresses.most_common(MAX_OTHER_ADDRESSES):
+        dev = facts.pci.get(address)
+        what = (dev.name or ("a bridge" if dev.is_bridge else "a NIC" if dev.is_nic else "not a GPU")) if dev is not None \
+            else "on no bus of this node"
+        named.append(f"{address} ({what}) x{n}")
+    more = len(addresses) - len(named)
+    codes = Counter(e.xid for e in events)
+    worst = min((_grade(c)[0] for c in codes), key=severity_order)
+    level = worst if severity_order(worst) >= severity_order(MEDIUM) else MEDIUM
+    evidence, distinct = _evidence(origin, events)
+    return Finding(
+        level, "node", f"{len(events)} Xid line(s) name no GPU of this node ({len(addresses)} address(es))",
+        detail="The NVIDIA driver names the GPU of each Xid by its PCI address; these lines name an address "
+               "that is no GPU in the inventory or on the PCI bus: " + ", ".join(named)
+               + (f", +{more} more" if more else "") + f" ({_span(events)}; codes "
+               + ", ".join(f"Xid {c} x{n}" for c, n in sorted(codes.items())[:16]) + "). A log from another "
+               "node, a GPU that has left the bus entirely (see gpu.unreachable) or corrupt lines; no GPU "
+               "is reset on their word.",
+        evidence=tuple(evidence), expected="Xid lines name GPUs of this node",
+        observed=f"{len(events)} line(s), {len(addresses)} address(es)",
+        impact=Impact(20.0, "none known for the GPUs listed; the lines may belong to a GPU no longer seen",
+                      basis="the addresses match no GPU of the inventory"),
+        fix=Fix(notes="Compare the addresses with `lspci -D -d 10de:` and `nvidia-smi -q`; if a GPU is missing "
+                      "from both, it has fallen off the bus: see gpu.unreachable."),
+        references=REFERENCES, confidence=0.6)
+
+
 @check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",), needs=("kernel_log",), applies=gpu_absent)
 def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
-    """Critical for Xid 79/95/64, high for 48/94/63/74/119/120, low for the usual application faults
-    13/31/43, info for other codes; unknown when dmesg could not be read on a node with GPUs."""
+    """One finding per GPU and Xid code with the count and first and last time: critical for Xid
+    79/95/64, high for 48/94/63/74/119/120, low for the usual application faults 13/31/43, info for
+    other codes; Xid 154 graded by the recovery action it names; Xid lines naming no GPU of the node
+    one node-level finding; unknown when dmesg could not be read on a node with GPUs."""
     log = facts.kernel_log
     gpus = facts.gpus.gpus
     if not log.readable:
@@ -115,33 +219,20 @@ def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
         return
     if not gpus and not log.xids:
         return
-    by_address: dict[str, list[XidEvent]] = {}
+    groups: dict[tuple[str, int], list[XidEvent]] = {}
+    other: list[XidEvent] = []
+    is_gpu: dict[str, bool] = {}
     for event in log.xids:
-        by_address.setdefault(event.address, []).append(event)
-    for address, events in sorted(by_address.items()):
-        codes = {e.xid for e in events}
-        level = min((_grade(c)[0] for c in codes), key=severity_order)
-        gpu = facts.gpus.by_address(address)
-        label = gpu_label(facts, address)
-        worst = sorted(c for c in codes if _grade(c)[0] == level)
-        evidence, distinct = _evidence(log.origin, events)
-        bandwidth = log.bandwidth_of(address)
-        if bandwidth is not None and level in (CRITICAL, HIGH):
-            evidence.append(Evidence(log.origin, bandwidth.text))
-        summary = join(', ', (f"Xid {c} ({_grade(c)[1]})" for c in worst))
-        counts = Counter(e.xid for e in events)
-        observed = join(', ', (f"Xid {c} x{counts[c]}" for c in sorted(counts)))
-        yield Finding(
-            level, address, N_('{summary} on {label}', summary=summary, label=label),
-            detail=N_('The kernel log holds {n_events} Xid line(s) for {label}: {observed}', n_events=len(events), label=label, observed=observed)
-                   + (N_('; {distinct} more distinct message(s) not shown', distinct=distinct - MAX_EVIDENCE) if distinct > MAX_EVIDENCE
-                      else "")
-                   + N_('. The log covers events since boot (or since the ring buffer wrapped); a reset may already have cleared the fault.'),
-            evidence=tuple(evidence), expected=N_('no Xid errors'), observed=observed,
-            impact=Impact(IMPACT[level], N_('the GPU is lost or its results are suspect until reset or replaced')
-                          if level in (CRITICAL, HIGH) else N_('a failed job; the GPU itself is usually fine'), basis=N_("NVIDIA's Xid catalogue for the codes in the evidence (which ones need a reset or the GPU replaced)")),
-            fix=_fix(level, str(gpu.index) if gpu is not None else address, codes),
-            references=REFERENCES, confidence=0.9)
+        if event.address not in is_gpu:
+            is_gpu[event.address] = _is_gpu(facts, event.address)
+        if is_gpu[event.address]:
+            groups.setdefault((event.address, event.xid), []).append(event)
+        else:
+            other.append(event)
+    for (address, xid), events in sorted(groups.items()):
+        yield _gpu_finding(facts, log.origin, address, xid, events)
+    if other:
+        yield _other_finding(facts, log.origin, other)
     if not log.xids:
         yield Finding(PASS, "node", N_('no NVIDIA Xid errors in the kernel log ({n_gpus} GPUs)', n_gpus=len(gpus)),
                       evidence=(Evidence(log.origin, "no 'NVRM: Xid' line"),))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from doctor.derived.net import is_rdma_nic, subject_nics
-from doctor.derived.paths import nearest_nic
+from doctor.derived.paths import NicIndex
 from doctor.facts import Facts
 from doctor.findings import HIGH, INFO, LOW, PASS, Evidence, Finding, Fix, Impact
 from doctor.i18n import N_, join
@@ -35,8 +35,9 @@ def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
     checked = 0
     found = False
     same_node: list[Finding] = []
+    index = NicIndex(facts.pci, nics, numa)
     for gpu in gpus:
-        hit = nearest_nic(facts.pci, gpu.address, nics, numa)
+        hit = index.nearest(gpu.address)
         if hit is None or hit[1] is None:
             continue
         nic, word = hit

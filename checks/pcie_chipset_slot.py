@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from doctor.derived.chipset import amd_chipset, intel_pch
 from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
-from doctor.derived.paths import GDR_WORDS, nearest_nic, switch_hops
+from doctor.derived.paths import GDR_WORDS, NicIndex, switch_hops
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pcie_gen import link_bandwidth
@@ -74,11 +74,11 @@ def _hops_text(hops: int | None) -> str:
     return Nn_('behind {n} PCIe switch below a root port', 'behind {n} PCIe switches below a root port', hops)
 
 
-def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: list[PciDevice]) -> tuple[Finding, str, str]:
+def _topology_info(facts: Facts, gpu: PciDevice, label: str, nics: NicIndex | None) -> tuple[Finding, str, str]:
     """The info finding for one GPU, plus its hop text and nearest-NIC word (for the summary)."""
     hops = _hops_text(switch_hops(facts.pci, gpu.address))
     root = facts.pci.root_port(gpu.address)
-    near = nearest_nic(facts.pci, gpu.address, nics, facts.numa) if nics else None
+    near = nics.nearest(gpu.address) if nics is not None else None
     parts = [N_("{hops} ({port})", hops=hops, port=root.address if root else "?")]
     detail = ""
     word = "none"
@@ -138,7 +138,8 @@ def chipset_slot(facts: Facts) -> Iterator[Finding]:
             found += 1
             yield finding
     near_nics = [n for n in fast if is_rdma_nic(facts, n)] or fast
-    infos = [_topology_info(facts, g, gpu_label(facts, g.address), near_nics) for g in gpus if not _no_path(g)]
+    index = NicIndex(facts.pci, near_nics, facts.numa) if near_nics else None
+    infos = [_topology_info(facts, g, gpu_label(facts, g.address), index) for g in gpus if not _no_path(g)]
     if len(infos) == 1:
         yield infos[0][0]
     elif infos:

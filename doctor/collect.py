@@ -37,6 +37,9 @@ class _Snapshot:
     links: dict[str, str] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=set)
     unreadable: int = 0
+    #: links already met and where they lead inside the root: each folder and link on the way to
+    #: 200,000 files is looked at once, not once per file below it (66 s at 20,000 PCI devices)
+    resolved: dict[str, str | None] = field(default_factory=dict)
 
 
 def _chroot_join(base: str, target: str) -> str:
@@ -62,12 +65,12 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
     parts = split_path(path)
     for i, comp in enumerate(parts):
         candidate = f"{cur}/{comp}" if cur else comp
-        kind = tree.kind(candidate)
+        kind = DIR if candidate in snap.dirs else LINK if candidate in snap.links else tree.kind(candidate)
         last = i == len(parts) - 1
         if kind is None:
             return False
         if kind == LINK:
-            target = tree.readlink(candidate)
+            target = snap.links.get(candidate) or tree.readlink(candidate)
             if target is None:
                 return False
             if candidate in snap.links:  # already copied with its target
@@ -78,7 +81,9 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
                 _add_path(src, snap, _chroot_join(cur, target), sanitizer, depth + 1)
                 if last:
                     return True
-            resolved = tree.resolve(candidate)
+            if candidate not in snap.resolved:
+                snap.resolved[candidate] = tree.resolve(candidate)
+            resolved = snap.resolved[candidate]
             if resolved is None:
                 return False
             cur = resolved

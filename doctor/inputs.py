@@ -101,7 +101,9 @@ def _sysctls(facts: Facts) -> str | None:
 
 def _numa(facts: Facts) -> str | None:
     numa = facts.numa
-    return numa.missing if not numa.nodes else None
+    if not numa.nodes:
+        return numa.missing
+    return _unread(facts, "sys/devices/system/node/*")
 
 
 def _rdma_counters(facts: Facts) -> str | None:
@@ -113,11 +115,19 @@ def _rdma_counters(facts: Facts) -> str | None:
 
 
 def _cmdline(facts: Facts) -> str | None:
-    return "proc/cmdline: not recorded" if facts.cmdline.raw is None else None
+    if facts.cmdline.raw is None:
+        return _unread(facts, "proc/cmdline") or "proc/cmdline: not recorded"
+    return None
 
 
 def _irqs(facts: Facts) -> str | None:
-    return "proc/interrupts: not recorded" if not facts.irqs else _unread(facts, "proc/irq/*")
+    facts.irqs  # noqa: B018 - read them: what was over the cap is known after
+    unread = _unread(facts, "proc/interrupts", "proc/irq/*")
+    if unread:
+        return unread
+    if not facts.irqs or not facts.source.exists("proc/interrupts"):
+        return "proc/interrupts: not recorded"  # the handler names (which device an IRQ serves) come from it
+    return None
 
 
 #: every input a check may declare, by name

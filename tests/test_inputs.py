@@ -9,15 +9,19 @@ from doctor.registry import load_checks
 from tests.helpers import SICK, facts, run
 
 BIG = b"x" * ((1 << 20) + 10)  # over the 1 MiB cap of process and deployment files
-#: per input: overlay changes on the sick fixture that take it away or truncate it
-TAKEN: dict[str, dict[str, bytes | str | None]] = {
+HUGE = b"x" * ((16 << 20) + 1)  # over the 16 MiB cap of any file
+LINE = b"0" * ((1 << 16) + 1)  # over the 64 KiB cap of a sysfs/proc attribute
+GPU_DIR = "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0"
+#: per input: overlay changes on the sick fixture that take it away ...
+#: (``None``: absence is a state the checks judge, not a missing input: a node without deployment files)
+REMOVED: dict[str, dict[str, bytes | str | None] | None] = {
     "pci": {"sys/bus/pci/devices": None, "commands/lspci_-vvv": None, "sys/devices": None},
     "pci.aer": {},  # the generated trees expose no AER counters: already missing on this bare-metal node
     "gpus": {"commands/nvidia-smi_-q_-x": None},
-    "kernel_log": {"commands/dmesg": None},
-    "processes": {"proc/4242/cmdline": BIG},
-    "process_env": {"proc/4242/environ": BIG},
-    "deploy_files": {"etc/systemd/system/vllm.service": BIG},
+    "kernel_log": {},  # the committed fixtures record no dmesg: already missing
+    "processes": {f"proc/{p}": None for p in (1, 1873, 2314, 4242, 4318, 4327, 4336, 4345, 4354, 4363, 4372, 4381)},
+    "process_env": {"proc/4242/environ": None},
+    "deploy_files": None,
     "sysctls": {"proc/sys": None, "etc/sysctl.d": None, "etc/sysctl.conf": None},
     "numa": {"sys/devices/system/node": None},
     "cmdline": {"proc/cmdline": None},
@@ -25,29 +29,53 @@ TAKEN: dict[str, dict[str, bytes | str | None]] = {
     "rdma_counters": {"sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:19:00.0/infiniband/mlx5_0/"
                       "ports/1/counters": None},
 }
+#: ... and that leave it there but over its read cap (truncated, not read whole)
+CAPPED: dict[str, dict[str, bytes | str | None]] = {
+    "pci": {f"{GPU_DIR}/config": b"\0" * 8192, "commands/lspci_-vvv": HUGE},
+    "pci.aer": {f"{GPU_DIR}/aer_dev_fatal": LINE + b"\n"},
+    "gpus": {"commands/nvidia-smi_-q_-x": HUGE},
+    "kernel_log": {"commands/dmesg": HUGE},
+    "processes": {"proc/4242/cmdline": BIG},
+    "process_env": {"proc/4242/environ": BIG},
+    "deploy_files": {"etc/systemd/system/vllm.service": BIG},
+    "sysctls": {"proc/sys/net/core/rmem_max": LINE},
+    "numa": {"sys/devices/system/node/node1/cpulist": LINE},
+    "cmdline": {"proc/cmdline": LINE},
+    "irqs": {"proc/interrupts": HUGE},
+}
 CHECKS, _ = load_checks()
-CASES = [(c.id, need) for c in CHECKS for need in c.needs]
+CASES = [(c.id, need, how) for c in CHECKS for need in c.needs for how in ("removed", "capped")
+         if how == "capped" or REMOVED[need] is not None]
 
 
-def test_every_input_has_a_way_to_take_it_away_here() -> None:
-    assert sorted(TAKEN) == sorted(INPUTS)
-    assert len(CASES) >= 30  # the built-in checks declare what they rest on
+def test_every_input_has_a_way_to_take_it_away_and_to_cap_it_here() -> None:
+    assert sorted(REMOVED) == sorted(INPUTS) == sorted(CAPPED)
+    assert len(CASES) >= 60  # the built-in checks declare what they rest on
 
 
 @pytest.mark.skipif(not SICK.exists(), reason="sick fixture not generated")
-@pytest.mark.parametrize(("check_id", "need"), CASES, ids=[f"{c}-{n}" for c, n in CASES])
-def test_a_check_whose_input_is_missing_or_truncated_is_not_pass(check_id: str, need: str) -> None:
-    f = facts(TAKEN[need], base=SICK)
-    assert problems(f, [need]), f"taking {need} away went unnoticed"
+@pytest.mark.parametrize("need", sorted(INPUTS))
+def test_each_input_notices_its_removal_and_its_cap(need: str) -> None:
+    """Whether or not a check declares it today: the next check that does can rely on it."""
+    for how, changes in (("removed", REMOVED[need]), ("capped", CAPPED[need])):
+        if changes is not None:
+            assert problems(facts(changes, base=SICK), [need]), f"{need} {how} went unnoticed"
+
+
+@pytest.mark.skipif(not SICK.exists(), reason="sick fixture not generated")
+@pytest.mark.parametrize(("check_id", "need", "how"), CASES, ids=[f"{c}-{n}-{h}" for c, n, h in CASES])
+def test_a_check_whose_input_is_missing_or_truncated_is_not_pass(check_id: str, need: str, how: str) -> None:
+    f = facts((REMOVED if how == "removed" else CAPPED)[need] or {}, base=SICK)
+    assert problems(f, [need]), f"{need} {how} went unnoticed"
     result = run(f, only=[check_id])
     status = next(c["status"] for c in result.checks if c["id"] == check_id)
-    assert status not in ("pass", "not_applicable"), (check_id, need, status)
+    assert status not in ("pass", "not_applicable"), (check_id, need, how, status)
     assert not [x for x in result.findings if x.check == check_id and x.severity == "pass"]
 
 
 @pytest.mark.skipif(not SICK.exists(), reason="sick fixture not generated")
 def test_the_unknown_names_the_input_and_the_file() -> None:
-    result = run(facts(TAKEN["process_env"]), only=["runtime.debug_env"])  # healthy: it would pass
+    result = run(facts(CAPPED["process_env"]), only=["runtime.debug_env"])  # healthy: it would pass
     unknown = [x for x in result.findings if x.severity == "unknown"]
     assert unknown and any("proc/4242/environ" in e.value and "larger than the read limit" in e.value
                            for x in unknown for e in x.evidence)

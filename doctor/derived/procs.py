@@ -273,12 +273,28 @@ def irqbalance_running(facts: Facts) -> bool | None:
 
 def server_gpus(facts: Facts, root_pid: int) -> list[str]:
     """Addresses of the GPUs used by a server root or any process below it."""
-    by_pid = {p.pid: p for p in facts.processes}
+    children = cached(facts, "procs.children", lambda: _children(facts.processes))
     out: set[str] = set()
-    for proc in facts.processes:
-        if proc.pid == root_pid or any(a.pid == root_pid for a in _ancestors(proc, by_pid)):
-            out.update(g.address for g in gpus_of(facts, proc)[0])
+    todo, seen = [root_pid], {root_pid}
+    while todo:  # the tree below the root, each process once (a ppid loop ends where it began)
+        for proc in children.get(todo.pop(), ()):
+            if proc.pid not in seen:
+                seen.add(proc.pid)
+                todo.append(proc.pid)
+    by_pid = cached(facts, "procs.by_pid", lambda: {p.pid: p for p in reversed(facts.processes)})
+    for pid in seen:
+        if pid in by_pid:
+            out.update(g.address for g in gpus_of(facts, by_pid[pid])[0])
     return sorted(out)
+
+
+def _children(processes: tuple[Process, ...]) -> dict[int, tuple[Process, ...]]:
+    """Processes by their parent's pid, in pid order."""
+    out: dict[int, list[Process]] = {}
+    for proc in processes:
+        if proc.ppid is not None and proc.ppid != proc.pid:
+            out.setdefault(proc.ppid, []).append(proc)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 _PYTHON = lazy(r"python[0-9.]*$")

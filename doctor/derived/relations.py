@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from doctor.derived import cached
 from doctor.derived.net import is_rdma_nic, subject_nics
-from doctor.derived.paths import nearest_nic
+from doctor.derived.paths import NicIndex
 from doctor.facts import Facts, PciDevice
 from doctor.record import record
 
@@ -45,8 +45,9 @@ def gpu_nics(facts: Facts) -> list[GpuNic]:
 def _gpu_nics(facts: Facts) -> list[GpuNic]:
     nics = [n for n in subject_nics(facts) if is_rdma_nic(facts, n)]
     out = []
+    index = NicIndex(facts.pci, nics, facts.numa)
     for gpu in facts.pci.gpus:
-        hit = nearest_nic(facts.pci, gpu.address, nics, facts.numa)
+        hit = index.nearest(gpu.address)
         nic, word = hit if hit is not None else (None, None)
         out.append(GpuNic(gpu, nic, word, gpu.numa_node, nic.numa_node if nic is not None else None))
     return out

@@ -16,7 +16,7 @@ from doctor.facts.limits import HugePages, ProcFiles, build_hugepages
 from doctor.facts.net import Gid, NetDev, RdmaPort, build_netdevs, build_rdma
 from doctor.facts.numa import Irq, NumaNode, NumaTopology, build_irqs, build_numa
 from doctor.facts.nvlink import FabricManager, Nvlink, build_fabric_manager, build_nvlink
-from doctor.facts.pci import PciDevice, PciTree, build_pci
+from doctor.facts.pci import PciDevice, PciTree, build_pci, within_nodes
 from doctor.facts.port_health import LinkDown, PortErrors, build_link_downs, build_port_errors
 from doctor.facts.procs import Process, build_processes
 from doctor.facts.roce import (
@@ -78,7 +78,7 @@ class Facts:
 
     @cached_property
     def pci(self) -> PciTree:
-        return build_pci(self.source)
+        return within_nodes(build_pci(self.source), frozenset(n.id for n in self.numa.nodes))
 
     @cached_property
     def gpus(self) -> GpuInventory:

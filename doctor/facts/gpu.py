@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from doctor.facts.pci import PciDevice, PciTree
-from doctor.facts.util import SPEED_OF_GEN, normalise_bdf
+from doctor.facts.util import SPEED_OF_GEN, memo, normalise_bdf
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import LIVE, Source
@@ -85,7 +85,7 @@ class GpuInventory:
     faults: tuple[GpuFault, ...] = ()
 
     def by_address(self, address: str) -> Gpu | None:
-        return next((g for g in self.gpus if g.address == address), None)
+        return memo(self, "_by_address", lambda: {g.address: g for g in reversed(self.gpus)}).get(address)
 
 
 #: leaf elements of ``nvidia-smi -q -x`` that change from second to second and that nothing here

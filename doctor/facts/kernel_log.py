@@ -14,7 +14,7 @@ The ring buffer holds events since boot, or since it wrapped: no Xid line is not
 
 from __future__ import annotations
 
-from doctor.facts.util import normalise_bdf
+from doctor.facts.util import memo, normalise_bdf
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
@@ -47,6 +47,37 @@ class XidEvent:
     xid: int
     text: str  # the message from ``NVRM:`` on
     timestamp: str | None  # ``1843.308145``, ``Fri Aug 30 11:43:09 2024`` or ``Feb 14 05:03:41``
+    #: Xid 154: the recovery action the driver now asks for (``reset``, ``reboot``, ``drain_p2p``,
+    #: ``drain_and_reset``, ``none``), from "GPU recovery action changed from 0x0 (None) to 0x1 (...)"
+    recovery: str | None = None
+    #: Xid 144-150: the NVLink unit the line names (``NETIR_LINK_EVT``) and the subcode, bits 20-25
+    #: of the first interrupt-information word (``(0x00450000 ...)``), where the line gives them
+    unit: str | None = None
+    subcode: int | None = None
+
+
+#: NVML ``nvmlGpuRecoveryAction_t`` values, as Xid 154 prints them (``0x1 (GPU Reset Required)``)
+RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset"}
+_RECOVERY_RE = lazy(r"recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to (0x[0-9a-fA-F]{1,8}) \(([^)]{0,80})\)")
+#: Xid 144-150 after the code: ``NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x004505c6 0x00000000 ...)``
+_NVLINK_RE = lazy(r"\d+, (?:pid=[^,]{0,40}, name=[^,]{0,80}, )?(?:[A-Za-z]+: )?([A-Z][A-Z0-9_]{1,40})\b[^(]{0,80}\((0x[0-9a-fA-F]{1,8})\b")
+
+
+def recovery_action(text: str) -> str | None:
+    """The action an Xid 154 line asks for, by NVML's numbering (``unknown:0x9`` for a value it has not)."""
+    m = _RECOVERY_RE.search(text)
+    if m is None:
+        return None
+    value = int(m.group(1), 16)
+    return RECOVERY_ACTIONS.get(value, f"unknown:{m.group(1).lower()}")
+
+
+def nvlink_subcode(text: str) -> tuple[str | None, int | None]:
+    """(unit, subcode) of an Xid 144-150 line: bits 20-25 of its first interrupt-information word."""
+    m = _NVLINK_RE.search(text)
+    if m is None:
+        return None, None
+    return m.group(1), (int(m.group(2), 16) >> 20) & 0x3F
 
 
 @record
@@ -79,7 +110,13 @@ class KernelLog:
         return self.missing is None
 
     def xids_of(self, address: str) -> tuple[XidEvent, ...]:
-        return tuple(x for x in self.xids if x.address == address)
+        def build() -> dict[str, tuple[XidEvent, ...]]:
+            out: dict[str, list[XidEvent]] = {}
+            for x in self.xids:
+                out.setdefault(x.address, []).append(x)
+            return {k: tuple(v) for k, v in out.items()}
+
+        return memo(self, "_by_address", build).get(address, ())
 
     def bandwidth_of(self, address: str) -> PcieBandwidth | None:
         return next((b for b in reversed(self.bandwidth) if b.address == address), None)
@@ -135,8 +172,11 @@ def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[PcieBandwid
         if "NVRM: Xid" in line:
             m = XID_RE.search(line)
             if m is not None and len(m.group(2)) <= 6:
-                xids.append(XidEvent(xid_address(m.group(1)), int(m.group(2)),
-                                     line[m.start():].strip(), _timestamp(line)))
+                code, text = int(m.group(2)), line[m.start():].strip()
+                unit, subcode = nvlink_subcode(text[m.end() - m.start() - len(m.group(2)):]) \
+                    if 144 <= code <= 150 else (None, None)
+                xids.append(XidEvent(xid_address(m.group(1)), code, text, _timestamp(line),
+                                     recovery_action(text) if code == 154 else None, unit, subcode))
         elif "available PCIe bandwidth" in line:
             bw = _bandwidth(line)
             if bw is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.facts.util import parse_cpulist
+from doctor.facts.util import memo, parse_cpulist
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
@@ -31,10 +31,11 @@ class NumaTopology:
         return len(self.cpu_nodes) > 1
 
     def node_of_cpu(self, cpu: int) -> int | None:
-        return next((n.id for n in self.nodes if cpu in n.cpus), None)
+        by_cpu = memo(self, "_by_cpu", lambda: {c: n.id for n in reversed(self.nodes) for c in n.cpus})
+        return by_cpu.get(cpu)
 
     def get(self, node_id: int | None) -> NumaNode | None:
-        return next((n for n in self.nodes if n.id == node_id), None)
+        return memo(self, "_by_id", lambda: {n.id: n for n in reversed(self.nodes)}).get(node_id)  # type: ignore[arg-type]
 
 
 def build_numa(src: Source) -> NumaTopology:

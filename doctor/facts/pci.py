@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING
 
 from doctor.facts.pci_ids import pci_ids
 from doctor.facts.pcie_gen import GENERATION
-from doctor.facts.util import BDF, parse_cpulist, parse_int, parse_speed
+from doctor.facts.util import (
+    BDF,
+    COUNTER,
+    LINK_WIDTH,
+    NUMA_ID,
+    memo,
+    parse_cpulist,
+    parse_int,
+    parse_speed,
+    read_number,
+)
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Source
@@ -146,7 +156,13 @@ class PciTree:
         return root if root is not None and root.address != address else None
 
     def children(self, address: str) -> list[PciDevice]:
-        return [d for d in self.devices.values() if d.parent == address]
+        def build() -> dict[str | None, list[PciDevice]]:
+            out: dict[str | None, list[PciDevice]] = {}
+            for d in self.devices.values():
+                out.setdefault(d.parent, []).append(d)
+            return out
+
+        return list(memo(self, "_children", build).get(address, ()))
 
     @property
     def gpus(self) -> list[PciDevice]:
@@ -311,8 +327,9 @@ def _parse_aer(text: str | None) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in (text or "").splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit():
-            out[parts[0]] = int(parts[1])
+        value = read_number(parts[1], COUNTER) if len(parts) == 2 else None
+        if value is not None:
+            out[parts[0]] = value
     return out
 
 
@@ -358,12 +375,12 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         subsystem_device=parse_int(line("subsystem_device"), 16),
         driver=driver,
         driver_override=None if override in (None, "(null)") else override,
-        numa_node=parse_int(line("numa_node")),
+        numa_node=read_number(line("numa_node"), NUMA_ID),
         local_cpulist=line("local_cpulist"),
         cur_speed=link_speed(parse_speed(line("current_link_speed"))),
-        cur_width=link_width(parse_int(line("current_link_width"))),
+        cur_width=read_number(line("current_link_width"), LINK_WIDTH),
         max_speed=link_speed(parse_speed(line("max_link_speed"))),
-        max_width=link_width(parse_int(line("max_link_width"))),
+        max_width=read_number(line("max_link_width"), LINK_WIDTH),
         iommu_group=src.link_name(f"{base}/iommu_group") if "iommu_group" in present else None,
         path=path,
         host_bridge=host,
@@ -388,7 +405,22 @@ def link_speed(value: float | None) -> float | None:
 
 def link_width(value: int | None) -> int | None:
     """A link width read from the host, kept only within what PCIe defines (0, link down, to x32)."""
-    return value if value is not None and 0 <= value <= 32 else None
+    return value if value is not None and LINK_WIDTH[0] <= value <= LINK_WIDTH[1] else None
+
+
+def within_nodes(tree: PciTree, nodes: frozenset[int]) -> PciTree:
+    """``tree`` with a NUMA node that is none of ``nodes`` (the host's, when known) unreadable
+    (``None``): node 7 on a two-node host is a broken source, not a locality to judge."""
+    if not nodes:
+        return tree
+    wrong = [d for d in tree.devices.values() if d.numa_node is not None and d.numa_node != -1
+             and d.numa_node not in nodes]
+    if not wrong:
+        return tree
+    devices = dict(tree.devices)
+    for dev in wrong:
+        devices[dev.address] = replace(dev, numa_node=None)
+    return replace(tree, devices=devices)
 
 
 def _structural_port_types(devices: dict[str, PciDevice]) -> dict[str, str]:
@@ -417,7 +449,8 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
         changes["name"] = info.description
         if not dev.is_vf and _VF_NAME.search(info.description):
             changes["is_vf"] = True
-    if dev.numa_node is None and info.numa_node is not None:
+    if dev.numa_node is None and info.numa_node is not None \
+            and NUMA_ID[0] <= info.numa_node <= NUMA_ID[1]:
         changes["numa_node"] = info.numa_node
     if dev.driver is None and info.driver:
         changes["driver"] = info.driver

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from doctor import specs
 from doctor.facts.net import NetDev, RdmaPort
+from doctor.facts.util import COUNTER, read_number
 from doctor.lazyre import lazy
 from doctor.parsers.ibv_devinfo import parse_ibv_devinfo
 from doctor.parsers.mlnx_qos import parse_mlnx_qos
@@ -78,8 +79,9 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in text.splitlines()[:20000]:
         m = _STAT.match(line)
-        if m:
-            out[m.group(1)] = int(m.group(2))
+        value = read_number(m.group(2), COUNTER) if m else None
+        if m and value is not None:
+            out[m.group(1)] = value
     return out
 
 
@@ -182,8 +184,9 @@ def build_counters(src: Source, ports: tuple[RdmaPort, ...]) -> dict[str, RdmaCo
         values = {}
         for name in src.listdir(base):
             text = src.read_line(f"{base}/{name}")
-            if text is not None and text.isascii() and text.isdigit() and len(text) <= 20:
-                values[name] = int(text)
+            value = read_number(text, COUNTER) if text is not None and text.isascii() else None
+            if value is not None:
+                values[name] = value
         out[port.name] = RdmaCounters(port.name, base, values)
     return out
 
