@@ -126,8 +126,12 @@ def _fix(level: str, target: str, codes: set[int], recovery: str | None = None) 
 
 
 def _is_gpu(facts: Facts, address: str) -> bool:
-    """The address names a GPU of this node: in the driver's inventory, or a GPU function on the PCI bus."""
+    """The address names a GPU of this node: in the driver's inventory, or a GPU function on the PCI bus.
+    With no PCI tree and no inventory at all (a kernel log on its own), the NVIDIA driver's own line is
+    all there is, and it names the device it drives: a GPU."""
     if facts.gpus.by_address(address) is not None:
+        return True
+    if not facts.pci.devices and not facts.gpus.gpus:
         return True
     dev = facts.pci.get(address)
     return dev is not None and dev.is_gpu
