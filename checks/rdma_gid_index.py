@@ -164,30 +164,30 @@ def gid_index(facts: Facts) -> Iterator[Finding]:
 def _forced_problem(facts: Facts, port: RdmaPort, gid: Gid | None, own: set[str], roce_version: int) -> str | None:
     """Why a forced GID entry cannot work on ``port``, or None when it is a usable entry."""
     if gid is None or not configured(gid):
-        return "an empty slot"
+        return N_("an empty slot")
     if link_local(gid):
-        return "a link-local fe80:: entry (not routable)"
+        return N_("a link-local fe80:: entry (not routable)")
     if version(gid) == 1 and roce_version != 1:
-        return "a RoCE v1 entry (L2 only, not routable)"
+        return N_("a RoCE v1 entry (L2 only, not routable)")
     if _foreign_ndev(facts, port, gid.ndev):
-        return f"an entry of netdev {gid.ndev}, not of this port ({', '.join(sorted(own)) or '?'})"
+        return N_("an entry of netdev {ndev}, not of this port ({v})", ndev=gid.ndev, v=", ".join(sorted(own)) or "?")
     return None
 
 
 def _consequence(facts: Facts, problem: str) -> str:
     """What a forced unusable entry does, said so that it stays true on a node that is serving now."""
     if problem == "an empty slot":
-        what = "NCCL cannot create connections over these ports (ibv_modify_qp fails; NCCL hints that an incorrect GID index is forced)"
+        what = N_("NCCL cannot create connections over these ports (ibv_modify_qp fails; NCCL hints that an incorrect GID index is forced)")
     elif problem.startswith("an entry of netdev"):
-        what = ("NCCL sends with another interface's address: replies come back over that interface's rail, so "
-                "connections fail or run over the wrong rail")
+        what = N_("NCCL sends with another interface's address: replies come back over that interface's rail, so "
+                  "connections fail or run over the wrong rail")
     else:
-        what = ("NCCL's connections over these ports to nodes in another subnet fail or hang (ibv_modify_qp or "
-                "connection timeouts); peers in the same L2 segment still connect")
+        what = N_("NCCL's connections over these ports to nodes in another subnet fail or hang (ibv_modify_qp or "
+                  "connection timeouts); peers in the same L2 segment still connect")
     if server_roots(facts):
-        what += (". A server runs now, so it is either single-node (NCCL does not use these ports inside a node) or its "
-                 "peers share the L2 segment: the first multi-node or cross-subnet deployment breaks")
-    return what + "."
+        what += N_(". A server runs now, so it is either single-node (NCCL does not use these ports inside a node) or its "
+                   "peers share the L2 segment: the first multi-node or cross-subnet deployment breaks")
+    return what + N_(".")
 
 
 #: NCCL env.html: "NCCL_IB_ROCE_VERSION_NUM ... Defines the RoCE version associated to the infiniband GID
@@ -231,11 +231,12 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
         related = tuple(names) + tuple(sorted({n for _, _, _, own in rows for n in own}))
         if problem:
             yield Finding(
-                HIGH, subject, f"{forced.name}={forced.value} forces {problem} on {where}",
-                detail=(f"{per_port}. " + _consequence(facts, problem)),
-                evidence=evidence, expected="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)",
-                observed=f"forced via {_where(forced)}",
-                impact=Impact(90, "multi-node NCCL and KV transfer over these ports time out or fail", basis="NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp"),
+                HIGH, subject, N_('{name}={value} forces {problem} on {where}', name=forced.name, value=forced.value,
+                                  problem=problem, where=where),
+                detail=N_("{per_port}. ", per_port=per_port) + _consequence(facts, problem),
+                evidence=evidence, expected=N_('NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 entry per port)'),
+                observed=N_('forced via {where}', where=_where(forced)),
+                impact=Impact(90, N_('multi-node NCCL and KV transfer over these ports time out or fail'), basis=N_('NCCL troubleshooting guide: connections on an empty, link-local or RoCE v1 GID fail in ibv_modify_qp')),
                 fix=_unset_fix(facts, forced), references=REFERENCES, related=related)
         else:
             yield Finding(

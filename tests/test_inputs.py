@@ -42,6 +42,8 @@ CAPPED: dict[str, dict[str, bytes | str | None]] = {
     "numa": {"sys/devices/system/node/node1/cpulist": LINE},
     "cmdline": {"proc/cmdline": LINE},
     "irqs": {"proc/interrupts": HUGE},
+    "rdma_counters": {"sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:19:00.0/infiniband/mlx5_0/"
+                      "ports/1/counters/symbol_error": LINE},
 }
 CHECKS, _ = load_checks()
 CASES = [(c.id, need, how) for c in CHECKS for need in c.needs for how in ("removed", "capped")
