@@ -60,7 +60,8 @@ def watch_throttle(facts: Facts) -> Iterator[Finding]:
             N_("clocks held back under load: {reason} in {n} of {busy} busy samples", reason=worst, n=active[worst],
                busy=c.busy_samples),
             detail=N_("Active while busy: {listed}. Hardware slowdowns point at cooling or the power supply; the "
-                      "software power cap means the GPU runs at its power limit.", listed=listed),
+                      "software power cap means the GPU runs at its power limit.", listed=listed)
+                   + (N_(" Hottest reading: {temp} C.", temp=c.max_temp) if c.max_temp is not None else ""),
             evidence=series_evidence(record, c.address, c.recent), expected=N_("no slowdown reason while busy"),
             observed=listed,
             impact=Impact({HIGH: 40.0, MEDIUM: 20.0}.get(severity, 5.0), N_("the GPU computes at lower clocks while it works"),

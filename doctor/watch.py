@@ -35,6 +35,7 @@ from doctor.sources.tree import TarTree
 
 if TYPE_CHECKING:
     from doctor.facts import Facts
+    from doctor.facts.gpu import Gpu
     from doctor.facts.pci import PciTree
 
 #: ``--duration`` at most (24 h) and ``--interval`` between these bounds, seconds
@@ -59,6 +60,7 @@ MAX_NEW_LINES = 10_000
 MAX_EVENT_SUBJECTS = 256
 _AER_LINE = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b.*?\b(?:AER|PCIe Bus Error)\b")
 _LINK_DOWN = re.compile(r"\blink (?:is )?down\b", re.IGNORECASE)
+_GPU_BLOCK = re.compile(r"<pci_bus_id>([0-9A-Fa-f:.]+)</pci_bus_id>.*?<gpu_temp>(\d{1,3}) C</gpu_temp>", re.S)
 _DEVICE = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b|\b([a-z][a-z0-9_.-]{1,15}): ")
 
 
@@ -70,6 +72,7 @@ class Sample:
     links: dict[str, tuple[float | None, int | None]] = field(default_factory=dict)
     activity: dict[str, str] = field(default_factory=dict)  # GPU address -> busy, idle or unknown
     clocks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # GPU address -> active reasons
+    temps: dict[str, int] = field(default_factory=dict)  # GPU address -> core temperature, degrees C
     counters: dict[tuple[str, str], int] = field(default_factory=dict)  # (subject, name) -> value
     lines: list[str] = field(default_factory=list)  # kernel-log lines new since the sample before
 
@@ -229,6 +232,7 @@ class Sampler:
             s.clocks[gpu.address] = tuple(sorted(k for k, on in rt.clock_event_reasons.items() if on))
             if rt.replays_since_reset is not None and rt.replays_since_reset >= 0:
                 s.counters[(gpu.address, "replay")] = rt.replays_since_reset
+        s.temps = _nvml_temps(inventory.gpus) if inventory.runtime_origin == "nvml" else _smi_temps(src)
 
     def not_sampled(self) -> tuple[str, ...]:
         notes = list(self.problems.values())
@@ -237,6 +241,33 @@ class Sampler:
         if not self.subjects.ib_counters:
             notes.append("InfiniBand/RoCE port counters: no sys/class/infiniband ports")
         return tuple(notes)
+
+
+def _smi_temps(src: Source) -> dict[str, int]:
+    """Core temperatures from the recorded ``nvidia-smi -q -x`` (its readings are left out of the parse)."""
+    out = src.command("nvidia_smi_xml")
+    temps: dict[str, int] = {}
+    for block in (out.text or "").split("<gpu id=")[1:]:
+        match = _GPU_BLOCK.search(block)
+        if match:
+            address = normalise_bdf(match.group(1)[-12:].lower())
+            if address and 0 < int(match.group(2)) < 150:
+                temps[address] = int(match.group(2))
+    return temps
+
+
+def _nvml_temps(gpus: tuple[Gpu, ...]) -> dict[str, int]:
+    """Core temperatures through NVML (``nvmlDeviceGetTemperature``); none when a call fails."""
+    try:
+        import pynvml
+    except ImportError:
+        return {}
+    temps: dict[str, int] = {}
+    for gpu in gpus:
+        with contextlib.suppress(Exception):  # NVMLError_NotSupported and friends, per GPU
+            handle = pynvml.nvmlDeviceGetHandleByPciBusId(gpu.address.encode())
+            temps[gpu.address] = int(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
+    return temps
 
 
 def _aer_total(text: str | None, total: str) -> int | None:
@@ -336,6 +367,7 @@ class _Counter:
 @dataclass
 class _Clocks:
     samples: int = 0
+    max_temp: int | None = None
     busy_samples: int = 0
     busy_reasons: dict[str, int] = field(default_factory=dict)
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT))
@@ -383,7 +415,11 @@ class Recorder:
                 for reason in reasons:
                     if reason not in BENIGN_REASONS:
                         clocks.busy_reasons[reason] = clocks.busy_reasons.get(reason, 0) + 1
-            clocks.recent.append(f"t={sample.t:.1f}s {activity} {','.join(reasons) or 'none'}")
+            temp = sample.temps.get(address)
+            if temp is not None:
+                clocks.max_temp = temp if clocks.max_temp is None else max(clocks.max_temp, temp)
+            shown = f" {temp} C" if temp is not None else ""
+            clocks.recent.append(f"t={sample.t:.1f}s {activity}{shown} {','.join(reasons) or 'none'}")
         for line in sample.lines:
             self._event(line, sample.t)
 
@@ -419,7 +455,7 @@ class Recorder:
             counters=tuple(CounterSeries(subject=k[0], name=k[1], first=c.first, last=c.last, first_t=c.first_t,
                                          last_t=c.last_t, growth=c.growth, increases=c.increases, resets=c.resets,
                                          recent=tuple(c.recent)) for k, c in self.counters.items()),
-            clocks=tuple(ClockSeries(address=a, samples=c.samples, busy_samples=c.busy_samples,
+            clocks=tuple(ClockSeries(address=a, samples=c.samples, busy_samples=c.busy_samples, max_temp=c.max_temp,
                                      busy_reasons=dict(c.busy_reasons), recent=tuple(c.recent))
                          for a, c in self.clocks.items()),
             events=tuple(KernelEvents(kind=k[0], subject=k[1], count=e.count, first_t=e.first_t, last_t=e.last_t,

@@ -75,6 +75,7 @@ class ClockSeries:
     busy_samples: int = 0
     #: reason -> busy samples in which it was active
     busy_reasons: dict[str, int] | None = None
+    max_temp: int | None = None  # the hottest core temperature read, degrees C
     recent: tuple[str, ...] = ()
 
 

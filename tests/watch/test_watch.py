@@ -181,9 +181,13 @@ def test_throttling_under_load_but_not_at_idle(node: Node) -> None:
         busy = i >= 3
         node.busy(GPU, busy, ("hw_thermal_slowdown",) if busy else ("sw_thermal_slowdown",))
 
-    found = of(watch(node, 6, step), "watch.throttle_under_load")
+    result = watch(node, 6, step)
+    found = of(result, "watch.throttle_under_load")
     assert [(s, subj) for s, subj, _ in found] == [("high", f"GPU 0 ({GPU})")]
     assert "hw_thermal_slowdown in 4 of 4 busy samples" in found[0][2]
+    finding = next(f for f in result.findings if f.check == "watch.throttle_under_load")
+    temp = re.search(r"<gpu_temp>(\d+) C</gpu_temp>", (node.root / SMI).read_text()).group(1)  # type: ignore[union-attr]
+    assert f"Hottest reading: {temp} C." in finding.detail  # the temperature is sampled with the clocks
 
 
 def test_idle_gpus_leave_throttling_unknown_not_pass(node: Node) -> None:
