@@ -131,6 +131,12 @@ def _irqs(facts: Facts) -> str | None:
 
 
 #: every input a check may declare, by name
+def _watch(facts: Facts) -> str | None:
+    """The samples of a watch (``gnd watch``, or ``gnd/watch.json`` of a snapshot) read whole."""
+    record = facts.watch
+    return None if record is None or record.missing is None else f"{record.origin}: {record.missing}"
+
+
 INPUTS: dict[str, Problem] = {
     "pci": _pci,
     "pci.aer": _pci_aer,
@@ -144,6 +150,7 @@ INPUTS: dict[str, Problem] = {
     "cmdline": _cmdline,
     "rdma_counters": _rdma_counters,
     "irqs": _irqs,
+    "watch": _watch,
 }
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from doctor.facts import Facts
 from doctor.facts.watch import WatchRecord
-from doctor.findings import UNKNOWN, Evidence, Finding
+from doctor.findings import Evidence
 from doctor.i18n import N_
 
 #: the prefixes :mod:`doctor.watch` gives what it could not sample
@@ -18,14 +18,6 @@ def record_of(facts: Facts) -> WatchRecord:
     record = facts.watch
     assert record is not None
     return record
-
-
-def unreadable(record: WatchRecord, check_id: str) -> Finding | None:
-    """An ``unknown`` finding when the stored record could not be read."""
-    if record.missing is None:
-        return None
-    return Finding(UNKNOWN, "node", N_("the watch record could not be read"), detail=record.missing,
-                   evidence=(Evidence(record.origin, record.missing),), check=check_id)
 
 
 def gap(record: WatchRecord, prefix: str) -> str | None:
