@@ -26,12 +26,17 @@ from doctor.findings import (
 from doctor.fixes import make
 from doctor.i18n import N_, join
 from doctor.registry import check
+from doctor.xid_catalog import LAST_CODE, entry
 
-#: Xid -> (severity, meaning), after NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html:
-#: critical where the catalogue's resolution is a reboot or the GPU is unusable, high where it is RESET_GPU or an
-#: NVLink workflow, low for RESTART_APP faults); codes not listed are reported as info. Codes marked Unused there
-#: (122-125 are SPI/InfoROM, not C2C) and IGNORE ones (137, 141) stay info. Xid 45 (preemptive cleanup after
-#: another error: benign alone, a symptom beside 79/48) needs context a fixed grade cannot give: it stays info.
+#: Xid -> (severity, meaning): the curated grades, after NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/
+#: analyzing-xid-catalog.html): critical where the catalogue's resolution is a reboot or the GPU is unusable, high
+#: where it is RESET_GPU or an NVLink workflow, low for RESTART_APP faults. Codes not listed here are graded from
+#: the catalogue's immediate resolution bucket (doctor/xid_catalog.py, every code through R595) by BUCKET_GRADE;
+#: codes newer than that table are info. Codes marked Unused there (122-125 are SPI/InfoROM, not C2C) and IGNORE
+#: ones (137, 141) stay info. Xid 45 (preemptive cleanup after another error: benign alone, a symptom beside 79/48)
+#: needs context a fixed grade cannot give: it stays info. 162-176 have no published resolution yet: those that
+#: name a fatal condition (PCIe fatal timeout, micro-controller halt, uncorrectable DRAM/SRAM beside Xid 48, fatal
+#: C2C link failure, memory subsystem error) are graded as RESET_GPU codes; reduced memory capacity medium.
 XID_TABLE: dict[int, tuple[str, str]] = {
     79: (CRITICAL, N_('GPU has fallen off the bus')),
     95: (CRITICAL, N_('uncontained ECC error')),
@@ -60,8 +65,19 @@ XID_TABLE: dict[int, tuple[str, str]] = {
     13: (LOW, N_('graphics engine exception (usually an application fault)')),
     31: (LOW, N_('GPU memory page fault (usually an application fault)')),
     43: (LOW, N_('GPU stopped processing (usually an application fault)')),
+    167: (HIGH, N_('PCIe fatal timeout')),
+    169: (HIGH, N_('internal micro-controller (SEC2) halt')),
+    171: (HIGH, N_('uncorrectable DRAM error')),
+    172: (HIGH, N_('uncorrectable SRAM error')),
+    173: (HIGH, N_('fatal C2C link failure')),
+    175: (HIGH, N_('memory subsystem error')),
+    168: (MEDIUM, N_('reduced GPU memory capacity')),
 }
-OTHER = (INFO, N_("see NVIDIA's Xid catalog"))
+#: The catalogue's immediate resolution bucket -> severity, for codes XID_TABLE does not grade
+BUCKET_GRADE = {"RESTART_BM": CRITICAL, "RESET_GPU": HIGH, "RESTART_VM": HIGH, "WORKFLOW_XID_48": HIGH,
+                "WORKFLOW_NVLINK_ERR": HIGH, "WORKFLOW_NVLINK5_ERR": HIGH, "CHECK_MECHANICALS": MEDIUM,
+                "UPDATE_SWFW": MEDIUM, "RESTART_APP": LOW, "CHECK_UVM": LOW, "WORKFLOW_XID_13": LOW,
+                "WORKFLOW_XID_31": LOW}
 IMPACT = {CRITICAL: 95.0, HIGH: 60.0, MEDIUM: 30.0, LOW: 5.0, INFO: 1.0}
 #: Distinct messages shown as evidence per finding (each with its count)
 MAX_EVIDENCE = 5
@@ -76,7 +92,16 @@ REFERENCES = (
 
 
 def _grade(xid: int) -> tuple[str, str]:
-    return XID_TABLE.get(xid, OTHER)
+    """(severity, meaning): the curated grade, else the catalogue's bucket, else info."""
+    if xid in XID_TABLE:
+        return XID_TABLE[xid]
+    known = entry(xid)
+    if known is None:
+        return INFO, N_("not in NVIDIA's Xid catalogue through Xid {last} (a newer driver?)", last=LAST_CODE)
+    meaning = known.description or f"{known.mnemonic}, marked Unused in the catalogue"
+    if known.immediate:
+        meaning = f"{meaning}; NVIDIA's resolution: {known.immediate}"
+    return BUCKET_GRADE.get(known.immediate, INFO), meaning
 
 
 def _evidence(origin: str, events: list[XidEvent]) -> tuple[list[Evidence], int]:
@@ -209,8 +234,9 @@ def _other_finding(facts: Facts, origin: str, events: list[XidEvent]) -> Finding
 @check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",), needs=("kernel_log",), applies=gpu_absent)
 def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
     """One finding per GPU and Xid code with the count and first and last time: critical for Xid
-    79/95/64, high for 48/94/63/74/119/120, low for the usual application faults 13/31/43, info for
-    other codes; Xid 154 graded by the recovery action it names; Xid lines naming no GPU of the node
+    79/95/64/140/143, high for 48/94/63/74/119/120 and the NVLink ones, low for the usual application faults
+    13/31/43; any other code graded by NVIDIA's catalogue (RESET_GPU high, RESTART_APP low, IGNORE and unused
+    info; doctor/xid_catalog.py), info for a code newer than it; Xid 154 graded by the recovery action it names; Xid lines naming no GPU of the node
     one node-level finding; unknown when dmesg could not be read on a node with GPUs."""
     log = facts.kernel_log
     gpus = facts.gpus.gpus

@@ -1,0 +1,54 @@
+"""NVIDIA's Xid catalogue as data (doctor/xid_catalog.py) and the grades gpu.xid_errors takes from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.gpu_xid_errors import BUCKET_GRADE, XID_TABLE
+from doctor.xid_catalog import CATALOGUE, LAST_CODE, entry
+from tests.helpers import facts, findings_of
+
+BOOT = "[    5.391045] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  595.45.04  Fri May 31 09:35:42 UTC 2026\n"
+#: Buckets the catalogue uses (immediate action); "" where it publishes none yet
+KNOWN_BUCKETS = set(BUCKET_GRADE) | {"IGNORE", "CONTACT_SUPPORT", "WORKFLOW_XID_45", "XID_154", ""}
+
+
+def test_every_code_through_the_current_branch_is_in_the_table() -> None:
+    assert LAST_CODE >= 176 and sorted(CATALOGUE) == list(range(1, LAST_CODE + 1))
+    assert {e.immediate for e in CATALOGUE.values()} <= KNOWN_BUCKETS
+    assert entry(LAST_CODE + 1) is None and entry(0) is None
+
+
+@pytest.mark.parametrize(("code", "bucket", "fatal"), [
+    (79, "RESTART_BM", True), (143, "RESET_GPU", True), (154, "XID_154", False), (45, "WORKFLOW_XID_45", False),
+    (13, "RESTART_APP", False), (63, "IGNORE", False), (151, "RESTART_VM", True), (149, "WORKFLOW_NVLINK5_ERR", False),
+    (158, "RESET_GPU", True)])
+def test_published_resolution_and_fatality(code: int, bucket: str, fatal: bool) -> None:
+    e = entry(code)
+    assert e is not None and e.immediate == bucket and e.fatal is fatal
+
+
+def _one(code: int) -> tuple[str, str]:
+    line = f"[1843.3] NVRM: Xid (PCI:0000:9c:00): {code}, pid=1234, name=python3, message\n"
+    (f,) = findings_of(facts({"commands/dmesg": BOOT + line}), "gpu.xid_errors")
+    return f.severity, f.title
+
+
+@pytest.mark.parametrize(("code", "severity", "words"), [
+    (46, "high", "RESET_GPU"),  # GPU stopped processing: not in the curated table, graded by the catalogue
+    (109, "high", "RESET_GPU"),  # context-switch timeout
+    (41, "low", "RESTART_APP"),  # copy engine exception: the application's fault
+    (56, "info", "Unused"),  # display channel exception (a display GPU's log): no action for compute
+    (160, "info", "IGNORE"),
+    (171, "high", "uncorrectable DRAM"),  # no published resolution yet: graded by meaning
+    (200, "info", "newer driver"),  # beyond the table: reported, never an alarm
+])
+def test_codes_outside_the_curated_table_take_the_catalogue_grade(code: int, severity: str, words: str) -> None:
+    got, title = _one(code)
+    assert got == severity and words in title and f"Xid {code}" in title
+
+
+def test_curated_grades_win_over_the_bucket() -> None:
+    assert _one(45)[0] == "info"  # WORKFLOW_XID_45: a symptom, context decides
+    assert _one(94)[0] == XID_TABLE[94][0] == "high"
+    assert _one(13)[0] == "low" and _one(79)[0] == "critical"
