@@ -26,7 +26,7 @@ from doctor.findings import (
 from doctor.fixes import make
 from doctor.i18n import N_, join
 from doctor.registry import check
-from doctor.xid_catalog import LAST_CODE, entry
+from doctor.xid_catalog import LAST_CODE, entry, nvlink_rule
 
 #: Xid -> (severity, meaning): the curated grades, after NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/
 #: analyzing-xid-catalog.html): critical where the catalogue's resolution is a reboot or the GPU is unusable, high
@@ -172,8 +172,37 @@ def _subcodes(events: list[XidEvent]) -> str:
     return f"; NVLink unit/subcode (bits 20-25 of the interrupt information): {shown}" + (f", +{more} more" if more else "")
 
 
+def _nvlink_decode(xid: int, events: list[XidEvent]) -> tuple[str | None, str]:
+    """Xid 144-150 by the catalogue's decode sheet (unit, subcode and error status of each line): the grade
+    when every line decodes (RESET_GPU high; a link-fatal row NVIDIA resolves IGNORE medium; non-fatal rows and
+    those whose action the following Xid 154 names low), else None (the code's own grade stands); and the
+    decode as text for the detail."""
+    rows: Counter[str] = Counter()
+    grades: set[str] = set()
+    undecoded = 0
+    for e in events:
+        rule = nvlink_rule(xid, e.intrinfo, e.error_status) \
+            if e.intrinfo is not None and e.error_status is not None else None
+        if rule is None:
+            undecoded += 1
+            continue
+        rows[f"{rule.unit} status 0x{rule.error_status:08x} ({rule.severity}, {rule.resolution})"] += 1
+        grades.add(HIGH if rule.resolution == "RESET_GPU" else MEDIUM if rule.fatal and rule.resolution == "IGNORE"
+                   else LOW)
+    if not rows:
+        return None, ""
+    text = "; NVIDIA's decode of the lines: " + ", ".join(f"{k} x{n}" for k, n in rows.most_common(MAX_EVIDENCE)) \
+        + (f", {undecoded} line(s) matching no row of the decode sheet" if undecoded else "")
+    if undecoded:
+        return None, text
+    return min(grades, key=severity_order), text
+
+
 def _gpu_finding(facts: Facts, origin: str, address: str, xid: int, events: list[XidEvent]) -> Finding:
     level, meaning = _grade(xid)
+    decoded, decode_text = _nvlink_decode(xid, events) if 144 <= xid <= 150 else (None, "")
+    if decoded is not None:
+        level = decoded
     recovery = next((e.recovery for e in reversed(events) if e.recovery), None) if xid == 154 else None
     if recovery is not None:
         level = RECOVERY_GRADE.get(recovery, HIGH)
@@ -186,7 +215,7 @@ def _gpu_finding(facts: Facts, origin: str, address: str, xid: int, events: list
     observed = f"Xid {xid} x{len(events)}" + (f", recovery action {recovery}" if recovery else "")
     detail = (f"The kernel log holds {len(events)} Xid {xid} line(s) for {label}, {_span(events)}"
               + (f"; the last asks for recovery action `{recovery}`" if recovery else "")
-              + _subcodes(events)
+              + _subcodes(events) + decode_text
               + (f"; {distinct - MAX_EVIDENCE} more distinct message(s) not shown" if distinct > MAX_EVIDENCE else "")
               + ". The log covers events since boot (or since the ring buffer wrapped); a reset may "
                 "already have cleared the fault.")

@@ -21,6 +21,7 @@ action the line itself names).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: The newest code this table knows (the driver's ``ROBUST_CHANNEL_LAST_ERROR`` in R595)
 LAST_CODE = 176
@@ -229,6 +230,153 @@ ENTRIES: tuple[XidEntry, ...] = (
     X(176, 'PCIE_CORRECTABLE_ERROR_FAULT', 'PCIe correctable errors raised to a fault', '', ''),
 )
 CATALOGUE: dict[int, XidEntry] = {e.code: e for e in ENTRIES}
+
+
+@lru_cache(maxsize=256)
+def _mask(pattern: str) -> tuple[int, int]:
+    """``"------000000----------0111000110"`` (bit 31 first, ``-`` any) -> (mask, value)."""
+    mask = value = 0
+    for ch in pattern:
+        mask, value = mask << 1, value << 1
+        if ch != "-":
+            mask |= 1
+            value |= ch == "1"
+    return mask, value
+
+
+@dataclass(frozen=True, slots=True)
+class NvlinkRule:
+    """One row of the catalogue's "XID 144-150 Decode" sheet: an NVLink5 unit, the interrupt-information bits
+    that name it (bits 20-25 the subcode, the low bits the unit; two encodings, by driver generation), the error
+    status word, and what NVIDIA says of that combination."""
+
+    xid: int
+    unit: str  # ``NETIR_LINK_EVT/NETIR_LINK_DOWN``
+    pattern_v1: str
+    pattern_v2: str
+    error_status: int
+    resolution: str  # ``RESET_GPU``, ``IGNORE``, ``XID_154_EVAL`` (the Xid 154 that follows names the action)
+    severity: str  # the catalogue's words: ``Fatal``, ``Link Fatal``, ``Non-fatal`` (footnote marks kept)
+
+    @property
+    def fatal(self) -> bool:
+        return not self.severity.lower().startswith("non")
+
+    def matches(self, intrinfo: int, error_status: int) -> bool:
+        if error_status != self.error_status:
+            return False
+        return any(intrinfo & m == v for m, v in (_mask(self.pattern_v1), _mask(self.pattern_v2)))
+
+
+R = NvlinkRule
+#: The catalogue's "XID 144-150 Decode" sheet (same source as ENTRIES)
+NVLINK_RULES: tuple[NvlinkRule, ...] = (
+    R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000002, 'RESET_GPU', 'Fatal'),
+    R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000004, 'IGNORE', 'Non-fatal'),
+    R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000008, 'IGNORE', 'Non-fatal'),
+    R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000010, 'RESET_GPU', 'Fatal'),
+    R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000020, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_CTRL', '------000000----------0001100010', '------000000-------------0000011', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000001, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000002, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000004, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000008, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000010, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000020, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000040, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000080, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000100, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x00000200, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_REMAP', '------000000----------0010000010', '------000000-------------0000100', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_RSPCOL', '------000000----------0010100010', '------000000-------------0000101', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_RSPCOL', '------000000----------0010100010', '------000000-------------0000101', 0x00000002, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_RSPCOL', '------000000----------0010100010', '------000000-------------0000101', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_RXPIPE', '------000000---------00011000010', '------000000------------00000110', 0x00000001, 'IGNORE', 'Non-fatal*'),
+    R(145, 'RLW_RXPIPE', '------000000---------00011000010', '------000000------------00000110', 0x00000002, 'IGNORE', 'Non-fatal*'),
+    R(145, 'RLW_RXPIPE', '------000000---------00011000010', '------000000------------00000110', 0x00000004, 'IGNORE', 'Non-fatal*'),
+    R(145, 'RLW_RXPIPE', '------000000----------0011000010', '------000000-------------0000110', 0x00000008, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_RXPIPE', '------000000----------0011000010', '------000000-------------0000110', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x00000001, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x00000004, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x00000008, 'XID_154_EVAL', 'Non-fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x00000010, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x00000020, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_SRC_TRACK', '------000000----------0011100010', '------000000-------------0000111', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_TAGSTATE', '------000000----------0100000010', '------000000-------------0001000', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_TAGSTATE', '------000000----------0100000010', '------000000-------------0001000', 0x00000002, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_TAGSTATE', '------000000----------0100000010', '------000000-------------0001000', 0x00010000, 'IGNORE', 'Non-fatal'),
+    R(145, 'RLW_TAGSTATE', '------000000----------0100000010', '------000000-------------0001000', 0x00020000, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_TAGSTATE', '------000000----------0100000010', '------000000-------------0001000', 0x00100000, 'RESET_GPU', 'Fatal'),
+    R(145, 'RLW_TAGSTATE', '------000000----------0100000010', '------000000-------------0001000', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_CTRL', '------000000----------0100100011', '------000000-------------0001001', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_CTRL', '------000000----------0100100011', '------000000-------------0001001', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_CTRL', '------000000----------0100100011', '------000000-------------0001001', 0x00000004, 'RESET_GPU', 'Fatal'),
+    R(146, 'TLW_CTRL', '------000000----------0100100011', '------000000-------------0001001', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE0', '------000000----------0101000011', '------000000-------------0001010', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE0', '------000000----------0101000011', '------000000-------------0001010', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE0', '------000000----------0101000011', '------000000-------------0001010', 0x00000004, 'RESET_GPU', 'Fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE0', '------000000----------0101000011', '------000000-------------0001010', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE1', '------000000----------0101000011', '------000000-------------0001011', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE1', '------000000----------0101000011', '------000000-------------0001011', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE1', '------000000----------0101000011', '------000000-------------0001011', 0x00000004, 'RESET_GPU', 'Fatal'),
+    R(146, 'TLW_RX/TLW_RX_PIPE1', '------000000----------0101000011', '------000000-------------0001011', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE0', '------000000----------0101100011', '------000000-------------0001100', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE0', '------000000----------0101100011', '------000000-------------0001100', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE0', '------000000----------0101100011', '------000000-------------0001100', 0x00000004, 'RESET_GPU', 'Fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE0', '------000000----------0101100011', '------000000-------------0001100', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE1', '------000000----------0101100011', '------000000-------------0001101', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE1', '------000000----------0101100011', '------000000-------------0001101', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE1', '------000000----------0101100011', '------000000-------------0001101', 0x00000004, 'RESET_GPU', 'Fatal'),
+    R(146, 'TLW_TX/TLW_TX_PIPE1', '------000000----------0101100011', '------000000-------------0001101', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(147, 'TREX', '------000000----------0110000100', '------000000-------------0001110', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(147, 'TREX', '------000000----------0110000100', '------000000-------------0001110', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(148, 'NVLPW_CTRL/NVLPW', '------000000----------0000000101', '------000000-------------0001111', 0x80000000, 'IGNORE', 'Non-fatal'),
+    R(149, 'NETIR/NETIR_INT', '------000000----------0000000110', '------000000-------------0011000', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_BER_EVENT', '------000000----------1000100110', '------000000-------------0010011', 0x00000000, 'IGNORE', 'Non-fatal'),
+    R(149, 'NETIR_BER_EVENT', '------000000----------1000100110', '------000000-------------0010011', 0x00000001, 'IGNORE', 'Non-fatal'),
+    R(149, 'NETIR_BER_EVENT', '------000000----------1000100110', '------000000-------------0010011', 0x00000002, 'IGNORE', 'Non-fatal'),
+    R(149, 'NETIR_BER_EVENT', '------000000----------1000100110', '------000000-------------0010011', 0x00000003, 'IGNORE', 'Non-fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------000000----------0111000110', '------000000-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------000001----------0111000110', '------000001-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------000010----------0111000110', '------000010-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------000100----------0111000110', '------000100-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------001010----------0111000110', '------001010-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------001111----------0111000110', '------001111-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------010000----------0111000110', '------010000-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------010001----------0111000110', '------010001-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------010010----------0111000110', '------010010-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------010101----------0111000110', '------010101-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------010110----------0111000110', '------010110-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100000----------0111000110', '------100000-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100001----------0111000110', '------100001-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100010----------0111000110', '------100010-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100011----------0111000110', '------100011-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100100----------0111000110', '------100100-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100101----------0111000110', '------100101-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------100110----------0111000110', '------100110-------------0010001', 0x00000000, 'IGNORE', 'Link Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------101000----------0111000110', '------101000-------------0010001', 0x00000000, 'IGNORE', 'Fatal'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------101010----------0111000110', '------101010-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal?'),
+    R(149, 'NETIR_LINK_EVT/NETIR_LINK_DOWN', '------101011----------0111000110', '------101011-------------0010001', 0x00000000, 'RESET_GPU', 'Link Fatal?'),
+    R(149, 'NETIR_MFDE_EVENT', '------000000----------1001000110', '------000000-------------0010100', 0x00000001, 'RESET_GPU', 'Fatal**'),
+    R(149, 'NETIR_MFDE_EVENT', '------000000----------1001000110', '------000000-------------0010100', 0x00000003, 'IGNORE', 'Non-fatal'),
+    R(149, 'NETIR_MFDE_EVENT', '------000000----------1001000110', '------000000-------------0010100', 0x00000004, 'RESET_GPU', 'Fatal**'),
+    R(149, 'NETIR_MFDE_EVENT', '------000000----------1001000110', '------000000-------------0010100', 0x00000005, 'RESET_GPU', 'Fatal**'),
+    R(149, 'NETIR_MFDE_EVENT', '------000000----------1001000110', '------000000-------------0010100', 0x00000007, 'RESET_GPU', 'Fatal**'),
+    R(150, 'MSE_WATCHDOG', '------000000----------0000000000', '------000000-------------0000000', 0x00000000, 'RESET_GPU', 'Fatal'),
+)
+_RULES_BY_XID: dict[int, tuple[NvlinkRule, ...]] = {
+    x: tuple(r for r in NVLINK_RULES if r.xid == x) for x in sorted({r.xid for r in NVLINK_RULES})}
+
+
+def nvlink_rule(xid: int, intrinfo: int, error_status: int) -> NvlinkRule | None:
+    """The decode row for an Xid 144-150 line's first two interrupt words; None when no row matches (a
+    combination the catalogue does not list, or a line without them)."""
+    for rule in _RULES_BY_XID.get(xid, ()):
+        if rule.matches(intrinfo, error_status):
+            return rule
+    return None
 
 
 def entry(code: int) -> XidEntry | None:

@@ -54,13 +54,17 @@ class XidEvent:
     #: of the first interrupt-information word (``(0x00450000 ...)``), where the line gives them
     unit: str | None = None
     subcode: int | None = None
+    #: Xid 144-150: the first two interrupt words in full (``0x004505c6``, the error status ``0x00000000``),
+    #: which the catalogue's decode sheet keys on (doctor/xid_catalog.py ``nvlink_rule``)
+    intrinfo: int | None = None
+    error_status: int | None = None
 
 
 #: NVML ``nvmlGpuRecoveryAction_t`` values, as Xid 154 prints them (``0x1 (GPU Reset Required)``)
 RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset"}
 _RECOVERY_RE = lazy(r"recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to (0x[0-9a-fA-F]{1,8}) \(([^)]{0,80})\)")
 #: Xid 144-150 after the code: ``NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x004505c6 0x00000000 ...)``
-_NVLINK_RE = lazy(r"\d+, (?:pid=[^,]{0,40}, name=[^,]{0,80}, )?(?:[A-Za-z]+: )?([A-Z][A-Z0-9_]{1,40})\b[^(]{0,80}\((0x[0-9a-fA-F]{1,8})\b")
+_NVLINK_RE = lazy(r"\d+, (?:pid=[^,]{0,40}, name=[^,]{0,80}, )?(?:[A-Za-z]+: )?([A-Z][A-Z0-9_]{1,40})\b[^(]{0,80}\((0x[0-9a-fA-F]{1,8})\b(?: (0x[0-9a-fA-F]{1,8})\b)?")
 
 
 def recovery_action(text: str) -> str | None:
@@ -74,10 +78,16 @@ def recovery_action(text: str) -> str | None:
 
 def nvlink_subcode(text: str) -> tuple[str | None, int | None]:
     """(unit, subcode) of an Xid 144-150 line: bits 20-25 of its first interrupt-information word."""
+    unit, intrinfo, _ = nvlink_words(text)
+    return unit, None if intrinfo is None else (intrinfo >> 20) & 0x3F
+
+
+def nvlink_words(text: str) -> tuple[str | None, int | None, int | None]:
+    """(unit, first interrupt word, error status) of an Xid 144-150 line; None for what it does not give."""
     m = _NVLINK_RE.search(text)
     if m is None:
-        return None, None
-    return m.group(1), (int(m.group(2), 16) >> 20) & 0x3F
+        return None, None, None
+    return m.group(1), int(m.group(2), 16), int(m.group(3), 16) if m.group(3) else None
 
 
 @record
@@ -173,10 +183,12 @@ def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[PcieBandwid
             m = XID_RE.search(line)
             if m is not None and len(m.group(2)) <= 6:
                 code, text = int(m.group(2)), line[m.start():].strip()
-                unit, subcode = nvlink_subcode(text[m.end() - m.start() - len(m.group(2)):]) \
-                    if 144 <= code <= 150 else (None, None)
+                unit, intrinfo, status = nvlink_words(text[m.end() - m.start() - len(m.group(2)):]) \
+                    if 144 <= code <= 150 else (None, None, None)
+                subcode = None if intrinfo is None else (intrinfo >> 20) & 0x3F
                 xids.append(XidEvent(xid_address(m.group(1)), code, text, _timestamp(line),
-                                     recovery_action(text) if code == 154 else None, unit, subcode))
+                                     recovery_action(text) if code == 154 else None, unit, subcode,
+                                     intrinfo, status))
         elif "available PCIe bandwidth" in line:
             bw = _bandwidth(line)
             if bw is not None:

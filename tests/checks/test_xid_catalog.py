@@ -52,3 +52,33 @@ def test_curated_grades_win_over_the_bucket() -> None:
     assert _one(45)[0] == "info"  # WORKFLOW_XID_45: a symptom, context decides
     assert _one(94)[0] == XID_TABLE[94][0] == "high"
     assert _one(13)[0] == "low" and _one(79)[0] == "critical"
+
+
+def _nvlink(xid: int, words: str, times: int = 1) -> object:
+    line = f"[9.0] NVRM: Xid (PCI:0000:3a:00): {xid}, UNIT Fatal XC0 i0 Link 04 ({words} 0x00000000 0x00000000)\n"
+    (f,) = findings_of(facts({"commands/dmesg": BOOT + line * times}), "gpu.xid_errors")
+    return f
+
+
+def test_xid_144_to_150_are_graded_by_the_decode_sheet() -> None:
+    # NETIR_LINK_EVT link down, subcode 4: NVIDIA resolves RESET_GPU (link signal integrity to investigate)
+    f = _nvlink(149, "0x004505c6 0x00000000", 3)
+    assert f.severity == "high" and "NETIR_LINK_EVT/NETIR_LINK_DOWN status 0x00000000 (Link Fatal, RESET_GPU) x3" \
+        in f.detail
+    # the same unit, subcode 0x26: link fatal, but NVIDIA's immediate action is IGNORE (software/user side)
+    assert _nvlink(149, "0x026505c6 0x00000000").severity == "medium"
+    # NETIR bit-error-rate event: non-fatal, IGNORE (cables to look at): low, not a reset
+    f = _nvlink(149, "0x00000226 0x00000001")
+    assert f.severity == "low" and "NETIR_BER_EVENT" in f.detail and f.fix.runtime == ()
+    # SAW_MVB error status 0x2 is fatal (RESET_GPU); 0x1 non-fatal
+    assert _nvlink(144, "0x00000021 0x00000002").severity == "high"
+    assert _nvlink(144, "0x00000021 0x00000001").severity == "low"
+
+
+def test_a_combination_the_sheet_does_not_list_keeps_the_code_grade() -> None:
+    f = _nvlink(149, "0x3f0003ff 0x00001234")
+    assert f.severity == "high" and "decode" not in f.detail
+    # a line with only one interrupt word cannot be decoded either
+    line = "[9.0] NVRM: Xid (PCI:0000:3a:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x004505c6)\n"
+    (g,) = findings_of(facts({"commands/dmesg": BOOT + line}), "gpu.xid_errors")
+    assert g.severity == "high"
