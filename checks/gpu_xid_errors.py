@@ -84,7 +84,8 @@ MAX_EVIDENCE = 5
 #: Addresses named in the one finding for Xid lines that name no GPU
 MAX_OTHER_ADDRESSES = 8
 #: Xid 154's recovery action -> severity (gpu.recovery judges the action NVML reports now)
-RECOVERY_GRADE = {"reboot": CRITICAL, "reset": HIGH, "drain_and_reset": HIGH, "drain_p2p": MEDIUM, "none": INFO}
+RECOVERY_GRADE = {"reboot": CRITICAL, "system_reboot": CRITICAL, "reset": HIGH, "drain_and_reset": HIGH,
+                  "bus_reset": HIGH, "drain_p2p": MEDIUM, "recover_imex_domain": MEDIUM, "none": INFO}
 REFERENCES = (
     "https://docs.nvidia.com/deploy/xid-errors/index.html",
     "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html",
@@ -134,9 +135,12 @@ def _fix(level: str, target: str, codes: set[int], recovery: str | None = None) 
         return Fix(notes="Usually the application (illegal address, bad kernel, killed context), not the GPU: "
                          "check the failing job's logs. Investigate the hardware only if it recurs with different "
                          "workloads.")
-    if recovery == "reboot":
+    if recovery in ("reboot", "system_reboot"):
         return Fix(notes="The driver asks for a node reboot (Xid 154): drain the node, reboot it, then check "
                          "`nvidia-smi -q` and gpu.recovery; a GPU reset does not clear this action.")
+    if recovery == "recover_imex_domain":
+        return Fix(notes="The driver asks for the IMEX domain to be recovered (Xid 154): restart the IMEX daemon "
+                         "(`nvidia-imex`) across the NVLink domain's nodes, then check gpu.recovery; no GPU reset.")
     notes = ["Drain the GPU first (cordon the node or stop the serving process).",
              "A reset needs every process on the GPU stopped; on NVSwitch systems (HGX) reset all GPUs together "
              "or reboot the node instead."]

@@ -48,7 +48,7 @@ class XidEvent:
     text: str  # the message from ``NVRM:`` on
     timestamp: str | None  # ``1843.308145``, ``Fri Aug 30 11:43:09 2024`` or ``Feb 14 05:03:41``
     #: Xid 154: the recovery action the driver now asks for (``reset``, ``reboot``, ``drain_p2p``,
-    #: ``drain_and_reset``, ``none``), from "GPU recovery action changed from 0x0 (None) to 0x1 (...)"
+    #: ``drain_and_reset``, ``bus_reset``, ``system_reboot``, ``recover_imex_domain``, ``none``), from "GPU recovery action changed from 0x0 (None) to 0x1 (...)"
     recovery: str | None = None
     #: Xid 144-150: the NVLink unit the line names (``NETIR_LINK_EVT``) and the subcode, bits 20-25
     #: of the first interrupt-information word (``(0x00450000 ...)``), where the line gives them
@@ -61,7 +61,9 @@ class XidEvent:
 
 
 #: NVML ``nvmlGpuRecoveryAction_t`` values, as Xid 154 prints them (``0x1 (GPU Reset Required)``)
-RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset"}
+#: (the same numbering as doctor/facts/nvml.py, R580+ values 5-7 included)
+RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset",
+                    5: "recover_imex_domain", 6: "bus_reset", 7: "system_reboot"}
 _RECOVERY_RE = lazy(r"recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to (0x[0-9a-fA-F]{1,8}) \(([^)]{0,80})\)")
 #: Xid 144-150 after the code: ``NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x004505c6 0x00000000 ...)``
 _NVLINK_RE = lazy(r"\d+, (?:pid=[^,]{0,40}, name=[^,]{0,80}, )?(?:[A-Za-z]+: )?([A-Z][A-Z0-9_]{1,40})\b[^(]{0,80}\((0x[0-9a-fA-F]{1,8})\b(?: (0x[0-9a-fA-F]{1,8})\b)?")

@@ -82,3 +82,16 @@ def test_a_combination_the_sheet_does_not_list_keeps_the_code_grade() -> None:
     line = "[9.0] NVRM: Xid (PCI:0000:3a:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x004505c6)\n"
     (g,) = findings_of(facts({"commands/dmesg": BOOT + line}), "gpu.xid_errors")
     assert g.severity == "high"
+
+
+@pytest.mark.parametrize(("value", "action", "severity"), [
+    ("0x6 (Bus Reset Required)", "bus_reset", "high"), ("0x7 (System Reboot Required)", "system_reboot", "critical"),
+    ("0x5 (Recover IMEX Domain)", "recover_imex_domain", "medium"), ("0x9 (Something New)", "unknown:0x9", "high")])
+def test_xid_154_knows_the_newer_nvml_recovery_actions(value: str, action: str, severity: str) -> None:
+    line = f"[9.0] NVRM: Xid (PCI:0000:9c:00): 154, GPU recovery action changed from 0x0 (None) to {value}\n"
+    (f,) = findings_of(facts({"commands/dmesg": BOOT + line}), "gpu.xid_errors")
+    assert f.observed == f"Xid 154 x1, recovery action {action}" and f.severity == severity
+    if action == "recover_imex_domain":
+        assert not f.fix.builder and "nvidia-imex" in f.fix.notes
+    if action == "system_reboot":
+        assert not f.fix.builder and "reboot" in f.fix.notes
