@@ -273,8 +273,12 @@ def recovery(action: str | None, reset_required: str | None,
 
 _HANDLE_RE = lazy(r"Unable to determine the device handle for (?:GPU\s*)?"
                   r"(?P<addr>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*:\s*(?P<why>.*)")
-#: nvidia-smi's own failures that are no per-GPU line (the driver is up but lists no GPU, or is not up)
-_NODE_ERRORS = ("No devices were found", "couldn't communicate with the NVIDIA driver")
+#: nvidia-smi's own failures that are no per-GPU line (the driver is up but lists no GPU, or is not up, or the
+#: user-space driver that NVML and CUDA load is missing or cannot start). An allowlist: "Insufficient Permissions"
+#: and the like say the tool could not look, not that the GPU is gone; "Driver/library version mismatch" is
+#: gpu.driver_mismatch's.
+_NODE_ERRORS = ("No devices were found", "couldn't communicate with the NVIDIA driver",
+                "couldn't find libnvidia-ml.so", "Failed to initialize NVML: Unknown Error")
 _MAX_ERRORS = 64
 
 

@@ -693,3 +693,18 @@ def test_nvidia_smi_failure_lines() -> None:
                                  "Reboot the system to recover this GPU"),
         SmiError(None, "No devices were found"))
     assert parse_smi_errors(TEXT_3090) == () == parse_smi_errors(None)
+
+
+def test_nvidia_smi_node_failures_are_an_allowlist() -> None:
+    from doctor.parsers.nvidia_smi import SmiError, parse_smi_errors
+
+    # the user-space driver is missing (kernel module loaded, libnvidia-ml.so not installed): NVML and CUDA cannot run
+    lib = ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display "
+           "Driver is properly installed and present in your system.\n"
+           "Please also try adding directory that contains libnvidia-ml.so to your system PATH.\n")
+    assert [e.address for e in parse_smi_errors(lib)] == [None] and "libnvidia-ml.so" in parse_smi_errors(lib)[0].text
+    assert parse_smi_errors("Failed to initialize NVML: Unknown Error\n") == (
+        SmiError(None, "Failed to initialize NVML: Unknown Error"),)
+    # the tool could not look: no GPU state follows from that
+    assert parse_smi_errors("Failed to initialize NVML: Insufficient Permissions\n") == ()
+    assert parse_smi_errors("Failed to initialize NVML: Driver/library version mismatch\n") == ()

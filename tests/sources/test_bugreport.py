@@ -106,6 +106,8 @@ def test_nvidia_smi_section_feeds_gpu_facts_and_dmesg_reaches_xid(tmp_path: Path
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
     "NVIDIA driver is installed and running.",
     "No devices were found",
+    "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display "
+    "Driver is properly installed and present in your system.",
 ])
 def test_nvidia_smi_failure_is_evidence_not_a_pass(tmp_path: Path, failure: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,3 +179,14 @@ def test_a_twelve_hour_date_is_read() -> None:
     assert br._date("Date: Wed Feb 14 03:05:25 PM EST 2024") == "2024-02-14T15:05:25"
     assert br._date("Date: Wed Feb 14 12:05:25 AM EST 2024") == "2024-02-14T00:05:25"
     assert br._date("Date: Mo 30. Okt 10:18:57 CET 2023") is None
+
+
+def test_missing_user_space_driver_makes_the_bound_gpus_unreachable(tmp_path: Path) -> None:
+    """The kernel module is loaded and bound, but nvidia-smi cannot find libnvidia-ml.so (the user-space half of the
+    driver is not installed): neither NVML nor CUDA can use the GPU, whatever the kernel log says."""
+    lib = ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display "
+           "Driver is properly installed and present in your system.\n"
+           "Please also try adding directory that contains libnvidia-ml.so to your system PATH.")
+    path = _write(tmp_path, _log(smi=lib, dmesg="[ 3.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  470.82.01\n"))
+    found = [x for x in run(Facts(open_source(path)), only=["gpu.unreachable"]).findings if x.severity == "critical"]
+    assert found and all("libnvidia-ml.so" in x.title for x in found)
