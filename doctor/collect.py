@@ -105,31 +105,53 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
     return True
 
 
+def _leaf_dirs(snap: _Snapshot) -> list[str]:
+    """The folders with nothing below them: the only ones written as members (a reader takes every
+    other folder from the names of the members below it, as :class:`~doctor.sources.tree.TarTree` does)."""
+    covered = {name.rpartition("/")[0] for table in (snap.files, snap.links, snap.dirs) for name in table}
+    return sorted(snap.dirs - covered)
+
+
+def _add_member(tf: tarfile.TarFile, info: tarfile.TarInfo, data: bytes | None = None) -> None:
+    """One member with a plain ustar header (a long name split into its prefix field), or with a pax
+    header where ustar cannot hold it (a name over 255 bytes, a link target over 100, non-ASCII)."""
+    ascii_only = info.name.isascii() and info.linkname.isascii()
+    tf.format = tarfile.USTAR_FORMAT if ascii_only else tarfile.PAX_FORMAT
+    body = None if data is None else io.BytesIO(data)
+    try:
+        tf.addfile(info, body)  # nothing is written when the header cannot be made
+    except ValueError:
+        tf.format = tarfile.PAX_FORMAT
+        tf.addfile(info, body)
+
+
 def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None) -> None:
+    """Folders that hold nothing (the others follow from the names below them), then links, then files,
+    each sorted, then the manifest; ustar headers, pax only for a member ustar cannot hold."""
     from doctor.output import atomic_file
 
     now = int(time.time())  # whole seconds: a float mtime would make every member carry a PAX header
     with atomic_file(out_path) as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
-        for d in sorted(snap.dirs):
+        for d in _leaf_dirs(snap):
             info = tarfile.TarInfo(d)
             info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
-            tf.addfile(info)
+            _add_member(tf, info)
         for name, target in sorted(snap.links.items()):
             info = tarfile.TarInfo(name)
             info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, now
-            tf.addfile(info)
+            _add_member(tf, info)
         for name, data in sorted(snap.files.items()):
             if transform is not None:
                 data = transform(name, data)
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(data), 0o644, now
-            tf.addfile(info, io.BytesIO(data))
+            _add_member(tf, info, data)
         body = json.dumps(manifest, indent=2, sort_keys=True).encode()
         if transform is not None:
             body = transform(MANIFEST, body)
         info = tarfile.TarInfo(MANIFEST)
         info.size, info.mode, info.mtime = len(body), 0o644, now
-        tf.addfile(info, io.BytesIO(body))
+        _add_member(tf, info, body)
 
 
 def _collect_per_netdev(src: Source, snap: _Snapshot, spec: specs.Spec) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 :class:`~doctor.sources.tree.TarTree` tries this first: the whole archive is decompressed in
 memory (gzip or none, capped at :data:`FAST_MAX_BYTES`; see :func:`inflated`) and :func:`index`
 walks its ustar/GNU/pax headers once, with slices of one buffer: per member, its name and a slot in
-three dictionaries (kind, link target, where its data starts), no ``TarInfo`` or other object, and
-no data copied until a file is read (a file's size is read again from its header then).
+three dictionaries (kind, link target, where its data lies: one int, :func:`place`), no ``TarInfo``
+or other object, and no data copied until a file is read.
 It accepts only what it understands exactly as ``tarfile`` would; anything else (a failed
 checksum or CRC, a truncated stream, trailing padding, sparse or device members, global or unusual
 pax records, a base-256 number, any limit reached) raises :class:`Fallback`, and ``TarTree``
@@ -36,6 +36,7 @@ _PAX_RECORD = lazy(rb"(\d+) ([^=]+)=")
 _PAX_IGNORED = frozenset(("mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment", "mode"))
 _NUMERIC = ((100, 108), (108, 116), (116, 124), (136, 148), (329, 337), (337, 345))
 _META = frozenset(b"LKx")  # GNU long name, GNU long link, pax header
+_ODD_START = "/\\."  # a name starting with one of these (or empty) is not plainly normal
 _LINKS = frozenset(b"12")  # hard link, symlink
 FILE, DIR, LINK = "file", "dir", "link"
 
@@ -230,15 +231,25 @@ def _pax(data: bytes) -> dict[str, str]:
     return out
 
 
-def file_size(blob: bytes, offset: int) -> int:
-    """The size of the file whose data starts at ``offset`` in ``blob`` (read from its header, which
-    :func:`index` already checked)."""
-    return _octal(blob[offset - _BLOCK + 124:offset - _BLOCK + 136])
+#: a held file's place in the blob, one int: where its data starts, shifted left by this, plus its size
+_SIZE_BITS = 32
+
+
+def place(start: int, size: int) -> int:
+    """One int for a held file's data: where it starts in the blob and its size (see :func:`span`)."""
+    return start << _SIZE_BITS | size
+
+
+def span(placed: int) -> tuple[int, int]:
+    """``(start, size)`` of a held file's data from :func:`place`'s int."""
+    return placed >> _SIZE_BITS, placed & ((1 << _SIZE_BITS) - 1)
 
 
 class Limits(NamedTuple):
     """What :func:`index` accepts: most members, bytes streamed and held, largest file held, largest
-    extended header, longest link target; and ``name``: a member name's normal form, ``None`` if refused."""
+    extended header, longest link target; ``name``: a member name's normal form, ``None`` if refused;
+    ``chars`` and ``depth``: a name of at most so many characters and fewer slashes, with no empty,
+    ``.`` or ``..`` component, is its own normal form (``name`` is not asked)."""
 
     members: int
     streamed: int
@@ -247,11 +258,13 @@ class Limits(NamedTuple):
     meta: int
     link: int
     name: Callable[[str], str | None]
+    chars: int = 0
+    depth: int = 0
 
 
 class Index(NamedTuple):
     """A tar's members by normal name: ``kinds`` (``file``, ``dir`` or ``link``), each link's target,
-    and where each held file's data starts in the blob (a file over the file limit has none)."""
+    and where each held file's data lies in the blob (:func:`place`; a file over the file limit has none)."""
 
     kinds: dict[str, str]
     targets: dict[str, str]
@@ -274,7 +287,10 @@ def index(blob: bytes, limits: Limits) -> Index:
     end = len(blob)
     pending: dict[str, str] = {}
     valid: set[bytes] = set()  # numeric fields already checked (mode, ids, mtime, devices repeat)
-    normal = limits.name
+    normal, chars, depth = limits.name, limits.chars, limits.depth
+    most, most_streamed, most_held, most_file = limits.members, limits.streamed, limits.held, limits.file
+    if most_file >> _SIZE_BITS:
+        raise Fallback  # a held file's size must fit its place (:func:`place`)
     try:
         while True:
             if pos + _BLOCK > end:
@@ -312,7 +328,7 @@ def index(blob: bytes, limits: Limits) -> Index:
                 continue
             count += 1
             streamed += size
-            if count > limits.members or streamed > limits.streamed:
+            if count > most or streamed > most_streamed:
                 raise Fallback
             cut = blob.find(b"\0", head, head + 100)
             name = blob[head:cut if cut >= 0 else head + 100].decode("utf-8", "replace")
@@ -330,24 +346,27 @@ def index(blob: bytes, limits: Limits) -> Index:
                 pending = {}
             else:
                 linkname = None
-            checked = normal(name)
-            if checked is None:
-                raise Fallback  # the slow path refuses it in one line
-            name = checked
+            if not (len(name) <= chars and name.count("/") < depth and name[:1] not in _ODD_START
+                    and "//" not in name and "/." not in name and name[-1:] != "/"):
+                checked = normal(name)  # not plainly normal: its normal form, or refused
+                if checked is None:
+                    raise Fallback  # the slow path refuses it in one line
+                name = checked
             if kind == 0x30 or kind == 0:  # "0" or NUL: a regular file
                 if start + size > end:
                     raise Fallback  # truncated member data
                 if not name:
                     continue
+                if name in kinds:  # a later member of that name replaces the earlier one
+                    targets.pop(name, None)
                 kinds[name] = FILE
-                targets.pop(name, None)
-                if size > limits.file:
+                if size > most_file:
                     data.pop(name, None)
                     continue
                 held += size
-                if held > limits.held:
+                if held > most_held:
                     raise Fallback
-                data[name] = start
+                data[name] = start << _SIZE_BITS | size  # place(start, size)
                 continue
             if size:
                 raise Fallback  # tarfile does not skip data of non-regular members

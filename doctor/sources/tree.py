@@ -42,9 +42,14 @@ MAX_LINK_HOPS = 40
 FILE, DIR, LINK = fasttar.FILE, fasttar.DIR, fasttar.LINK
 
 
+def _is_plain(path: str) -> bool:
+    """Whether ``path`` is relative and already normal: no empty, ``.`` or ``..`` component."""
+    return bool(path) and "//" not in path and "/." not in path and path[0] not in "/." and path[-1] != "/"
+
+
 def split_path(path: str) -> list[str]:
     """Split a relative or absolute POSIX path into components, dropping ``.`` and empties."""
-    if path and "//" not in path and "/." not in path and path[0] not in "/." and path[-1] != "/":
+    if _is_plain(path):
         return path.split("/")  # already normal: no empty or "." component (the common case)
     return [p for p in path.split("/") if p and p != "."]
 
@@ -74,19 +79,36 @@ class Tree(ABC):
         """Contents of the regular file at (already resolved) ``path``; ``None`` if over ``cap``."""
 
     def _resolve_dir(self, path: str) -> str | None:
-        if path not in self._resolved:
-            self._resolved[path] = self._walk(split_path(path), follow_last=True)
-        return self._resolved[path]
+        resolved = self._resolved
+        if path in resolved:
+            return resolved[path]
+        result: str | None
+        if _is_plain(path):  # its folder resolved (once for all the names in it), then one step
+            folder, _, last = path.rpartition("/")
+            base = self._resolve_dir(folder) if folder else ""
+            candidate = None if base is None else f"{base}/{last}" if base else last
+            kind = None if candidate is None else self.kind(candidate)
+            if kind == LINK:  # walked whole, so that its hops count with the folder's
+                result = self._walk(split_path(path), follow_last=True)
+            else:
+                result = None if kind is None else candidate
+        else:
+            result = self._walk(split_path(path), follow_last=True)
+        resolved[path] = result
+        return result
 
     def resolve(self, path: str, follow_last: bool = True) -> str | None:
         """The symlink-free path that ``path`` names inside the root, or ``None`` if it is missing."""
-        parts = split_path(path)
-        if not parts:
-            return ""
-        parent = self._resolve_dir("/".join(parts[:-1])) if len(parts) > 1 else ""
+        if _is_plain(path):
+            folder, _, last = path.rpartition("/")
+        else:
+            parts = split_path(path)
+            if not parts:
+                return ""
+            folder, last = "/".join(parts[:-1]), parts[-1]
+        parent = self._resolve_dir(folder) if folder else ""
         if parent is None:
             return None
-        last = parts[-1]
         if last != "..":  # what _walk does for one last component that is not a link to follow
             candidate = f"{parent}/{last}" if parent else last
             kind = self.kind(candidate)
@@ -280,6 +302,8 @@ class TarTree(Tree):
         finally:
             fh.close()
         self._children: dict[str, set[str]] | None = None  # built on first need (see :meth:`_folders`)
+        #: no link has a member below it (set by :meth:`_folders`): a member's own name is its resolved path
+        self._plain_members = False
         self._strip_single_top()
 
     def _load_fast(self, fh: BinaryIO) -> bool:
@@ -294,7 +318,7 @@ class TarTree(Tree):
                 tar = whole if type(whole) is bytes and len(whole) == len(view) else bytes(view)
             del raw
             limits = fasttar.Limits(MAX_MEMBERS, MAX_STREAM_BYTES, MAX_TAR_BYTES, MAX_FILE_BYTES,
-                                    MAX_NAME_CHARS * 16, MAX_NAME_CHARS, _accepted_name)
+                                    MAX_NAME_CHARS * 16, MAX_NAME_CHARS, _accepted_name, MAX_NAME_CHARS, MAX_PATH_DEPTH)
             found = fasttar.index(tar, limits)
         except (fasttar.Fallback, OSError, MemoryError):
             return False
@@ -390,15 +414,22 @@ class TarTree(Tree):
                         implied.append(parent)
                 names.add(base)
 
-            for name, kind in kinds.items():
+            for name, kind in kinds.items():  # attach(name), written out: once per member
                 if kind == DIR and name not in children:
                     children[name] = set()
-                attach(name)
+                parent, _, base = name.rpartition("/")
+                names = children.get(parent)
+                if names is None:
+                    names = children[parent] = set()
+                    if parent not in kinds:
+                        implied.append(parent)
+                names.add(base)
             while implied:  # ancestors of implied folders
                 name = implied.pop()
                 kinds[name] = DIR
                 attach(name)
             kinds.pop("", None)
+            self._plain_members = not any(kinds.get(folder) == LINK for folder in children)
         return children
 
     def _strip_single_top(self) -> None:
@@ -420,6 +451,13 @@ class TarTree(Tree):
         return {"": (DIR, None, False)} | {
             k: (v, self._targets.get(k), v == FILE and k not in self._data) for k, v in self._kinds.items()}
 
+    def resolve(self, path: str, follow_last: bool = True) -> str | None:
+        if self._plain_members and self._children is not None:  # the folders are known, none under a link
+            kind = self._kinds.get(path)
+            if kind in (FILE, DIR):  # a member named by its own (normal) name, every folder above real
+                return path
+        return super().resolve(path, follow_last)
+
     def kind(self, path: str) -> str | None:
         return self._kinds.get(path) if path else DIR
 
@@ -434,11 +472,11 @@ class TarTree(Tree):
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         data = self._data.get(path)
         if isinstance(data, int):  # where the fast path found it: copied out on first read
-            size = fasttar.file_size(self._blob, data)
+            start, size = fasttar.span(data)
             if size > cap:
                 self.over_cap.add(path)
                 return None
-            data = self._data[path] = self._blob[data:data + size]
+            data = self._data[path] = self._blob[start:start + size]
         if data is None:
             if self._kinds.get(path) == FILE:  # a member too large to keep
                 self.over_cap.add(path)

@@ -1,7 +1,8 @@
 """Generate fleets of fixture nodes quickly, as `gnd collect` writes snapshots.
 
-Each node is one ``.tar.gz`` gzip stream laid out as the collector lays it out (directories, then
-links, then files, each sorted, then ``gnd-manifest.json``; PAX format; every member stamped with
+Each node is one ``.tar.gz`` gzip stream laid out as the collector lays it out (the folders that
+hold nothing, then links, then files, each sorted, then ``gnd-manifest.json``; ustar headers, pax
+only where ustar cannot hold a member; every member stamped with
 the node's own collection time; gzip level 6), a copy of a rendered tree with the node's identity
 files (hostname, machine-id, the manifest) its own. The tar bytes of a base tree are built once;
 each node patches its identity files and time stamps (and header checksums) into a copy, then
@@ -26,30 +27,46 @@ MTIME = 1_700_000_000
 MANIFEST = "gnd-manifest.json"
 
 
-def collector_tar(files: dict[str, bytes], links: dict[str, str], manifest: dict[str, object], when: int) -> bytes:
-    """The tar bytes `gnd collect` would write for these files, links and manifest at time ``when``."""
+def collector_tar(files: dict[str, bytes], links: dict[str, str], manifest: dict[str, object], when: int,
+                  legacy: bool = False) -> bytes:
+    """The tar bytes `gnd collect` would write for these files, links and manifest at time ``when``:
+    only the folders that hold nothing, ustar headers (pax only where ustar cannot hold a member).
+    ``legacy``: as earlier collectors wrote them, every folder a member and tarfile's PAX format
+    (a pax header for every name over 100 characters), which readers must still read."""
     dirs: set[str] = set()
     for name in [*files, *links]:
         parts = name.split("/")
         dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    if not legacy:
+        dirs -= {name.rpartition("/")[0] for name in [*files, *links, *dirs]}
+
+    def add(tf: tarfile.TarFile, info: tarfile.TarInfo, data: bytes | None = None) -> None:
+        plain = not legacy and info.name.isascii() and info.linkname.isascii()
+        tf.format = tarfile.USTAR_FORMAT if plain else tarfile.PAX_FORMAT
+        try:
+            tf.addfile(info, None if data is None else io.BytesIO(data))
+        except ValueError:
+            tf.format = tarfile.PAX_FORMAT
+            tf.addfile(info, None if data is None else io.BytesIO(data))
+
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:  # tarfile's default format (PAX), as the collector's
+    with tarfile.open(fileobj=buf, mode="w") as tf:
         for d in sorted(dirs):
             info = tarfile.TarInfo(d)
             info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, when
-            tf.addfile(info)
+            add(tf, info)
         for name, target in sorted(links.items()):
             info = tarfile.TarInfo(name)
             info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, when
-            tf.addfile(info)
+            add(tf, info)
         for name, data in sorted(files.items()):
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(data), 0o644, when
-            tf.addfile(info, io.BytesIO(data))
+            add(tf, info, data)
         body = json.dumps(manifest, indent=2, sort_keys=True).encode()
         info = tarfile.TarInfo(MANIFEST)
         info.size, info.mode, info.mtime = len(body), 0o644, when
-        tf.addfile(info, io.BytesIO(body))
+        add(tf, info, body)
     return buf.getvalue()
 
 
