@@ -13,10 +13,10 @@ import os
 import socket
 import tarfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from doctor import __version__, specs
 from doctor.errors import DoctorError
@@ -26,6 +26,12 @@ from doctor.sources.tree import DIR, FILE, LINK, split_path
 
 if TYPE_CHECKING:
     from doctor.facts.watch import WatchRecord
+
+#: Longest host name part of a default snapshot name (a DNS label is at most 63 characters)
+MAX_HOST = 63
+_HOST_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+#: Numbered alternatives tried for a default snapshot name that exists (``-2`` up to this)
+MAX_NUMBERED = 999
 
 #: A transform applied to every file's bytes and link target before writing (redaction).
 Transform = Callable[[str, bytes], bytes]
@@ -125,13 +131,32 @@ def _add_member(tf: tarfile.TarFile, info: tarfile.TarInfo, data: bytes | None =
         tf.addfile(info, body)
 
 
-def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None) -> None:
-    """Folders that hold nothing (the others follow from the names below them), then links, then files,
-    each sorted, then the manifest; ustar headers, pax only for a member ustar cannot hold."""
-    from doctor.output import atomic_file
+def _write_tar(out_path: str, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None,
+               numbered: bool = False) -> str:
+    """The tarball written to ``out_path`` (replaced whole), or with ``numbered`` to the first of
+    ``out_path``, ``NAME-2.tar.gz``, ``NAME-3.tar.gz`` ... that does not exist; returns the name written."""
+    from doctor.output import atomic_file, new_file
 
+    if not numbered:
+        with atomic_file(out_path) as raw:
+            _tar_into(raw, snap, manifest, transform)
+        return out_path
+    with new_file(numbered_names(out_path)) as (raw, taken):
+        _tar_into(raw, snap, manifest, transform)
+    return taken[0]
+
+
+def numbered_names(path: str, most: int = MAX_NUMBERED) -> Iterator[str]:
+    """``path``, then ``path`` with ``-2`` ... ``-most`` before its ``.tar.gz`` (or last) suffix."""
+    stem, suffix = (path[: -len(".tar.gz")], ".tar.gz") if path.endswith(".tar.gz") else os.path.splitext(path)
+    yield path
+    for n in range(2, most + 1):
+        yield f"{stem}-{n}{suffix}"
+
+
+def _tar_into(raw: BinaryIO, snap: _Snapshot, manifest: dict[str, Any], transform: Transform | None) -> None:
     now = int(time.time())  # whole seconds: a float mtime would make every member carry a PAX header
-    with atomic_file(out_path) as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
+    with tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6) as tf:
         for d in _leaf_dirs(snap):
             info = tarfile.TarInfo(d)
             info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
@@ -182,16 +207,33 @@ def _collect_per_netdev(src: Source, snap: _Snapshot, spec: specs.Spec) -> dict[
     return entry
 
 
-def default_output(hostname: str | None) -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in (hostname or "host"))
-    return f"gnd-snapshot-{safe}-{stamp}.tar.gz"
+def safe_host(hostname: str | None) -> str:
+    """``hostname`` in a file-name alphabet: ASCII letters, digits, ``.``, ``_`` and ``-`` (anything else,
+    ``/`` and non-ASCII letters included, becomes ``_``); never starting with ``.`` or ``-``, at most
+    :data:`MAX_HOST` characters; ``host`` when nothing is left."""
+    text = "".join(c if c in _HOST_ALPHABET else "_" for c in (hostname or "").strip()[:MAX_HOST])
+    text = text.lstrip(".-")
+    return text if text.strip("_") else "host"
+
+
+def default_output(hostname: str | None, now: datetime | None = None) -> str:
+    """``gnd-HOST-YYYYMMDDTHHMMSSZ.tar.gz`` in the current directory (UTC; ``HOST`` from :func:`safe_host`)."""
+    stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"gnd-{safe_host(hostname)}-{stamp}.tar.gz"
+
+
+def snapshot_hostname(src: Source) -> str | None:
+    """The host name of the root ``src`` reads: its kernel's, its ``/etc/hostname``, or this machine's for ``/``."""
+    return (src.read_line("proc/sys/kernel/hostname") or src.read_line("etc/hostname")
+            or (socket.gethostname() if src.location == "/" else None))
 
 
 def collect(src: Source, out_path: str, transform: Transform | None = None,
-            watch: WatchRecord | None = None) -> dict[str, Any]:
-    """Collect every spec from ``src`` into the tarball ``out_path``; returns the manifest. ``watch``: the
-    samples of ``gnd collect --watch``, stored as ``gnd/watch.json`` for ``gnd check`` to judge later."""
+            watch: WatchRecord | None = None, numbered: bool = False) -> dict[str, Any]:
+    """Collect every spec from ``src`` into the tarball ``out_path``; returns the manifest, with the name
+    written under ``"written"``. ``watch``: the samples of ``gnd collect --watch``, stored as
+    ``gnd/watch.json`` for ``gnd check`` to judge later. ``numbered``: never replace an existing file
+    (a default name): take the first free name of :func:`numbered_names`."""
     if os.path.isdir(out_path):
         raise DoctorError(f"{out_path} is a directory; give a file name for the snapshot (-o FILE.tar.gz)")
     parent = os.path.dirname(os.path.abspath(out_path))
@@ -239,8 +281,7 @@ def collect(src: Source, out_path: str, transform: Transform | None = None,
 
         snap.files[PATH] = json.dumps(watch.to_dict(), indent=1).encode()
         statuses["watch"] = {"kind": "watch", "status": "ok", "samples": watch.samples, "duration_s": watch.duration_s}
-    hostname = (src.read_line("proc/sys/kernel/hostname") or src.read_line("etc/hostname")
-                or (socket.gethostname() if src.location == "/" else None))
+    hostname = snapshot_hostname(src)
     manifest = {
         "format": "gpu-node-doctor snapshot", "format_version": 1,
         "tool": {"name": "gpu-node-doctor", "version": __version__},
@@ -250,7 +291,7 @@ def collect(src: Source, out_path: str, transform: Transform | None = None,
         "files": len(snap.files), "links": len(snap.links),
     }
     try:
-        _write_tar(out_path, snap, manifest, transform)
+        written = _write_tar(out_path, snap, manifest, transform, numbered)
     except OSError as exc:  # read-only mount, /proc, full disk: the user's problem, not the node's
         raise DoctorError(f"cannot write {out_path}: {exc.strerror or exc}") from None
-    return manifest
+    return {**manifest, "written": written}

@@ -105,6 +105,60 @@ def atomic_file(path: str, mode: int = 0o644) -> Iterator[BinaryIO]:
         raise
 
 
+@contextmanager
+def new_file(candidates: Iterable[str], mode: int = 0o644) -> Iterator[tuple[BinaryIO, list[str]]]:
+    """A binary handle on a temporary file that is published, when the block ends, under the first of
+    ``candidates`` (names in one directory) that does not exist; the name taken is appended to the list
+    yielded beside the handle. Publishing is ``os.link``, which never replaces a name, so two writers
+    finishing in the same instant take two names and an existing file is never overwritten; a
+    file system without hard links falls back to claiming the name with ``O_CREAT | O_EXCL``."""
+    names = iter(candidates)
+    first = next(names)
+    directory = os.path.dirname(os.path.abspath(first))
+    if not os.path.isdir(directory):
+        raise DoctorError(f"cannot write {first}: {directory} does not exist")
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gnd-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise DoctorError(f"cannot write {first}: {exc.strerror}") from None
+    taken: list[str] = []
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh, taken
+            fh.flush()
+        os.chmod(tmp, mode)
+        for name in (first, *names):
+            if _publish_new(tmp, name):
+                taken.append(name)
+                break
+        else:
+            raise DoctorError(f"cannot write {first}: it and every numbered alternative exist; "
+                              "give a file name with -o")
+    except OSError as exc:
+        raise DoctorError(f"cannot write {first}: {exc.strerror or exc}") from None
+    finally:
+        _remove(tmp)
+
+
+def _publish_new(tmp: str, path: str) -> bool:
+    """``tmp`` linked at ``path`` unless ``path`` exists (False then)."""
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # no hard links here (vfat, some FUSE file systems): claim the name, then replace it
+        pass
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    except FileExistsError:
+        return False
+    os.replace(tmp, path)
+    return True
+
+
 def _remove(tmp: str) -> None:
     with suppress(OSError):
         os.unlink(tmp)

@@ -49,6 +49,26 @@ class Result:
     tool_version: str = __version__  # a saved result keeps the version that wrote it
     redacted: bool = False  # identities replaced by ``--redact``
 
+    def passed_checks(self) -> list[dict[str, Any]]:
+        """The checks that passed: they looked and every finding they made is ``pass`` (status ``pass``).
+        A check that also found a problem (``pcie.link_downgrade``: 15 paths fine, GPU 3 at x8) did not
+        pass, whatever pass findings it made for the subjects that were fine. A result without a checks
+        list (hand-made JSON) counts the checks whose findings are all ``pass``."""
+        if self.checks:
+            return [c for c in self.checks if isinstance(c, dict) and c.get("status") == PASS]
+        worst: dict[str, str] = {}
+        for f in self.findings:
+            if f.check not in worst or severity_order(f.severity) < severity_order(worst[f.check]):
+                worst[f.check] = f.severity
+        return [{"id": c, "title": "", "status": PASS} for c, s in worst.items() if s == PASS]
+
+    def summary(self) -> dict[str, int]:
+        """Findings per severity, every severity a key, and under ``pass`` the number of checks that
+        passed (:meth:`passed_checks`): the one count of passed checks that every output shows."""
+        counts = summary(self.findings)
+        counts[PASS] = len(self.passed_checks())
+        return counts
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
@@ -56,7 +76,7 @@ class Result:
             "generated_at": self.generated_at,
             "duration_s": round(self.duration_s, 4),
             "source": self.source,
-            "summary": summary(self.findings),
+            "summary": self.summary(),
             "checks": self.checks,
             "findings": [f.to_dict() for f in self.findings],
             "inventory": self.inventory,

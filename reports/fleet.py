@@ -85,7 +85,8 @@ def _write_text(report: FleetReport, out: TextIO) -> None:
             out.write(f"  ({len(report.groups) - MAX_GROUP_COLUMNS} more groups in --format json/html)\n")
     # outliers
     outliers = report.outlier_nodes
-    out.write(f"\nOutlier nodes ({len(outliers)}):\n" if outliers else "\nOutlier nodes: none\n")
+    rule = f"a finding at or above {report.fail_on} that fewer than half of the nodes have"
+    out.write(f"\nOutlier nodes ({len(outliers)}; {rule}):\n" if outliers else f"\nOutlier nodes: none ({rule})\n")
     for i in outliers[:MAX_LINES]:
         row = report.rows[i]
         out.write(f"  {c(row.name)}  ({c(row.path)})\n")
@@ -93,6 +94,15 @@ def _write_text(report: FleetReport, out: TextIO) -> None:
             out.write(f"      {c(line)}\n")
     if len(outliers) > MAX_LINES:
         out.write(f"  … {len(outliers) - MAX_LINES} more (--format json)\n")
+    drift = [i for i in report.drift_nodes if i not in set(outliers)]
+    if drift:
+        out.write(f"\nConfiguration drift, no outlier finding ({len(drift)}; a fact at most 5 % of the nodes hold):\n")
+        for i in drift[:MAX_LINES]:
+            out.write(f"  {c(report.rows[i].name)}  ({c(report.rows[i].path)})\n")
+            for line in report.reasons(i)[:8]:
+                out.write(f"      {c(line)}\n")
+        if len(drift) > MAX_LINES:
+            out.write(f"  … {len(drift) - MAX_LINES} more (--format json)\n")
     if report.common:
         out.write(f"\nFleet-wide findings (on every node: a fleet setting, fix it everywhere) ({len(report.common)}):\n")
         _finding_lines(report, report.common, out, with_nodes=False)
@@ -116,6 +126,8 @@ def render_html(report: FleetReport, **_options: object) -> str:
              f"{s['groups']} configuration groups; {s['outlier_nodes']} outlier nodes "
              f"({report.duration_s:.1f} s, {report.jobs} jobs).</p>"]
     parts.append("<h2>Outlier nodes</h2>")
+    parts.append(f"<p class='muted'>Nodes with a finding at or above {esc(report.fail_on)} that fewer than half "
+                 "of the nodes have; configuration drift is under Fact outliers.</p>")
     rows = [[f"<b>{esc(report.rows[i].name)}</b><br><span class='muted mono'>{esc(report.rows[i].path)}</span>",
              "<br>".join(esc(x) for x in report.reasons(i))] for i in report.outlier_nodes]
     parts.append(table(["node", "why"], rows, raw=True) if rows else "<p>None.</p>")

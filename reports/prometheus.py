@@ -6,7 +6,8 @@ Write it atomically into the collector's directory, e.g.::
         mv /var/lib/node_exporter/textfile/gnd.prom.$$ /var/lib/node_exporter/textfile/gnd.prom
 
 Series: ``gnd_finding{check,severity,subject}`` (number of such findings, normally 1; ``pass``
-findings are left out), ``gnd_findings{severity}`` (count per severity, every severity present),
+findings are left out), ``gnd_findings{severity}`` (count per severity, every severity present;
+``pass``: the checks that passed, the count every output shows),
 ``gnd_check_status{check,status}`` (1 for each check's status), ``gnd_run_duration_seconds``,
 ``gnd_run_timestamp_seconds`` and ``gnd_run_info{version,source_kind}``.
 """
@@ -67,8 +68,8 @@ def render_prometheus(result: Result, **_options: Any) -> str:
     for (check, severity, subject), n in sorted(series.items()):
         lines.append(f"{PREFIX}_finding{_labels(check=check, severity=severity, subject=subject)} {n}")
 
-    _family(lines, "findings", "gauge", "Number of findings per severity.")
-    counts = Counter(str(f.severity) for f in findings)
+    _family(lines, "findings", "gauge", "Number of findings per severity; for pass, the number of checks that passed.")
+    counts = result.summary()
     for severity in SEVERITIES:
         lines.append(f"{PREFIX}_findings{_labels(severity=severity)} {counts.get(severity, 0)}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
+from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Finding
 from doctor.i18n import _, ngettext, severity_name
 from doctor.i18n import ljust as _ljust
 from doctor.runner import Result
@@ -113,8 +113,8 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
             lines.append(f"    {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
                          + (f": {_clean(f.detail)}" if f.detail else ""))
         lines.append("")
-    counts = {s: sum(1 for f in result.findings if f.severity == s) for s in SEVERITIES}
-    passed = [c["id"] for c in result.checks if c.get("status") == PASS]
+    counts = result.summary()
+    passed = [str(c["id"]) for c in result.passed_checks()]
     na = [c["id"] for c in result.checks if c.get("status") == "not_applicable"]
     if passed:
         lines.append(paint(_("Checked, nothing found:") + " ", "1") + paint(_clean(", ".join(passed)), "32"))
@@ -124,6 +124,6 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
         lines.append("")
     summary = ", ".join(f"{n} {severity_name(s)}" for s, n in counts.items() if n and s != PASS)
     lines.append(paint(_("Summary:") + " ", "1") + (summary or _("nothing to report"))
-                 + "; " + _("{passed} checks passed, {na} did not apply").format(passed=len(passed), na=len(na))
+                 + "; " + _("{passed} checks passed, {na} did not apply").format(passed=counts[PASS], na=len(na))
                  + f" ({result.duration_s:.2f} s)")
     return "\n".join(lines) + "\n"

@@ -130,10 +130,11 @@ def build_view(result: Result) -> View:
     checks = [c for c in result.checks if isinstance(c, dict)]
     not_evaluated = [CheckLine(f.check, f.title, f.detail or "; ".join(e.value for e in f.evidence))
                      for f in unknowns]
-    passed = _check_lines(checks, PASS)
+    passed = [CheckLine(str(c.get("id", "")), str(c.get("title", ""))) for c in result.passed_checks()]
     pass_titles = {f.check: f.title for f in findings if f.severity == PASS}
     passed = [CheckLine(c.id, c.title, pass_titles.get(c.id, "")) for c in passed]
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
+    counts[PASS] = len(passed)  # checks passed, as every output counts them (Result.passed_checks)
     src = result.source
     inv = result.inventory
     host = str(src.get("hostname") or (inv.get("host") or {}).get("hostname") or "unknown host")

@@ -17,7 +17,8 @@ FORMATTER = argparse.HelpFormatter
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", metavar="FILE", help="tarball to write (default gnd-snapshot-HOST-TIME.tar.gz)")
+    p.add_argument("-o", "--output", metavar="FILE", help="tarball to write, replaced whole if it exists (default gnd-HOST-YYYYMMDDTHHMMSSZ.tar.gz "
+                        "in the current directory, UTC; never replacing a file: -2, -3 ... added instead)")
     p.add_argument("--root", default="/", metavar="DIR",
                    help="read the host's files under DIR instead of / (e.g. /host in a container that mounts "
                         "the host's /sys, /proc and /etc there); commands are then read from DIR/commands "
@@ -36,13 +37,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.collect import collect, default_output
+    from doctor.collect import collect, default_output, snapshot_hostname
     from doctor.sources import LiveSource
 
     if not os.path.isdir(args.root):
         raise DoctorError(f"{args.root}: not a directory")
     source = LiveSource(args.root, run_commands=True if args.run_commands else None)
-    out = args.output or default_output(source.read_line("proc/sys/kernel/hostname") if args.root != "/" else None)
+    out = args.output or default_output(snapshot_hostname(source))
     from doctor.output import check_outputs
 
     check_outputs([out, args.redact_map if args.redact else None])  # before the map is written
@@ -57,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
         check_bounds(args.watch, args.watch_interval)
         record = run_watch(args.root if args.root != "/" else None, args.watch, args.watch_interval)
-    manifest = collect(source, out, transform, watch=record)
+    manifest = collect(source, out, transform, watch=record, numbered=not args.output)
+    out = manifest["written"]
     specs_status = manifest["specs"]
     bad = {k: v for k, v in specs_status.items() if v.get("status") not in ("ok",)}
     size = os.path.getsize(out)

@@ -16,12 +16,18 @@ Analyse every PATH (a snapshot dir/tarball, a sosreport, a saved `gnd check --fo
 result, a folder holding such sources, or a glob; or the same in object storage or on a web server:
 s3://, gs://, http(s)://, file:// URLs, read through fsspec with the bounds of local files) in
 parallel, on this machine or on a Dask cluster (--dask), and show, on one screen: groups of
-nodes with identical configuration, a check-by-group matrix, the outlier nodes and why (a finding
-on only a few nodes, or a fact such as one GPU at x8 where the others run x16), and the findings
-common to every node (fleet-wide settings). Unreadable sources are listed with their reason; the
-run goes on.
+nodes with identical configuration, a check-by-group matrix, the outlier nodes and why,
+configuration drift, and the findings common to every node (fleet-wide settings). Unreadable
+sources are listed with their reason; the run goes on.
 
-exit status: 0 every source read, no outlier node and no finding at or above --fail-on;
+outlier nodes: every node holding a finding at or above --fail-on that most nodes lack, i.e. a
+finding (check, subject, severity) held by fewer than half of the analysed nodes (2 of 10 nodes
+sharing a fault are both listed; a finding below --fail-on lists no node); at least 3 nodes vote.
+configuration drift: a fact where more than half of the nodes agree and at most 5 % differ (one
+GPU at x8 where the others run x16), shown whether or not a check fired; it lists the nodes but
+does not by itself make one an outlier.
+
+exit status: 0 every source read and no finding at or above --fail-on (so no outlier node);
 1 otherwise; 2 bad option or no source could be analysed."""
 
 
@@ -34,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(N worker processes here); needs the 'distributed' extra")
     add_format_argument(p, "fleet", default="text")
     p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if any node has a finding at or above LEVEL (default high)")
+                   help="exit 1 if any node has a finding at or above LEVEL (default high); outlier nodes "
+                        "are the nodes with such a finding that fewer than half of the nodes have")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON report to FILE (one analysis, two outputs)")
     p.add_argument("--save-html", metavar="FILE", help="also write the HTML report to FILE")
@@ -77,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
 
         with connect(args.dask) as client:
             engine = DaskEngine(client)
-            report = analyse_fleet(paths, engine.jobs, progress, cache_dir=args.cache, engine=engine)
+            report = analyse_fleet(paths, engine.jobs, progress, cache_dir=args.cache, engine=engine,
+                                   fail_on=args.fail_on)
     else:
-        report = analyse_fleet(paths, min(jobs, len(paths)), progress, cache_dir=args.cache)
+        report = analyse_fleet(paths, min(jobs, len(paths)), progress, cache_dir=args.cache, fail_on=args.fail_on)
     write_text(str(FORMATS[args.format].render(report)), args.output)
     for fmt, output in (("json", args.save_json), ("html", args.save_html)):
         if output:

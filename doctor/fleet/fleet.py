@@ -5,10 +5,13 @@ small summary dict: check statuses, the findings that say something, and the fac
 parent never holds facts; it folds each summary into column stores (digest key -> value -> nodes,
 finding -> nodes) so memory grows with the number of *distinct* values, plus a few bytes per node.
 
-Outliers come from two votes: a finding present on only a few nodes, and a digest key where a
-clear majority shares one value and a few nodes hold another (the one GPU at x8 where 63 others
-run x16), whether or not any check fired. Nodes whose non-identity facts are identical form a
-configuration group.
+Outlier nodes are the nodes that hold a finding at or above ``--fail-on`` that most nodes lack:
+a finding (check, subject, severity) held by fewer than half of the analysed nodes (two of ten
+nodes sharing a fault are both outliers; a finding below ``--fail-on`` never makes one). Apart
+from them, configuration drift: a digest key where a clear majority shares one value and a few
+nodes (at most 5 %) hold another (the one GPU at x8 where 63 others run x16), whether or not any
+check fired; it is shown beside the outliers and names their facts, but makes no node an outlier
+by itself. Nodes whose non-identity facts are identical form a configuration group.
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ from doctor.sources.kinds import inner_folder, source_kind
 if TYPE_CHECKING:
     from doctor.fleet.load import Node
 
-#: A finding or fact value held by at most this share of nodes (and at least one) is an outlier...
+#: A fact value held by at most this share of nodes (and at least one) is configuration drift...
 OUTLIER_SHARE = 0.05
-#: ...provided the most common value is held by more than this share of nodes.
+#: ...provided the most common value is held by more than this share of nodes. A finding at or above
+#: ``--fail-on`` is an outlier finding when the nodes that lack it are more than this share (it is held
+#: by fewer than half of the analysed nodes: "most nodes lack it").
 MAJORITY_SHARE = 0.5
 #: Fewer analysed nodes than this: no outlier vote (two nodes cannot outvote each other).
 MIN_NODES_FOR_OUTLIERS = 3
@@ -510,14 +515,20 @@ class FleetReport:
     identity_like: list[str]
     duration_s: float = 0.0
     jobs: int = 1
+    fail_on: str = "high"  # the level outlier findings are at or above
 
     @property
     def outlier_nodes(self) -> list[int]:
+        """Nodes holding an outlier finding (:func:`is_outlier_finding`), by name."""
         nodes: set[int] = set()
         for f in self.outlier_findings:
             nodes.update(f.nodes)
-        for o in self.fact_outliers:
-            nodes.update(o.nodes)
+        return sorted(nodes, key=lambda i: (self.rows[i].name, self.rows[i].path))
+
+    @property
+    def drift_nodes(self) -> list[int]:
+        """Nodes holding a fact value few nodes share (configuration drift), by name."""
+        nodes = {i for o in self.fact_outliers for i in o.nodes}
         return sorted(nodes, key=lambda i: (self.rows[i].name, self.rows[i].path))
 
     @property
@@ -551,6 +562,7 @@ class FleetReport:
         return {
             "summary": {"sources": len(self.rows), "analysed": len(self.ok), "unreadable": len(self.unreadable),
                         "groups": len(self.groups), "outlier_nodes": len(self.outlier_nodes),
+                        "drift_nodes": len(self.drift_nodes), "fail_on": self.fail_on,
                         "duration_s": round(self.duration_s, 3), "jobs": self.jobs},
             "checks": self.checks,
             "nodes": [{"name": r.name, "path": r.path, "kind": r.kind, "group": group_of.get(i),
@@ -565,14 +577,25 @@ class FleetReport:
                                "value": o.value, "nodes": names(o.nodes)} for o in self.fact_outliers],
             "outlier_nodes": [{"name": self.rows[i].name, "path": self.rows[i].path, "reasons": self.reasons(i)}
                               for i in self.outlier_nodes],
+            "drift_nodes": [{"name": self.rows[i].name, "path": self.rows[i].path, "reasons": self.reasons(i)}
+                            for i in self.drift_nodes],
             "identity_keys_ignored": len(self.identity_like),
             "unreadable": [{"path": r.path, "error": r.error} for r in self.unreadable],
         }
 
 
 def outlier_max(n: int) -> int:
-    """Most nodes a value may be held by and still count as an outlier."""
+    """Most nodes a fact value may be held by and still count as configuration drift."""
     return max(1, int(n * OUTLIER_SHARE))
+
+
+def is_outlier_finding(severity: str, held_by: int, analysed: int, fail_on: str) -> bool:
+    """A finding at or above ``fail_on`` that most analysed nodes lack: held by fewer than half of them
+    (strictly: the nodes without it are more than :data:`MAJORITY_SHARE` of ``analysed``), in a fleet
+    of at least :data:`MIN_NODES_FOR_OUTLIERS` nodes. 1 of 3, 2 of 10 and 49 of 100 nodes are outliers;
+    5 of 10 are not (no majority lacks it), nor is any finding below ``fail_on``."""
+    return (analysed >= MIN_NODES_FOR_OUTLIERS and held_by > 0 and analysed - held_by > analysed * MAJORITY_SHARE
+            and at_least(severity, fail_on))
 
 
 def _label(i: int) -> str:
@@ -584,8 +607,9 @@ def _label(i: int) -> str:
     return letters
 
 
-def finish(agg: Aggregate, duration_s: float = 0.0, jobs: int = 1) -> FleetReport:
-    """Outliers, fleet-wide findings and configuration groups from the aggregate."""
+def finish(agg: Aggregate, duration_s: float = 0.0, jobs: int = 1, fail_on: str = "high") -> FleetReport:
+    """Outliers (findings at or above ``fail_on`` that most nodes lack), drift, fleet-wide findings
+    and configuration groups from the aggregate."""
     from doctor.derived.digest import is_identity
 
     agg.settle()
@@ -602,7 +626,7 @@ def finish(agg: Aggregate, duration_s: float = 0.0, jobs: int = 1) -> FleetRepor
         group = FindingGroup(check, subject, severity, title, uniq)
         if len(uniq) >= n:
             common.append(group)
-        elif vote and len(uniq) <= small and n - len(uniq) > n * MAJORITY_SHARE:
+        elif is_outlier_finding(severity, len(uniq), n, fail_on):
             outliers.append(group)
         else:
             partial.append(group)
@@ -661,7 +685,7 @@ def finish(agg: Aggregate, duration_s: float = 0.0, jobs: int = 1) -> FleetRepor
             padded = list(r.statuses) + [""] * (len(checks) - len(r.statuses))
             r.statuses = tuple(padded[j] for j in order)
     return FleetReport(rows, [checks[j] for j in order], ok, common, outliers, partial, fact_outliers, groups,
-                       identity_like, duration_s, jobs)
+                       identity_like, duration_s, jobs, fail_on)
 
 
 def _value_of(agg: Aggregate, key: str, index: int) -> str:
@@ -678,7 +702,7 @@ Engine = Callable[[list[str], "str | None"], Iterable[tuple[int, dict[str, Any]]
 
 def analyse_fleet(paths: list[str], jobs: int,
                   progress: Callable[[int, int, dict[str, Any]], None] | None = None,
-                  cache_dir: str | None = None, engine: Engine | None = None) -> FleetReport:
+                  cache_dir: str | None = None, engine: Engine | None = None, fail_on: str = "high") -> FleetReport:
     """Analyse every path with ``jobs`` workers (or ``engine``'s) and fold the results as they arrive.
 
     With ``cache_dir``, each snapshot tarball's result is kept there under the sha256 of its bytes,
@@ -701,7 +725,7 @@ def analyse_fleet(paths: list[str], jobs: int,
         agg.add(index, summary)
         if progress is not None:
             progress(done, len(paths), summary)
-    return finish(agg, time.monotonic() - start, jobs)
+    return finish(agg, time.monotonic() - start, jobs, fail_on)
 
 
 def severity_counts(report: FleetReport) -> Counter[str]:

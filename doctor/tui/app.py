@@ -227,7 +227,7 @@ class DoctorApp(App[int]):
     def draw_header(self) -> None:
         r = self.result
         text = header_text(r.source if r else {}, r.inventory if r else {}, r.findings if r else [],
-                           self.palette, self.status)
+                           self.palette, self.status, r.summary() if r else None)
         self._static("header").update(text)
 
     def fill_table(self) -> None:

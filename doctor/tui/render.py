@@ -53,18 +53,19 @@ def severity_cell(severity: str, pal: Palette) -> Text:
     return Text(severity.upper(), style=pal.severity(severity))
 
 
-def counts_text(findings: Sequence[Finding], pal: Palette) -> Text:
-    """``2 CRITICAL  3 HIGH  1 MEDIUM ...`` with every severity present, passes last."""
+def counts_text(findings: Sequence[Finding], pal: Palette, counts: Mapping[str, int] | None = None) -> Text:
+    """``2 CRITICAL  3 HIGH  1 MEDIUM ...`` with every severity present, passes last; ``counts``: the
+    result's (:meth:`~doctor.runner.Result.summary`: ``pass`` counts the checks that passed)."""
     out = Text()
     for sev in SEVERITIES:
-        n = sum(1 for f in findings if f.severity == sev)
+        n = counts.get(sev, 0) if counts is not None else sum(1 for f in findings if f.severity == sev)
         if n or sev in (CRITICAL, HIGH):
             out.append(f" {n} {sev} ", style=pal.severity(sev) if n else pal.muted)
     return out
 
 
 def header_text(result_source: Mapping[str, Any], inventory: Mapping[str, Any], findings: Sequence[Finding],
-                pal: Palette, status: str = "") -> Text:
+                pal: Palette, status: str = "", counts: Mapping[str, int] | None = None) -> Text:
     """Line 1: source and host, line 2: counts per severity (and what the app is doing)."""
     host = clean(result_source.get("hostname") or "?")
     kind = clean(result_source.get("kind") or "")
@@ -75,7 +76,7 @@ def header_text(result_source: Mapping[str, Any], inventory: Mapping[str, Any], 
     t.append(host, style="bold")
     t.append(f"  {kind} {where}".rstrip() + f"  {gpus} GPU{'s' if gpus != 1 else ''}", style=pal.muted)
     t.append("\n")
-    t.append_text(counts_text(findings, pal))
+    t.append_text(counts_text(findings, pal, counts))
     if status:
         t.append("  " + clean(status), style=pal.heading)
     return t
