@@ -14,7 +14,7 @@ from doctor.findings import SEVERITIES
 from doctor.i18n import language, severity_name, translations
 from reports.print_css import page_margin_css
 from reports.topology_svg import render_topology
-from reports.view import View, build_view, sentence
+from reports.view import COMMAND_COLUMNS, EVIDENCE_COLUMNS, View, build_view, fix_parts, mono_lines, sentence
 
 if TYPE_CHECKING:
     from doctor.runner import Result
@@ -85,7 +85,8 @@ def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
     svg = render_topology(view.inventory, view.findings + view.unknowns, print_labels=not links)
     return str(env.get_template(TEMPLATE).render(
         v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
-        max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name,
+        max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name, fix_parts=fix_parts,
+        mono_lines=mono_lines, command_columns=COMMAND_COLUMNS, evidence_columns=EVIDENCE_COLUMNS,
         page_css=Markup(page_margin_css()), links=links, style=style))
 
 

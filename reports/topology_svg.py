@@ -221,8 +221,12 @@ class _Canvas:
                               f'font-weight="{weight}" text-anchor="{anchor}">{escape(text, quote=False)}</text>')
             return
         s = self.scale  # an HTML label over the drawing: its top edge is its baseline less the font's ascent
-        left, width = (x - max_w / 2, f"width:{max_w * s:.1f}px;text-align:center;") if anchor == "middle" and max_w \
-            else (x, "")
+        # every label has a width: an absolute box without one is sized to its content, which lays it out twice more
+        if anchor == "middle" and max_w:
+            left, width = x - max_w / 2, f"width:{max_w * s:.1f}px;text-align:center;"
+        else:
+            wide = max_w if max_w is not None else len(text) * CHAR_W * size / FONT * 1.2
+            left, width = x, f"width:{wide * s:.1f}px;"
         bold = "font-weight:bold;" if weight == "bold" else ""
         self.labels.append(f'<div class="tl" style="left:{left * s:.1f}px;top:{(y - ASCENT * size) * s:.1f}px;'
                            f'font-size:{size * s:.2f}px;color:{colour};{bold}{width}">{escape(text, quote=False)}</div>')

@@ -146,3 +146,132 @@ def build_view(result: Result) -> View:
         passed=passed, not_evaluated=not_evaluated,
         not_applicable=_check_lines(checks, "not_applicable"), inventory=inv, omitted=omitted,
     )
+
+
+
+def mono_lines(text: str, columns: int, indent: str = "  ") -> list[str]:
+    """``text`` hard-wrapped for a ``white-space: pre`` block ``columns`` characters wide (a monospace font).
+
+    Lines break at the last space that fits (in the second half of the line), else after ``columns``
+    characters; continuation lines start with ``indent``. The PDF lays such a block out one line at a time
+    with no line-breaking search (a wrapped paragraph costs WeasyPrint several layouts per line).
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        while len(line) > columns:
+            cut = line.rfind(" ", columns // 2, columns + 1)
+            head, rest = (line[:cut], line[cut + 1:]) if cut > 0 else (line[:columns], line[columns:])
+            out.append(head)
+            line = indent + rest
+        out.append(line)
+    return out
+
+
+#: how continuation lines of a command start (after the previous line's `` \``)
+CONTINUATION = "    "
+
+
+def shell_words(command: str) -> list[str] | None:
+    """``command`` cut at the blanks between its shell words, each word's text as written (quotes kept);
+    ``None`` where a cut could change what the shell reads: an open quote, a comment, a here-document,
+    a line break of its own."""
+    words: list[str] = []
+    start: int | None = None
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            if i + 1 >= len(command) or command[i + 1] == "\n":
+                return None
+            start = i if start is None else start
+            i += 1  # the escaped character belongs to the word
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in " \t":
+            if start is not None:
+                words.append(command[start:i])
+                start = None
+        elif ch in "\n\r":
+            return None
+        else:
+            if start is None:
+                start = i
+                if ch == "#":  # a comment runs to the end of the line: a continuation inside it would end it
+                    return None
+            if ch in "'\"":
+                quote = ch
+            elif command.startswith("<<", i):
+                return None
+        i += 1
+    if quote:
+        return None
+    if start is not None:
+        words.append(command[start:])
+    return words
+
+
+def shell_lines(command: str, columns: int) -> list[str]:
+    """``command`` in lines of at most ``columns`` characters, cut only between shell words, each line but
+    the last ending in `` \\`` (so a copied block runs as the one command); a word longer than a line gets
+    a line of its own. A command that cannot be cut safely (see :func:`shell_words`) stays one line."""
+    if len(command) <= columns:
+        return [command]
+    words = shell_words(command)
+    if not words:
+        return [command]
+    lines: list[str] = []
+    line = words[0]
+    for word in words[1:]:
+        if len(line) + 1 + len(word) + 2 <= columns:
+            line += " " + word
+        else:
+            lines.append(line + " \\")
+            line = CONTINUATION + word
+    lines.append(line)
+    return lines
+
+
+#: characters per line of a command block and of an evidence block in the PDF (their fonts are sized to fit
+#: the A4 text width: reports/templates/report.css)
+COMMAND_COLUMNS = 96
+EVIDENCE_COLUMNS = 116
+
+
+@record
+class FixPart:
+    """A run of one phase's steps as shown: shell lines of commands (``manual`` empty), or a manual step's text."""
+
+    lines: tuple[str, ...] = ()
+    manual: str = ""
+
+    @property
+    def longest(self) -> int:
+        return max((len(line) for line in self.lines), default=0)
+
+
+def fix_parts(f: Finding) -> list[tuple[str, list[FixPart]]]:
+    """``(phase, parts)`` for each phase of ``f``'s fix that has steps: consecutive commands in one block,
+    each cut into lines by :func:`shell_lines`, manual steps (prose, never run) apart."""
+    out: list[tuple[str, list[FixPart]]] = []
+    for phase, texts in (("runtime", f.fix.runtime), ("persistent", f.fix.persistent), ("rollback", f.fix.rollback)):
+        if not texts:
+            continue
+        # a manual step is prose; a 1.x result (no builder) holds its commands as manual steps
+        manual = {s.text for s in f.fix.phase(phase) if s.kind == "manual"} if f.fix.builder else set()
+        parts: list[FixPart] = []
+        lines: list[str] = []
+        for text in texts:
+            if text in manual:
+                if lines:
+                    parts.append(FixPart(tuple(lines)))
+                    lines = []
+                parts.append(FixPart(manual=text))
+            else:
+                lines += shell_lines(text, COMMAND_COLUMNS)
+        if lines:
+            parts.append(FixPart(tuple(lines)))
+        out.append((phase, parts))
+    return out

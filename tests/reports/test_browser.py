@@ -115,11 +115,11 @@ def test_findings_fold_and_unfold_without_javascript(browser: Any, tmp_path: Pat
     context, page, errors, remote = _open(browser, _write(tmp_path, sick_data), js=False)
     try:
         first = page.locator("article.finding").first
-        detail = first.locator(".evidence")
+        detail = first.locator("pre.ev")
         assert detail.is_visible()
         first.locator("summary").click()
         assert not detail.is_visible() and first.locator("summary h3").is_visible()
-        assert page.locator("article.finding").nth(1).locator(".evidence").is_visible()  # only that one folded
+        assert page.locator("article.finding").nth(1).locator("pre.ev").is_visible()  # only that one folded
         first.locator("summary").click()
         assert detail.is_visible()
         assert errors == [] and remote == []
