@@ -40,7 +40,7 @@ def cpu_governor(facts: Facts) -> Iterator[Finding]:
     slow_epp = cf.epp in SLOW_EPP
     if not (slow_governor or slow_epp):
         yield Finding(PASS, "cpu0", N_('CPU frequency policy {v}/{v2}', v=cf.driver or '?', v2=cf.governor or '?')
-                      + (f", EPP {cf.epp}" if cf.epp else ""), evidence=evidence)
+                      + (N_(', EPP {epp}', epp=cf.epp) if cf.epp else ""), evidence=evidence)
         return
     reasons = []
     if slow_governor:

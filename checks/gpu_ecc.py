@@ -47,7 +47,7 @@ def gpu_ecc(facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 MEDIUM, label, N_('ECC is disabled on a data-centre GPU'),
                 detail=N_('Without ECC, memory bit flips go undetected: wrong tokens or NaNs instead of an Xid 48/94 and a clean failure; row remapping also stops protecting the GPU.'),
-                evidence=ev, expected="ECC Enabled", observed="ECC Disabled",
+                evidence=ev, expected=N_('ECC Enabled'), observed=N_('ECC Disabled'),
                 impact=Impact(5, N_('silent data corruption risk; no throughput at stake'),
                           basis=N_('ECC off trades a few percent of memory bandwidth for undetected bit errors; the score reflects risk, not speed')),
                 fix=make("ecc_mode", RESET_NOTE, index=gpu.index, enable=True, previous=False, pending=False),

@@ -71,7 +71,7 @@ def gpu_mig(facts: Facts) -> Iterator[Finding]:
                 evidence=(ev, *[Evidence(f"{s.process.origin}/environ", "CUDA_VISIBLE_DEVICES="
                                          + s.process.env.get("CUDA_VISIBLE_DEVICES", "(unset)"))
                                 for s in whole][:2]),
-                expected=N_('MIG Disabled on GPUs served whole'), observed="MIG Enabled",
+                expected=N_('MIG Disabled on GPUs served whole'), observed=N_('MIG Enabled'),
                 impact=Impact(60, N_('the GPU serves nothing, or a fraction of its memory and SMs'),
                           basis=N_('NVIDIA MIG user guide: with MIG on, a process that names the whole GPU sees no CUDA device, and each instance holds a fraction of the SMs and memory')),
                 fix=make("mig_mode",

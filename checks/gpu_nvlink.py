@@ -98,7 +98,7 @@ def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
                 detail=N_('Some links trained at a lower rate than the rest of the node.'),
                 evidence=(Evidence(where, f"GPU {g.index}: " + join(', ', (
                     f"link {k} {g.speeds[k]:g} GB/s" for k in slow[:6]))),),
-                expected=N_('{top} GB/s per link', top=format(top, "g")), observed=f"{min(g.speeds[k] or 0 for k in slow):g} GB/s",
+                expected=N_('{top} GB/s per link', top=format(top, "g")), observed=N_('{v} GB/s', v=format(min(g.speeds[k] or 0 for k in slow), 'g')),
                 impact=Impact(15, N_("less NVLink bandwidth for this GPU's collectives"),
                           basis=N_("per-link speed from nvidia-smi nvlink -s against the node's other links")),
                 fix=make("gpu_query", N_('Reset the GPUs together and re-read; persistent slow links are hardware.'),

@@ -91,7 +91,7 @@ def gpu_recovery(facts: Facts) -> Iterator[Finding]:
                    + (N_('Until then peer-to-peer work on it fails or hangs') if level == MEDIUM else
                       N_('Until then it refuses new work on the GPU or its results are suspect'))
                    + N_(", while ECC counters and most health checks still read clean. The kernel log's Xid 154 line (and the Xid before it) says what set it."),
-            evidence=evidence, expected="GPU Recovery Action: None", observed=action,
+            evidence=evidence, expected=N_('GPU Recovery Action: None'), observed=action,
             impact=Impact(IMPACT[level], N_('every GPU of the node is out of service until the reboot') if level == CRITICAL
                           else N_('this GPU is out of service until it is reset') if level == HIGH
                           else N_('multi-GPU (P2P/NVLink) work on this GPU fails or hangs until drained'),

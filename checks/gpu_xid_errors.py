@@ -132,15 +132,11 @@ def _span(events: list[XidEvent]) -> str:
 
 def _fix(level: str, target: str, codes: set[int], recovery: str | None = None) -> Fix:
     if level in (LOW, INFO):
-        return Fix(notes="Usually the application (illegal address, bad kernel, killed context), not the GPU: "
-                         "check the failing job's logs. Investigate the hardware only if it recurs with different "
-                         "workloads.")
+        return Fix(notes=N_("Usually the application (illegal address, bad kernel, killed context), not the GPU: check the failing job's logs. Investigate the hardware only if it recurs with different workloads."))
     if recovery in ("reboot", "system_reboot"):
-        return Fix(notes="The driver asks for a node reboot (Xid 154): drain the node, reboot it, then check "
-                         "`nvidia-smi -q` and gpu.recovery; a GPU reset does not clear this action.")
+        return Fix(notes=N_('The driver asks for a node reboot (Xid 154): drain the node, reboot it, then check `nvidia-smi -q` and gpu.recovery; a GPU reset does not clear this action.'))
     if recovery == "recover_imex_domain":
-        return Fix(notes="The driver asks for the IMEX domain to be recovered (Xid 154): restart the IMEX daemon "
-                         "(`nvidia-imex`) across the NVLink domain's nodes, then check gpu.recovery; no GPU reset.")
+        return Fix(notes=N_("The driver asks for the IMEX domain to be recovered (Xid 154): restart the IMEX daemon (`nvidia-imex`) across the NVLink domain's nodes, then check gpu.recovery; no GPU reset."))
     notes = ["Drain the GPU first (cordon the node or stop the serving process).",
              "A reset needs every process on the GPU stopped; on NVSwitch systems (HGX) reset all GPUs together "
              "or reboot the node instead."]
@@ -224,11 +220,11 @@ def _gpu_finding(facts: Facts, origin: str, address: str, xid: int, events: list
               + ". The log covers events since boot (or since the ring buffer wrapped); a reset may "
                 "already have cleared the fault.")
     return Finding(
-        level, address, f"Xid {xid} ({meaning}) on {label}" + (f": recovery action {recovery}" if recovery else ""),
-        detail=detail, evidence=tuple(evidence), expected="no Xid errors", observed=observed,
-        impact=Impact(IMPACT.get(level, IMPACT[HIGH]), "the GPU is lost or its results are suspect until reset or replaced"
-                      if level in (CRITICAL, HIGH, MEDIUM) else "a failed job; the GPU itself is usually fine",
-                      basis="NVIDIA's Xid catalogue for the codes in the evidence (which ones need a reset or the GPU replaced)"),
+        level, address, N_('Xid {xid} ({meaning}) on {label}', xid=xid, meaning=meaning, label=label) + (N_(': recovery action {recovery}', recovery=recovery) if recovery else ""),
+        detail=detail, evidence=tuple(evidence), expected=N_('no Xid errors'), observed=observed,
+        impact=Impact(IMPACT.get(level, IMPACT[HIGH]), N_('the GPU is lost or its results are suspect until reset or replaced')
+                      if level in (CRITICAL, HIGH, MEDIUM) else N_('a failed job; the GPU itself is usually fine'),
+                      basis=N_("NVIDIA's Xid catalogue for the codes in the evidence (which ones need a reset or the GPU replaced)")),
         fix=_fix(level, str(gpu.index) if gpu is not None else address, {xid}, recovery),
         references=REFERENCES, confidence=0.9)
 
@@ -248,19 +244,15 @@ def _other_finding(facts: Facts, origin: str, events: list[XidEvent]) -> Finding
     level = worst if severity_order(worst) >= severity_order(MEDIUM) else MEDIUM
     evidence, distinct = _evidence(origin, events)
     return Finding(
-        level, "node", f"{len(events)} Xid line(s) name no GPU of this node ({len(addresses)} address(es))",
-        detail="The NVIDIA driver names the GPU of each Xid by its PCI address; these lines name an address "
-               "that is no GPU in the inventory or on the PCI bus: " + ", ".join(named)
-               + (f", +{more} more" if more else "") + f" ({_span(events)}; codes "
-               + ", ".join(f"Xid {c} x{n}" for c, n in sorted(codes.items())[:16]) + "). A log from another "
-               "node, a GPU that has left the bus entirely (see gpu.unreachable) or corrupt lines; no GPU "
-               "is reset on their word.",
-        evidence=tuple(evidence), expected="Xid lines name GPUs of this node",
-        observed=f"{len(events)} line(s), {len(addresses)} address(es)",
-        impact=Impact(20.0, "none known for the GPUs listed; the lines may belong to a GPU no longer seen",
-                      basis="the addresses match no GPU of the inventory"),
-        fix=Fix(notes="Compare the addresses with `lspci -D -d 10de:` and `nvidia-smi -q`; if a GPU is missing "
-                      "from both, it has fallen off the bus: see gpu.unreachable."),
+        level, "node", N_('{n_events} Xid line(s) name no GPU of this node ({n_addresses} address(es))', n_events=len(events), n_addresses=len(addresses)),
+        detail=N_('The NVIDIA driver names the GPU of each Xid by its PCI address; these lines name an address that is no GPU in the inventory or on the PCI bus: ') + ", ".join(named)
+               + (N_(', +{more} more', more=more) if more else "") + N_(' ({v}; codes ', v=_span(events))
+               + ", ".join(f"Xid {c} x{n}" for c, n in sorted(codes.items())[:16]) + N_('). A log from another node, a GPU that has left the bus entirely (see gpu.unreachable) or corrupt lines; no GPU is reset on their word.'),
+        evidence=tuple(evidence), expected=N_('Xid lines name GPUs of this node'),
+        observed=N_('{n_events} line(s), {n_addresses} address(es)', n_events=len(events), n_addresses=len(addresses)),
+        impact=Impact(20.0, N_('none known for the GPUs listed; the lines may belong to a GPU no longer seen'),
+                      basis=N_('the addresses match no GPU of the inventory')),
+        fix=Fix(notes=N_('Compare the addresses with `lspci -D -d 10de:` and `nvidia-smi -q`; if a GPU is missing from both, it has fallen off the bus: see gpu.unreachable.')),
         references=REFERENCES, confidence=0.6)
 
 

@@ -47,12 +47,14 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
     if not vfio or not passthrough:
         total = sum(len(i) for _, i, _ in shared)
         if vfio:
-            why = (f"{why}, but no GPU in these groups is kept on vfio-pci for a VM" if kept else
-                   f"{why}, but this host serves on its GPUs, so vfio.binding gives vfio-bound GPUs back to nvidia")
+            why = (N_("{why}, but no GPU in these groups is kept on vfio-pci for a VM", why=why) if kept else
+                   N_("{why}, but this host serves on its GPUs, so vfio.binding gives vfio-bound GPUs back to nvidia",
+                      why=why))
         yield Finding(
             INFO, "node", N_('{total} GPU(s) share {n_shared} IOMMU group(s) with other devices (matters only for VFIO passthrough)', total=total, n_shared=len(shared)),
-            detail=join('; ', (f"group {g}: {', '.join(gpu_label(facts, x.address) for x in i)}"
-                             + (f" with {', '.join(o.address for o in others)}" if others else "")
+            detail=join('; ', (N_("group {group}: {gpus}", group=g, gpus=join(', ', (gpu_label(facts, x.address)
+                                                                                   for x in i)))
+                             + (N_(" with {others}", others=', '.join(o.address for o in others)) if others else "")
                              for g, i, others in shared)) + N_('. This host does not use VFIO ({why}).', why=why),
             evidence=evidence, references=REFERENCES)
         return
@@ -65,12 +67,13 @@ def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
             detail=N_('VFIO assigns whole groups; {foreign} must be given to the same VM or unbound from their host drivers. This host uses VFIO ({why}).', foreign=join(', ', foreign), why=why),
             evidence=(Evidence(f"sys/kernel/iommu_groups/{group}/devices",
                                ", ".join(m.address for m in group_members(facts, group))),),
-            expected="a group per GPU (its own functions and bridges only)",
+            expected=N_("a group per GPU (its own functions and bridges only)"),
             observed=", ".join(m.address for m in group_members(facts, group)),
-            impact=Impact(10, "VMs fail to start or must take extra devices", basis="VFIO assigns whole IOMMU groups: every device of the group must go to the same VM"),
-            fix=Fix(notes="Groups follow ACS isolation in the hardware. Move the GPU to a slot or root port of its own, "
+            impact=Impact(10, N_("VMs fail to start or must take extra devices"),
+                          basis=N_("VFIO assigns whole IOMMU groups: every device of the group must go to the same VM")),
+            fix=Fix(notes=N_("Groups follow ACS isolation in the hardware. Move the GPU to a slot or root port of its own, "
                           "or enable ACS on the ports above this GPU only (BIOS): that isolation is what a VM needs, and "
                           "it is the same ACS redirect pcie.acs_redirect asks to turn off for GPUs that stay on the "
                           "host to serve, so keep the two sets of ports apart. The pcie_acs_override kernel patch is "
-                          "unsafe and not upstream."),
+                          "unsafe and not upstream.")),
             references=REFERENCES, related=tuple(g.address for g in in_group) + tuple(foreign))

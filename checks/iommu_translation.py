@@ -105,7 +105,8 @@ def iommu_translation(facts: Facts) -> Iterator[Finding]:
     params = facts.cmdline.params
     remove = tuple(p for p in FORCE_TRANSLATE if f"{p.split('=')[0]}" in params
                    and params[p.split("=")[0]] == p.split("=")[1])
-    who = f"{len(p2p_gpus)} GPUs" + (f" and {len(rdma)} RDMA NIC(s)" if rdma else "")
+    who = (N_("{n} GPUs and {nics} RDMA NIC(s)", n=len(p2p_gpus), nics=len(rdma)) if rdma
+           else N_("{n} GPUs", n=len(p2p_gpus)))
     skipped = len(gpus) - len(p2p_gpus)
     aside = (N_(' {skipped} GPU(s) on vfio-pci or in MIG mode do no peer-to-peer here, so only host DMA overhead applies to them.', skipped=skipped) if skipped else "")
     yield Finding(

@@ -86,7 +86,8 @@ def _evidence(s: EnvSetting) -> tuple[Evidence, ...]:
 
 
 def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
-    what = f"set {s.name}={replacement}" if replacement else f"remove {s.name}={s.value}"
+    what = (N_("set {name}={value}", name=s.name, value=replacement) if replacement
+            else N_("remove {name}={value}", name=s.name, value=s.value))
     return env_fix(facts, s, replacement=replacement,
                    notes=N_('{what} where the server is started ({places}); NCCL reads its environment only at start-up, so the server must restart. The rollback restores {name}={value}.', what=what, places=_places(s), name=s.name, value=s.value))
 
@@ -202,15 +203,12 @@ def _unknown_level(facts: Facts, s: EnvSetting) -> Finding:
     """A level variable set to a value NCCL does not parse: it is ignored, NCCL picks the level itself."""
     what = "peer-to-peer" if s.name == "NCCL_P2P_LEVEL" else "GPUDirect RDMA"
     return Finding(
-        LOW, _subject(facts, s), f"{s.name}={s.value} is not a level NCCL knows: NCCL ignores it",
-        detail=(f"NCCL reads {s.name} by comparing it case-sensitively with its path names and then as an "
-                f"old-style integer; {s.value!r} is neither, so NCCL behaves as if it were unset and decides where "
-                f"{what} is used from the topology. Whatever the setting was meant to do (work around a hang, keep "
-                f"traffic off the CPU) is not done. {P2P_LEVEL_DOC}"),
-        evidence=_evidence(s), expected="unset, or one of LOC, NVL, PIX, PXB, PHB, SYS",
+        LOW, _subject(facts, s), N_('{name}={value} is not a level NCCL knows: NCCL ignores it', name=s.name, value=s.value),
+        detail=(N_('NCCL reads {name} by comparing it case-sensitively with its path names and then as an old-style integer; {value} is neither, so NCCL behaves as if it were unset and decides where {what} is used from the topology. Whatever the setting was meant to do (work around a hang, keep traffic off the CPU) is not done. {P2P_LEVEL_DOC}', name=s.name, value=repr(s.value), what=what, P2P_LEVEL_DOC=P2P_LEVEL_DOC)),
+        evidence=_evidence(s), expected=N_('unset, or one of LOC, NVL, PIX, PXB, PHB, SYS'),
         observed=f"{s.name}={s.value} ({_places(s)})",
-        impact=Impact(3, "the setting has no effect; its intent is not applied",
-                      basis="NCCL's src/graph/paths.cc (ncclGetLevel): an unmatched string leaves the level to NCCL"),
+        impact=Impact(3, N_('the setting has no effect; its intent is not applied'),
+                      basis=N_("NCCL's src/graph/paths.cc (ncclGetLevel): an unmatched string leaves the level to NCCL")),
         fix=_fix(facts, s), references=REFERENCES + ("https://github.com/NVIDIA/nccl/blob/master/src/graph/paths.cc",))
 
 
@@ -233,7 +231,7 @@ def _socket_ifname(facts: Facts, s: EnvSetting, carries: bool, why: str) -> Find
                 N_('With RDMA active NCCL uses {names} only for bootstrap, which is fine; it matters the moment NCCL falls back to sockets.', names=names)),
         evidence=_evidence(s) + tuple(Evidence(f"{n.origin}/speed", f"{n.name} {n.speed_mbps}") for n in chosen)
         + (Evidence(f"{best.netdev.origin}/speed", f"{best.name} {best.netdev.speed_mbps}"),),
-        expected=N_('the data interface ({name})', name=best.name), observed=f"{names} ({top} Mb/s)",
+        expected=N_('the data interface ({name})', name=best.name), observed=N_('{names} ({top} Mb/s)', names=names, top=top),
         impact=Impact(70 if carries else 3, N_('socket transport limited to {top} Gb/s', top=top // 1000), basis=N_("the socket transport cannot exceed the selected interface's link speed ({top} Gb/s against {speed_mbps} Gb/s, from sysfs speed)", top=top // 1000, speed_mbps=best.netdev.speed_mbps // 1000)),
         fix=_fix(facts, s, f"={best.name}"), references=REFERENCES, related=(best.name,))
 
@@ -324,33 +322,28 @@ def _judge_interfaces(facts: Facts, s: EnvSetting, chosen: list[NetDev], active_
                  "GLOO_SOCKET_IFNAME": "Gloo cannot bind and init_process_group fails"}[s.name]
         return Finding(
             HIGH if len(facts.gpus.gpus) > 1 or active_rdma else LOW, _subject(facts, s),
-            f"{s.name}={s.value} matches no interface on this host",
-            detail=(f"{fails}. Interfaces here: {', '.join(n.name for n in facts.netdevs[:12])}. A server that "
-                    "runs with it has not created a multi-process group yet, or is on one GPU."),
-            evidence=_evidence(s), expected="an existing data interface", observed=f"{s.name}={s.value} ({places})",
-            impact=Impact(70, "distributed start-up fails on this node", basis=doc),
-            fix=Fix(notes=f"Set {s.name} to the data interface(s) of this node ({places}) and restart the server."),
+            N_('{name}={value} matches no interface on this host', name=s.name, value=s.value),
+            detail=(N_('{fails}. Interfaces here: {v}. A server that runs with it has not created a multi-process group yet, or is on one GPU.', fails=fails, v=', '.join(n.name for n in facts.netdevs[:12]))),
+            evidence=_evidence(s), expected=N_('an existing data interface'), observed=f"{s.name}={s.value} ({places})",
+            impact=Impact(70, N_('distributed start-up fails on this node'), basis=doc),
+            fix=Fix(notes=N_('Set {name} to the data interface(s) of this node ({places}) and restart the server.', name=s.name, places=places)),
             references=REFERENCES)
     if all(n.name.startswith(LOCAL_ONLY) for n in chosen):
         return Finding(
             MEDIUM if active_rdma else INFO, _subject(facts, s),
-            f"{s.name}={s.value} selects {names}, which other nodes cannot reach",
-            detail=(f"{names} is a loopback or container bridge interface: fine while every rank is on this node, but "
-                    "other nodes cannot connect to it, so a multi-node deployment hangs at start-up."
-                    + (" RDMA ports are active here, so this node is built for multi-node work." if active_rdma else "")),
-            evidence=_evidence(s), expected="the data interface", observed=f"{s.name}={s.value} ({places})",
-            impact=Impact(40 if active_rdma else 2, "multi-node start-up cannot connect", basis=doc),
-            fix=Fix(notes=f"Set {s.name} to the data interface ({places}) and restart the server; keep {s.value} "
-                          "only for single-node serving."),
+            N_('{name}={value} selects {names}, which other nodes cannot reach', name=s.name, value=s.value, names=names),
+            detail=(N_('{names} is a loopback or container bridge interface: fine while every rank is on this node, but other nodes cannot connect to it, so a multi-node deployment hangs at start-up.', names=names)
+                    + (N_(' RDMA ports are active here, so this node is built for multi-node work.') if active_rdma else "")),
+            evidence=_evidence(s), expected=N_('the data interface'), observed=f"{s.name}={s.value} ({places})",
+            impact=Impact(40 if active_rdma else 2, N_('multi-node start-up cannot connect'), basis=doc),
+            fix=Fix(notes=N_('Set {name} to the data interface ({places}) and restart the server; keep {value} only for single-node serving.', name=s.name, places=places, value=s.value)),
             references=REFERENCES, related=tuple(n.name for n in chosen))
     nodes = {d.numa_node for n in chosen if n.pci_address and (d := facts.pci.devices.get(n.pci_address))
              and d.numa_node is not None and d.numa_node >= 0}
     if nodes and gpu_nodes and not nodes & gpu_nodes:
         return Finding(
-            INFO, _subject(facts, s), f"{s.name}={s.value} uses {names} on NUMA node {min(nodes)}, the GPUs are on "
-                                      f"{', '.join(str(x) for x in sorted(gpu_nodes))}",
-            detail=("Bootstrap and control traffic is small, so the remote socket costs nothing measurable; it "
-                    "matters only if this interface carries data over TCP (see the other nccl.transport findings)."),
-            evidence=_evidence(s), observed=f"{names} (NUMA {min(nodes)})", references=REFERENCES,
+            INFO, _subject(facts, s), N_('{name}={value} uses {names} on NUMA node {v}, the GPUs are on {v2}', name=s.name, value=s.value, names=names, v=min(nodes), v2=', '.join(str(x) for x in sorted(gpu_nodes))),
+            detail=(N_('Bootstrap and control traffic is small, so the remote socket costs nothing measurable; it matters only if this interface carries data over TCP (see the other nccl.transport findings).')),
+            evidence=_evidence(s), observed=N_('{names} (NUMA {v})', names=names, v=min(nodes)), references=REFERENCES,
             related=tuple(n.name for n in chosen))
     return None

@@ -66,7 +66,7 @@ def drops(facts: Facts) -> Iterator[Finding]:
             detail=(N_("RoCE packets were lost (sequence errors: the sender went back and resent the window; rx_discards_phy: the port's buffer overflowed); on a lossless fabric these stay at zero. The counters are cumulative since the driver loaded.") if loss else
                     N_('The receive queue had no buffer posted when packets arrived, so the NIC dropped them. The counter is cumulative since the driver loaded.')),
             evidence=tuple(Evidence(where, f"{c} {v}") for c, (v, where) in seen.items()),
-            expected="0 for " + join(', ', seen), observed=join(', ', (f"{c}={v}" for c, v in hits.items())),
+            expected=N_('0 for {counters}', counters=join(', ', seen)), observed=join(', ', (f"{c}={v}" for c, v in hits.items())),
             impact=Impact(25 if loss else 5, N_('retransmissions stall NCCL collectives and KV transfers'),
                           basis=N_("RoCE go-back-N: a sequence error resends the whole window; the counters' values are in the evidence")),
             fix=make("rdma_counters_show", NOTES, device=rp.port.device, port=rp.port.port, netdev=name),

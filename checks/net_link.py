@@ -108,7 +108,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 detail=(N_('{n_faster} NICs of the same model on this node negotiated {top} Gb/s. A lower speed means a bad cable/transceiver, a forced speed, or a switch port configured lower.', n_faster=len(faster), top=top // 1000)),
                 evidence=tuple(evidence + [Evidence(f"{p.netdev.origin}/speed", str(p.netdev.speed_mbps))
                                            for p in faster[:3]]),
-                expected=f"{top} Mb/s", observed=f"{speed} Mb/s",
+                expected=N_('{top} Mb/s', top=top), observed=N_('{speed} Mb/s', speed=speed),
                 impact=Impact(min(90.0, 100 * (1 - speed / top)), N_('{v}% of this rail lost', v=format(100 * (1 - speed / top), ".0f")), basis=N_('sysfs speed {speed} Mb/s against {top} Mb/s on identical NICs of this node; applies to traffic on this rail', speed=speed, top=top)),
                 fix=make("link_autoneg", netdev=nd.name,
                         rollback=(),

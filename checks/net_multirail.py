@@ -89,7 +89,7 @@ def multirail(facts: Facts) -> Iterator[Finding]:
         for iface in bad.get("rp_filter", []):
             wanted[f"net.ipv4.conf.{iface}.rp_filter"] = "2"
         yield Finding(
-            MEDIUM, "node", f"{where} with " + join(', ', (f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
+            MEDIUM, "node", N_('{where} with ', where=where) + join(', ', (f"{n} {'strict' if n == 'rp_filter' else 'unset'}"
                                                           for n in bad)),
             detail=NOTES, evidence=tuple(dict.fromkeys(evidence)),
             expected=join('; ', (f"{n} {WANT[n]}" for n in bad)),

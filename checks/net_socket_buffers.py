@@ -92,11 +92,11 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
     ceiling_gbps = window * 8 / RTT_IN_RACK_S / 1e9
     if ceiling_gbps >= gbit:
         reach = window * 8 / speed_bps * 1000 if speed_bps else 0
-        flow = (f"one TCP flow reaches {gbit} Gb/s only while the RTT stays under {reach:.2g} ms (no headroom for "
-                "cross-rack paths or queueing)")
+        flow = N_("one TCP flow reaches {gbit} Gb/s only while the RTT stays under {reach} ms (no headroom for "
+                  "cross-rack paths or queueing)", gbit=gbit, reach=format(reach, ".2g"))
     else:
-        flow = (f"one TCP flow is capped near {ceiling_gbps:.0f} Gb/s at {RTT_IN_RACK_S * 1000:g} ms RTT "
-                f"on a {gbit} Gb/s link")
+        flow = N_("one TCP flow is capped near {ceiling} Gb/s at {rtt} ms RTT on a {gbit} Gb/s link",
+                  ceiling=format(ceiling_gbps, ".0f"), rtt=format(RTT_IN_RACK_S * 1000, "g"), gbit=gbit)
     severity = MEDIUM if carries or small_core else LOW
     observed = N_('tcp_rmem max {rmem}, tcp_wmem max {wmem}, rmem_max {core_r}, wmem_max {core_w}', rmem=rmem[2], wmem=wmem[2], core_r=core_r, core_w=core_w)
     yield Finding(
@@ -106,13 +106,10 @@ def socket_buffers(facts: Facts) -> Iterator[Finding]:
                 N_('2x the bandwidth-delay product at {RTT_IN_RACK_S} ms RTT is {v} MB; this matters only for TCP traffic ({why}).', RTT_IN_RACK_S=format(RTT_IN_RACK_S * 1000, "g"), v=format(2 * bdp / 1e6, ".1f"), why=why)),
         evidence=tuple(evidence),
         expected=N_('tcp_rmem/tcp_wmem max >= {v} bytes', v=int(2 * bdp))
-                 + (f"; rmem_max/wmem_max >= {join(', ', capped)}" if small_core else ""),
+                 + (N_('; rmem_max/wmem_max >= {v}', v=join(', ', capped)) if small_core else ""),
         observed=observed,
         impact=Impact((30 if ceiling_gbps < gbit else 10) if carries else 5, flow,
-                      basis=(f"one TCP flow moves at most window / RTT (the bandwidth-delay product) and never more "
-                             f"than the link rate; window = {window} bytes (the "
-                             f"{'autotuning maximum' if small_tcp else 'rmem_max/wmem_max clamp of an explicit buffer'}"
-                             f"), RTT assumed {RTT_IN_RACK_S * 1000:g} ms in a rack; applies to TCP traffic only")),
+                      basis=(N_('one TCP flow moves at most window / RTT (the bandwidth-delay product) and never more than the link rate; window = {window} bytes (the {v}), RTT assumed {v2} ms in a rack; applies to TCP traffic only', window=window, v=N_('autotuning maximum') if small_tcp else N_('rmem_max/wmem_max clamp of an explicit buffer'), v2=format(RTT_IN_RACK_S * 1000, 'g')))),
         fix=sysctl_fix(wanted, sysctls, "90-gnd-net-buffers.conf",
                        notes=N_('Values follow ESnet fasterdata host tuning, sized for 2x BDP at 1 ms.')),
         references=REFERENCES,
@@ -145,21 +142,15 @@ def _no_window_scaling(facts: Facts, name: str, gbit: int, speed_bps: int, carri
     ceiling = min(NO_SCALING_WINDOW * 8 / RTT_IN_RACK_S / 1e9, gbit)
     return Finding(
         HIGH if carries else LOW, "net.ipv4.tcp_window_scaling",
-        f"TCP window scaling is off: every TCP flow is capped near {ceiling:.1f} Gb/s on {name} ({gbit} Gb/s)",
-        detail=("net.ipv4.tcp_window_scaling=0: the kernel does not offer the RFC 7323 window-scale option, so a "
-                "TCP window cannot exceed 64 KiB whatever tcp_rmem/tcp_wmem allow. "
-                + (f"TCP carries data here ({why}): NCCL's socket transport and KV-cache transfer over TCP are "
-                   "limited per connection." if carries else
-                   f"RDMA carries the data ({why}); this limits NCCL's bootstrap, model downloads and any socket "
-                   "fallback.")),
+        N_('TCP window scaling is off: every TCP flow is capped near {ceiling} Gb/s on {name} ({gbit} Gb/s)', ceiling=format(ceiling, '.1f'), name=name, gbit=gbit),
+        detail=(N_('net.ipv4.tcp_window_scaling=0: the kernel does not offer the RFC 7323 window-scale option, so a TCP window cannot exceed 64 KiB whatever tcp_rmem/tcp_wmem allow. ')
+                + (N_("TCP carries data here ({why}): NCCL's socket transport and KV-cache transfer over TCP are limited per connection.", why=why) if carries else
+                   N_("RDMA carries the data ({why}); this limits NCCL's bootstrap, model downloads and any socket fallback.", why=why))),
         evidence=tuple(evidence) + (Evidence(facts.sysctls.origins.get("net.ipv4.tcp_window_scaling", "sysctl"),
                                              "net.ipv4.tcp_window_scaling = 0"),),
-        expected="net.ipv4.tcp_window_scaling = 1 (the kernel default)", observed="0",
-        impact=Impact(60 if carries else 5, f"one TCP flow moves at most {ceiling:.1f} Gb/s at "
-                                            f"{RTT_IN_RACK_S * 1000:g} ms RTT",
-                      basis=("kernel ip-sysctl documentation: tcp_window_scaling enables \"window scaling as defined "
-                             "in RFC1323\"; without it the window field holds at most 65535 bytes, and a flow moves "
-                             f"at most window / RTT (RTT assumed {RTT_IN_RACK_S * 1000:g} ms)")),
+        expected=N_('net.ipv4.tcp_window_scaling = 1 (the kernel default)'), observed="0",
+        impact=Impact(60 if carries else 5, N_('one TCP flow moves at most {ceiling} Gb/s at {v} ms RTT', ceiling=format(ceiling, '.1f'), v=format(RTT_IN_RACK_S * 1000, 'g')),
+                      basis=(N_('kernel ip-sysctl documentation: tcp_window_scaling enables "window scaling as defined in RFC1323"; without it the window field holds at most 65535 bytes, and a flow moves at most window / RTT (RTT assumed {v} ms)', v=format(RTT_IN_RACK_S * 1000, 'g')))),
         fix=sysctl_fix({"net.ipv4.tcp_window_scaling": "1"}, facts.sysctls, "90-gnd-tcp-window-scaling.conf",
-                       notes="Re-enable window scaling (the kernel default); it applies to new connections."),
+                       notes=N_('Re-enable window scaling (the kernel default); it applies to new connections.')),
         references=REFERENCES + ("https://www.rfc-editor.org/rfc/rfc7323#section-2",))

@@ -92,7 +92,7 @@ def irq_affinity(facts: Facts) -> Iterator[Finding]:
             + (Evidence(nic.pci.attr("numa_node") if nic.pci else nic.netdev.origin, str(node.id)),
                Evidence("processes", balancer_text)),
             expected=N_('IRQ affinity within node {id} CPUs ({local})', id=node.id, local=local),
-            observed=f"{len(off)}/{len(placed)} vectors off-node",
+            observed=N_('{n_off}/{n_placed} vectors off-node', n_off=len(off), n_placed=len(placed)),
             impact=Impact(12 if carries else 3, N_('cross-socket interrupt and softirq processing'), basis=N_('interrupts handled on the remote socket touch packet buffers across the inter-socket link; a general NUMA cost, not measured on this node')),
             fix=make("irq_affinity", netdev=nic.name, node=node.id, cpus=local, irqs=previous,
                      irqbalance=bool(balancer),

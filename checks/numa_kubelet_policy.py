@@ -122,53 +122,40 @@ def _managers(facts: Facts, kubelet: Kubelet) -> Iterator[Finding]:
     cpu = (kubelet.policy(POLICIES[0][0], POLICIES[0][1])[0] or POLICIES[0][2]).strip().lower()
     if opts and cpu != "static":
         yield Finding(
-            HIGH, "kubelet", f"cpuManagerPolicyOptions ({', '.join(opts)}) without cpuManagerPolicy: static: the "
-                             "kubelet does not start",
-            detail=("The none CPU manager policy refuses any option, so the kubelet exits at start with this "
-                    "configuration (one running now was started before it was written). No pod can be scheduled "
-                    "on the node until it is fixed."),
+            HIGH, "kubelet", N_('cpuManagerPolicyOptions ({v}) without cpuManagerPolicy: static: the kubelet does not start', v=', '.join(opts)),
+            detail=(N_('The none CPU manager policy refuses any option, so the kubelet exits at start with this configuration (one running now was started before it was written). No pod can be scheduled on the node until it is fixed.')),
             evidence=(Evidence(origin, f"cpuManagerPolicy: {cpu}; cpuManagerPolicyOptions: {opts}"),),
-            expected="cpuManagerPolicy: static with its options, or no options", observed=f"policy {cpu}, options {opts}",
-            impact=Impact(90, "the node serves nothing once the kubelet restarts", basis=OPTIONS_NONE_DOC),
-            fix=Fix(notes="Set cpuManagerPolicy: static (drain the node and remove cpu_manager_state first) or remove "
-                          "cpuManagerPolicyOptions, then restart the kubelet."),
+            expected=N_('cpuManagerPolicy: static with its options, or no options'), observed=N_('policy {cpu}, options {opts}', cpu=cpu, opts=opts),
+            impact=Impact(90, N_('the node serves nothing once the kubelet restarts'), basis=OPTIONS_NONE_DOC),
+            fix=Fix(notes=N_('Set cpuManagerPolicy: static (drain the node and remove cpu_manager_state first) or remove cpuManagerPolicyOptions, then restart the kubelet.')),
             references=REFERENCES)
     elif opts.get("full-pcpus-only", "").strip().lower() == "true":
         yield Finding(
-            INFO, "kubelet", "cpuManagerPolicyOptions full-pcpus-only: Guaranteed pods get whole physical cores",
-            detail=("The server's CPU threads (scheduler, tokenizer, NCCL proxy) share no core with another pod's, "
-                    "which steadies latency a little; GPU throughput does not change. A Guaranteed pod whose CPU "
-                    "request is odd on an SMT node is rejected with SMTAlignmentError: request even CPU counts."),
+            INFO, "kubelet", N_('cpuManagerPolicyOptions full-pcpus-only: Guaranteed pods get whole physical cores'),
+            detail=(N_("The server's CPU threads (scheduler, tokenizer, NCCL proxy) share no core with another pod's, which steadies latency a little; GPU throughput does not change. A Guaranteed pod whose CPU request is odd on an SMT node is rejected with SMTAlignmentError: request even CPU counts.")),
             evidence=(Evidence(origin, f"cpuManagerPolicyOptions: {opts}"),), references=REFERENCES)
     memory = (kubelet.policy(MEMORY[0], MEMORY[1])[0] or MEMORY[2]).strip().lower()
     if memory != "static":
         return
     r = reservations(kubelet)
     if r is None:
-        yield Finding(INFO, "kubelet", "memoryManagerPolicy Static: the reserved memory could not be read",
-                      detail="reservedMemory, kubeReserved, systemReserved or evictionHard is in a form gnd does not "
-                             "read, so whether the kubelet accepts the layout is not judged.",
+        yield Finding(INFO, "kubelet", N_('memoryManagerPolicy Static: the reserved memory could not be read'),
+                      detail=N_('reservedMemory, kubeReserved, systemReserved or evictionHard is in a form gnd does not read, so whether the kubelet accepts the layout is not judged.'),
                       evidence=(Evidence(origin, "memoryManagerPolicy: Static"),), references=REFERENCES)
         return
     nodes = ", ".join(f"node {n}: {_gib(v)}" for n, v in r.per_node) or "none"
     if r.reserved != r.required:
         yield Finding(
-            HIGH, "kubelet", f"reservedMemory sums to {_gib(r.reserved)}, the Static memory manager needs "
-                             f"{_gib(r.required)}: the kubelet does not start",
-            detail=(f"reservedMemory ({nodes}) must add up over the NUMA nodes to kubeReserved ({_gib(r.kube)}) + "
-                    f"systemReserved ({_gib(r.system)}) + the hard eviction threshold ({_gib(r.eviction)}). With "
-                    "any other sum the kubelet refuses to start (one running now was started before the change)."),
+            HIGH, "kubelet", N_('reservedMemory sums to {v}, the Static memory manager needs {v2}: the kubelet does not start', v=_gib(r.reserved), v2=_gib(r.required)),
+            detail=(N_('reservedMemory ({nodes}) must add up over the NUMA nodes to kubeReserved ({v}) + systemReserved ({v2}) + the hard eviction threshold ({v3}). With any other sum the kubelet refuses to start (one running now was started before the change).', nodes=nodes, v=_gib(r.kube), v2=_gib(r.system), v3=_gib(r.eviction))),
             evidence=(Evidence(origin, f"memoryManagerPolicy: Static; reservedMemory {nodes}; kubeReserved "
                                        f"{_gib(r.kube)}, systemReserved {_gib(r.system)}, eviction {_gib(r.eviction)}"),),
-            expected=f"reservedMemory summing to {r.required} bytes", observed=f"{r.reserved} bytes",
-            impact=Impact(90, "the node serves nothing once the kubelet restarts", basis=RESERVED_DOC),
-            fix=Fix(notes=(f"Split {_gib(r.required)} over the NUMA nodes in reservedMemory (for example on node 0), "
-                           "drain the node, remove /var/lib/kubelet/memory_manager_state and restart the kubelet.")),
+            expected=N_('reservedMemory summing to {required} bytes', required=r.required), observed=N_('{reserved} bytes', reserved=r.reserved),
+            impact=Impact(90, N_('the node serves nothing once the kubelet restarts'), basis=RESERVED_DOC),
+            fix=Fix(notes=(N_('Split {v} over the NUMA nodes in reservedMemory (for example on node 0), drain the node, remove /var/lib/kubelet/memory_manager_state and restart the kubelet.', v=_gib(r.required)))),
             references=REFERENCES)
         return
     yield Finding(
-        INFO, "kubelet", "memoryManagerPolicy Static: Guaranteed pods' memory stays on their NUMA node",
-        detail=(f"reservedMemory ({nodes}) matches kubeReserved + systemReserved + eviction ({_gib(r.required)}). With "
-                "the topology manager the pod's host memory (pinned buffers, KV offload) sits next to its GPUs; "
-                "GPU compute does not change."),
+        INFO, "kubelet", N_("memoryManagerPolicy Static: Guaranteed pods' memory stays on their NUMA node"),
+        detail=(N_("reservedMemory ({nodes}) matches kubeReserved + systemReserved + eviction ({v}). With the topology manager the pod's host memory (pinned buffers, KV offload) sits next to its GPUs; GPU compute does not change.", nodes=nodes, v=_gib(r.required))),
         evidence=(Evidence(origin, f"reservedMemory {nodes}"),), references=REFERENCES)

@@ -86,7 +86,7 @@ def process_affinity(facts: Facts) -> Iterator[Finding]:
         far = not inside
         yield Finding(
             MEDIUM if far else LOW, process_label(facts, proc.pid),
-            N_('{name} runs {v} off the NUMA node of {labels}', name=name, v='entirely' if far else 'partly', labels=labels),
+            N_('{name} runs {v} off the NUMA node of {labels}', name=name, v=N_('entirely') if far else N_('partly'), labels=labels),
             detail=(N_("Allowed CPUs {cpus_allowed_list}; the GPU's local CPUs are {format_cpulist} (node {map}). Host-side buffers (pinned memory, NCCL proxy threads, tokenizer and scheduler work) cross the socket interconnect.", cpus_allowed_list=proc.cpus_allowed_list, format_cpulist=format_cpulist(local), map=join(', ', map(str, nodes)))),
             evidence=evidence, expected=N_('Cpus_allowed_list within {format_cpulist}', format_cpulist=format_cpulist(local)),
             observed=N_('Cpus_allowed_list {cpus_allowed_list}', cpus_allowed_list=proc.cpus_allowed_list),

@@ -62,7 +62,7 @@ def unknown_locality(facts: Facts) -> Iterator[Finding]:
             detail=(N_('The firmware (ACPI _PXM) gives no NUMA node for {v}{v2} on a host with {n_cpu_nodes} NUMA nodes with CPUs ({nodes}). Processes and IRQs cannot be placed next to these devices, and NCCL cannot tell which socket they hang off.', v=join(', ', (_label(d) for d in minus_one[:6])), v2=', ...' if len(minus_one) > 6 else '', n_cpu_nodes=len(cpu_nodes), nodes=nodes) + (N_(" This is a virtual machine: NUMA facts are the hypervisor's.")
                                                      if vm else "")),
             evidence=tuple(Evidence(d.attr("numa_node"), "-1") for d in minus_one[:8]),
-            expected=N_('numa_node >= 0 on every GPU and NIC'), observed=f"-1 on {len(minus_one)} device(s)",
+            expected=N_('numa_node >= 0 on every GPU and NIC'), observed=N_('-1 on {n_minus_one} device(s)', n_minus_one=len(minus_one)),
             impact=Impact(10, N_('placement of processes, memory and IRQs next to the devices is guesswork'), basis=N_('sysfs numa_node is -1: the firmware does not say which socket each device is on')),
             fix=Fix(notes=N_("Enable the BIOS/firmware option that exports PCI proximity (ACPI SRAT/_PXM, often 'NUMA' or 'Sub-NUMA'/'NPS' settings) and update the BIOS; until then, pin by the socket the slot is wired to (see the board manual) or use `nvidia-smi topo -m`.")),
             references=REFERENCES, related=tuple(d.address for d in minus_one), confidence=0.5 if vm else 1.0)

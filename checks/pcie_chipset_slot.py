@@ -104,12 +104,13 @@ def _summary(infos: list[tuple[Finding, str, str]]) -> Finding:
     for _, hops, word in infos:
         key = hops + (N_(', no RDMA or fast NIC') if word == "none" else N_(', nearest NIC at {word}', word=word))
         shapes[key] = shapes.get(key, 0) + 1
-    title = N_('GPU PCIe topology: ') + join('; ', (f"{n} GPU{'s' if n != 1 else ''}{' each' if n > 1 else ''} {k}"
-                                              for k, n in shapes.items()))
+    title = N_('GPU PCIe topology: ') + join('; ', (Nn_('{n} GPU {shape}', '{n} GPUs each {shape}', n, shape=k)
+                                                   for k, n in shapes.items()))
     far = [f.subject for f, _, _ in infos if f.detail]
-    tail = [GDR_NOTE] + ([f"Without a PIX/PXB NIC: {join(', ', far)}."] if far else [])
+    tail = [GDR_NOTE] + ([N_("Without a PIX/PXB NIC: {gpus}.", gpus=join(', ', far))] if far else [])
     return Finding(INFO, "node", title,
-                   detail=join(' ', [*(f"{f.subject}: {f.title}." for f, _, _ in infos), *tail]),
+                   detail=join(' ', [*(N_("{gpu}: {path}.", gpu=f.subject, path=f.title) for f, _, _ in infos),
+                                     *tail]),
                    evidence=tuple(e for f, _, _ in infos for e in f.evidence), references=REFERENCES,
                    related=tuple(dict.fromkeys(r for f, _, _ in infos for r in f.related)))
 

@@ -191,14 +191,16 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     if soldered and not neck.partner_known and neck.width_short and (neck.cur_width or 0) >= SOLDERED_WIDTH \
             and not (neck.speed_short and busy_ok):
         severity, confidence = INFO, 0.7
-        title = f"soldered GPU wired x{neck.cur_width} of its x{neck.exp_width}: the board's design"
-        detail += (f" {soldered[0].upper()}{soldered[1:]}: its lanes are wired on the board (a laptop or APU design "
-                   "commonly gives the discrete GPU eight), so this is a slot limit, not a fault to fix.")
+        title = N_("soldered GPU wired x{cur} of its x{exp}: the board's design", cur=neck.cur_width, exp=neck.exp_width)
+        detail += N_(" {soldered}: its lanes are wired on the board (a laptop or APU design commonly gives the discrete "
+                     "GPU eight), so this is a slot limit, not a fault to fix.", soldered=capitalised(soldered))
     elif rate is not None and path.current_bw is not None and rate[0] <= path.current_bw * 8:
         severity = INFO
-        title = f"NIC path ({' and '.join(what)}) still carries its line rate ({rate[0]:g} Gb/s)"
-        detail += (f" The path carries {gbps(path.current_bw)} per direction ({path.current_bw * 8:.0f} Gb/s), "
-                   f"more than the chip's ports can send together ({rate[1]}): nothing is lost.")
+        title = N_("NIC path ({what}) still carries its line rate ({rate} Gb/s)", what=join(N_(' and '), what),
+                   rate=format(rate[0], "g"))
+        detail += N_(" The path carries {bw} per direction ({gbit} Gb/s), more than the chip's ports can send together "
+                     "({rate}): nothing is lost.", bw=gbps(path.current_bw), gbit=format(path.current_bw * 8, ".0f"),
+                     rate=rate[1])
         evidence.append(Evidence("line rate", rate[1]))
     return Finding(
         severity, subject.label, title, detail=detail, evidence=tuple(evidence),
@@ -275,30 +277,34 @@ def _path_limited(facts: Facts, subject: _Subject, links: list[Link], cap: PathC
     capability. Said whether the link is idle or busy: the cap holds under load."""
     parts, where = [], []
     if cap.speed_capped:
-        parts.append(f"host caps the {subject.kind} at {gen_label(cap.speed)} (the card can do {gen_label(cap.card_speed)})")
-        where.append(f"{cap.speed_port} allows at most {gen_label(cap.speed)}")
+        parts.append(N_("host caps the {kind} at {gen} (the card can do {card})", kind=_KIND_NAMES[subject.kind],
+                        gen=gen_label(cap.speed), card=gen_label(cap.card_speed)))
+        where.append(N_("{port} allows at most {gen}", port=cap.speed_port, gen=gen_label(cap.speed)))
     if cap.width_capped:
-        parts.append(f"its slot path is x{cap.width} (the card is x{cap.card_width})")
-        where.append(f"{cap.width_port} is x{cap.width} wide")
+        parts.append(N_("its slot path is x{width} (the card is x{card})", width=cap.width, card=cap.card_width))
+        where.append(N_("{port} is x{width} wide", port=cap.width_port, width=cap.width))
     own = links[0]
     kept = cap.kept
     soldered = soldered_gpu(facts, subject.dev.address) if subject.is_gpu else None
     severity = LOW if kept is not None and kept < NARROW_PATH_SHARE and not soldered else INFO
     top_speed = cap.speed if cap.speed_capped else cap.card_speed
     top_width = cap.width if cap.width_capped else cap.card_width
-    detail = (f"On the path from {subject.dev.address} to its root port, {' and '.join(where)}: under load the link "
-              f"runs at most {link_label(top_speed, top_width)}"
-              + (f", {kept:.0%} of what the card itself supports." if kept is not None else "."))
+    detail = (N_("On the path from {address} to its root port, {where}: under load the link runs at most {link}",
+                 address=subject.dev.address, where=join(N_(' and '), where), link=link_label(top_speed, top_width))
+              + (N_(", {kept} of what the card itself supports.", kept=format(kept, ".0%")) if kept is not None
+                 else "."))
     if own.known and own.cur_speed is not None and top_speed is not None and own.cur_speed < top_speed - 0.01:
-        detail += f" The link now runs at {own.cur_speed:g} GT/s"
+        detail += N_(" The link now runs at {speed} GT/s", speed=format(own.cur_speed, "g"))
         if subject.is_gpu:
             activity = gpu_activity(facts, subject.dev.address)
-            detail += (f"; the GPU is {activity}" + (" (idle parking)." if activity == "idle" else
-                       "." if activity == "busy" else ": re-check under load whether it reaches the host's maximum."))
+            detail += (N_("; the GPU is idle (idle parking).") if activity == "idle" else
+                       N_("; the GPU is busy.") if activity == "busy" else
+                       N_("; the GPU is {activity}: re-check under load whether it reaches the host's maximum.",
+                          activity=activity))
         else:
             detail += "."
     if soldered:
-        detail += f" {soldered[0].upper()}{soldered[1:]}: the lanes are the board's design."
+        detail += N_(" {soldered}: the lanes are the board's design.", soldered=capitalised(soldered))
     evidence = _link_evidence(own)
     above = own.parent.address if own.parent else None
     for port in dict.fromkeys(p for p in (cap.speed_port, cap.width_port) if p and p != above):
@@ -312,13 +318,13 @@ def _path_limited(facts: Facts, subject: _Subject, links: list[Link], cap: PathC
     path_bw = card_bw * kept if card_bw is not None and kept is not None else None
     return Finding(
         severity, subject.label, "; ".join(parts),
-        detail=detail + " This is the platform's limit, not a fault of the link: only another slot or host recovers it.",
+        detail=detail + N_(" This is the platform's limit, not a fault of the link: only another slot or host recovers it."),
         evidence=tuple(evidence), expected=link_label(cap.card_speed, cap.card_width),
         observed=link_label(top_speed, top_width),
         impact=Impact(round(WEIGHT_OTHER * (1 - kept), 1) if kept is not None and severity == LOW else 0,
-                      f"at most {gbps(path_bw)} per direction of the card's {gbps(card_bw)}",
-                      basis="PCIe bandwidth = transfer rate x lanes: the path's narrowest and slowest port against the card"),
-        fix=Fix(notes="Only a faster or wider slot (or a newer platform) recovers this; nothing to change on the OS."),
+                      N_("at most {v} per direction of the card's {v2}", v=gbps(path_bw), v2=gbps(card_bw)),
+                      basis=N_("PCIe bandwidth = transfer rate x lanes: the path's narrowest and slowest port against the card")),
+        fix=Fix(notes=N_('Only a faster or wider slot (or a newer platform) recovers this; nothing to change on the OS.')),
         references=REFERENCES, related=_addresses(tuple(p for p in (cap.speed_port, cap.width_port) if p)),
         confidence=0.9)
 
@@ -482,7 +488,7 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
     elif idle:
         yield replace(idle[0], subject="node",
                       title=N_("{n} idle GPUs parked at reduced link speed (power saving); re-check under load", n=len(idle)),
-                      detail=idle[0].detail + N_(" GPUs: {list}.", list=", ".join(f"{f.subject} at {f.observed}" for f in idle)),
+                      detail=idle[0].detail + N_(" GPUs: {list}.", list=join(", ", (N_("{gpu} at {link}", gpu=f.subject, link=f.observed) for f in idle))),
                       evidence=tuple(e for f in idle for e in f.evidence[:1]) + idle[0].evidence[-1:],
                       observed=join('; ', (f"{f.subject}: {f.observed}" for f in idle)),
                       related=tuple(r for f in idle for r in f.related))

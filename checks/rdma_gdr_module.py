@@ -45,17 +45,15 @@ def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     port_ev = Evidence(active[0].origin, f"{len(active)} active RDMA ports ({ports})")
     if all_consumer(facts):
         yield Finding(
-            INFO, "node", "consumer GPUs: no GPUDirect RDMA whatever modules are loaded",
-            detail=(f"{consumer_names(facts)} do not support GPUDirect RDMA; NCCL stages inter-node traffic through "
-                    "host memory" + (", although " + ", ".join(loaded) + " is loaded" if loaded else ", and loading nvidia-peermem would not change that") + ". Data-centre or professional "
-                    "GPUs are needed for a direct NIC-to-GPU path."),
+            INFO, "node", N_('consumer GPUs: no GPUDirect RDMA whatever modules are loaded'),
+            detail=(N_('{v} do not support GPUDirect RDMA; NCCL stages inter-node traffic through host memory', v=consumer_names(facts)) + (N_(', although {modules} is loaded', modules=", ".join(loaded)) if loaded else N_(', and loading nvidia-peermem would not change that')) + N_('. Data-centre or professional GPUs are needed for a direct NIC-to-GPU path.')),
             evidence=(port_ev, Evidence("proc/modules", ", ".join(loaded) + " loaded" if loaded else "no nvidia_peermem or nv_peer_mem")), references=REFERENCES)
         return
     if drv.peermem or loaded:
         found = [*drv.peermem, *(f"proc/modules: {m}" for m in loaded)]
         consumer = consumer_names(facts)
-        yield Finding(PASS, "node", f"GPUDirect RDMA peer memory available ({', '.join(loaded or drv.peermem)})"
-                      + (f" for the other GPUs; {consumer} have none" if consumer else ""),
+        yield Finding(PASS, "node", N_('GPUDirect RDMA peer memory available ({v})', v=', '.join(loaded or drv.peermem))
+                      + (N_(' for the other GPUs; {consumer} have none', consumer=consumer) if consumer else ""),
                       evidence=(port_ev, *(Evidence(f, "present") for f in found)))
         return
     if drv.open_module:

@@ -200,21 +200,16 @@ ROCE_V1_BASIS = ("NCCL documentation of NCCL_IB_ROCE_VERSION_NUM: it sets the Ro
 
 def _roce_v1(facts: Facts, s: EnvSetting, ports: list[tuple[RdmaPort, str]]) -> Finding:
     names = [p.name for p, _ in ports]
-    where = f"{len(names)} port(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+    where = N_("{n} port(s) ({ports})", n=len(names), ports=", ".join(names[:3]) + (", ..." if len(names) > 3 else ""))
     places = ", ".join([f"pid {p}" for p in s.pids] + list(s.files))
     return Finding(
-        MEDIUM, setting_label(facts, s), f"{s.name}={s.value} makes NCCL use RoCE v1 GIDs on {where}",
-        detail=("; ".join(f"{p.name}: {used}" for p, used in ports[:8]) + ". RoCE v1 traffic is plain Ethernet: it "
-                "stays inside one L2 segment (no routing between racks or subnets), gets no ECN marks, so the "
-                "switches' DCQCN congestion control cannot slow senders down, and cannot be spread over ECMP paths. "
-                "Multi-node tensor/pipeline parallel traffic and KV-cache transfer then either fail across subnets "
-                "or rely on PFC pauses alone."),
+        MEDIUM, setting_label(facts, s), N_('{name}={value} makes NCCL use RoCE v1 GIDs on {where}', name=s.name, value=s.value, where=where),
+        detail=("; ".join(f"{p.name}: {used}" for p, used in ports[:8]) + N_(". RoCE v1 traffic is plain Ethernet: it stays inside one L2 segment (no routing between racks or subnets), gets no ECN marks, so the switches' DCQCN congestion control cannot slow senders down, and cannot be spread over ECMP paths. Multi-node tensor/pipeline parallel traffic and KV-cache transfer then either fail across subnets or rely on PFC pauses alone.")),
         evidence=tuple(_table_evidence(p) for p, _ in ports[:4]) + tuple(Evidence(a, b) for a, b in s.evidence),
-        expected="NCCL_IB_ROCE_VERSION_NUM unset (2: the routable RoCE v2 entry)", observed=f"{s.name}={s.value} ({places})",
-        impact=Impact(40, "inter-node RDMA limited to one L2 segment, without ECN congestion control",
+        expected=N_('NCCL_IB_ROCE_VERSION_NUM unset (2: the routable RoCE v2 entry)'), observed=f"{s.name}={s.value} ({places})",
+        impact=Impact(40, N_('inter-node RDMA limited to one L2 segment, without ECN congestion control'),
                       basis=ROCE_V1_BASIS),
-        fix=env_fix(facts, s, notes=(f"Remove {s.name} where the server is started ({places}) and restart it; NCCL "
-                                     f"then selects the RoCE v2 entry. The rollback restores {s.name}={s.value}.")),
+        fix=env_fix(facts, s, notes=(N_('Remove {name} where the server is started ({places}) and restart it; NCCL then selects the RoCE v2 entry. The rollback restores {name}={value}.', name=s.name, places=places, value=s.value))),
         references=REFERENCES, related=tuple(names))
 
 
@@ -225,7 +220,8 @@ def _forced_findings(facts: Facts, forced: EnvSetting, hits: dict[str, list[tupl
     for problem, rows in sorted(hits.items()):
         names = [port.name for port, _, _, _ in rows]
         subject = names[0] if len(names) == 1 and not by_setting else setting_label(facts, forced)
-        where = names[0] if len(names) == 1 else f"{len(names)} ports ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+        where = names[0] if len(names) == 1 else N_("{n} ports ({ports})", n=len(names),
+                                                       ports=", ".join(names[:3]) + (", ..." if len(names) > 3 else ""))
         evidence = tuple(_table_evidence(port) for port, _, _, _ in rows[:4]) + tuple(env_ev)
         per_port = join('; ', (N_('{name}: uses {used}, auto would pick {auto}', name=port.name, used=used, auto=auto) for port, used, auto, _ in rows))
         related = tuple(names) + tuple(sorted({n for _, _, _, own in rows for n in own}))

@@ -70,7 +70,7 @@ def lossless(facts: Facts) -> Iterator[Finding]:
                          for p, v in off.items()) + env_ev
         yield Finding(
             MEDIUM, name, N_('DCQCN off on priority {prio} of {name} ({name2})', prio=prio, name=name, name2=rp.port.name),
-            detail=(N_("{tc_text} puts NCCL's RoCE traffic on priority {prio} (DSCP trust, default map). With {off} disabled there, congestion is met only by PFC pauses (head-of-line blocking across the fabric) or by drops and go-back-N retransmission.", tc_text=tc_text, prio=prio, off=join(' and ', off))),
+            detail=(N_("{tc_text} puts NCCL's RoCE traffic on priority {prio} (DSCP trust, default map). With {off} disabled there, congestion is met only by PFC pauses (head-of-line blocking across the fabric) or by drops and go-back-N retransmission.", tc_text=tc_text, prio=prio, off=join(N_(' and '), off))),
             evidence=evidence, expected=N_('roce_np and roce_rp enable/{prio} = 1', prio=prio),
             observed=join(', ', (f"{p}={'0' if v is False else 'missing'}" for p, v in off.items())),
             impact=Impact(20, N_('throughput collapses under incast (all-to-all, KV transfer fan-in)'),

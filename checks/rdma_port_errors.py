@@ -11,6 +11,7 @@ from doctor.facts import Facts, LinkDown, PortErrors, RdmaPort
 from doctor.facts.port_health import QP_ERRORS, QP_FATAL, QP_RETRIES
 from doctor.findings import INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact, severity_order
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 #: The link went down or was retrained: every RDMA connection on it broke (fatal to a running NCCL job).
@@ -108,12 +109,11 @@ def _judge(facts: Facts, port: RdmaPort, pe: PortErrors) -> Finding | None:
     title = f"RDMA port {port.name}: " + "; ".join(w for s, w in parts if s == severity)
     return Finding(
         severity, port.name, title, detail=detail, evidence=tuple(evidence),
-        expected="error counters 0, no link-down events", observed="; ".join(w for _, w in parts),
+        expected=N_('error counters 0, no link-down events'), observed="; ".join(w for _, w in parts),
         impact=Impact(35.0 if fatal_now else 8.0 if severity == LOW else 0.0,
-                      "connections on this rail break (jobs fail or fall back to other rails)" if fatal_now else
-                      "retransmissions and drops on this rail",
-                      basis="a link-down or an exhausted QP retry moves the QP to the error state (every connection "
-                            "on the port fails); integrity errors are packets the link layer dropped or retried"),
+                      N_('connections on this rail break (jobs fail or fall back to other rails)') if fatal_now else
+                      N_('retransmissions and drops on this rail'),
+                      basis=N_('a link-down or an exhausted QP retry moves the QP to the error state (every connection on the port fails); integrity errors are packets the link layer dropped or retried')),
         fix=make("rdma_counters_show", NOTES, device=port.device, port=port.port,
                  netdev=port.netdevs[0] if port.netdevs else ""),
         references=REFERENCES, confidence=0.8)
@@ -140,6 +140,6 @@ def port_errors(facts: Facts) -> Iterator[Finding]:
         else:
             yield finding
     if clean:
-        yield Finding(PASS, "node", f"{len(clean)} RDMA port(s) with zero error counters",
-                      detail="No link-down, integrity, discard or QP-fatal count on " + ", ".join(clean) + ". " + SINCE,
+        yield Finding(PASS, "node", N_('{n_clean} RDMA port(s) with zero error counters', n_clean=len(clean)),
+                      detail=N_('No link-down, integrity, discard or QP-fatal count on ') + ", ".join(clean) + ". " + SINCE,
                       evidence=(Evidence("sys/class/infiniband/*/ports/*/counters", ", ".join(clean)),))

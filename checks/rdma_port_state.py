@@ -52,7 +52,7 @@ def port_state(facts: Facts) -> Iterator[Finding]:
         yield Finding(
             MEDIUM, port.name, N_('RDMA port {name} is {v} ({why})', name=port.name, v=port.state or 'not active', why=why),
             detail=(N_('{name} ({v}, {v2}) is {v3}, physical state {v4}. NCCL skips ports that are not active, so the GPUs nearest to it send through a farther NIC or not at all.', name=port.name, v=port.link_layer or 'link layer ?', v2=port.rate_text or 'rate ?', v3=port.state or 'not ACTIVE', v4=port.phys_state or '?')),
-            evidence=tuple(evidence), expected="ACTIVE / LinkUp", observed=f"{port.state} / {port.phys_state}",
+            evidence=tuple(evidence), expected=N_('ACTIVE / LinkUp'), observed=f"{port.state} / {port.phys_state}",
             impact=Impact(40, N_('one rail fewer: less inter-node bandwidth, cross-switch traffic for its GPUs'), basis=N_('a port that is down carries nothing; NCCL uses the remaining rails')),
             fix=_fix(facts, port), references=REFERENCES,
             related=tuple(n.name for n in facts.netdevs_of(port.pci_address)) if port.pci_address else ())

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from doctor.facts import Facts
 from doctor.findings import HIGH, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
+from doctor.i18n import N_
 from doctor.registry import check
 
 REFERENCES = (
@@ -33,18 +34,15 @@ def user_verbs(facts: Facts) -> Iterator[Finding]:
     devices = sorted({p.device for p in facts.rdma})
     ev = Evidence(facts.rdma[0].origin, f"{len(devices)} RDMA device(s): {', '.join(devices[:4])}")
     if "ib_uverbs" in modules:
-        yield Finding(PASS, "node", "ib_uverbs is loaded: userspace can open the RDMA devices",
+        yield Finding(PASS, "node", N_('ib_uverbs is loaded: userspace can open the RDMA devices'),
                       evidence=(ev, Evidence("proc/modules", "ib_uverbs")))
         return
     yield Finding(
-        HIGH, "node", "ib_uverbs not loaded: no process can use the RDMA NICs",
-        detail=(f"{', '.join(devices[:4])} are registered with ib_core, but without ib_uverbs there are no "
-                "/dev/infiniband/uverbs* nodes: ibv_devices lists nothing, NCCL logs 'NET/IB : No device found' and "
-                "sends inter-node traffic over TCP sockets; RDMA KV-cache transfer (NIXL/UCX, Mooncake) cannot start."),
+        HIGH, "node", N_('ib_uverbs not loaded: no process can use the RDMA NICs'),
+        detail=(N_("{v} are registered with ib_core, but without ib_uverbs there are no /dev/infiniband/uverbs* nodes: ibv_devices lists nothing, NCCL logs 'NET/IB : No device found' and sends inter-node traffic over TCP sockets; RDMA KV-cache transfer (NIXL/UCX, Mooncake) cannot start.", v=', '.join(devices[:4]))),
         evidence=(ev, Evidence("proc/modules", "ib_core loaded, ib_uverbs absent")),
-        expected="ib_uverbs loaded", observed="ib_uverbs absent",
-        impact=Impact(70, "inter-node NCCL over TCP instead of RDMA", basis=BASIS),
+        expected=N_('ib_uverbs loaded'), observed=N_('ib_uverbs absent'),
+        impact=Impact(70, N_('inter-node NCCL over TCP instead of RDMA'), basis=BASIS),
         fix=make("module_load", module="ib_uverbs",
-                 notes="rdma-core's udev rules normally load ib_uverbs with the NIC driver; a blacklist line in "
-                       "/etc/modprobe.d or a minimal initramfs can keep it out. Restart the server afterwards."),
+                 notes=N_("rdma-core's udev rules normally load ib_uverbs with the NIC driver; a blacklist line in /etc/modprobe.d or a minimal initramfs can keep it out. Restart the server afterwards.")),
         references=REFERENCES)

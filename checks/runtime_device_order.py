@@ -9,6 +9,7 @@ from doctor.facts import Facts
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.fixes.base import unit_of
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 from doctor.registry import check
 
@@ -52,7 +53,7 @@ def device_order(facts: Facts) -> Iterator[Finding]:
             found = True
             yield _finding(facts, s, models)
     if not found:
-        yield Finding(PASS, "node", "no CUDA_VISIBLE_DEVICES index list depends on CUDA's device order",
+        yield Finding(PASS, "node", N_("no CUDA_VISIBLE_DEVICES index list depends on CUDA's device order"),
                       evidence=tuple(Evidence(a, b) for s in user_env(facts, ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"])
                                      for a, b in s.evidence))
 
@@ -74,9 +75,9 @@ def _finding(facts: Facts, s: EnvSetting, models: list[str]) -> Finding:
                set={"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}) if unit else Fix(notes=notes)
     return Finding(
         MEDIUM if mixed else LOW, setting_label(facts, s),
-        f"CUDA_VISIBLE_DEVICES={s.value} counts GPUs in CUDA's fastest-first order, not nvidia-smi's",
-        detail=f"CUDA_DEVICE_ORDER is not PCI_BUS_ID where the server is started ({places}); {effect}.",
+        N_("CUDA_VISIBLE_DEVICES={value} counts GPUs in CUDA's fastest-first order, not nvidia-smi's", value=s.value),
+        detail=N_('CUDA_DEVICE_ORDER is not PCI_BUS_ID where the server is started ({places}); {effect}.', places=places, effect=effect),
         evidence=tuple(Evidence(a, b) for a, b in s.evidence),
-        expected="CUDA_DEVICE_ORDER=PCI_BUS_ID, or GPU UUIDs", observed=f"CUDA_VISIBLE_DEVICES={s.value}, order unset",
-        impact=Impact(30 if mixed else 3, "the server may use other GPUs than the ones named", basis=CUDA_DOC),
+        expected=N_('CUDA_DEVICE_ORDER=PCI_BUS_ID, or GPU UUIDs'), observed=N_('CUDA_VISIBLE_DEVICES={value}, order unset', value=s.value),
+        impact=Impact(30 if mixed else 3, N_('the server may use other GPUs than the ones named'), basis=CUDA_DOC),
         fix=fix, references=REFERENCES)

@@ -41,13 +41,13 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
     users = [s for s in members if s.process.pid in gpus]
     recorded = [(s, *facts.proc_files.shm(s.process.pid)) for s in users]
     if not any(ok for _, ok, _ in recorded):
-        yield Finding(UNKNOWN, label, "/dev/shm of the GPU processes not recorded",
+        yield Finding(UNKNOWN, label, N_('/dev/shm of the GPU processes not recorded'),
                       evidence=(Evidence(f"proc/{users[0].process.pid}/mounts", "not recorded"),), subject_id=f"pid:{root}")
         return
     small = [(s, m) for s, ok, m in recorded if ok and m is not None and m.size is not None and m.size <= SMALL_SHM]
     if not small:
         m0 = next((m for _, ok, m in recorded if ok and m is not None), None)
-        yield Finding(PASS, label, f"/dev/shm large enough for NCCL ({len(used)} GPUs)",
+        yield Finding(PASS, label, N_('/dev/shm large enough for NCCL ({n_used} GPUs)', n_used=len(used)),
                       evidence=(Evidence(m0.origin, f"/dev/shm {m0.fstype} {m0.options}") if m0 else
                                 Evidence(f"proc/{users[0].process.pid}/mounts", "no separate /dev/shm mount"),),
                       subject_id=f"pid:{root}")
@@ -55,10 +55,10 @@ def _group(facts: Facts, root: int, members: list[ServerProcess]) -> Iterator[Fi
     pids = [s.process.pid for s, _ in small]
     size_mib = (small[0][1].size or 0) >> 20
     yield Finding(
-        HIGH, label, f"/dev/shm is {size_mib} MiB for a server using {len(used)} GPUs",
+        HIGH, label, N_('/dev/shm is {size_mib} MiB for a server using {n_used} GPUs', size_mib=size_mib, n_used=len(used)),
         detail=N_("NCCL's shared-memory transport and vLLM/SGLang's multiprocessing queues live in /dev/shm. A container's default of 64 MB makes NCCL fail with a Bus error or 'Error while creating shared memory segment', or run out during CUDA graph capture."),
         evidence=tuple(Evidence(m.origin, f"/dev/shm {m.fstype} {m.options}") for _, m in small[:3]),
-        expected=f"/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)", observed=N_('{size_mib} MiB', size_mib=size_mib),
+        expected=N_('/dev/shm of several GB (--shm-size={ADVISED} or --ipc=host)', ADVISED=ADVISED), observed=N_('{size_mib} MiB', size_mib=size_mib),
         impact=Impact(60, N_('collectives crash or the server fails during start-up'),
                           basis=N_("NCCL troubleshooting guide: Docker's 64 MB /dev/shm is too small for NCCL's shared-memory transport")),
         fix=make("shm_resize",

@@ -69,16 +69,15 @@ def vfio_binding(facts: Facts) -> Iterator[Finding]:
         if back_to_nvidia:
             found += 1
             yield Finding(
-                HIGH, label, "GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it",
-                detail=f"This host runs inference ({why}), but {gpu.address} is held by vfio-pci"
-                       + (" because of boot-time configuration." if boot_ev else "."),
-                evidence=evidence, expected="driver nvidia", observed=f"driver {gpu.driver}",
-                impact=Impact(70, "one GPU fewer for serving; tensor-parallel groups that expect it fail to start", basis="a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host"),
+                HIGH, label, N_('GPU is bound to vfio-pci: CUDA and nvidia-smi cannot see it'),
+                detail=N_('This host runs inference ({why}), but {address} is held by vfio-pci', why=why, address=gpu.address)
+                       + (N_(' because of boot-time configuration.') if boot_ev else "."),
+                evidence=evidence, expected=N_('driver nvidia'), observed=N_('driver {driver}', driver=gpu.driver),
+                impact=Impact(70, N_('one GPU fewer for serving; tensor-parallel groups that expect it fail to start'), basis=N_('a GPU bound to vfio-pci is invisible to the NVIDIA driver and to CUDA on the host')),
                 fix=make("vfio_release", address=gpu.address, boot_remove=remove,
                          modprobe=[x for x in lines if editable_modprobe(x[0], x[1])],
                          os_family=os_family(facts.host.os_release),
-                         notes="Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and "
-                              "modprobe.d and rebuild the initramfs (run the line for your distribution)."
+                         notes=N_('Stop VMs using the GPU first. Persistent: drop the vfio-pci ids from the boot line and modprobe.d and rebuild the initramfs (run the line for your distribution).')
                               + "".join(f" Comment out by hand in {x[0]}: {x[1]!r} (not a line the script edits)."
                                         for x in lines if not editable_modprobe(x[0], x[1]))),
                 references=REFERENCES, related=(gpu.address,))

@@ -65,7 +65,7 @@ def _finding(facts: Facts, c: CounterSeries) -> Finding:
                   "boot says little; this growth is the rate now.", meaning=capitalised(meaning), first=c.first,
                   last=c.last, n=c.increases, reset=reset),
         evidence=series_evidence(record, f"{c.subject} {c.name}", c.recent),
-        expected=N_("no growth"), observed=f"+{c.growth} ({rate:.1f}/min)",
+        expected=N_("no growth"), observed=N_('+{growth} ({rate}/min)', growth=c.growth, rate=format(rate, '.1f')),
         impact=Impact(SCORE.get(severity, 10.0), meaning, basis=N_("counter growth over {span}", span=span(record))),
         references=REFERENCES, related=(c.subject,), category=category)
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from doctor.findings import Evidence, Finding
+from doctor.i18n import N_, Nn_
+from doctor.i18n import join as i18n_join
 from doctor.lazyre import lazy
 
 #: A cause with up to this many subjects keeps one finding per subject (one per GPU of an 8-GPU node);
@@ -33,7 +35,7 @@ def _key(f: Finding) -> tuple[str, str, str, str]:
     return f.check, str(f.severity), f.title, json.dumps(fix, sort_keys=True, default=str)
 
 
-def _noun(subjects: list[str]) -> str:
+def _kind(subjects: list[str]) -> str:
     """What the subjects are, from their ids (``pid:N``, PCI addresses) or bare pids."""
     if all(s.isdigit() or s.startswith("pid:") for s in subjects):
         return "processes"
@@ -42,9 +44,19 @@ def _noun(subjects: list[str]) -> str:
     return "subjects"
 
 
+def _count(subjects: list[str], kind: str | None = None) -> str:
+    """``"2000 processes"`` (translatable)."""
+    n, kind = len(subjects), kind or _kind(subjects)
+    if kind == "processes":
+        return Nn_("{n} process", "{n} processes", n)
+    if kind == "devices":
+        return Nn_("{n} device", "{n} devices", n)
+    return Nn_("{n} subject", "{n} subjects", n)
+
+
 def _label(subject: str, names: Mapping[int, str]) -> str:
     if subject.isdigit() and int(subject) in names:
-        return f"{names[int(subject)]} (pid {subject})"
+        return N_("{name} (pid {pid})", name=names[int(subject)], pid=subject)
     return subject
 
 
@@ -52,10 +64,12 @@ def subject_text(subjects: list[str], names: Mapping[int, str] | None = None, id
     """``"2000 processes: vllm serve (pid 4242), ... +1995 more"``, at most :data:`MAX_SUBJECT_CHARS` long."""
     shown = [_label(s, names or {}) for s in subjects[:SHOWN_SUBJECTS]]
     more = len(subjects) - len(shown)
-    text = f"{len(subjects)} {_noun(ids or subjects)}: " + ", ".join(shown)
-    if len(text) > MAX_SUBJECT_CHARS:
-        text = text[: MAX_SUBJECT_CHARS - 1] + "…"
-    return text + (f" … +{more} more" if more > 0 else "")
+    prefix = _count(subjects, _kind(ids or subjects))
+    listed = i18n_join(", ", shown)
+    if len(prefix) + 2 + len(listed) > MAX_SUBJECT_CHARS:  # the list is cut, the translatable count kept
+        listed = str.__str__(listed)[: max(0, MAX_SUBJECT_CHARS - len(prefix) - 3)] + "…"
+    text = N_("{count}: {subjects}", count=prefix, subjects=listed)
+    return text + N_(" … +{n} more", n=more) if more > 0 else text
 
 
 def _merge(group: list[Finding], names: Mapping[int, str]) -> Finding:
@@ -68,16 +82,16 @@ def _merge(group: list[Finding], names: Mapping[int, str]) -> Finding:
     if len(evidence) > MAX_EVIDENCE:
         dropped = len(evidence) - MAX_EVIDENCE + 1
         evidence = [*evidence[: MAX_EVIDENCE - 1],
-                    Evidence("gnd", f"… {dropped} more evidence lines over {len(subjects)} {_noun(subjects)}")]
+                    Evidence("gnd", f"… {dropped} more evidence lines over {str.__str__(_count(subjects))}")]
     detail = first.detail
     if any(f.detail != first.detail for f in group):
-        detail += f" (details differ between the {len(subjects)} {_noun(subjects)}; the first is shown)"
+        detail += N_(" (details differ between the {count}; the first is shown)", count=_count(subjects))
     best = max(group, key=lambda f: f.impact.score)
     fix = first.fix
     if any(f.fix != first.fix for f in group):
-        note = (f"The steps below are for {first.subject}; each of the {len(subjects)} subjects needs "
-                "the same change (`--format json` lists them).")
-        fix = replace(fix, notes=f"{note} {fix.notes}".strip())
+        note = N_("The steps below are for {subject}; each of the {n} subjects needs the same change "
+                  "(`--format json` lists them).", subject=first.subject, n=len(subjects))
+        fix = replace(fix, notes=note + " " + fix.notes if fix.notes else note)
     ids = [f.subject_id or f.subject for f in group]
     return replace(first, subject=subject_text(subjects, names, ids), detail=detail, evidence=tuple(evidence),
                    related=related, impact=best.impact, fix=fix, confidence=max(f.confidence for f in group))

@@ -238,6 +238,8 @@ def _localise(obj: object, depth: int) -> object:
             if not f.init or f.name in _VERBATIM:
                 continue
             value = getattr(obj, f.name)
+            if f.name == "subject" and value == WHOLE_HOST and not isinstance(value, Msg):
+                value = Msg(WHOLE_HOST)  # the subject of host-wide findings, a plain "node" in the checks
             new_value = _localise(value, depth + 1)
             if new_value is not value:
                 changes[f.name] = new_value
@@ -326,6 +328,10 @@ def lang_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(f"unsupported language {text!r}; choose from {', '.join(LANGUAGES)}")
     return lang
 
+
+#: The subject of a finding about the whole host (the checks write it as a plain string)
+WHOLE_HOST = "node"
+N_("node")
 
 #: Severity names as shown (the JSON keeps the English keys)
 SEVERITY_NAMES = {"critical": N_("critical"), "high": N_("high"), "medium": N_("medium"), "low": N_("low"),

@@ -24,6 +24,7 @@ from doctor.findings import (
     summary,
 )
 from doctor.grouping import group_findings
+from doctor.i18n import N_, Msg
 from doctor.inputs import problems
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
@@ -103,7 +104,7 @@ def _status(findings: list[Finding]) -> str:
 
 
 def _load_error_finding(error: LoadError) -> Finding:
-    return Finding(severity=UNKNOWN, subject=error.plugin, title=f"check plugin {error.plugin!r} failed to load",
+    return Finding(severity=UNKNOWN, subject=error.plugin, title=N_("check plugin {plugin} failed to load", plugin=repr(error.plugin)),
                    detail=error.error, evidence=(Evidence("entry point gpu_node_doctor.checks", error.error),),
                    check="doctor.plugin", category="doctor")
 
@@ -126,9 +127,10 @@ def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[l
     if any(f.severity in (UNKNOWN, CRITICAL, HIGH, MEDIUM, LOW) for f in kept):
         return kept, None  # the check said what it could not see, or found a problem despite it
     names = ", ".join(name for name, _ in missing)
-    kept.append(Finding(UNKNOWN, "node", f"{chk.title}: cannot be judged, input incomplete ({names})",
-                        detail="The verdict of this check rests on input the source did not hold whole; "
-                               "without it, finding nothing would not mean nothing is wrong.",
+    kept.append(Finding(UNKNOWN, "node", N_("{title}: cannot be judged, input incomplete ({names})",
+                                            title=Msg(chk.title), names=names),
+                        detail=N_("The verdict of this check rests on input the source did not hold whole; "
+                                  "without it, finding nothing would not mean nothing is wrong."),
                         evidence=tuple(Evidence(name, problem) for name, problem in missing),
                         check=chk.id, category=chk.category))
     return kept, None
@@ -136,10 +138,11 @@ def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[l
 
 def _deadline_finding(chk: Check, deadline: Deadline, started: bool) -> Finding:
     """``chk`` did not run (``started`` False) or did not finish before ``deadline``: unknown, naming it."""
-    title = (f"{chk.title}: did not finish before {deadline.describe()}" if started
-             else f"{chk.title}: not run, {deadline.describe()} was reached")
+    limit = N_("the --deadline of {seconds} s", seconds=f"{deadline.seconds:g}")
+    title = (N_("{title}: did not finish before {limit}", title=Msg(chk.title), limit=limit) if started
+             else N_("{title}: not run, {limit} was reached", title=Msg(chk.title), limit=limit))
     return Finding(UNKNOWN, "node", title,
-                   detail="The run's time limit passed; this check's verdict is not known.",
+                   detail=N_("The run's time limit passed; this check's verdict is not known."),
                    evidence=(Evidence("--deadline", f"{deadline.seconds:g} s"),), check=chk.id, category=chk.category)
 
 
@@ -149,17 +152,18 @@ def _judged_commands(chk: Check, produced: list[Finding], asked: set[str], cut: 
     if not lost or any(f.severity != PASS for f in produced):
         return produced
     names = ", ".join(o.where for o in lost)
-    return [Finding(UNKNOWN, "node", f"{chk.title}: cannot be judged, {names} did not finish",
-                    detail="The run's time limit stopped a command this check reads.",
+    return [Finding(UNKNOWN, "node", N_("{title}: cannot be judged, {names} did not finish",
+                                        title=Msg(chk.title), names=names),
+                    detail=N_("The run's time limit stopped a command this check reads."),
                     evidence=tuple(Evidence(o.where, o.reason or "") for o in lost),
                     check=chk.id, category=chk.category)]
 
 
 def _cut_command_findings(cut: dict[str, Any]) -> list[Finding]:
     """One unknown per command the deadline stopped or kept from starting."""
-    return [Finding(UNKNOWN, "node", f"{o.where}: did not finish before the deadline",
-                    detail="The run's time limit stopped this command or kept it from starting; the facts it "
-                           "gives are missing from this result.",
+    return [Finding(UNKNOWN, "node", N_("{where}: did not finish before the deadline", where=o.where),
+                    detail=N_("The run's time limit stopped this command or kept it from starting; the facts "
+                              "it gives are missing from this result."),
                     evidence=(Evidence(o.where, o.reason or ""),), check="doctor.deadline", category="doctor")
             for _, o in sorted(cut.items())]
 
@@ -209,7 +213,8 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
             assert deadline is not None
             produced = [_deadline_finding(chk, deadline, started=True)]
         except Exception as exc:  # a broken check must not end the run
-            produced = [Finding(severity=UNKNOWN, subject="node", title=f"check {chk.id} failed: {type(exc).__name__}",
+            produced = [Finding(severity=UNKNOWN, subject="node", title=N_("check {id} failed: {error}", id=chk.id,
+                                                                        error=type(exc).__name__),
                                 detail=str(exc), check=chk.id, category=chk.category,
                                 evidence=(Evidence(f"check {chk.id}", f"{type(exc).__name__}: {exc}"),))]
         finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from doctor.commands.common import add_format_argument
+from doctor.commands.common import add_format_argument, add_lang_argument
 from doctor.errors import DoctorError
 from doctor.findings import FAIL_LEVELS
 
@@ -30,6 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="exit 1 if a new or worsened finding is at or above LEVEL (default high)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="also list unchanged findings one by one")
+    add_lang_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:

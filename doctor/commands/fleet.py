@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from doctor.commands.common import add_format_argument
+from doctor.commands.common import add_format_argument, add_lang_argument
 from doctor.errors import DoctorError
 from doctor.findings import FAIL_LEVELS
 
@@ -46,6 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON report to FILE (one analysis, two outputs)")
     p.add_argument("--save-html", metavar="FILE", help="also write the HTML report to FILE")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_lang_argument(p)
     p.add_argument("--cache", metavar="DIR",
                    help="keep each snapshot tarball's result in DIR (keyed by its sha256, the tool version and "
                         "the checks loaded) and reuse it next time (with --dask: a folder on the workers)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from doctor.facts import Facts
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 
 #: SMBIOS chassis types of portable machines (SMBIOS 3.x, 7.4.1): portable, laptop, notebook, hand held,
@@ -19,8 +20,8 @@ def soldered_gpu(facts: Facts, address: str) -> str | None:
     pci = facts.pci.get(address)
     for name in (gpu.name if gpu else None, pci.name if pci else None):
         if name and _MOBILE_NAME.search(name):
-            return f"{name!r} is a mobile GPU"
+            return N_("{name} is a mobile GPU", name=repr(name))
     chassis = facts.host.chassis_type
     if chassis in PORTABLE_CHASSIS:
-        return f"sys/class/dmi/id/chassis_type is {chassis} (a portable machine)"
+        return N_("sys/class/dmi/id/chassis_type is {chassis} (a portable machine)", chassis=chassis)
     return None

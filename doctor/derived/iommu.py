@@ -39,13 +39,13 @@ NVIDIA_MODULE = "nvidia"
 def inference_host(facts: Facts) -> tuple[bool, str]:
     """Whether the host runs inference itself (nvidia loaded, GPU processes, GPUs on nvidia), and why."""
     if NVIDIA_MODULE in (facts.modules or frozenset()):
-        return True, "the nvidia module is loaded"
+        return True, N_("the nvidia module is loaded")
     if any(g.processes for g in facts.gpus.gpus):
-        return True, "GPU processes are running"
+        return True, N_("GPU processes are running")
     on_nvidia = [d.address for d in facts.pci.gpus if d.driver == NVIDIA_MODULE]
     if on_nvidia:
-        return True, f"other GPUs are on the nvidia driver ({', '.join(on_nvidia[:2])})"
-    return False, "no nvidia module, GPU process or GPU on the nvidia driver"
+        return True, N_("other GPUs are on the nvidia driver ({gpus})", gpus=", ".join(on_nvidia[:2]))
+    return False, N_("no nvidia module, GPU process or GPU on the nvidia driver")
 
 
 def hypervisor(facts: Facts) -> str | None:

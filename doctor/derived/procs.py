@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 
 from doctor.derived import cached
 from doctor.facts import Facts, Gpu, Process
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 from doctor.parsers.deploy_env import deploy_env
 from doctor.reads import Reads
@@ -329,7 +330,9 @@ def program_of(proc: Process) -> str:
 def process_label(facts: Facts, pid: int) -> str:
     """``vllm serve (pid 4242)``; ``process (pid 4242)`` when the process was not recorded."""
     proc = next((p for p in facts.processes if p.pid == pid), None)
-    return f"{program_of(proc) if proc is not None else 'process'} (pid {pid})"
+    if proc is None:
+        return N_("process (pid {pid})", pid=pid)
+    return f"{program_of(proc)} (pid {pid})"
 
 
 def setting_owner(facts: Facts, s: EnvSetting) -> str:
@@ -341,7 +344,7 @@ def setting_owner(facts: Facts, s: EnvSetting) -> str:
 
 def setting_label(facts: Facts, s: EnvSetting) -> str:
     """``NCCL_IB_DISABLE in vllm serve (pid 4242)`` (the finding's ``subject_id`` stays the name)."""
-    return f"{s.name} in {setting_owner(facts, s)}"
+    return N_("{name} in {owner}", name=s.name, owner=setting_owner(facts, s))
 
 
 def server_groups(procs: list[ServerProcess]) -> dict[int, list[ServerProcess]]:

@@ -8,6 +8,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import Fix, FixStep
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 from doctor.record import record
 
@@ -432,7 +433,7 @@ def make(name: str, notes: str = "", **params: Any) -> Fix:
     try:
         return build(name, params, notes)
     except FixRejected as exc:
-        return Fix(notes=(notes + " " if notes else "") + f"(No commands: {exc}.)")
+        return Fix(notes=(notes + " " if notes else "") + N_('(No commands: {exc}.)', exc=exc))
 
 
 def rebuild(fix: Fix, ctx: Context) -> Fix:

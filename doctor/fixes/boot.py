@@ -20,6 +20,7 @@ def os_family(os_release: str | None) -> str | None:
 
 def grub_note(os_release: str | None) -> str:
     family = os_family(os_release)
-    which = {"debian": "Debian/Ubuntu (update-grub)", "rhel": "RHEL family (grubby)"}.get(
-        family or "", "Debian/Ubuntu (cp, sed, update-grub) or RHEL family (grubby); run the set for your distribution")
+    which = {"debian": N_("Debian/Ubuntu (update-grub)"), "rhel": N_("RHEL family (grubby)")}.get(
+        family or "", N_("Debian/Ubuntu (cp, sed, update-grub) or RHEL family (grubby); run the set for your "
+                         "distribution"))
     return N_("Boot parameters take effect after a reboot. Commands for {which}.", which=which)

@@ -26,6 +26,7 @@ import re
 from doctor.findings import FixStep
 from doctor.fixes.base import SHAPE as S
 from doctor.fixes.base import Fact, FixRejected, Param, Params, builder, unit
+from doctor.i18n import N_
 from doctor.lazyre import lazy
 
 R, B = "runtime", "rollback"
@@ -240,8 +241,8 @@ def file_patch(p: Params) -> list[FixStep]:
         steps.append(_run(R, *apply[kind], key=f"apply:{path}"))
         back.append(_run(B, *apply[kind], key=f"apply:{path}"))
     else:
-        steps.append(FixStep(R, manual=f"Restart the server that reads {path}."))
-        back.append(FixStep(B, manual=f"Restart the server that reads {path}."))
+        steps.append(FixStep(R, manual=N_('Restart the server that reads {path}.', path=path)))
+        back.append(FixStep(B, manual=N_('Restart the server that reads {path}.', path=path)))
     return steps + back
 
 
@@ -253,6 +254,5 @@ def process_restart(p: Params) -> list[FixStep]:
     change = p.raw("change")
     if not isinstance(change, str) or not (FLAG.fullmatch(change) or ENV_NAME.fullmatch(change.split("=", 1)[0])):
         raise FixRejected("change: not a flag or variable a check removes")
-    return [FixStep(R, manual=f"Restart {program} (pid {pid}) without {change}; no unit, compose file or "
-                              "manifest on this host starts it, so use whatever script or shell started it."),
-            FixStep(B, manual=f"Restart {program} with {change} again, the way it was started before.")]
+    return [FixStep(R, manual=N_('Restart {program} (pid {pid}) without {change}; no unit, compose file or manifest on this host starts it, so use whatever script or shell started it.', program=program, pid=pid, change=change)),
+            FixStep(B, manual=N_('Restart {program} with {change} again, the way it was started before.', program=program, change=change))]

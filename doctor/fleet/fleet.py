@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from doctor.errors import DoctorError
 from doctor.findings import INFO, PASS, SEVERITIES, at_least, severity_order, stable_subject
+from doctor.i18n import N_, join
 from doctor.record import record
 from doctor.sources.kinds import inner_folder, source_kind
 
@@ -502,6 +503,11 @@ class FindingGroup:
     nodes: tuple[int, ...]
 
 
+#: severities as the outlier reasons write them (``HIGH``; translated when drawn)
+SEVERITY_WORDS = {"critical": N_("CRITICAL"), "high": N_("HIGH"), "medium": N_("MEDIUM"), "low": N_("LOW"),
+                  "unknown": N_("UNKNOWN"), "info": N_("INFO"), "pass": N_("PASS")}
+
+
 @dataclass
 class FleetReport:
     rows: list[NodeRow]
@@ -537,9 +543,11 @@ class FleetReport:
 
     def reasons(self, index: int) -> list[str]:
         """Why node ``index`` is an outlier, one line each."""
-        out = [f"{o.key} = {o.value}  (majority, {o.majority_nodes} nodes: {o.majority})"
+        out = [N_("{key} = {value}  (majority, {n} nodes: {majority})", key=o.key, value=o.value,
+                  n=o.majority_nodes, majority=o.majority)
                for o in self.fact_outliers if index in o.nodes]
-        out += [f"{f.severity.upper()} {f.check}  {f.subject} — {f.title}"
+        out += [join("", (SEVERITY_WORDS.get(f.severity, f.severity.upper()), f" {f.check}  ", f.subject, " — ",
+                          f.title))
                 for f in self.outlier_findings if index in f.nodes]
         return out
 

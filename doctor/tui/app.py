@@ -15,7 +15,7 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from doctor.findings import Finding, severity_order
-from doctor.i18n import _
+from doctor.i18n import _, localise, ngettext
 from doctor.runner import Result
 from doctor.tui.clipboard import copy_local
 from doctor.tui.loader import Loader
@@ -118,6 +118,8 @@ class DoctorApp(App[int]):
         self.exporter = exporter
         self.live = live
         self.result: Result | None = None
+        #: the last result as the loader gave it (``result`` is it in the current language)
+        self.raw: Result | None = None
         self.previous: Result | None = None
         self.diff: RunDiff | None = None
         self.shown: list[Finding] = []
@@ -148,7 +150,7 @@ class DoctorApp(App[int]):
                     detail.border_title = "⏎ full screen · c copy fix · Tab scroll"
                     yield Static(id="detail", markup=False)
             with Container(id=TOPOLOGY):
-                tree: Tree[TopoNode | None] = Tree("PCIe topology", id="tree")
+                tree: Tree[TopoNode | None] = Tree(_("PCIe topology"), id="tree")
                 tree.show_root = False
                 tree.auto_expand = False
                 tree.guide_depth = 2
@@ -184,7 +186,7 @@ class DoctorApp(App[int]):
             self.notify(_("The checks are already running."), severity="warning")
             return
         self.running = True
-        what = "running the checks on this host" if self.live else "reading the snapshot and running the checks"
+        what = _("running the checks on this host") if self.live else _("reading the snapshot and running the checks")
         self.status = what + " …"
         self.screen_stack[0].query_one("#views").loading = True
         self.draw_header()
@@ -202,18 +204,21 @@ class DoctorApp(App[int]):
     def _run_failed(self, message: str) -> None:
         self.running = False
         self.screen_stack[0].query_one("#views").loading = False
-        self.status = "run failed"
+        self.status = _("run failed")
         self.notify(clean(message), title=_("Run failed"), severity="error", markup=False, timeout=10)
         self.redraw()
 
     def _run_done(self, result: Result) -> None:
         self.running = False
         self.screen_stack[0].query_one("#views").loading = False
-        if self.result is not None:
+        if self.result is not None and self.raw is not None:
             self.previous = self.result
-            self.diff = diff_runs(self.previous.findings, result.findings)
-        self.result = result
-        self.status = f"re-run: {len(self.diff.fixed)} fixed, {len(self.diff.new)} new (d)" if self.diff else ""
+            self.diff = localise(diff_runs(self.raw.findings, result.findings))  # compared in English
+        self.raw = result
+        self.result = localise(result)  # drawn in the language asked for (the same result in English)
+        self.status = (_("re-run: {fixed} fixed, {new} new (d)").format(fixed=len(self.diff.fixed),
+                                                                        new=len(self.diff.new))
+                       if self.diff else "")
         self.redraw()
         if self.diff is not None:
             self.push_screen(DiffScreen(diff_text(self.diff, self.palette)))
@@ -233,7 +238,7 @@ class DoctorApp(App[int]):
     def fill_table(self) -> None:
         if self.result is None:
             self._static("filters").update(Text(""))
-            self._static("detail").update(Text(self.status or "no result yet", style="dim"))
+            self._static("detail").update(Text(self.status or _("no result yet"), style="dim"))
             return
         table = self.table
         keep = self.selected
@@ -260,7 +265,7 @@ class DoctorApp(App[int]):
             subject.truncate(subject_w, overflow="ellipsis")
             title = Text(clean(f.title).replace("\n", " "))
             title.truncate(title_w, overflow="ellipsis")
-            area = [] if narrow else [Text(category_label(f.category))]
+            area = [] if narrow else [Text(_(category_label(f.category)))]
             table.add_row(Text(str(f.rank), justify="right"), severity_cell(f.severity, pal), *area,
                           subject, title, key=str(i))
         row = next((i for i, f in enumerate(self.shown) if keep and (f.check, f.subject) == keep), 0)
@@ -318,7 +323,7 @@ class DoctorApp(App[int]):
         for top in build_topology(self.result.inventory):
             add(tree.root, top)
         if not self.result.inventory.get("topology"):
-            tree.root.add_leaf(Text("no PCI topology in this source (no sysfs or lspci data)", style="dim"))
+            tree.root.add_leaf(Text(_("no PCI topology in this source (no sysfs or lspci data)"), style="dim"))
         self._static("device").update(Text(_("Select a device to see its link and findings."), style="dim"))
 
     def device_findings(self, node: TopoNode) -> list[Finding]:
@@ -366,16 +371,17 @@ class DoctorApp(App[int]):
             return
         text = fix_script(f)
         if not text:
-            self.notify(f"{clean(f.subject)}: this finding has no fix commands to copy.", severity="warning",
-                        markup=False)
+            self.notify(_("{subject}: this finding has no fix commands to copy.").format(subject=clean(f.subject)),
+                        severity="warning", markup=False)
             return
         self.copy_to_clipboard(text)
         local = copy_local(text)
         n = len(f.fix.runtime) + len(f.fix.persistent)
-        how = f"OSC 52 and {local}" if local else "OSC 52"
-        self.notify(f"{n} command{'s' if n != 1 else ''} for {clean(f.subject)} ({how}). "
-                    "If paste is empty, your terminal blocks OSC 52: select them in the pane.",
-                    title="Fix copied to clipboard", markup=False, timeout=8)
+        how = _("OSC 52 and {tool}").format(tool=local) if local else "OSC 52"
+        self.notify(ngettext("{n} command for {subject} ({how}).", "{n} commands for {subject} ({how}).", n).format(
+                        n=n, subject=clean(f.subject), how=how) + " "
+                    + _("If paste is empty, your terminal blocks OSC 52: select them in the pane."),
+                    title=_("Fix copied to clipboard"), markup=False, timeout=8)
 
     def action_copy(self) -> None:
         self.copy_fix(self.current if self.view == FINDINGS else None)
@@ -420,7 +426,7 @@ class DoctorApp(App[int]):
         exporter = self.exporter
         available = exporter.available("tui") if exporter is not None else {}
         if exporter is None or not any(available.values()):
-            self.notify("Export not available: no report renderer (HTML, Markdown, PDF) is installed.",
+            self.notify(_("Export not available: no report renderer (HTML, Markdown, PDF) is installed."),
                         severity="warning")
             return
         base = exporter.default_path("html", self.result.source.get("hostname"), ".", "node").removesuffix(".html")
@@ -429,7 +435,7 @@ class DoctorApp(App[int]):
 
     def _export_chosen(self, choice: tuple[str, str] | None) -> None:
         if choice and self.result is not None:
-            self.notify(f"Writing {choice[0]} report …", markup=False)
+            self.notify(_("Writing {format} report …").format(format=choice[0]), markup=False)
             self._export_worker(choice[0], choice[1], self.result)
 
     @work(thread=True, group="export")
@@ -440,5 +446,6 @@ class DoctorApp(App[int]):
             self.call_from_thread(self.notify, clean(exc), title=_("Export failed"), severity="error", markup=False)
         else:
             self.exported.append(written)
-            self.call_from_thread(self.notify, f"Wrote {clean(os.path.abspath(written))}", title="Exported",
+            self.call_from_thread(self.notify, _("Wrote {path}").format(path=clean(os.path.abspath(written))),
+                                  title=_("Exported"),
                                   markup=False, timeout=8)

@@ -10,23 +10,24 @@ from collections.abc import Iterable, Sequence
 
 from doctor.diff import BETTER, UNCHANGED, WORSE, pair_findings
 from doctor.findings import INFO, PASS, SEVERITIES, Finding
+from doctor.i18n import N_, _
 from doctor.record import record
 
 #: Severity filter choices, in the order ``s`` cycles through them: (label, severities shown).
 SEVERITY_FILTERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("all but pass", frozenset(s for s in SEVERITIES if s != PASS)),
+    (N_("all but pass"), frozenset(s for s in SEVERITIES if s != PASS)),
     *((s, frozenset({s})) for s in SEVERITIES),
 )
 #: Category filter choices, in the order ``f`` cycles through them: (label, categories shown; empty = all).
 CATEGORY_FILTERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("all", frozenset()),
+    (N_("all"), frozenset()),
     ("PCIe", frozenset({"pcie", "iommu"})),
     ("NUMA", frozenset({"numa"})),
-    ("network", frozenset({"network"})),
+    (N_("network"), frozenset({"network"})),
     ("RDMA", frozenset({"rdma"})),
-    ("runtime", frozenset({"runtime"})),
+    (N_("runtime"), frozenset({"runtime"})),
     ("GPU", frozenset({"gpu"})),
-    ("other", frozenset({"baseline", "doctor"})),
+    (N_("other"), frozenset({"baseline", "doctor"})),
 )
 #: Severities not listed as problems of a device.
 NOT_PROBLEMS = frozenset({PASS, INFO})
@@ -45,7 +46,7 @@ def category_label(category: str) -> str:
     for label, cats in CATEGORY_FILTERS[1:]:
         if category in cats:
             return label
-    return clean(category) if category else "other"
+    return clean(category) if category else N_("other")
 
 
 def filter_findings(findings: Iterable[Finding], severity: int = 0, category: int = 0) -> list[Finding]:
@@ -71,11 +72,11 @@ class RunDiff:
 
     @property
     def summary(self) -> str:
-        parts = [f"{len(self.fixed)} fixed", f"{len(self.new)} new"]
+        parts = [_("{n} fixed").format(n=len(self.fixed)), _("{n} new").format(n=len(self.new))]
         if self.changed:
-            parts.append(f"{len(self.changed)} changed")
-        parts.append(f"{len(self.unchanged)} unchanged")
-        return ", ".join(parts)
+            parts.append(_("{n} changed").format(n=len(self.changed)))
+        parts.append(_("{n} unchanged").format(n=len(self.unchanged)))
+        return _(", ").join(parts)
 
 
 def diff_runs(before: Sequence[Finding], after: Sequence[Finding]) -> RunDiff:
@@ -94,7 +95,7 @@ def fix_script(f: Finding) -> str:
     lines: list[str] = [f"# gnd: {f.check} {f.subject}".replace("\n", " ")]
     lines.extend(f.fix.runtime)
     if f.fix.persistent:
-        lines.append("# make it survive a reboot:")
+        lines.append("# " + _("make it survive a reboot:"))
         lines.extend(f.fix.persistent)
     return clean("\n".join(lines)) + "\n" if (f.fix.runtime or f.fix.persistent) else ""
 

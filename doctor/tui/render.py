@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, SEVERITIES, UNKNOWN, Finding
-from doctor.i18n import _, ljust, severity_name
+from doctor.i18n import N_, _, ljust, ngettext, severity_name
 from doctor.tui.model import CATEGORY_FILTERS, SEVERITY_FILTERS, RunDiff, category_label, clean
 from doctor.tui.topology import BAD, IDLE, TopoNode, walk
 
@@ -49,8 +49,17 @@ class Palette:
         return self.colour("success") or "bold"
 
 
+#: source kinds as shown in the header
+SOURCE_KINDS = {"snapshot": N_("snapshot"), "live": N_("live"), "json": N_("saved result")}
+
+
+def severity_label(severity: str) -> str:
+    """``HIGH`` (English, upper case) / ``高``: the severity column's word."""
+    return severity_name(severity).upper()
+
+
 def severity_cell(severity: str, pal: Palette) -> Text:
-    return Text(severity.upper(), style=pal.severity(severity))
+    return Text(severity_label(severity), style=pal.severity(severity))
 
 
 def counts_text(findings: Sequence[Finding], pal: Palette, counts: Mapping[str, int] | None = None) -> Text:
@@ -60,7 +69,7 @@ def counts_text(findings: Sequence[Finding], pal: Palette, counts: Mapping[str, 
     for sev in SEVERITIES:
         n = counts.get(sev, 0) if counts is not None else sum(1 for f in findings if f.severity == sev)
         if n or sev in (CRITICAL, HIGH):
-            out.append(f" {n} {sev} ", style=pal.severity(sev) if n else pal.muted)
+            out.append(f" {n} {severity_name(sev)} ", style=pal.severity(sev) if n else pal.muted)
     return out
 
 
@@ -68,13 +77,15 @@ def header_text(result_source: Mapping[str, Any], inventory: Mapping[str, Any], 
                 pal: Palette, status: str = "", counts: Mapping[str, int] | None = None) -> Text:
     """Line 1: source and host, line 2: counts per severity (and what the app is doing)."""
     host = clean(result_source.get("hostname") or "?")
-    kind = clean(result_source.get("kind") or "")
+    raw_kind = str(result_source.get("kind") or "")
+    kind = clean(_(SOURCE_KINDS[raw_kind]) if raw_kind in SOURCE_KINDS else raw_kind)
     where = clean(result_source.get("path") or "")
     gpus = len(inventory.get("gpus") or [])
     t = Text()
     t.append("gnd ", style="bold")
     t.append(host, style="bold")
-    t.append(f"  {kind} {where}".rstrip() + f"  {gpus} GPU{'s' if gpus != 1 else ''}", style=pal.muted)
+    t.append(f"  {kind} {where}".rstrip() + "  " + ngettext("{n} GPU", "{n} GPUs", gpus).format(n=gpus),
+             style=pal.muted)
     t.append("\n")
     t.append_text(counts_text(findings, pal, counts))
     if status:
@@ -83,8 +94,8 @@ def header_text(result_source: Mapping[str, Any], inventory: Mapping[str, Any], 
 
 
 def filter_text(severity: int, category: int, shown: int, total: int, pal: Palette) -> Text:
-    sev = SEVERITY_FILTERS[severity % len(SEVERITY_FILTERS)][0]
-    cat = CATEGORY_FILTERS[category % len(CATEGORY_FILTERS)][0]
+    sev = _(SEVERITY_FILTERS[severity % len(SEVERITY_FILTERS)][0])
+    cat = _(CATEGORY_FILTERS[category % len(CATEGORY_FILTERS)][0])
     t = Text()
     t.append(_("{shown} of {total} shown").format(shown=shown, total=total), style="bold")
     t.append("  " + _("severity:") + " ", style=pal.muted)
@@ -113,10 +124,10 @@ def _commands(t: Text, cmds: Sequence[str], pal: Palette) -> None:
 def finding_text(f: Finding, pal: Palette, full: bool = False) -> Text:
     """Everything about one finding, worst-first reading order: what, why, proof, cost, fix."""
     t = Text()
-    t.append(f" {severity_name(f.severity).upper()} ", style=pal.severity(f.severity) + (" reverse" if f.severity != CRITICAL else ""))
+    t.append(f" {severity_label(f.severity)} ", style=pal.severity(f.severity) + (" reverse" if f.severity != CRITICAL else ""))
     t.append(f"  #{f.rank}  ", style="bold")
     t.append(clean(f.check), style=pal.muted)
-    t.append(f"  {category_label(f.category)}\n", style=pal.muted)
+    t.append(f"  {_(category_label(f.category))}\n", style=pal.muted)
     t.append(clean(f.subject), style="bold")
     t.append(" — ")
     t.append(clean(f.title), style="bold")
@@ -168,9 +179,10 @@ def topo_label(node: TopoNode, pal: Palette, finding_count: int = 0, worst: str 
         style = pal.heading
     t.append(clean(node.head), style=style)
     if node.link == BAD:
-        t.append(" ◀ degraded", style=f"bold {pal.colour('error')}".strip())
+        t.append(" ◀ " + _("degraded"), style=f"bold {pal.colour('error')}".strip())
     if finding_count:
-        t.append(f"  {finding_count} finding{'s' if finding_count != 1 else ''}", style=pal.severity(worst))
+        t.append("  " + ngettext("{n} finding", "{n} findings", finding_count).format(n=finding_count),
+                 style=pal.severity(worst))
     if node.tail:
         t.append("  " + clean(node.tail), style=pal.muted if node.kind != "numa" else pal.heading)
     return t
@@ -184,28 +196,30 @@ def device_text(node: TopoNode, findings: Sequence[Finding], pal: Palette) -> Te
         below = walk(node.children)
         gpus, nics = sum(n.kind == "gpu" for n in below), sum(n.kind == "nic" for n in below)
         bad = [n for n in below if n.link == BAD]
-        t.append(f"{sum(n.kind == 'root' for n in below)} root ports, {gpus} GPUs, {nics} NICs on this node\n")
+        t.append(_("{roots} root ports, {gpus} GPUs, {nics} NICs on this node").format(
+            roots=sum(n.kind == 'root' for n in below), gpus=gpus, nics=nics) + "\n")
         if bad:
-            t.append(f"{len(bad)} degraded link{'s' if len(bad) != 1 else ''}: ", style=pal.colour("error"))
+            t.append(ngettext("{n} degraded link: ", "{n} degraded links: ", len(bad)).format(n=len(bad)),
+                     style=pal.colour("error"))
             t.append(", ".join(clean(n.head) for n in bad) + "\n")
         return t
     dev = node.device or {}
     if dev:
-        for label, value in (("link", node.link_text), ("port type", dev.get("port_type")),
-                             ("driver", dev.get("driver")), ("NUMA node", dev.get("numa_node")),
-                             ("IOMMU group", dev.get("iommu_group")), ("name", dev.get("name"))):
+        for label, value in ((N_("link"), node.link_text), (N_("port type"), dev.get("port_type")),
+                             (N_("driver"), dev.get("driver")), (N_("NUMA node"), dev.get("numa_node")),
+                             (N_("IOMMU group"), dev.get("iommu_group")), (N_("name"), dev.get("name"))):
             if value not in (None, ""):
-                t.append(f"{label:12}", style=pal.muted)
+                t.append(ljust(_(label), 12), style=pal.muted)
                 t.append(clean(value) + "\n", style=f"bold {pal.colour('error')}".strip()
                          if label == "link" and node.link == BAD else "")
     if node.link == BAD:
-        t.append("The link trained below what both ends support.\n", style=pal.colour("error"))
+        t.append(_("The link trained below what both ends support.") + "\n", style=pal.colour("error"))
     problems = [f for f in findings if f.severity != PASS]
-    _section(t, f"Findings about this device ({len(problems)})", pal)
+    _section(t, _("Findings about this device ({n})").format(n=len(problems)), pal)
     if not problems:
-        t.append("  none\n", style=pal.muted)
+        t.append("  " + _("none") + "\n", style=pal.muted)
     for f in problems:
-        t.append(f"  {f.severity.upper():8} ", style=pal.severity(f.severity))
+        t.append("  " + ljust(severity_label(f.severity), 8) + " ", style=pal.severity(f.severity))
         t.append(clean(f.title) + "\n")
     return t
 
@@ -225,8 +239,8 @@ def diff_text(diff: RunDiff, pal: Palette) -> Text:
         for f in items:
             t.append("  ")
             if (f.check, f.subject) in before:
-                t.append(f"{before[(f.check, f.subject)]} → ", style=pal.muted)
-            t.append(f"{f.severity.upper():8} ", style=pal.severity(f.severity))
+                t.append(f"{severity_name(before[(f.check, f.subject)])} → ", style=pal.muted)
+            t.append(ljust(severity_label(f.severity), 8) + " ", style=pal.severity(f.severity))
             t.append(clean(f.check), style=pal.colour(var))
             t.append("  " + clean(f.subject) + " — " + clean(f.title) + "\n")
     return t

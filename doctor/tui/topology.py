@@ -14,6 +14,7 @@ from typing import Any
 
 from doctor.derived.links import DOWN, POWER_SAVING, judge_record
 from doctor.facts.pcie_gen import generation
+from doctor.i18n import _
 
 #: Port types folded into their child (drawn as the child's link)
 FOLDED = frozenset({"Downstream Port"})
@@ -55,11 +56,11 @@ def link_state(dev: Mapping[str, Any], parent: Mapping[str, Any] | None,
     verdict = judge_record(dev, parent, idle=gpu_idle)
     if verdict is None or not (verdict.degraded or verdict.state == POWER_SAVING):
         return OK, cur
-    text = f"{cur} of {speed_text(verdict.exp_speed, verdict.exp_width)}"
+    text = _("{now} of {expected}").format(now=cur, expected=speed_text(verdict.exp_speed, verdict.exp_width))
     if verdict.state == POWER_SAVING:
-        return IDLE, text + " (GPU idle: may be power saving)"
+        return IDLE, text + " " + _("(GPU idle: may be power saving)")
     if verdict.state == DOWN:
-        return BAD, text + " (link down or device in D3cold)"
+        return BAD, text + " " + _("(link down or device in D3cold)")
     return BAD, text
 
 
@@ -98,15 +99,15 @@ def build_topology(inventory: Mapping[str, Any]) -> list[TopoNode]:
             kind = "gpu"
             label = f"GPU {gpu['index']}" if gpu and gpu.get("index") is not None else "GPU"
         elif dev.get("kind") == "nic":
-            kind, label = "nic", "NIC"
+            kind, label = "nic", _("NIC")
             if nic:
                 names += [*(nic.get("netdevs") or []), *(r.split("/")[0] for r in nic.get("rdma") or [])]
         elif dev.get("port_type") == "Root Port" or parent is None:
-            kind, label = "root", "Root port"
+            kind, label = "root", _("Root port")
         elif dev.get("port_type") == "Upstream Port":
-            kind, label = "switch", "Switch"
+            kind, label = "switch", _("Switch")
         else:
-            kind, label = "bridge", "Bridge"
+            kind, label = "bridge", _("Bridge")
         extra = " ".join(n for n in names[1:] if "/" not in n)
         tail = "  ".join(p for p in (extra, _short_name(dev.get("name"))) if p)
         nodes[addr] = TopoNode(head=f"{label}  {addr}  {text}", tail=tail, kind=kind, device=dev, link=state,
@@ -129,10 +130,10 @@ def build_topology(inventory: Mapping[str, Any]) -> list[TopoNode]:
     out: list[TopoNode] = []
     for numa_id in sorted(by_numa, key=lambda n: (n is None, n if n is not None else 0)):
         if numa_id is None:
-            head, tail = "NUMA unknown", "(firmware reports no node)"
+            head, tail = _("NUMA unknown"), _("(firmware reports no node)")
         else:
             cl = cpus.get(numa_id)
-            head, tail = f"NUMA {numa_id}", (f"CPUs {cl}" if cl else "")
+            head, tail = f"NUMA {numa_id}", (_("CPUs {cpus}").format(cpus=cl) if cl else "")
         out.append(TopoNode(head=head, tail=tail, kind="numa", children=by_numa[numa_id]))
     return out
 
