@@ -188,7 +188,8 @@ def compare(b: Baseline, facts: Facts) -> list[Finding]:
 
 
 @check(CHECK_ID, "Deviations from the known-good baseline", "baseline", requires="baseline",
-       fixes=("inspect_pci", "sysctl"), reads=reads(params=CMDLINE_PARAMS))
+       fixes=("inspect_pci", "sysctl"), reads=reads(params=CMDLINE_PARAMS),
+       needs=("pci", "cmdline", "sysctls"))
 def baseline_deviation(facts: Facts) -> list[Finding]:
     """Every deviation of the node from its known-good baseline, or one pass."""
     return [] if facts.baseline is None else compare(facts.baseline, facts)

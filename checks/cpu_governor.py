@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from doctor.derived.gpu import gpu_absent
 from doctor.facts import Facts
 from doctor.findings import MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
@@ -22,7 +23,8 @@ REFERENCES = (
 )
 
 
-@check("cpu.governor", "CPU frequency governor and energy preference", "runtime", fixes=("cpu_governor",))
+@check("cpu.governor", "CPU frequency governor and energy preference", "runtime", fixes=("cpu_governor",),
+       needs=("gpus", "cpufreq"), applies=gpu_absent)
 def cpu_governor(facts: Facts) -> Iterator[Finding]:
     """Medium for ``powersave`` on a passive/legacy driver, or EPP ``power``/``balance_power``.
 

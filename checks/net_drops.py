@@ -30,7 +30,8 @@ REFERENCES = (
 NOTES = (N_("The counters are cumulative since the driver loaded: read them twice under load to see whether they still grow. Growing sequence errors mean loss in the fabric (PFC or DCQCN not working on NCCL's priority); a growing out_of_buffer means receive queues ran dry. ethtool -S shows the NIC-level drops (rx_discards_phy: the port's buffer overflowed, rx_out_of_buffer)."))
 
 
-@check("net.drops", "RoCE drop and sequence-error counters", "network", fixes=("rdma_counters_show",))
+@check("net.drops", "RoCE drop and sequence-error counters", "network", fixes=("rdma_counters_show",),
+       needs=("netdevs", "rdma"))
 def drops(facts: Facts) -> Iterator[Finding]:
     """``out_of_sequence``/``packet_seq_err`` (hw_counters) or ``rx_discards_phy`` (``ethtool -S``: run per RoCE
     interface live, ``commands/ethtool_-S_<if>`` in snapshots, sosreports) above

@@ -59,6 +59,7 @@ def _down(nic: DataNic) -> bool:
 
 
 @check("net.link", "Data NIC link state, speed and MTU", "network", fixes=("link_up", "link_autoneg", "link_mtu"),
+       needs=("netdevs", "rdma"),
        reads=reads(env=("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME")))
 def link(facts: Facts) -> Iterator[Finding]:
     """A data NIC down (high when NCCL is told to use it or its identical rails are up), slower than two

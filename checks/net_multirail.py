@@ -12,6 +12,7 @@ from doctor.facts import Facts, Sysctls
 from doctor.findings import MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import sysctl_fix
 from doctor.i18n import N_, join
+from doctor.inputs import whole
 from doctor.registry import check
 
 REFERENCES = (
@@ -38,9 +39,17 @@ def _bad(name: str, value: int) -> bool:
     return {"rp_filter": value == 1, "arp_ignore": value == 0, "arp_announce": value < 2}[name]
 
 
+def _single_rail(facts: Facts) -> str | None:
+    """Fewer than two active RoCE interfaces (told only when the NICs and RDMA ports were read whole)."""
+    if not whole(facts, "netdevs", "rdma") or len({rp.netdev.name for rp in roce_ports(facts)}) >= 2:
+        return None
+    return N_("fewer than two active RoCE interfaces")
+
+
 @check("net.multirail", "Reverse-path and ARP settings for RoCE NICs sharing a subnet", "network",
        fixes=("sysctl",),
-       sysctls=("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.*.arp_ignore", "net.ipv4.conf.*.arp_announce"))
+       sysctls=("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.*.arp_ignore", "net.ipv4.conf.*.arp_announce"),
+       needs=("netdevs", "rdma", "routes", "sysctls"), applies=_single_rail)
 def multirail(facts: Facts) -> Iterator[Finding]:
     """Two or more active RoCE interfaces with a connected route to the same subnet, and a strict
     ``rp_filter`` (1), ``arp_ignore`` 0 or ``arp_announce`` below 2 on them (medium)."""

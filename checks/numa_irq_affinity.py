@@ -11,6 +11,7 @@ from doctor.facts.util import format_cpulist
 from doctor.findings import LOW, MEDIUM, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_, join
+from doctor.inputs import whole
 from doctor.registry import check
 
 #: Share of a NIC's data vectors off its node above which it is reported.
@@ -44,7 +45,17 @@ def _cpus(irq: Irq) -> tuple[frozenset[int] | None, str]:
     return irq.affinity, "smp_affinity_list"
 
 
-@check("numa.irq_affinity", "Data NIC interrupts on the NIC's NUMA node", "numa", fixes=("irq_affinity",))
+def _one_node(facts: Facts) -> str | None:
+    """One NUMA node, or no data NIC (told only when the NUMA nodes and the NICs were read whole)."""
+    if whole(facts, "numa") and not facts.numa.multi_node:
+        return N_("one NUMA node")
+    if whole(facts, "netdevs", "pci") and not data_nics(facts):
+        return N_("no data NIC")
+    return None
+
+
+@check("numa.irq_affinity", "Data NIC interrupts on the NIC's NUMA node", "numa", fixes=("irq_affinity",),
+       needs=("netdevs", "numa", "irqs"), applies=_one_node)
 def irq_affinity(facts: Facts) -> Iterator[Finding]:
     """More than half of a data NIC's MSI-X data vectors with an effective affinity off the NIC's node:
     medium when TCP carries data, else low (NCCL's RDMA path polls completion queues). Says whether

@@ -9,6 +9,7 @@ from doctor.facts import Facts, Kubelet
 from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
 from doctor.fixes import make
 from doctor.i18n import N_, join
+from doctor.inputs import whole
 from doctor.registry import check
 
 #: config key, command-line flag, kubelet default, recommended value
@@ -57,8 +58,13 @@ def _memory_note(memory: str | None) -> str:
     return (N_("memoryManagerPolicy is None: pods' memory is not NUMA-aligned; Static needs reservedMemory per NUMA node in the kubelet config before it is switched on."))
 
 
+def _no_kubelet(facts: Facts) -> str | None:
+    """No kubelet configuration (told only when it was read whole)."""
+    return N_("no kubelet configuration") if facts.kubelet is None and whole(facts, "kubelet") else None
+
+
 @check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa",
-       fixes=("kubelet_policy",))
+       fixes=("kubelet_policy",), needs=("kubelet", "numa", "gpus"), applies=_no_kubelet)
 def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     """``cpuManagerPolicy`` or ``topologyManagerPolicy`` at ``none`` (or unset) on a multi-NUMA GPU node: medium.
     Recommends ``static`` + ``single-numa-node`` with ``topologyManagerScope: pod``. ``best-effort`` with active

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from doctor.derived.gpu import all_consumer, consumer_names
+from doctor.derived.gpu import all_consumer, consumer_names, gpu_absent
 from doctor.facts import Facts
 from doctor.facts.system import NVIDIA_VERSION, PEERMEM_FILES
 from doctor.findings import HIGH, INFO, PASS, UNKNOWN, Evidence, Finding, Impact
@@ -26,7 +26,8 @@ REFERENCES = (
 )
 
 
-@check("rdma.gdr_module", "GPUDirect RDMA peer-memory module or DMA-BUF path", "rdma", fixes=("module_load",))
+@check("rdma.gdr_module", "GPUDirect RDMA peer-memory module or DMA-BUF path", "rdma", fixes=("module_load",),
+       needs=("gpus", "rdma", "modules"), applies=gpu_absent)
 def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     """High when GPUs and an active RDMA port exist but NCCL finds neither a peer-memory module nor DMA-BUF.
 

@@ -69,7 +69,7 @@ def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
 
 @check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma",
        fixes=("unit_env", "file_patch", "process_restart", "show_addresses"), env=GID_VARS,
-       reads=reads(env=(*GID_VARS, "NCCL_IB_HCA")))
+       reads=reads(env=(*GID_VARS, "NCCL_IB_HCA")), needs=("netdevs", "rdma"))
 def gid_index(facts: Facts) -> Iterator[Finding]:
     """Reproduce NCCL's GID choice per RoCE port; flag a forced or automatic choice that cannot route.
 

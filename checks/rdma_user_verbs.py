@@ -8,6 +8,7 @@ from doctor.facts import Facts
 from doctor.findings import HIGH, PASS, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_
+from doctor.inputs import whole
 from doctor.registry import check
 
 REFERENCES = (
@@ -21,7 +22,13 @@ BASIS = ("kernel user_verbs documentation: \"The ib_uverbs module ... enables di
          "transport finds none and NCCL uses TCP sockets")
 
 
-@check("rdma.user_verbs", "Userspace verbs module for the RDMA NICs", "rdma", fixes=("module_load",))
+def _no_rdma(facts: Facts) -> str | None:
+    """No RDMA device (told only when the RDMA ports were read whole)."""
+    return N_("no RDMA device") if not facts.rdma and whole(facts, "rdma") else None
+
+
+@check("rdma.user_verbs", "Userspace verbs module for the RDMA NICs", "rdma", fixes=("module_load",), needs=("rdma", "modules"),
+       applies=_no_rdma)
 def user_verbs(facts: Facts) -> Iterator[Finding]:
     """High when RDMA devices exist, ib_core is a loaded module and ib_uverbs is not loaded.
 

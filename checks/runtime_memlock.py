@@ -11,6 +11,7 @@ from doctor.facts.limits import UNLIMITED
 from doctor.findings import HIGH, PASS, UNKNOWN, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_
+from doctor.inputs import whole
 from doctor.registry import check
 
 REFERENCES = ("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
@@ -25,8 +26,13 @@ def _limit(n: int) -> int | str:
     return "unlimited" if n == UNLIMITED else n
 
 
+def _no_rdma(facts: Facts) -> str | None:
+    """No active RDMA port (told only when the RDMA ports were read whole)."""
+    return N_("no active RDMA port") if not any(p.active for p in facts.rdma) and whole(facts, "rdma") else None
+
+
 @check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime",
-       fixes=("prlimit_memlock",))
+       fixes=("prlimit_memlock",), needs=("processes", "process_limits", "rdma"), applies=_no_rdma)
 def runtime_memlock(facts: Facts) -> Iterator[Finding]:
     """High when a server process using RDMA (an active RDMA port, NCCL not forced onto sockets) has a
     ``Max locked memory`` soft limit below unlimited: ibv_reg_mr of NCCL's buffers fails (NCCL WARN

@@ -20,11 +20,18 @@ Problem = Callable[["Facts"], "str | None"]
 
 
 def _unread(facts: Facts, *patterns: str) -> str | None:
-    """The first file matching ``patterns`` that was there but not read (larger than its read cap)."""
-    for path in sorted(facts.source.unread):
+    """The first path matching ``patterns`` that was there but not read whole: a file larger than its
+    read cap, or a listing cut at a count cap (:meth:`doctor.sources.Source.capped`), with why."""
+    unread = facts.source.unread
+    for path in sorted(unread):
         if any(fnmatch.fnmatchcase(path, p) for p in patterns):
-            return f"{path}: larger than the read limit, not read"
+            return f"{path}: {unread[path]}"
     return None
+
+
+def _recorded(facts: Facts, folder: str) -> str | None:
+    """``folder`` (always there on a Linux host, so always collected) is missing from the source."""
+    return None if facts.source.exists(folder) else f"{folder}: not recorded"
 
 
 def _pci(facts: Facts) -> str | None:
@@ -68,7 +75,7 @@ def _kernel_log(facts: Facts) -> str | None:
 def _processes(facts: Facts) -> str | None:
     if not facts.processes:
         return "no process table (proc/<pid> or ps) recorded"
-    return _unread(facts, "proc/*/cmdline", "proc/*/status")
+    return _unread(facts, "proc", "proc/*/cmdline", "proc/*/status")
 
 
 def _process_env(facts: Facts) -> str | None:
@@ -130,13 +137,91 @@ def _irqs(facts: Facts) -> str | None:
     return None
 
 
-#: every input a check may declare, by name
+def _process_file(name: str) -> Problem:
+    """``proc/<pid>/<name>`` (``limits``) of every serving process."""
+
+    def problem(facts: Facts) -> str | None:
+        from doctor.derived.procs import server_roots
+
+        pids = [s.process for s in server_roots(facts) if s.process.origin.startswith("proc/")]
+        for p in pids:  # read them (once, cached): what was over the cap is known after
+            facts.proc_files.memlock(p.pid)
+        unread = _unread(facts, *(f"{p.origin}/{name}" for p in pids))
+        if unread:
+            return unread
+        blind = next((p for p in pids if not facts.source.exists(f"{p.origin}/{name}")), None)
+        return None if blind is None else f"{blind.origin}/{name}: not recorded"
+
+    return problem
+
+
+def _netdevs(facts: Facts) -> str | None:
+    facts.netdevs  # noqa: B018 - read them: what was over the cap is known after
+    return _recorded(facts, "sys/class/net") or _unread(facts, "sys/class/net/*")
+
+
+#: PCI vendor whose network and InfiniBand functions are RDMA devices (mlx4/mlx5)
+_RDMA_VENDORS = frozenset({0x15B3})
+_RDMA_MODULES = ("ib_core", "mlx5_ib", "mlx4_ib")
+
+
+def _rdma(facts: Facts) -> str | None:
+    """The RDMA ports: none recorded while an RDMA NIC is on the bus and its driver is (or may be) loaded."""
+    facts.rdma  # noqa: B018 - read them: what was over the cap is known after
+    unread = _unread(facts, "sys/class/infiniband/*", "commands/ibv_devinfo*", "sos_commands/infiniband/*")
+    if unread or facts.rdma:
+        return unread
+    nics = [d for d in facts.pci.devices.values() if d.vendor in _RDMA_VENDORS and d.is_nic and not d.is_vf]
+    modules = facts.modules
+    if nics and (modules is None or any(m in modules for m in _RDMA_MODULES)):
+        return (f"{len(nics)} RDMA NIC(s) on the PCI bus ({nics[0].address}) but no RDMA port recorded "
+                "(sys/class/infiniband, ibv_devinfo -v)")
+    return None
+
+
+def _routes(facts: Facts) -> str | None:
+    if facts.routes is None:  # (read now: a cut listing is known after)
+        return _unread(facts, "proc/net/route") or "proc/net/route: not recorded"
+    return _unread(facts, "proc/net/route")
+
+
+def _modules(facts: Facts) -> str | None:
+    if facts.modules is None:
+        return _unread(facts, "proc/modules", "sos_commands/kernel/lsmod") or "proc/modules: not recorded"
+    return None
+
+
+def _cpufreq(facts: Facts) -> str | None:
+    """CPU 0's frequency policy; a recorded CPU folder without ``cpufreq`` is a host without a driver."""
+    facts.cpufreq  # noqa: B018 - read it: what was over the cap is known after
+    return _recorded(facts, "sys/devices/system/cpu") or _unread(facts, "sys/devices/system/cpu/cpu0/cpufreq/*")
+
+
+def _thp(facts: Facts) -> str | None:
+    """Transparent huge pages; a recorded ``sys/kernel/mm`` without them is a kernel built without THP."""
+    facts.thp  # noqa: B018 - read it: what was over the cap is known after
+    return _recorded(facts, "sys/kernel/mm") or _unread(facts, "sys/kernel/mm/transparent_hugepage/*")
+
+
+def _hugepages(facts: Facts) -> str | None:
+    facts.hugepages  # noqa: B018 - read them: what was over the cap is known after
+    return _recorded(facts, "proc/meminfo") or _unread(facts, "proc/meminfo", "sys/kernel/mm/hugepages/*")
+
+
+def _kubelet(facts: Facts) -> str | None:
+    """The kubelet's configuration (none on a node without Kubernetes: a state, not a missing input)."""
+    facts.kubelet  # noqa: B018 - read it: what was over the cap is known after
+    return _unread(facts, "var/lib/kubelet/*", "etc/kubernetes/kubelet-config.yaml", "root/cdk/kubelet/*",
+                   "etc/systemd/system/kubelet.service.d/*")
+
+
 def _watch(facts: Facts) -> str | None:
     """The samples of a watch (``gnd watch``, or ``gnd/watch.json`` of a snapshot) read whole."""
     record = facts.watch
     return None if record is None or record.missing is None else f"{record.origin}: {record.missing}"
 
 
+#: every input a check may declare, by name
 INPUTS: dict[str, Problem] = {
     "pci": _pci,
     "pci.aer": _pci_aer,
@@ -151,6 +236,15 @@ INPUTS: dict[str, Problem] = {
     "rdma_counters": _rdma_counters,
     "irqs": _irqs,
     "watch": _watch,
+    "process_limits": _process_file("limits"),
+    "netdevs": _netdevs,
+    "rdma": _rdma,
+    "routes": _routes,
+    "modules": _modules,
+    "cpufreq": _cpufreq,
+    "thp": _thp,
+    "hugepages": _hugepages,
+    "kubelet": _kubelet,
 }
 
 
@@ -171,3 +265,8 @@ def problems(facts: Facts, needs: Iterable[str]) -> list[tuple[str, str]]:
         if problem:
             out.append((name, problem))
     return out
+
+
+def whole(facts: Facts, *needs: str) -> bool:
+    """Every one of ``needs`` was read whole: an ``applies`` condition resting on them may be trusted."""
+    return not problems(facts, needs)

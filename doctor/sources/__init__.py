@@ -15,7 +15,7 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from doctor import specs
 from doctor.deadline import Deadline, DeadlineReached
@@ -26,6 +26,7 @@ from doctor.sources.kinds import MANIFEST, SNAPSHOT, SOSREPORT, SOURCE_MARKERS, 
 from doctor.sources.tree import DIR, FILE, LINK, MAX_FILE_BYTES, OsTree, TarTree, Tree, is_tarball, split_path
 
 LIVE = "live"
+T = TypeVar("T")
 
 
 @record
@@ -54,9 +55,10 @@ class Source:
         self._commands: dict[str, CommandOutput] = {}
         #: every relative path read through this source, when recording is switched on
         self.accessed: set[str] | None = None
-        #: files that are there but were not read, larger than the read's cap (their facts are
-        #: incomplete: :mod:`doctor.inputs` turns that into ``unknown``, never ``pass``)
-        self.unread: set[str] = set()
+        #: what was there but not read whole, by path, with why: a file larger than the read's cap, or
+        #: a listing cut at a count cap (:meth:`capped`); the facts built from it are incomplete and
+        #: :mod:`doctor.inputs` turns that into ``unknown``, never ``pass``
+        self.unread: dict[str, str] = {}
         #: the whole run's time limit (``--deadline``); only a live host's commands take time to answer
         self.deadline: Deadline | None = None
         #: commands the deadline stopped or kept from starting, by cache key
@@ -77,8 +79,19 @@ class Source:
             return None
         data = self.tree.read(real, cap)  # trees return None for anything but a regular file
         if data is None and real in self.tree.over_cap:  # there, but larger than ``cap``: not read
-            self.unread.add("/".join(split_path(path)))
+            self.unread["/".join(split_path(path))] = "larger than the read limit, not read"
         return data
+
+    def capped(self, items: list[T], cap: int, where: str, what: str) -> list[T]:
+        """The first ``cap`` of ``items``; more than that is noted as ``where`` not read whole.
+
+        The one way a fact builder bounds a count (processes, routes, lines, events): hitting the cap
+        is an input the runner reports ``unknown`` through :mod:`doctor.inputs`, never a silent cut."""
+        if len(items) > cap:
+            self.unread["/".join(split_path(where))] = (f"{len(items):,} {what}, over the limit of {cap:,}: "
+                                                         f"only the first {cap:,} read")
+            return items[:cap]
+        return items
 
     def read_text(self, path: str, cap: int = MAX_FILE_BYTES) -> str | None:
         """Text of the file at ``path`` (undecodable bytes replaced), or ``None``."""

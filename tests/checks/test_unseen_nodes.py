@@ -35,13 +35,18 @@ def test_dgx_a100_idle_gen1_gpus_and_ib_hcas_are_clean() -> None:
 def test_dgx_a100_nps4_with_amd_default_iommu_flags_translation_only() -> None:
     found = _all(u.dgx_a100(nps4=True, iommu="default").facts())
     assert _alarms(found) == [("iommu.translation", "node", "high")]
-    assert not [x for x in found if x.check.startswith("numa.") and x.severity not in ("pass", "info")]
+    assert not [x for x in found if x.check.startswith("numa.") and x.severity not in ("pass", "info", "unknown")]
+    # the generated node records no proc/interrupts: IRQ placement is unknown, naming it, never pass
+    [irq] = [x for x in found if x.check == "numa.irq_affinity"]
+    assert irq.severity == "unknown" and any("proc/interrupts" in e.value for e in irq.evidence)
 
 
 def test_workstation_with_gpu_on_cpu_port_is_clean() -> None:
     found = _all(u.workstation().facts())
-    # the generated workstation exposes no AER counter files: on bare metal that is "cannot tell", not health
-    assert _alarms(found, ALARM + ("low", "unknown")) == [("pcie.aer", "node", "unknown")]
+    # the generated workstation exposes no AER counter files: on bare metal that is "cannot tell", not health;
+    # nor sys/devices/system/cpu, proc/meminfo, sys/kernel/mm: the inputs of those checks are missing
+    assert _alarms(found, ALARM + ("low", "unknown")) == [(c, "node", "unknown") for c in (
+        "cpu.governor", "kernel.hugepages", "kernel.thp", "pcie.aer")]
     assert [x.title for x in found if x.check == "gpu.inventory"] == ["1 GPU: NVIDIA GeForce RTX 4090"]
 
 
@@ -111,10 +116,14 @@ def test_sosreport_idle_hgx_has_no_alarm_and_says_numa_is_unknown(tmp_path: Path
     assert _alarms(found, ALARM + ("low",)) == []
     # a sosreport keeps no process environments, and nvidia-smi -q -d PERFORMANCE (sos 4.0) holds no recovery
     # action: what they would hold is unknown, never "nothing found"
-    assert sorted(x.check for x in found if x.severity == "unknown") == ["gpu.recovery", "nccl.transport",
-                                                                        "numa.unknown_locality", "runtime.debug_env",
-                                                                        "runtime.device_order"]
-    assert not [x for x in found if x.check.startswith(("net.", "rdma.")) and x.severity != "pass"]
+    # and this one records no sys/class/net, proc/modules, proc/meminfo, CPU or mm folders: the checks
+    # resting on them are unknown, naming the folder
+    assert sorted(x.check for x in found if x.severity == "unknown") == [
+        "cpu.governor", "gpu.recovery", "kernel.hugepages", "kernel.thp", "nccl.transport", "net.drops", "net.link",
+        "net.multirail", "numa.irq_affinity", "numa.unknown_locality", "rdma.gdr_module", "rdma.gid_index",
+        "rdma.lossless", "rdma.mtu", "runtime.debug_env", "runtime.device_order"]
+    assert all(any("not recorded" in e.value for e in x.evidence)
+               for x in found if x.check.startswith(("net.", "rdma.")) and x.severity != "pass")
 
 
 def test_sosreport_gpu_at_x8_is_found_from_lspci(tmp_path: Path) -> None:
