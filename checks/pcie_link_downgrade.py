@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from doctor.derived.board import soldered_gpu
 from doctor.derived.chipset import c2c_gpu
-from doctor.derived.net import is_rdma_nic, is_virtual_nic, nic_line_rate, subject_nics
+from doctor.derived.net import LineRate, is_rdma_nic, is_virtual_nic, nic_port_rates, subject_nics
 from doctor.derived.pcie import (
     Link,
     PathBandwidth,
@@ -153,6 +153,17 @@ def severity_for_loss(loss: float) -> str:
         return MEDIUM
     return LOW
 
+def line_rate_severity(carried_gbps: float, rates: LineRate) -> str:
+    """A NIC path judged by what it costs the ports (docs/checks.md#pcie-link-downgrade): ``info`` while it
+    carries every port together; ``high`` when it cannot carry one port's line rate (``medium`` when that
+    shortfall is under a quarter); else the ports together lose a share: ``medium`` from a quarter, ``low``."""
+    if carried_gbps >= rates.total:
+        return INFO
+    if carried_gbps < rates.port:
+        return HIGH if 1 - carried_gbps / rates.port >= MEDIUM_LOSS else MEDIUM
+    return MEDIUM if 1 - carried_gbps / rates.total >= MEDIUM_LOSS else LOW
+
+
 def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Link], busy_ok: bool) -> Finding:
     path: PathBandwidth = path_bandwidth(links, ignore_speed=subject.is_gpu and not busy_ok)
     neck = path.bottleneck if path.bottleneck in real else min(
@@ -187,21 +198,27 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     related = _addresses(neck.ports)
     confidence = 1.0 if neck.partner_known else PARTNER_UNKNOWN_CONFIDENCE
     soldered = soldered_gpu(facts, subject.dev.address) if subject.is_gpu else None
-    rate = nic_line_rate(facts, subject.dev) if subject.kind != "GPU" else None
+    rates = nic_port_rates(facts, subject.dev) if subject.kind != "GPU" else None
+    carried = path.current_bw * 8 if path.current_bw is not None else None  # Gb/s per direction
     if soldered and not neck.partner_known and neck.width_short and (neck.cur_width or 0) >= SOLDERED_WIDTH \
             and not (neck.speed_short and busy_ok):
         severity, confidence = INFO, 0.7
         title = N_("soldered GPU wired x{cur} of its x{exp}: the board's design", cur=neck.cur_width, exp=neck.exp_width)
         detail += N_(" {soldered}: its lanes are wired on the board (a laptop or APU design commonly gives the discrete "
                      "GPU eight), so this is a slot limit, not a fault to fix.", soldered=capitalised(soldered))
-    elif rate is not None and path.current_bw is not None and rate[0] <= path.current_bw * 8:
-        severity = INFO
-        title = N_("NIC path ({what}) still carries its line rate ({rate} Gb/s)", what=join(N_(' and '), what),
-                   rate=format(rate[0], "g"))
-        detail += N_(" The path carries {bw} per direction ({gbit} Gb/s), more than the chip's ports can send together "
-                     "({rate}): nothing is lost.", bw=gbps(path.current_bw), gbit=format(path.current_bw * 8, ".0f"),
-                     rate=rate[1])
-        evidence.append(Evidence("line rate", rate[1]))
+    elif rates is not None and carried is not None:
+        severity = line_rate_severity(carried, rates)
+        what_text = join(N_(' and '), what)
+        if severity == INFO:
+            title = N_('NIC path ({what}) still carries its line rate ({rate} Gb/s)', what=what_text, rate=format(rates.total, "g"))
+            detail += N_(' The path carries {bw} per direction ({gbit} Gb/s), more than the chip\'s ports can send together ({how}): nothing is lost.', bw=gbps(path.current_bw), gbit=format(carried, ".0f"), how=rates.how)
+        elif carried < rates.port:
+            title = N_('{kind} path ({what}) carries {gbit} Gb/s, below one port\'s line rate ({rate} Gb/s)', kind=_KIND_NAMES[subject.kind], what=what_text, gbit=format(carried, ".0f"), rate=format(rates.port, "g"))
+            detail += N_(' The path carries {bw} per direction ({gbit} Gb/s): not even one port can reach its line rate ({how}); {short} of it is lost on the PCIe link.', bw=gbps(path.current_bw), gbit=format(carried, ".0f"), how=rates.how, short=format(1 - carried / rates.port, ".0%"))
+        else:
+            title = N_('{kind} path ({what}) carries one port\'s line rate but not all ports together ({gbit} of {rate} Gb/s)', kind=_KIND_NAMES[subject.kind], what=what_text, gbit=format(carried, ".0f"), rate=format(rates.total, "g"))
+            detail += N_(' The path carries {bw} per direction ({gbit} Gb/s): each port alone reaches its line rate, the ports together ({how}) lose {short}.', bw=gbps(path.current_bw), gbit=format(carried, ".0f"), how=rates.how, short=format(1 - carried / rates.total, ".0%"))
+        evidence.append(Evidence("line rate", rates.how))
     return Finding(
         severity, subject.label, title, detail=detail, evidence=tuple(evidence),
         expected=N_('{link_label} ({expected_bw} per direction)', link_label=link_label(neck.exp_speed, neck.exp_width), expected_bw=gbps(neck.expected_bw)),

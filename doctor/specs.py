@@ -15,7 +15,7 @@ from doctor.record import record
 PCI_ATTRS = (
     "vendor,device,class,subsystem_vendor,subsystem_device,revision,numa_node,local_cpulist,"
     "current_link_speed,current_link_width,max_link_speed,max_link_width,driver,driver_override,"
-    "iommu_group,physfn,config,power_state,aer_dev_correctable,aer_dev_fatal,aer_dev_nonfatal"
+    "iommu_group,physfn,config,power_state,aer_dev_correctable,aer_dev_fatal,aer_dev_nonfatal,irq"
 )
 
 #: the placeholder of a per-interface spec's argv and sos paths
@@ -90,7 +90,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("nvidia_smi_q", "nvidia-smi -q text (sosreports keep this one; sos 4.0 only the PERFORMANCE part)",
          sos_paths=("sos_commands/nvidia/nvidia-smi_-q", "sos_commands/nvidia/nvidia-smi_-q_-d_PERFORMANCE")),
     Spec("nvidia.driver", "NVIDIA kernel module version, GPU information, peer-memory modules",
-         paths=("proc/driver/nvidia/version", "proc/driver/nvidia/gpus/*/information",
+         paths=("proc/driver/nvidia/version", "proc/driver/nvidia/gpus/*/information", "proc/driver/nvidia/params",
                 "sys/module/nvidia_peermem/version", "sys/kernel/mm/memory_peers/*/version")),
     # --- network and RDMA ---------------------------------------------------------------------
     Spec("net.devices", "network interfaces: speed, MTU, state, owning PCI device",

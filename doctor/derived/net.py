@@ -141,26 +141,50 @@ def serving_nic(facts: Facts) -> DataNic | None:
 _RATE_NAME = lazy(r"(?<![\w.])(\d+(?:\.\d+)?) ?-?(?:Gigabit|GbE|Gb/s|G Ethernet)\b|\b(Gigabit)\b")
 
 
-def nic_line_rate(facts: Facts, dev: PciDevice) -> tuple[float, str] | None:
-    """Gb/s all ports of the NIC chip at ``dev`` can carry together, and how it was read; None when unknown.
+@record
+class LineRate:
+    """What the ports of one NIC chip can send (Gb/s): each function's port, and how it was read."""
+
+    ports: tuple[float, ...]
+    how: str
+
+    @property
+    def total(self) -> float:
+        """All ports together (every function of one chip shares the link of function 0)."""
+        return sum(self.ports)
+
+    @property
+    def port(self) -> float:
+        """The fastest single port: what one port needs the PCIe path to carry."""
+        return max(self.ports)
+
+
+def nic_port_rates(facts: Facts, dev: PciDevice) -> LineRate | None:
+    """The line rate of each port of the NIC chip at ``dev``; None when any port's rate is unknown.
 
     From the link speed of each function's interface when known, else from the chip's name (``I211 Gigabit
-    Network Connection``: 1 Gb/s per function, ``RTL8125 2.5GbE``: 2.5). Every function of one chip shares
-    the link of function 0.
+    Network Connection``: 1 Gb/s per function, ``RTL8125 2.5GbE``: 2.5).
     """
     functions = [d for d in facts.pci.devices.values() if d.function_base == dev.function_base and d.is_nic] or [dev]
-    total = 0.0
+    ports = []
     how = []
     for fn in functions:
         speeds = [n.speed_mbps / 1000 for n in facts.netdevs_of(fn.address) if n.speed_mbps]
         if speeds:
-            total += max(speeds)
+            ports.append(max(speeds))
             how.append(f"{fn.address} {max(speeds):g} Gb/s (link speed)")
             continue
         m = _RATE_NAME.search(fn.name or "")
         if m is None:
             return None
         rate = 1.0 if m.group(2) else float(m.group(1))
-        total += rate
+        ports.append(rate)
         how.append(f"{fn.address} {rate:g} Gb/s ({fn.name!r})")
-    return total, "; ".join(how)
+    return LineRate(tuple(ports), "; ".join(how))
+
+
+def nic_line_rate(facts: Facts, dev: PciDevice) -> tuple[float, str] | None:
+    """Gb/s all ports of the NIC chip at ``dev`` can carry together, and how it was read; None when unknown
+    (:func:`nic_port_rates` summed)."""
+    rates = nic_port_rates(facts, dev)
+    return None if rates is None else (rates.total, rates.how)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from doctor.facts.deploy import DeployFile, Kubelet, build_deploy_files, build_kubelet, read_deploy_file
 from doctor.facts.gpu import Gpu, GpuInventory, build_gpus
 from doctor.facts.host import Host, build_host
+from doctor.facts.interrupts import DeviceIrqs, NvidiaParams, build_device_irqs, build_nvidia_params
 from doctor.facts.iommu import IommuInfo, ModprobeLine, build_iommu, build_modprobe
 from doctor.facts.kernel import Cmdline, Sysctls, build_cmdline, build_modules, build_sysctls
 from doctor.facts.kernel_log import KernelLog, build_kernel_log
@@ -99,6 +100,16 @@ class Facts:
     @cached_property
     def irqs(self) -> tuple[Irq, ...]:
         return build_irqs(self.source)
+
+    @cached_property
+    def gpu_irqs(self) -> dict[str, DeviceIrqs]:
+        """Each PCI GPU's MSI/MSI-X vectors (and their mode) and interrupt line from sysfs, by address."""
+        return build_device_irqs(self.source, self.pci.gpus)
+
+    @cached_property
+    def nvidia_params(self) -> NvidiaParams | None:
+        """The NVIDIA driver's ``EnableMSI`` (``/proc/driver/nvidia/params``); None when not recorded."""
+        return build_nvidia_params(self.source)
 
     @cached_property
     def processes(self) -> tuple[Process, ...]:

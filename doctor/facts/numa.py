@@ -59,6 +59,9 @@ class Irq:
     effective: frozenset[int] | None
     affinity: frozenset[int] | None
     origin: str
+    #: the interrupt chip column of ``/proc/interrupts``: ``IR-PCI-MSIX-0000:19:00.0``, ``IR-IO-APIC``, ``PCI-MSI-edge``
+    #: (kernels before 4.x), ``GICv3``, ``Hyper-V PCIe MSI``; empty when not recorded
+    chip: str = ""
 
 
 def _affinities(src: Source, numbers: set[int]) -> dict[int, tuple[frozenset[int] | None, frozenset[int] | None]]:
@@ -84,8 +87,19 @@ def irq_actions(fields: list[str], ncpu: int) -> str:
     return " ".join(rest)
 
 
+def irq_chip(fields: list[str], ncpu: int) -> str:
+    """The chip column of one ``/proc/interrupts`` row (the words between the per-CPU counts and the hardware
+    IRQ: ``Hyper-V PCIe MSI`` has three); one word where no hardware IRQ follows (kernels before 4.x)."""
+    rest = fields[ncpu:ncpu + 5] if len(fields) > ncpu else []
+    for i, word in enumerate(rest):
+        if i and _HWIRQ.match(word):
+            return " ".join(rest[:i])
+    return rest[0] if rest else ""
+
+
 def build_irqs(src: Source) -> tuple[Irq, ...]:
     names: dict[int, str] = {}
+    chips: dict[int, str] = {}
     text = src.read_text("proc/interrupts") or ""
     lines = text.splitlines()
     ncpu = len(lines[0].split()) if lines else 0
@@ -93,7 +107,10 @@ def build_irqs(src: Source) -> tuple[Irq, ...]:
         head, _, rest = line.partition(":")
         if not head.strip().isdigit():
             continue
-        names[int(head)] = irq_actions(rest.split(), ncpu)
+        fields = rest.split()
+        names[int(head)] = irq_actions(fields, ncpu)
+        chips[int(head)] = irq_chip(fields, ncpu)
     listed = {int(n) for n in src.listdir("proc/irq") if n.isdigit()}
     affinity = _affinities(src, listed | set(names))
-    return tuple(Irq(n, names.get(n, ""), *affinity[n], f"proc/irq/{n}") for n in sorted(affinity))
+    return tuple(Irq(n, names.get(n, ""), *affinity[n], f"proc/irq/{n}", chips.get(n, ""))
+                 for n in sorted(affinity))

@@ -86,6 +86,12 @@ class PciDevice:
     #: LnkCap Max Link Speed (GT/s) read with ``supported_speed`` from the same capability (the kernel's
     #: ``max_link_speed`` may come from either register, depending on its version)
     advertised_speed: float | None = None
+    #: MSI / MSI-X enable bits as ``lspci -vvv`` shows them (``MSI: Enable+``); None when not shown
+    msi_enabled: bool | None = None
+    msix_enabled: bool | None = None
+    #: lspci's ``Interrupt: pin A routed to IRQ N``: the kernel's ``irq`` of the device (its INTx line, or its
+    #: MSI vector while MSI is on)
+    irq_line: int | None = None
 
     @property
     def parent(self) -> str | None:
@@ -456,6 +462,9 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
         changes["driver"] = info.driver
     if dev.iommu_group is None and info.iommu_group:
         changes["iommu_group"] = info.iommu_group
+    for name in ("msi_enabled", "msix_enabled", "irq_line"):
+        if getattr(dev, name) is None and getattr(info, name) is not None:
+            changes[name] = getattr(info, name)
     for ours, theirs in (("max_speed", "link_cap_speed"), ("max_width", "link_cap_width"),
                          ("cur_speed", "link_sta_speed"), ("cur_width", "link_sta_width"),
                          ("target_speed", "link_target_speed"), ("supported_speed", "link_cap2_speed"),

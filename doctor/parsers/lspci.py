@@ -47,6 +47,12 @@ class LspciDevice:
     physical_slot: str | None
     link_target_speed: float | None = None  # LnkCtl2 Target Link Speed (what firmware/OS lets it train to)
     link_cap2_speed: float | None = None  # highest of LnkCap2 Supported Link Speeds
+    #: ``Capabilities: [68] MSI: Enable+ Count=1/1 ...``: whether MSI is on; None when no MSI capability is shown
+    msi_enabled: bool | None = None
+    #: ``Capabilities: [b0] MSI-X: Enable+ Count=9 Masked-``: whether MSI-X is on; None when not shown
+    msix_enabled: bool | None = None
+    #: ``Interrupt: pin A routed to IRQ 17``: the device's ``irq`` (its INTx line, or its MSI vector while MSI is on)
+    irq_line: int | None = None
 
 
 _ADDR_RE = lazy(
@@ -76,6 +82,13 @@ _PORT_TYPES = {0: "Endpoint", 1: "Legacy Endpoint", 4: "Root Port", 5: "Upstream
                7: "PCI-Express to PCI/PCI-X Bridge", 8: "PCI/PCI-X to PCI-Express Bridge",
                9: "Root Complex Integrated Endpoint", 10: "Root Complex Event Collector"}
 _FLAG_RE = lazy(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<sign>[+-])(?=\s|$)")
+#: The MSI and MSI-X capabilities (``MSI: Enable+ Count=1/1``; pciutils before 2.2.5 printed ``Message Signalled
+#: Interrupts: 64bit+ Queue=0/0 Enable-``). The Express capability's ``, MSI 00`` is an interrupt message number.
+_MSI_RE = lazy(r"^Capabilities:\s*\[[0-9a-fA-F]+\]\s*(?P<kind>MSI-X|MSI|Message Signalled Interrupts):.*?"
+               r"\bEnable(?P<sign>[+-])")
+_IRQ_LINE_RE = lazy(r"^Interrupt:\s*pin\s+\S+\s+routed to IRQ\s+(?P<irq>\d{1,9})\b")
+#: Capability ids (PCI Local Bus 3.0, 6.7): MSI, MSI-X; the enable bit of each one's Message Control word.
+_CAP_MSI, _CAP_MSIX = 0x05, 0x11
 
 
 def normalize_pci_address(raw: str) -> str | None:
@@ -139,6 +152,9 @@ class _Builder:
         self.physical_slot: str | None = None
         self.link_target_speed: float | None = None
         self.link_cap2_speed: float | None = None
+        self.msi_enabled: bool | None = None
+        self.msix_enabled: bool | None = None
+        self.irq_line: int | None = None
         self.config = bytearray()  # config-space bytes from a hex dump, in order from offset 0
         self._parse_header(rest)
 
@@ -176,6 +192,20 @@ class _Builder:
                 return
             ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
 
+    def _decode_msi(self) -> None:
+        """MSI and MSI-X enable bits from the dumped config space, for reports that print no capability lines."""
+        cfg = bytes(self.config)
+        if len(cfg) < 64 or not cfg[0x06] & 0x10:
+            return
+        ptr, seen = cfg[0x34] & 0xFC, 0
+        while 0x40 <= ptr <= len(cfg) - 4 and seen < 48:
+            control = int.from_bytes(cfg[ptr + 2:ptr + 4], "little")
+            if cfg[ptr] == _CAP_MSI and self.msi_enabled is None:
+                self.msi_enabled = bool(control & 0x0001)
+            elif cfg[ptr] == _CAP_MSIX and self.msix_enabled is None:
+                self.msix_enabled = bool(control & 0x8000)
+            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
+
     def _parse_header(self, rest: str) -> None:
         rest = rest[:_MAX_HEADER]  # real headers are < 300 chars; bounds regex work on junk
         cls, sep, desc = rest.partition(": ")
@@ -209,6 +239,14 @@ class _Builder:
             m = _EXPRESS_RE.match(s)
             if m and self.port_type is None:
                 self.port_type = _SLOT_SUFFIX_RE.sub("", m.group("type")).strip() or None
+            elif m is None and (msi := _MSI_RE.match(s[:200])):
+                if msi.group("kind") == "MSI-X":
+                    self.msix_enabled = msi.group("sign") == "+"
+                else:
+                    self.msi_enabled = msi.group("sign") == "+"
+        elif s.startswith("Interrupt:") and self.irq_line is None:
+            routed = _IRQ_LINE_RE.match(s)
+            self.irq_line = int(routed.group("irq")) if routed else None
         elif s.startswith("LnkCap:"):
             if self.link_cap_speed is None and self.link_cap_width is None:
                 self.link_cap_speed = _speed(s)
@@ -239,6 +277,8 @@ class _Builder:
     def build(self) -> LspciDevice:
         if self.link_cap_speed is None and self.link_cap_width is None and self.config:
             self._decode_config()
+        if self.msi_enabled is None and self.msix_enabled is None and self.config:
+            self._decode_msi()
         return LspciDevice(
             address=self.address,
             class_name=self.class_name,
@@ -259,6 +299,9 @@ class _Builder:
             physical_slot=self.physical_slot,
             link_target_speed=self.link_target_speed,
             link_cap2_speed=self.link_cap2_speed,
+            msi_enabled=self.msi_enabled,
+            msix_enabled=self.msix_enabled,
+            irq_line=self.irq_line,
         )
 
 

@@ -259,3 +259,48 @@ def test_nic_line_rate_from_the_chip_name() -> None:
                                       name="Intel Corporation I211 Gigabit Network Connection")) == (
         1.0, "0000:05:00.0 1 Gb/s ('Intel Corporation I211 Gigabit Network Connection')")
     assert nic_line_rate(f, f.pci.get(NIC2)) is None  # ConnectX-7: no rate in the name, link down: unknown
+
+
+NIC2_SPEED = "sys/devices/pci0000:37/0000:37:01.0/0000:38:00.0/0000:39:01.0/0000:3b:00.0/net/enp59s0np0/speed"
+
+
+def _plain_nic() -> dict:
+    """NIC2 as a plain Ethernet NIC (another vendor, no RDMA device): the kind whose downgrades were capped at medium."""
+    return {**attrs(NIC2, vendor="0x8086"), "sys/class/infiniband/mlx5_2": None}
+
+
+def test_nic_below_one_ports_line_rate_is_high_whatever_its_kind() -> None:
+    """A 100 GbE port behind a Gen1 x16 link (32 Gb/s) cannot carry its line rate: high, RDMA or plain Ethernet."""
+    gen1 = {**link(NIC2, 2.5, 16), NIC2_SPEED: "100000\n"}
+    for kind, changes in (("RDMA NIC", gen1), ("NIC", {**gen1, **_plain_nic()})):
+        hit = [f for f in of(changes) if f.subject == NIC2]
+        assert [f.severity for f in hit] == ["high"], hit
+        assert hit[0].title.startswith(f"{kind} path")
+        assert "carries 32 Gb/s, below one port's line rate (100 Gb/s)" in hit[0].title
+        assert ("line rate", "0000:3b:00.0 100 Gb/s (link speed)") in [(e.source, e.value) for e in hit[0].evidence]
+
+
+def test_plain_nic_downgrade_without_a_known_line_rate_keeps_the_bandwidth_rule() -> None:
+    """Link down (speed -1) and no rate in the name: the bandwidth-loss rule, capped at medium for a plain NIC."""
+    hit = [f for f in of({**link(NIC2, 2.5, 16), NIC2_SPEED: "-1\n", **_plain_nic()}) if f.subject == NIC2]
+    assert [f.severity for f in hit] == ["medium"] and "line rate" not in hit[0].title
+
+
+def test_nic_link_that_carries_its_line_rate_is_info_even_when_narrow() -> None:
+    """A 100 GbE port at x8 of a Gen5 x16 link (252 Gb/s) still carries its line rate: info, though half the lanes are gone."""
+    hit = [f for f in of({**link(NIC2, 32.0, 8), NIC2_SPEED: "100000\n"}) if f.subject == NIC2]
+    assert [f.severity for f in hit] == ["info"] and "still carries its line rate (100 Gb/s)" in hit[0].title
+
+
+def test_line_rate_severity_rule() -> None:
+    """One rule: every port together -> info; short of one port -> high (medium under a quarter short);
+    one port carried but not all together -> medium from a quarter lost, else low."""
+    from checks.pcie_link_downgrade import line_rate_severity
+    from doctor.derived.net import LineRate
+
+    quad_1g, dual_100g, one_25g = LineRate((1.0,) * 4, ""), LineRate((100.0, 100.0), ""), LineRate((25.0,), "")
+    assert line_rate_severity(4.0, quad_1g) == "info"  # quad 1 GbE at Gen1 x1 of x2: 4 Gb/s carried
+    assert line_rate_severity(32.0, dual_100g) == "high"  # 100 GbE at Gen1 x16
+    assert line_rate_severity(21.0, one_25g) == "medium"  # 16 % short of one port
+    assert line_rate_severity(126.0, dual_100g) == "medium"  # Gen4 x8: each port alone, 37 % short together
+    assert line_rate_severity(170.0, dual_100g) == "low"  # 15 % short together
