@@ -148,3 +148,19 @@ def test_a_deploy_file_over_the_limit_is_refused_not_cut(tmp_path) -> None:  # t
     big = tmp_path / "vllm.service"
     big.write_bytes(b"[Service]\nExecStart=/usr/bin/vllm serve m\n" + b"#" * (1 << 20) + b"\nEnvironment=NCCL_P2P_DISABLE=1\n")
     assert main(["check", str(SICK), "--deploy", str(big), "-o", str(tmp_path / "r.txt")]) == 2
+
+
+@pytest.mark.skipif(not SICK.exists(), reason="sick fixture not generated")
+@pytest.mark.parametrize(("module", "cap", "need", "where"), [
+    ("doctor.facts.procs", "MAX_PROCESSES", "processes", "proc"),
+    ("doctor.facts.roce", "MAX_ROUTES", "routes", "proc/net/route"),
+])
+def test_a_count_over_its_cap_is_an_input_not_read_whole(module: str, cap: str, need: str, where: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process table or route table cut at its cap is reported, never a silently shorter list."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module(module), cap, 1)
+    f = facts(base=SICK)
+    reason = problems(f, [need])
+    assert reason and where in str(reason) and "over the limit of 1" in str(reason)

@@ -55,7 +55,7 @@ def keep_environ(pairs: dict[str, str]) -> dict[str, str]:
 
 def build_processes(src: Source) -> tuple[Process, ...]:
     """From ``/proc/<pid>`` when present, else from a sosreport's ``ps auxwwwm`` (no environment)."""
-    pids = sorted(int(p) for p in src.listdir("proc") if p.isdigit())[:MAX_PROCESSES]
+    pids = src.capped(sorted(int(p) for p in src.listdir("proc") if p.isdigit()), MAX_PROCESSES, "proc", "processes")
     procs = []
     for pid in pids:
         base = f"proc/{pid}"

@@ -215,7 +215,7 @@ def build_routes(src: Source) -> tuple[Route, ...] | None:
     if text is None:
         return None
     out = []
-    for line in text.splitlines()[1:MAX_ROUTES + 1]:
+    for line in src.capped(text.splitlines()[1:], MAX_ROUTES, "proc/net/route", "routes"):
         cols = line.split()
         if len(cols) < 8:
             continue
