@@ -104,6 +104,11 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return translations().ngettext(singular, plural, n)
 
 
+#: Parameter values kept as they are; any other (an exception, a path) is kept as its text, so a finding's
+#: ``i18n`` parameters always serialise
+_PLAIN_PARAM = (str, int, float, bool, type(None), list, tuple, dict)
+
+
 class Msg(str):
     """English text built from a catalog ``msgid`` and named ``params`` (or the concatenation of ``parts``).
 
@@ -130,7 +135,8 @@ class Msg(str):
         if cap:
             text = text[:1].upper() + text[1:]
         obj = super().__new__(cls, text)
-        obj.msgid, obj.params, obj.parts, obj.plural, obj.cap = msgid, dict(params or {}), parts, plural, cap
+        kept = {k: v if isinstance(v, _PLAIN_PARAM) else str(v) for k, v in (params or {}).items()}
+        obj.msgid, obj.params, obj.parts, obj.plural, obj.cap = msgid, kept, parts, plural, cap
         return obj
 
     def __add__(self, other: str) -> str:  # type: ignore[override]

@@ -20,7 +20,7 @@ action the line itself names).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from doctor.record import record
 from functools import lru_cache
 
 #: The newest code this table knows (the driver's ``ROBUST_CHANNEL_LAST_ERROR`` in R595)
@@ -30,7 +30,7 @@ LAST_CODE = 176
 GPU_RECOVERY_BUCKETS = frozenset({"RESET_GPU", "RESTART_BM", "RESTART_VM"})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class XidEntry:
     """One code of the catalogue."""
 
@@ -244,7 +244,7 @@ def _mask(pattern: str) -> tuple[int, int]:
     return mask, value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NvlinkRule:
     """One row of the catalogue's "XID 144-150 Decode" sheet: an NVLink5 unit, the interrupt-information bits
     that name it (bits 20-25 the subcode, the low bits the unit; two encodings, by driver generation), the error
