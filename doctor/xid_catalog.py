@@ -20,8 +20,9 @@ action the line itself names).
 
 from __future__ import annotations
 
-from doctor.record import record
 from functools import lru_cache
+
+from doctor.record import record
 
 #: The newest code this table knows (the driver's ``ROBUST_CHANNEL_LAST_ERROR`` in R595)
 LAST_CODE = 176
