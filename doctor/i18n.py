@@ -135,7 +135,7 @@ class Msg(str):
         if cap:
             text = text[:1].upper() + text[1:]
         obj = super().__new__(cls, text)
-        kept = {k: v if isinstance(v, _PLAIN_PARAM) else str(v) for k, v in (params or {}).items()}
+        kept: dict[str, object] = {k: v if isinstance(v, _PLAIN_PARAM) else str(v) for k, v in (params or {}).items()}
         obj.msgid, obj.params, obj.parts, obj.plural, obj.cap = msgid, kept, parts, plural, cap
         return obj
 
