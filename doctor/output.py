@@ -72,6 +72,19 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | None] = 
                 raise DoctorError(f"{out}: the output would overwrite the input {inp}; choose another file name")
 
 
+def _temporary_beside(path: str) -> tuple[int, str]:
+    """A new temporary file (descriptor, name) in ``path``'s directory, to be renamed or linked to ``path``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise DoctorError(f"cannot write {path}: {directory} does not exist")
+    import tempfile  # not on the stdout path
+
+    try:
+        return tempfile.mkstemp(prefix=".gnd-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise DoctorError(f"cannot write {path}: {exc.strerror}") from None
+
+
 @contextmanager
 def atomic_file(path: str, mode: int = 0o644) -> Iterator[BinaryIO]:
     """A binary handle on a temporary file beside ``path`` that replaces ``path`` when the block ends.
@@ -81,15 +94,7 @@ def atomic_file(path: str, mode: int = 0o644) -> Iterator[BinaryIO]:
     a full disk included, the temporary file is removed and ``path`` is left as it was.
     """
     _refuse_existing(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise DoctorError(f"cannot write {path}: {directory} does not exist")
-    import tempfile  # not on the stdout path
-
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gnd-", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise DoctorError(f"cannot write {path}: {exc.strerror}") from None
+    fd, tmp = _temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
@@ -114,15 +119,7 @@ def new_file(candidates: Iterable[str], mode: int = 0o644) -> Iterator[tuple[Bin
     file system without hard links falls back to claiming the name with ``O_CREAT | O_EXCL``."""
     names = iter(candidates)
     first = next(names)
-    directory = os.path.dirname(os.path.abspath(first))
-    if not os.path.isdir(directory):
-        raise DoctorError(f"cannot write {first}: {directory} does not exist")
-    import tempfile
-
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gnd-", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise DoctorError(f"cannot write {first}: {exc.strerror}") from None
+    fd, tmp = _temporary_beside(first)
     taken: list[str] = []
     try:
         with os.fdopen(fd, "wb") as fh:

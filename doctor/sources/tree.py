@@ -414,16 +414,10 @@ class TarTree(Tree):
                         implied.append(parent)
                 names.add(base)
 
-            for name, kind in kinds.items():  # attach(name), written out: once per member
+            for name, kind in kinds.items():
                 if kind == DIR and name not in children:
                     children[name] = set()
-                parent, _, base = name.rpartition("/")
-                names = children.get(parent)
-                if names is None:
-                    names = children[parent] = set()
-                    if parent not in kinds:
-                        implied.append(parent)
-                names.add(base)
+                attach(name)
             while implied:  # ancestors of implied folders
                 name = implied.pop()
                 kinds[name] = DIR
