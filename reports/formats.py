@@ -27,7 +27,8 @@ class Format:
     heavy: bool  # imports Jinja2 or WeasyPrint
     renderers: tuple[tuple[str, str], ...]  # (view class name, "module:function")
     #: "module:function" making the files the output embeds from the view as the command has it, before
-    #: translation and sanitising; the renderer gets them as its ``attachments`` option
+    #: translation and sanitising; the renderer gets it, bound to the view, as its ``attachments`` option
+    #: (and calls it when it needs them)
     embeds: str = ""
 
     def renderer(self, kind: str) -> Any:
@@ -47,7 +48,9 @@ class Format:
 
         render = self.renderer(type(view).__name__)
         if self.embeds and "attachments" not in options:
-            options = {**options, "attachments": _function(self.embeds)(view, **options)}
+            from functools import partial
+
+            options = {**options, "attachments": partial(_function(self.embeds), view, **options)}
         if self.name != "json":
             from doctor.i18n import localise
 

@@ -12,7 +12,8 @@ writes for the same result) and the JSON result (what ``gnd check --format json`
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from doctor.errors import DoctorError
 from doctor.i18n import N_, _
@@ -66,6 +67,11 @@ class Embedded:
     data: bytes
     description: str = ""
     created: str = ""
+
+
+#: files to embed, or a function making them (called once the page is laid out: the forked renderer lays out
+#: while its caller makes them)
+Files: TypeAlias = tuple[Embedded, ...] | Callable[[], tuple[Embedded, ...]]
 
 
 def embedded_files(result: Result, facts: Facts | None = None, **_options: Any) -> tuple[Embedded, ...]:
@@ -154,12 +160,12 @@ def refusing_fetcher() -> Any:
 
 
 def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None, css: str | None = None,
-                files: tuple[Embedded, ...] = ()) -> bytes:
+                files: Files = ()) -> bytes:
     """PDF bytes for ``html`` (print media) with every URL fetch refused.
 
     ``font_config``: a WeasyPrint ``FontConfiguration`` whose fonts are already loaded (see :func:`warm_fonts`);
     ``css``: a stylesheet applied after the page's own (parsed once, see :func:`stylesheet`); ``files``: embedded
-    as attachments.
+    as attachments (a function making them is called after the layout).
     """
     weasyprint = _import_weasyprint()
     import logging
@@ -168,8 +174,8 @@ def html_to_pdf(html: str, fetcher: Any = None, font_config: Any = None, css: st
     fetcher = fetcher or _fetcher_class()()
     document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=fetcher, media_type="print")
     sheets = [stylesheet(css)] if css else None
-    data = document.render(font_config=font_config, stylesheets=sheets).write_pdf(
-        attachments=_attachments(weasyprint, files) or None)
+    pages = document.render(font_config=font_config, stylesheets=sheets)
+    data = pages.write_pdf(attachments=_attachments(weasyprint, files() if callable(files) else files) or None)
     return bytes(data or b"")
 
 
@@ -208,16 +214,17 @@ def warm_fonts() -> Any:
     return font_config
 
 
-def render_pdf(result: Result, pdf_worker: Any = None, attachments: tuple[Embedded, ...] | None = None,
-               **_options: Any) -> bytes:
+def render_pdf(result: Result, pdf_worker: Any = None, attachments: Files | None = None, **_options: Any) -> bytes:
     """The PDF report for a result; ``pdf_worker``: a started :class:`reports.pdf_worker.PdfWorker` to render it;
-    ``attachments``: the files it carries (:func:`embedded_files`, which :mod:`reports.formats` builds from the
-    result as the command has it; made here from ``result`` when not given)."""
+    ``attachments``: the files it carries, or the function making them (:func:`embedded_files`, which
+    :mod:`reports.formats` gives for the result as the command has it; made from ``result`` when not given)."""
+    from functools import partial
+
     from reports.html import render_html_view
     from reports.print_css import report_css
     from reports.view import build_view
 
-    files = embedded_files(result) if attachments is None else attachments
+    files = partial(embedded_files, result) if attachments is None else attachments
     html = render_html_view(build_view(result), links=False, style=False)  # the stylesheet comes parsed
     if pdf_worker is not None:
         return bytes(pdf_worker.render(html, report_css(), files))

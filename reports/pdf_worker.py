@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from doctor.errors import DoctorError
 
 if TYPE_CHECKING:
-    from reports.pdf import Embedded
+    from reports.pdf import Embedded, Files
 
 _LENGTH = struct.Struct("!Q")
 #: reply tags: the PDF, a DoctorError message, any other failure (render in-process instead)
@@ -105,9 +105,15 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
         # and the layout's garbage cycles are a few MiB
         html = _read_message(html_fd)
         css = _read_message(html_fd)
-        files = _read_files(html_fd)
-        if html is None or css is None or files is None:  # the caller gave up (an error before the report...)
+        if html is None or css is None:  # the caller gave up (an error before the report, or no report after all)
             return
+
+        def files() -> tuple[Embedded, ...]:  # sent while the page is laid out
+            sent = _read_files(html_fd)
+            if sent is None:
+                raise EOFError("the caller sent no files")  # it failed making them: it meets the error itself
+            return sent
+
         tag, payload = OK, pdf.html_to_pdf(html.decode("utf-8"), font_config=font_config,
                                            css=css.decode("utf-8") or None, files=files)
     except DoctorError as exc:
@@ -124,15 +130,18 @@ class PdfWorker:
     def __init__(self, pid: int, html_fd: int, reply_fd: int) -> None:
         self.pid, self._html_fd, self._reply_fd = pid, html_fd, reply_fd
 
-    def render(self, html: str, css: str | None = None, files: tuple[Embedded, ...] = ()) -> bytes:
+    def render(self, html: str, css: str | None = None, files: Files = ()) -> bytes:
         """PDF bytes for ``html`` (and ``css`` and ``files``, see :func:`reports.pdf.html_to_pdf`), from the child
-        when it can, else rendered here."""
+        when it can, else rendered here. A function making ``files`` is called once the child has the page,
+        so that it runs while the child lays the page out."""
         reply: bytes | None = None
         try:
             page, sheet = html.encode("utf-8"), (css or "").encode("utf-8")
             with contextlib.suppress(OSError):  # the child is gone (it still may have written why)
-                _write_all(self._html_fd, _LENGTH.pack(len(page)) + page + _LENGTH.pack(len(sheet)) + sheet
-                           + _files_message(files))
+                _write_all(self._html_fd, _LENGTH.pack(len(page)) + page + _LENGTH.pack(len(sheet)) + sheet)
+            files = files() if callable(files) else files
+            with contextlib.suppress(OSError):
+                _write_all(self._html_fd, _files_message(files))
             os.close(self._html_fd)
             self._html_fd = -1
             head = _read_exact(self._reply_fd, 1 + _LENGTH.size)
