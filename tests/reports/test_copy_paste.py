@@ -1,7 +1,7 @@
 """Commands survive copy and paste: every fix and rollback command of every finding, read back from the PDF's
 text (``pdftotext``) and from the HTML's command blocks (their ``textContent``, what a browser copies), with
 the lines joined at the visible `` \\`` continuation, splits through ``shlex`` into the words of the command
-in the result; on paper each command line stays inside the page's text area.
+in the result; on paper each command line, and every other line, stays inside the page's text area.
 
 Both fixtures in both languages, a node whose host data is hostile, and a finding made to stress the layout:
 quoted values with spaces, a word longer than a line, wide (CJK) characters, a fix longer than a page.
@@ -149,6 +149,8 @@ def test_every_command_reads_back_from_the_pdf(name: str, lang: str, request: py
     assert len(found) == len(expected)
     outside = [(text, right) for text, right in found if right > slack]
     assert not outside, f"command lines reach past the page's text area (pt): {outside[:3]}"
+    beyond = [(text, right) for text, right in lines if right > slack]
+    assert not beyond, f"text reaches past the page's text area (pt): {beyond[:3]}"  # titles, evidence, notes too
     if name == "sick_data":
         assert len(expected) > 100  # the fixture's fixes, all of them checked
 
