@@ -136,3 +136,35 @@ def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_da
         assert f"#{rank} " in reader.pages[page].extract_text(), rank
     linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
     assert {"finding-1", "finding-2", "finding-3"} <= linked <= set(destinations)
+
+
+@linux_only
+def test_worker_embeds_the_files_made_while_it_lays_out() -> None:
+    """The files are made after the page is sent (the child lays it out meanwhile) and the child embeds them."""
+    worker = pdf_worker.start()
+    assert worker is not None
+    files = (pdf.Embedded("notes.txt", b"alpha\n", "first", "2026-01-02T03:04:05+00:00"),)
+    made: list[bool] = []
+
+    def make() -> tuple[pdf.Embedded, ...]:
+        made.append(True)
+        return files
+
+    forked = worker.render(PAGE, None, make)
+    assert made == [True]
+    assert pypdf.PdfReader(io.BytesIO(forked)).attachments == {"notes.txt": [b"alpha\n"]}
+    assert forked == pdf.html_to_pdf(PAGE, files=files)
+
+
+@linux_only
+def test_failure_making_the_files_reaches_the_caller_and_the_worker_is_reaped() -> None:
+    worker = pdf_worker.start()
+    assert worker is not None
+    pid = worker.pid
+
+    def broken() -> tuple[pdf.Embedded, ...]:
+        raise DoctorError("no files (test)")
+
+    with pytest.raises(DoctorError, match="no files"):
+        worker.render(PAGE, None, broken)
+    assert _reaped(pid)
