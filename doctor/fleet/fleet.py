@@ -247,8 +247,8 @@ def _store(cache_path: str, data: dict[str, Any], key: str) -> None:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(cache_path), suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             # UTF-8, not ASCII escapes: the text as it is (a result that cannot be, a lone surrogate in a
-            # fix's argv, is not stored)
-            json.dump({**data, "cache_key": key}, fh, ensure_ascii=False)
+            # fix's argv, is not stored); encoded in one call (json.dump writes piece by piece, 4x slower)
+            fh.write(json.dumps({**data, "cache_key": key}, ensure_ascii=False))
         os.replace(tmp, cache_path)
     except (OSError, ValueError, TypeError):
         if tmp is not None:  # a cache that cannot be written only costs time; leave no temporary file
