@@ -94,7 +94,9 @@ def _walk(value: Any, name: str, exact: bool) -> Any:
             return ident(value)
         if value.isascii() and (value.isprintable() or not _ASCII_MULTILINE.search(value)):
             return value  # printable ASCII (the common case): nothing to look at per character
-        return clean(value, multiline=True)
+        cleaned = clean(value, multiline=True)
+        # a clean value comes back as itself: a message (doctor.i18n.Msg, a str) keeps its translation
+        return value if cleaned == value else cleaned
     if cls in _SCALARS or isinstance(value, Enum):
         return value
     if isinstance(value, (list, tuple)):

@@ -96,3 +96,17 @@ def test_the_walk_equals_rebuilding_every_string_and_copies_only_what_changed() 
                 assert after.evidence is before.evidence
     clean_value = {"findings": [Finding("high", "GPU 3", "x", evidence=(Evidence("a", "b"),))], "k": ["v", 1]}
     assert sanitised(clean_value) is clean_value
+
+
+def test_a_clean_message_that_is_not_ascii_keeps_its_translation() -> None:
+    """The sanitising walk gives a clean value back as itself: a message with a non-ASCII character
+    (" … +{n} more") stays a message, so ``--lang`` still translates it."""
+    from doctor import i18n
+    from doctor.findings import Finding
+    from doctor.textsafe import sanitised
+
+    title = i18n.N_("{n} more", n=3) + " …"
+    finding = Finding("low", "node", title, detail=i18n.N_("{n} more", n=2) + " … \u202e")
+    out = sanitised(finding)
+    assert isinstance(out.title, i18n.Msg) and out.title is finding.title
+    assert "\u202e" not in out.detail  # a changed value is the cleaned text
