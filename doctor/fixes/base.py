@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from doctor.facts import Facts
 
 
+#: :attr:`Context.origin` of the host's own facts, and of what a saved result says
+HOST, SAVED = "host", "saved"
+
+
 class FixRejected(ValueError):
     """Parameters a builder does not accept; the message says why (one line)."""
 
@@ -44,6 +48,10 @@ class Context:
     env: frozenset[str] | None = None
     #: command-line flags the check judges (patterns a flag word must match in full)
     flags: tuple[re.Pattern[str], ...] | None = None
+    #: where these facts come from: :data:`HOST` (the host's own files, read on it) or the kind of a copy
+    #: of a host (a snapshot, sosreport or bug report; :data:`SAVED`, a saved result). A fix script runs
+    #: steps only for :data:`HOST`.
+    origin: str = SAVED
 
     @classmethod
     def from_inventory(cls, inventory: object) -> Context:
@@ -58,7 +66,7 @@ class Context:
         netdevs = {str(n) for r in nics for n in (r.get("netdevs") or []) if isinstance(r.get("netdevs"), list)}
         rdma = {str(n).split("/")[0] for r in nics for n in (r.get("rdma") or []) if isinstance(r.get("rdma"), list)}
         pci = {str(r.get("address")) for key in ("gpus", "nics", "topology") for r in rows(key) if r.get("address")}
-        return cls(netdevs=frozenset(netdevs), pci=frozenset(pci), rdma=frozenset(rdma))
+        return cls(netdevs=frozenset(netdevs), pci=frozenset(pci), rdma=frozenset(rdma), origin=SAVED)
 
     @classmethod
     def from_facts(cls, facts: Facts) -> Context:
@@ -70,7 +78,13 @@ class Context:
                    mtus={n.name: n.mtu for n in facts.netdevs if n.mtu is not None},
                    deploy={absolute(df.path): tuple(df.text.splitlines()) for df in facts.deploy_files},
                    irqs=frozenset(i.number for i in facts.irqs), pids=frozenset(p.pid for p in facts.processes),
-                   gpus=frozenset(g.index for g in facts.gpus.gpus))
+                   gpus=frozenset(g.index for g in facts.gpus.gpus),
+                   origin=HOST if facts.source.host_root else str(facts.source.kind))
+
+    @property
+    def on_host(self) -> bool:
+        """Whether these are the host's own facts (a fix script built on them may run its steps)."""
+        return self.origin == HOST
 
     def judged_by(self, env: Iterable[str] | None, flags: Iterable[re.Pattern[str]] | None) -> Context:
         """This context with the variables and flags one check judges (none when it declares none)."""

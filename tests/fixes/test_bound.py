@@ -251,3 +251,77 @@ def test_relative_deploy_paths_name_the_file_in_the_current_directory(tmp_path: 
     script = (tmp_path / "fix.sh").read_text()
     assert f"{tmp_path}/compose.yaml" in script
     assert " /compose.yaml" not in script and "'/compose.yaml" not in script
+
+
+# --- a copy of a host (snapshot, sosreport, bug report): for review only, like a saved result ------------
+
+def _copies(tmp_path: Path) -> dict[str, Path]:
+    """The sick node as each kind of copy ``gnd`` reads: a snapshot folder and tarball, a sosreport, a bug report."""
+    import gzip
+    import tarfile
+
+    snap = tmp_path / "snap"
+    shutil.copytree(SICK, snap, symlinks=True)
+    tarball = tmp_path / "node.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tf:
+        tf.add(snap, arcname="node")
+    sos = tmp_path / "sosreport-node"
+    shutil.copytree(SICK, sos, symlinks=True)
+    (sos / "sos_commands/kernel").mkdir(parents=True)
+    (sos / "sos_commands/kernel/sysctl_-a").write_text("kernel.numa_balancing = 1\n")
+    sep = "_" * 80 + "\n\n"
+    log = (f"{sep}Start of NVIDIA bug report log file.\n\nnvidia-bug-report.sh Version: 35398123\n\n"
+           "Date: Thu Aug 25 20:30:39 UTC 2025\nuname: Linux gpu-node-13 6.8.0 #45 SMP x86_64 GNU/Linux\n\n"
+           f"{sep}*** /proc/cmdline\n*** ls: -r--r--r-- 1 root root 0 2025-08-25 /proc/cmdline\n"
+           "BOOT_IMAGE=/vmlinuz ro\n\n"
+           f"{sep}End of NVIDIA bug report log file.\n")
+    bug = tmp_path / "nvidia-bug-report.log.gz"
+    bug.write_bytes(gzip.compress(log.encode()))
+    return {"snapshot folder": snap, "snapshot tarball": tarball, "sosreport": sos, "bug report": bug}
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not SICK.exists():
+        pytest.skip("fixture sick not generated yet")
+    return _copies(tmp_path_factory.mktemp("copies"))
+
+
+@pytest.mark.parametrize("kind,made_from", [("snapshot folder", "a snapshot"), ("snapshot tarball", "a snapshot"),
+                                            ("sosreport", "a sosreport"), ("bug report", "an nvidia-bug-report log")])
+def test_a_script_made_from_a_copy_of_a_host_runs_nothing_and_refuses_apply(
+        copies: dict[str, Path], kind: str, made_from: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from doctor import cli
+
+    fix, back = tmp_path / "fix.sh", tmp_path / "fix.rollback.sh"
+    assert cli.main(["fix-script", str(copies[kind]), "-o", str(fix)]) == 0
+    assert "for review only" in capsys.readouterr().err
+    script = fix.read_text()
+    assert not ACTION.search(script) and not ACTION.search(back.read_text()), script
+    assert "REVIEW_ONLY=1" in script and f"made from {made_from}" in script
+    assert "run `gnd fix-script` on the host itself" in script
+    if kind != "bug report":  # the sick node's own fixes are there to read, each a comment
+        assert "# would run (review only): sysctl -w kernel.numa_balancing=0" in script
+    for path in (fix, back):
+        out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True)
+        assert out.returncode == 2 and out.stdout == "", out
+        assert out.stderr.count("\n") == 1 and f"made from {made_from}" in out.stderr
+        assert "for review only" in out.stderr and "run gnd fix-script on that host" in out.stderr
+        assert subprocess.run([BASH, str(path)], capture_output=True, text=True).returncode == 0
+
+
+def test_the_same_files_handed_over_as_the_host_s_root_give_a_runnable_script() -> None:
+    """What makes a script runnable is whose facts they are, not what they say: the sick tree read as a
+    host root (``gnd collect --root``, the tests' fixtures) runs its steps; the same tree as a snapshot does not."""
+    from doctor.pipeline import analyse_facts
+    from doctor.sources import LiveSource, open_source
+
+    result, own = analyse_facts(LiveSource(str(SICK), run_commands=False))
+    runnable = fix_scripts(result, own)
+    assert not runnable.review and "REVIEW_ONLY=0" in runnable.fix
+    assert re.search(r"^run 'sysctl -w kernel.numa_balancing=0' -- sysctl -w kernel.numa_balancing=0$", runnable.fix,
+                     re.MULTILINE), runnable.fix
+    result, copy_facts = analyse_facts(open_source(str(SICK)))
+    review = fix_scripts(result, copy_facts)
+    assert review.review and not ACTION.search(review.fix)
