@@ -106,8 +106,12 @@ SCRIPT_OPTIONS = frozenset({"-c"})
 SHELL_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "then", "do", "exec", "sudo", "env", "nohup"})
 _ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _NUMBER = lazy(r"^-[0-9.]+$")
-#: positional words kept as they are: sub-commands and module names (``serve``, ``vllm.entrypoints``) and paths
-_NAME_WORD = lazy(r"^(?:[a-z][a-z_.-]{0,63}|\.{0,2}/[A-Za-z0-9_./+@-]{0,1023})$")
+#: a sub-command or module name (``serve``, ``vllm.entrypoints``): kept only in the sub-command slot, the
+#: first word after the program (``vllm serve``); anywhere else a plain word is a value (a password
+#: given as an argument, ``redis-cli auth WORD``) and masked
+_NAME_WORD = lazy(r"^[a-z][a-z_.-]{0,63}$")
+#: a path (``/usr/bin/x``, ``./run.py``): kept wherever it stands
+_PATH_WORD = lazy(r"^\.{0,2}/[A-Za-z0-9_./+@-]{0,1023}$")
 _WORDS_IN = lazy(r"[ \t\r\n]+")
 
 
@@ -136,24 +140,28 @@ def _option_value(flag: str, value: str, a: Allow) -> str:
     return MASK
 
 
-def _positional(word: str) -> str:
+def _positional(word: str, slot: bool) -> str:
+    """A word that is neither an option nor its value: a shell line, a path, the sub-command (``slot``)."""
     if any(ch.isspace() for ch in word):
         return keep_shell(word)
-    return mask_text(word) if _NAME_WORD.match(word) else MASK
+    return mask_text(word) if _PATH_WORD.match(word) or (slot and _NAME_WORD.match(word)) else MASK
 
 
 def keep_argv(words: list[str], program: bool = True) -> list[str]:
     """``words`` (an argv) with every value a check does not read replaced by :data:`MASK`.
 
     Kept: the program (``words[0]`` when ``program``), option names, the values of declared options,
-    ``NAME=value`` words of judged variables, sub-command and module words, paths. An option's value
-    may be the next word (``--api-key`` ``VALUE``); a short option may carry it (``-pVALUE``).
+    ``NAME=value`` words of judged variables, the sub-command (the word right after the program),
+    paths. An option's value may be the next word (``--api-key`` ``VALUE``); a short option may carry
+    it (``-pVALUE``).
     """
     a = allowed()
     out: list[str] = []
     expect: str | None = None
     first = program
+    slot = False  # the next word is in the sub-command slot (right after the program)
     for word in words:
+        after_program, slot = slot, False
         if expect is not None:
             flag, expect = expect, None
             if not _is_option(word):
@@ -163,6 +171,7 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
             kept = _assignment(word, a)  # FOO=1 vllm serve: the program comes after the assignments
             if kept is None:
                 first = False
+                slot = True
                 kept = mask_text(word) if not any(ch.isspace() for ch in word) else keep_shell(word)
             out.append(kept)
             continue
@@ -185,7 +194,7 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
                 out.append(name[:2] + MASK)  # -pVALUE: a short option with its value attached
             continue
         kept = _assignment(word, a)
-        out.append(kept if kept is not None else _positional(word))
+        out.append(kept if kept is not None else _positional(word, after_program))
     return out
 
 
@@ -227,7 +236,12 @@ def keep_environ(pairs: dict[str, str]) -> dict[str, str]:
 
 # --- kernel command line -------------------------------------------------------------------------
 
-_BARE_PARAM = lazy(r"^[a-z][a-z0-9_.-]{0,63}$")
+#: bare kernel parameters (no value: their presence is the setting) kept besides the ones a check judges;
+#: any other bare word is a value (a passphrase typed onto the line) and masked
+BOOT_FLAGS = frozenset({"ro", "rw", "quiet", "splash", "nosplash", "rhgb", "nomodeset", "single", "debug",
+                        "nokaslr", "noapic", "nolapic", "earlyprintk", "ignore_loglevel", "noresume", "nosmp",
+                        "nowatchdog", "nohz", "noefi", "nopti", "nospectre_v2", "nofb", "text", "emergency",
+                        "rescue", "fips", "audit", "selinux", "enforcing", "rootwait", "init", "recovery"})
 
 
 def keep_param(name: str, value: str, allow: Allow | None = None) -> str:
@@ -252,7 +266,7 @@ def keep_cmdline(raw: str) -> str:
             kept = keep_param(name, value, a)
             out.append(f"{mask_text(name)}={kept if kept == MASK or not any(c.isspace() for c in kept) else shlex.quote(kept)}")
         else:
-            out.append(mask_text(word) if _BARE_PARAM.match(word) else MASK)
+            out.append(word if word in BOOT_FLAGS or a.param(word) else MASK)
     return " ".join(out)
 
 
@@ -335,6 +349,68 @@ def _flow_list(value: str, command: bool) -> str:
     return "[" + ", ".join(f'"{k}"' if k != MASK else MASK for k in kept) + "]"
 
 
+_FLOW_KEY = lazy(r"""^\s*("[^"]*"|'[^']*'|[^:"'{}\[\],]+?)\s*:(?:\s+|$)(.*)$""", re.DOTALL)
+
+
+def _flow_split(inner: str) -> list[str] | None:
+    """The items of a flow collection's inside, split at the commas outside quotes and brackets; None if
+    it does not close (then the whole value is masked)."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(inner):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+    if quote or depth:
+        return None
+    items.append(inner[start:])
+    return [item for item in items if item.strip()][:4096]
+
+
+def _flow_map(value: str, parent: str, a: Allow, depth: int = 0) -> str:
+    """``{HF_TOKEN: x, labels: {token: y}}``: every key kept, each value as the same key's value on a
+    line of its own would be (an environment map's by the variable, a nested map by its keys)."""
+    items = _flow_split(value.strip()[1:-1]) if depth < 16 else None
+    if items is None:
+        return MASK
+    out = []
+    for item in items:
+        m = _FLOW_KEY.match(item)
+        if m is None:
+            out.append(MASK)
+            continue
+        key, val = m.group(1), m.group(2).strip()
+        q, name, _ = _unquote(key)
+        k = _norm_key(name)
+        vq, inner, _ = _unquote(val)
+        if val.startswith("{") and val.endswith("}"):
+            kept = _flow_map(val, k, a, depth + 1)
+        elif val.startswith("[") and val.endswith("]"):
+            kept = _flow_list(val, k in COMMAND_KEYS)
+        elif not val:
+            kept = ""
+        elif parent in ENV_KEYS:
+            kept = env_value(name, inner, a)
+        elif k in COMMAND_KEYS:
+            kept = keep_shell(inner)
+        elif a.key(k) or (k in STRUCTURE_KEYS and k not in ("name", "hostname")):
+            kept = mask_text(inner)
+        else:
+            kept = MASK
+        shown = f"{vq}{kept}{vq}" if kept not in (MASK, "") and not kept.startswith(("{", "[")) else kept
+        out.append(f"{q}{name}{q}: {shown}" if shown else f"{q}{name}{q}:")
+    return "{" + ", ".join(out) + "}"
+
+
 def _unit_env(value: str, a: Allow) -> str:
     try:
         words = shlex.split(value)
@@ -397,6 +473,8 @@ class _Yaml:
             return value
         if value.startswith("[") and value.rstrip().endswith("]"):
             return _flow_list(value, k in COMMAND_KEYS)
+        if value.startswith("{"):
+            return _flow_map(value, k, self.a) if value.rstrip().endswith("}") else MASK
         if value.startswith(("&", "*")) and " " not in value:
             return value  # an anchor or alias
         q, inner, _ = _unquote(value)

@@ -48,6 +48,14 @@ class Context:
     env: frozenset[str] | None = None
     #: command-line flags the check judges (patterns a flag word must match in full)
     flags: tuple[re.Pattern[str], ...] | None = None
+    #: NUMA node id -> its CPU list (``sys/devices/system/node/nodeN/cpulist``)
+    node_cpus: Mapping[int, str] | None = field(default=None, hash=False)
+    #: interface -> the NUMA node of its PCI device
+    netdev_nodes: Mapping[str, int] | None = field(default=None, hash=False)
+    #: IRQ number -> its affinity now (a CPU list, "" when not recorded)
+    irq_now: Mapping[int, str] | None = field(default=None, hash=False)
+    #: sysctl key -> its value now (whitespace runs as one space)
+    sysctl_now: Mapping[str, str] | None = field(default=None, hash=False)
     #: where these facts come from: :data:`HOST` (the host's own files, read on it) or the kind of a copy
     #: of a host (a snapshot, sosreport or bug report; :data:`SAVED`, a saved result). A fix script runs
     #: steps only for :data:`HOST`.
@@ -72,7 +80,15 @@ class Context:
     def from_facts(cls, facts: Facts) -> Context:
         """This host's own facts: its interfaces, PCI devices, RDMA devices, IRQs, processes, GPUs and the
         deployment files the checks read (paths made absolute, as fixes name them)."""
+        from doctor.facts.util import format_cpulist
+
+        devices = facts.pci.devices
+        nodes = {n.name: dev.numa_node for n in facts.netdevs
+                 if n.pci_address and (dev := devices.get(n.pci_address)) is not None and dev.numa_node is not None}
         return cls(netdevs=frozenset(n.name for n in facts.netdevs),
+                   node_cpus={n.id: n.cpulist for n in facts.numa.nodes}, netdev_nodes=nodes,
+                   irq_now={i.number: format_cpulist(i.affinity) if i.affinity else "" for i in facts.irqs},
+                   sysctl_now={k: " ".join(str(v).split()) for k, v in facts.sysctls.values.items()},
                    pci=frozenset(facts.pci.devices) | frozenset(g.address for g in facts.gpus.gpus),
                    rdma=frozenset(p.device for p in facts.rdma),
                    mtus={n.name: n.mtu for n in facts.netdevs if n.mtu is not None},
@@ -339,6 +355,38 @@ def _mtu_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | N
     return ctx.mtus.get(str(params.get("netdev"))) == value
 
 
+def _node_of_netdev(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.netdev_nodes is None:
+        return None
+    return isinstance(value, int) and not isinstance(value, bool) and ctx.netdev_nodes.get(str(params.get("netdev"))) == value
+
+
+def _node_cpus(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.node_cpus is None:
+        return None
+    node = params.get("node")
+    return isinstance(node, int) and not isinstance(node, bool) and ctx.node_cpus.get(node) == value
+
+
+def _irqs_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{irq: affinity}: each an IRQ of this host, each affinity the one it has now (what a rollback restores)."""
+    if ctx.irq_now is None:
+        return None
+    if not isinstance(value, dict):
+        return False
+    return all(str(k).isdigit() and ctx.irq_now.get(int(k)) == (v or "") for k, v in value.items())
+
+
+def _sysctls_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{key: value}: each the host's value of that sysctl now (what a rollback restores)."""
+    if ctx.sysctl_now is None:
+        return None
+    if not isinstance(value, dict):
+        return False
+    return all(isinstance(v, (str, int)) and not isinstance(v, bool)
+               and ctx.sysctl_now.get(str(k)) == " ".join(str(v).split()) for k, v in value.items())
+
+
 class Fact:
     """The facts builder parameters declare (``Param(Fact.NETDEV)``): each names what holds the value."""
 
@@ -359,6 +407,10 @@ class Fact:
     JUDGED_CHANGE = From("a flag or variable the check judges", _judged_change)
     MTU = From(f"an MTU of this host's interfaces or {JUMBO}, from {MTU_MIN} to {MTU_MAX}", _target_mtu)
     MTU_NOW = From("the interface's MTU now", _mtu_now)
+    NETDEV_NODE = From("the NUMA node of that interface", _node_of_netdev)
+    NODE_CPUS = From("the CPU list of that NUMA node", _node_cpus)
+    IRQS_NOW = From("IRQs of this host, each with its affinity now", _irqs_now)
+    SYSCTLS_NOW = From("this host's value of each sysctl now", _sysctls_now)
 
 
 @record

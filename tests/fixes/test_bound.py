@@ -152,8 +152,8 @@ def test_mtu_on_an_interface_the_edited_result_added(data: dict[str, Any], host:
 
 
 @pytest.mark.parametrize("builder,params,fact", [
-    ("irq_affinity", {"netdev": "enp27s0np0", "node": 0, "cpus": "0-3", "irqs": {"9999": ""}, "irqbalance": False},
-     Fact.IRQ),
+    ("irq_affinity", {"netdev": "enp27s0np0", "node": 0, "cpus": "0-47", "irqs": {"9999": ""}, "irqbalance": False},
+     Fact.IRQS_NOW),
     ("gpu_query", {"index": 77, "query": "pcie"}, Fact.GPU_INDEX),
     ("taskset", {"pid": 31337, "cpus": "0-3", "previous": "0-95"}, Fact.PID),
     ("inspect_pci", {"address": "0000:ee:00.0", "flags": "-vvv"}, Fact.PCI),
@@ -325,3 +325,35 @@ def test_the_same_files_handed_over_as_the_host_s_root_give_a_runnable_script() 
     result, copy_facts = analyse_facts(open_source(str(SICK)))
     review = fix_scripts(result, copy_facts)
     assert review.review and not ACTION.search(review.fix)
+
+
+# --- values the host has now: a CPU list, a NUMA node, what a rollback restores -------------------------
+
+IRQ_FIX = {"netdev": "enp27s0np0", "node": 0, "cpus": "0-47", "irqs": {"217": "56", "218": "57"}, "irqbalance": True}
+
+
+@pytest.mark.parametrize("change,why", [
+    ({"cpus": "0"}, "cpus: '0' is not the CPU list of that NUMA node"),  # every vector onto CPU 0
+    ({"cpus": "0-95"}, "is not the CPU list of that NUMA node"),
+    ({"node": 1, "cpus": "48-95"}, "node: 1 is not the NUMA node of that interface"),  # the other socket's CPUs
+    ({"irqs": {"217": "0", "218": "57"}}, "is not IRQs of this host, each with its affinity now"),  # rollback to CPU 0
+    ({"irqs": {"217": "", "218": "57"}}, "is not IRQs of this host, each with its affinity now"),
+])
+def test_irq_affinity_sets_the_nic_s_own_node_and_restores_what_is_there(data: dict[str, Any], host: Facts,
+                                                                         change: dict[str, Any], why: str) -> None:
+    """An edited result cannot choose which CPUs serve a NIC's interrupts, nor what a rollback writes back:
+    the node is the NIC's, the CPU list that node's, each restored affinity the IRQ's own now."""
+    assert why in _refused(data, host, "numa.irq_affinity", "irq_affinity", {**IRQ_FIX, **change})
+
+
+def test_the_irq_fix_the_check_made_still_runs(data: dict[str, Any], host: Facts) -> None:
+    section = _section(fix_scripts(to_result(data), host).fix, "numa.irq_affinity")
+    assert "put 'echo 0-47 > /proc/irq/217/smp_affinity_list' /proc/irq/217/smp_affinity_list 0-47" in section, section
+
+
+@pytest.mark.parametrize("previous", [{"kernel.numa_balancing": "0"}, {"kernel.numa_balancing": " 2 "}])
+def test_a_sysctl_rollback_restores_only_the_host_s_value_now(data: dict[str, Any], host: Facts,
+                                                              previous: dict[str, str]) -> None:
+    why = _refused(data, host, "numa.kernel_policy", "sysctl", {"set": {"kernel.numa_balancing": "0"},
+                                                                "previous": previous, "conf": "90-gnd-numa-balancing.conf"})
+    assert "is not this host's value of each sysctl now" in why, why
