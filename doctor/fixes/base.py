@@ -56,6 +56,8 @@ class Context:
     irq_now: Mapping[int, str] | None = field(default=None, hash=False)
     #: sysctl key -> its value now (whitespace runs as one space)
     sysctl_now: Mapping[str, str] | None = field(default=None, hash=False)
+    #: interface -> DCQCN switch (``roce_np``, ``roce_rp``) -> priority -> 1 on, 0 off, now
+    ecn_now: Mapping[str, Mapping[str, Mapping[int, int]]] | None = field(default=None, hash=False)
     #: where these facts come from: :data:`HOST` (the host's own files, read on it) or the kind of a copy
     #: of a host (a snapshot, sosreport or bug report; :data:`SAVED`, a saved result). A fix script runs
     #: steps only for :data:`HOST`.
@@ -89,6 +91,8 @@ class Context:
                    node_cpus={n.id: n.cpulist for n in facts.numa.nodes}, netdev_nodes=nodes,
                    irq_now={i.number: format_cpulist(i.affinity) if i.affinity else "" for i in facts.irqs},
                    sysctl_now={k: " ".join(str(v).split()) for k, v in facts.sysctls.values.items()},
+                   ecn_now={name: {"roce_np": {k: int(v) for k, v in e.np.items()},
+                                   "roce_rp": {k: int(v) for k, v in e.rp.items()}} for name, e in facts.roce_ecn.items()},
                    pci=frozenset(facts.pci.devices) | frozenset(g.address for g in facts.gpus.gpus),
                    rdma=frozenset(p.device for p in facts.rdma),
                    mtus={n.name: n.mtu for n in facts.netdevs if n.mtu is not None},
@@ -307,6 +311,9 @@ def _flag(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None
     return None if value in ("", None) else judged_flag(ctx, value)
 
 
+#: the words of a deployment-file line that are its structure, not a setting (``Environment=X=1``,
+#: ``export X=1``, a Kubernetes ``- name: X`` / ``value: "1"`` pair)
+LINE_KEYS = frozenset({"Environment", "export", "env", "environment", "name", "value"})
 SETTING_WORD = lazy(r"[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_.=-]*")
 
 
@@ -321,8 +328,10 @@ def _changed_lines(ctx: Context, value: object, params: Mapping[str, Any]) -> bo
         return False
     if params.get("drop") or params.get("set"):
         return True  # the builder changes only the judged flag or variable in them
-    words = {w.strip("\"'") for line in value for w in SETTING_WORD.findall(line)}
-    return any(judged_env(ctx, w) or judged_flag(ctx, w) for w in words)
+    # the lines go whole: every setting in them must be one the check judges (never a line that also
+    # holds another flag, ``command: ["--model", "m", "--enforce-eager"]``)
+    words = {w.strip("\"'") for line in value for w in SETTING_WORD.findall(line)} - LINE_KEYS
+    return bool(words) and all(judged_env(ctx, w) or judged_flag(ctx, w) for w in words)
 
 
 def _judged_change(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
@@ -383,8 +392,21 @@ def _sysctls_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool
         return None
     if not isinstance(value, dict):
         return False
-    return all(isinstance(v, (str, int)) and not isinstance(v, bool)
-               and ctx.sysctl_now.get(str(k)) == " ".join(str(v).split()) for k, v in value.items())
+    wanted = params.get("set")
+    missing = [k for k in wanted if k in ctx.sysctl_now and k not in value] if isinstance(wanted, dict) else []
+    return not missing and all(isinstance(v, (str, int)) and not isinstance(v, bool)
+                               and ctx.sysctl_now.get(str(k)) == " ".join(str(v).split()) for k, v in value.items())
+
+
+def _ecn_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{switch: 0}: each a DCQCN switch of the interface at that priority, off now (what a rollback restores)."""
+    if ctx.ecn_now is None:
+        return None
+    switches, prio = ctx.ecn_now.get(str(params.get("netdev"))), params.get("priority")
+    if not isinstance(value, dict) or not value or switches is None or not isinstance(prio, int):
+        return False
+    return all(isinstance(v, int) and not isinstance(v, bool) and v == 0
+               and str(k) in switches and switches[str(k)].get(prio) == v for k, v in value.items())
 
 
 class Fact:
@@ -410,7 +432,8 @@ class Fact:
     NETDEV_NODE = From("the NUMA node of that interface", _node_of_netdev)
     NODE_CPUS = From("the CPU list of that NUMA node", _node_cpus)
     IRQS_NOW = From("IRQs of this host, each with its affinity now", _irqs_now)
-    SYSCTLS_NOW = From("this host's value of each sysctl now", _sysctls_now)
+    SYSCTLS_NOW = From("this host's value of each sysctl it sets, now", _sysctls_now)
+    ECN_NOW = From("the interface's DCQCN switches at that priority, off now", _ecn_now)
 
 
 @record

@@ -665,7 +665,7 @@ def hugepages(p: Params) -> list[FixStep]:
 ECN_POINTS = ("roce_np", "roce_rp")
 
 
-@builder("roce_ecn", netdev=Param(Fact.NETDEV), priority=S, previous=S)
+@builder("roce_ecn", netdev=Param(Fact.NETDEV), priority=S, previous=Param(Fact.ECN_NOW))
 def roce_ecn(p: Params) -> list[FixStep]:
     """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
     to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step

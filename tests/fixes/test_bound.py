@@ -356,4 +356,31 @@ def test_a_sysctl_rollback_restores_only_the_host_s_value_now(data: dict[str, An
                                                               previous: dict[str, str]) -> None:
     why = _refused(data, host, "numa.kernel_policy", "sysctl", {"set": {"kernel.numa_balancing": "0"},
                                                                 "previous": previous, "conf": "90-gnd-numa-balancing.conf"})
-    assert "is not this host's value of each sysctl now" in why, why
+    assert "is not this host's value of each sysctl it sets, now" in why, why
+
+
+def test_a_sysctl_fix_cannot_drop_its_rollback(data: dict[str, Any], host: Facts) -> None:
+    why = _refused(data, host, "numa.kernel_policy", "sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {},
+                                                                "conf": "90-gnd-numa-balancing.conf"})
+    assert "is not this host's value of each sysctl it sets, now" in why, why
+
+
+def test_a_patch_deletes_a_whole_line_only_when_every_setting_on_it_is_judged(data: dict[str, Any], host: Facts) -> None:
+    """Deleting the line that holds a judged flag would take the other flags on it along (``--model m``)."""
+    line = '    command: ["--model", "m", "--enforce-eager"]'
+    why = _refused(data, host, "runtime.cuda_graphs", "file_patch",
+                   {"path": "/" + COMPOSE, "kind": "compose", "start": 3, "old": [line], "drop": ""})
+    assert "is not lines of that file" in why, why
+
+
+@pytest.mark.parametrize("nic,previous", [
+    ("enp59s0np0", {"roce_np": 1}), ("enp59s0np0", {"roce_np": 0, "roce_rp": 1}), ("enp59s0np0", {"roce_xx": 0}),
+    # DCQCN is on there: a rollback writing 0 would switch it off on a healthy NIC
+    ("enp155s0np0", {"roce_np": 0, "roce_rp": 0}),
+])
+def test_an_ecn_rollback_restores_only_the_switches_as_they_are(host: Facts, nic: str, previous: dict[str, int]) -> None:
+    ctx = Context.from_facts(host)
+    assert build("roce_ecn", {"netdev": "enp59s0np0", "priority": 3, "previous": {"roce_np": 0, "roce_rp": 0}},
+                 ctx=ctx).steps  # the switches as they are: the fix builds
+    with pytest.raises(FixRejected, match=re.escape(Fact.ECN_NOW.what)):
+        build("roce_ecn", {"netdev": nic, "priority": 3, "previous": previous}, ctx=ctx)
