@@ -115,6 +115,24 @@ _PATH_WORD = lazy(r"^\.{0,2}/[A-Za-z0-9_./+@-]{0,1023}$")
 _WORDS_IN = lazy(r"[ \t\r\n]+")
 
 
+#: what a name (an option's, a variable's, a key's) is made of: words, each letters with at most a few digits
+#: after them (``tp8``, ``V1``) or digits alone, joined by ``-``, ``_``, ``.``, ``/`` or ``:``
+#: (``--tensor-parallel-size``, ``NCCL_IB_HCA``, ``nvidia.com/gpu``). A random string in a name's place
+#: (``--aB3xY9...``, a token used as a key) is no name: it is masked like a value.
+_NAME = lazy(r"(?:[A-Za-z]{1,64}[0-9]{0,4}|[0-9]{1,12})(?:[-_.:/]{1,2}(?:[A-Za-z]{1,64}[0-9]{0,4}|[0-9]{1,12}))*[-_]{0,2}")
+
+
+def keep_name(name: str) -> str:
+    """``name`` as shown: kept when it is name-shaped and no token (:func:`~doctor.secrets.mask_text`),
+    else :data:`MASK`. Leading dashes (an option's) and quotes stay."""
+    body = name.lstrip("-")
+    if not body or len(body) > 128:
+        return name[:len(name) - len(body)] + MASK if body else name
+    if not _NAME.fullmatch(body):
+        return name[:len(name) - len(body)] + MASK
+    return mask_text(name)
+
+
 def _is_option(word: str) -> bool:
     return len(word) > 1 and word.startswith("-") and _NUMBER.match(word) is None
 
@@ -127,7 +145,7 @@ def env_value(name: str, value: str, allow: Allow | None = None) -> str:
 
 def _assignment(word: str, a: Allow) -> str | None:
     m = _ASSIGN.match(word)
-    return f"{m.group(1)}={env_value(m.group(1), m.group(2), a)}" if m else None
+    return f"{keep_name(m.group(1))}={env_value(m.group(1), m.group(2), a)}" if m else None
 
 
 def _option_value(flag: str, value: str, a: Allow) -> str:
@@ -151,8 +169,8 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
     """``words`` (an argv) with every value a check does not read replaced by :data:`MASK`.
 
     Kept: the program (``words[0]`` when ``program``), option names, the values of declared options,
-    ``NAME=value`` words of judged variables, the sub-command (the word right after the program),
-    paths. An option's value may be the next word (``--api-key`` ``VALUE``); a short option may carry
+    ``NAME=value`` words of judged variables, the sub-command (the word right after the program and
+    the script it runs, ``python3 /usr/bin/vllm serve``), paths. An option's value may be the next word (``--api-key`` ``VALUE``); a short option may carry
     it (``-pVALUE``).
     """
     a = allowed()
@@ -183,9 +201,9 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
         if _is_option(word):
             name, eq, value = word.partition("=")
             if eq:
-                out.append(f"{name}={_option_value(name, value, a)}")
+                out.append(f"{keep_name(name)}={_option_value(name, value, a)}")
             elif word.startswith("--") or len(name) == 2:
-                out.append(name)
+                out.append(keep_name(name))  # a name is kept, but never a token or random string
                 expect = name
             elif a.flag(name) or a.flag(name[:2]):
                 out.append(mask_text(name))  # -O0, -tp (declared), -cc.mode
@@ -195,6 +213,7 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
             continue
         kept = _assignment(word, a)
         out.append(kept if kept is not None else _positional(word, after_program))
+        slot = after_program and kept is None and _PATH_WORD.match(word) is not None  # python3 /usr/bin/vllm serve
     return out
 
 
@@ -407,6 +426,7 @@ def _flow_map(value: str, parent: str, a: Allow, depth: int = 0) -> str:
         else:
             kept = MASK
         shown = f"{vq}{kept}{vq}" if kept not in (MASK, "") and not kept.startswith(("{", "[")) else kept
+        name = keep_name(name)  # a key is kept, but never a token or random string
         out.append(f"{q}{name}{q}: {shown}" if shown else f"{q}{name}{q}:")
     return "{" + ", ".join(out) + "}"
 
@@ -419,7 +439,7 @@ def _unit_env(value: str, a: Allow) -> str:
     out = []
     for word in words:
         name, eq, val = word.partition("=")
-        out.append(f"{name}={env_value(name, val, a)}" if eq and _ASSIGN.match(word) else MASK)
+        out.append(f"{keep_name(name)}={env_value(name, val, a)}" if eq and _ASSIGN.match(word) else MASK)
     return value if out == words else join(out)
 
 
@@ -440,7 +460,7 @@ def _assignment_line(line: str, a: Allow) -> str | None:
     else:
         kept = MASK
     indent = line[:len(line) - len(line.lstrip())]
-    return f"{indent}{prefix}{name}={q}{kept}{q}"
+    return f"{indent}{prefix}{keep_name(name)}={q}{kept}{q}"
 
 
 class _Yaml:
@@ -526,7 +546,7 @@ class _Yaml:
                 if _norm_key(m.group(4)) in COMMAND_KEYS:
                     self.argv = []
             kept = self.value(m.group(4), value, key_indent, parent, bool(m.group(2)))
-            return (f"{m.group(1)}{m.group(2)}{m.group(3)}{m.group(4)}{m.group(3)}{m.group(5)}"
+            return (f"{m.group(1)}{m.group(2)}{m.group(3)}{keep_name(m.group(4))}{m.group(3)}{m.group(5)}"
                     f"{m.group(6) or ''}{kept}{',' if json_comma else ''}")
         item = _YAML_ITEM.match(line)
         if item:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import tarfile
 from itertools import cycle
@@ -36,7 +37,8 @@ def _plant(dest: Path) -> None:
     places: dict[str, list[str]] = {k: [] for k in ("argv", "argv_eq", "environ", "unit_env", "unit_exec", "compose_env",
                                                   "compose_cmd", "k8s_env", "k8s_args", "k8s_block", "cmdline",
                                                   "dmesg", "url_at", "url_kinds", "docker_env", "bearer",
-                                                  "json_env", "flow_map", "env_file", "positional", "bare_param")}
+                                                  "json_env", "flow_map", "env_file", "positional", "bare_param",
+                                                  "as_name")}
     for place, value in zip(cycle(places), values):
         places[place].append(value)
     names, flags = cycle(ENV_NAMES), cycle(FLAGS)
@@ -49,6 +51,9 @@ def _plant(dest: Path) -> None:
     argv += [w for v in places["bearer"] for w in ("-H", f"Authorization: Bearer {v}")]
     # plain words after the sub-command (``redis-cli auth WORD``), wherever they stand
     argv += [w for v in places["positional"] + PLAIN for w in ("auth", v)]
+    # a secret where a name stands: an option's name, a variable's name, a YAML key
+    names_of = [v for v in places["as_name"] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)]
+    argv += [f"--{v}" for v in places["as_name"]] + [f"{v}=1" for v in names_of]
     proc.joinpath("cmdline").write_bytes(proc.joinpath("cmdline").read_bytes() + _nul(*argv))
     proc.joinpath("environ").write_bytes(proc.joinpath("environ").read_bytes()
                                          + _nul(*(f"{next(names)}={v}" for v in places["environ"]),
@@ -59,7 +64,7 @@ def _plant(dest: Path) -> None:
         f"Environment=\"{next(names)}={v}\"\n" for v in places["unit_env"]) + "ExecStartPre=/usr/bin/vllm-warm "
         + " ".join(f"{next(flags)} {v}" for v in places["unit_exec"]) + "\n"
         + f"ExecStartPre=/usr/bin/docker run --rm {docker} vllm/vllm-openai\n"
-        + "EnvironmentFile=/etc/default/vllm\n")
+        + "EnvironmentFile=/etc/default/vllm\n" + "".join(f"Environment={v}=1\n" for v in names_of))
     (dest / UNIT).write_text(unit)
     (dest / "etc/default").mkdir(parents=True, exist_ok=True)
     (dest / "etc/default/vllm").write_text("".join(f"{next(names)}={v}\nexport {next(names)}='{v}'\n"
@@ -71,7 +76,9 @@ def _plant(dest: Path) -> None:
                + "]\n"
                # flow maps: an environment map, a labels map, a nested one, quoted and not
                + "".join(f"    x-flow{i}: {{environment: {{{next(names)}: '{v}'}}, labels: {{note: {v}}}, "
-                         f"deploy: {{a: {{b: \"{v}\"}}}}}}\n" for i, v in enumerate(places["flow_map"])))
+                         f"deploy: {{a: {{b: \"{v}\"}}}}}}\n" for i, v in enumerate(places["flow_map"]))
+               + "    x-keys:\n" + "".join(f"      {v}: admin\n" for v in names_of)
+               + "".join(f"    x-k{i}: {{{v}: admin}}\n" for i, v in enumerate(names_of)))
     (dest / "etc/compose").mkdir(parents=True, exist_ok=True)
     (dest / "etc/compose/vllm.yaml").write_text(compose)
     manifest = ("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: vllm\n    env:\n"
