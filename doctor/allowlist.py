@@ -106,9 +106,31 @@ SCRIPT_OPTIONS = frozenset({"-c"})
 SHELL_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "then", "do", "exec", "sudo", "env", "nohup"})
 _ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _NUMBER = lazy(r"^-[0-9.]+$")
-#: positional words kept as they are: sub-commands and module names (``serve``, ``vllm.entrypoints``) and paths
-_NAME_WORD = lazy(r"^(?:[a-z][a-z_.-]{0,63}|\.{0,2}/[A-Za-z0-9_./+@-]{0,1023})$")
+#: a sub-command or module name (``serve``, ``vllm.entrypoints``): kept only in the sub-command slot, the
+#: first word after the program (``vllm serve``); anywhere else a plain word is a value (a password
+#: given as an argument, ``redis-cli auth WORD``) and masked
+_NAME_WORD = lazy(r"^[a-z][a-z_.-]{0,63}$")
+#: a path (``/usr/bin/x``, ``./run.py``): kept wherever it stands
+_PATH_WORD = lazy(r"^\.{0,2}/[A-Za-z0-9_./+@-]{0,1023}$")
 _WORDS_IN = lazy(r"[ \t\r\n]+")
+
+
+#: what a name (an option's, a variable's, a key's) is made of: words, each letters with at most a few digits
+#: after them (``tp8``, ``V1``) or digits alone, joined by ``-``, ``_``, ``.``, ``/`` or ``:``
+#: (``--tensor-parallel-size``, ``NCCL_IB_HCA``, ``nvidia.com/gpu``). A random string in a name's place
+#: (``--aB3xY9...``, a token used as a key) is no name: it is masked like a value.
+_NAME = lazy(r"(?:[A-Za-z]{1,64}[0-9]{0,4}|[0-9]{1,12})(?:[-_.:/]{1,2}(?:[A-Za-z]{1,64}[0-9]{0,4}|[0-9]{1,12}))*[-_]{0,2}")
+
+
+def keep_name(name: str) -> str:
+    """``name`` as shown: kept when it is name-shaped and no token (:func:`~doctor.secrets.mask_text`),
+    else :data:`MASK`. Leading dashes (an option's) and quotes stay."""
+    body = name.lstrip("-")
+    if not body or len(body) > 128:
+        return name[:len(name) - len(body)] + MASK if body else name
+    if not _NAME.fullmatch(body):
+        return name[:len(name) - len(body)] + MASK
+    return mask_text(name)
 
 
 def _is_option(word: str) -> bool:
@@ -123,7 +145,7 @@ def env_value(name: str, value: str, allow: Allow | None = None) -> str:
 
 def _assignment(word: str, a: Allow) -> str | None:
     m = _ASSIGN.match(word)
-    return f"{m.group(1)}={env_value(m.group(1), m.group(2), a)}" if m else None
+    return f"{keep_name(m.group(1))}={env_value(m.group(1), m.group(2), a)}" if m else None
 
 
 def _option_value(flag: str, value: str, a: Allow) -> str:
@@ -136,24 +158,28 @@ def _option_value(flag: str, value: str, a: Allow) -> str:
     return MASK
 
 
-def _positional(word: str) -> str:
+def _positional(word: str, slot: bool) -> str:
+    """A word that is neither an option nor its value: a shell line, a path, the sub-command (``slot``)."""
     if any(ch.isspace() for ch in word):
         return keep_shell(word)
-    return mask_text(word) if _NAME_WORD.match(word) else MASK
+    return mask_text(word) if _PATH_WORD.match(word) or (slot and _NAME_WORD.match(word)) else MASK
 
 
 def keep_argv(words: list[str], program: bool = True) -> list[str]:
     """``words`` (an argv) with every value a check does not read replaced by :data:`MASK`.
 
     Kept: the program (``words[0]`` when ``program``), option names, the values of declared options,
-    ``NAME=value`` words of judged variables, sub-command and module words, paths. An option's value
-    may be the next word (``--api-key`` ``VALUE``); a short option may carry it (``-pVALUE``).
+    ``NAME=value`` words of judged variables, the sub-command (the word right after the program and
+    the script it runs, ``python3 /usr/bin/vllm serve``), paths. An option's value may be the next word (``--api-key`` ``VALUE``); a short option may carry
+    it (``-pVALUE``).
     """
     a = allowed()
     out: list[str] = []
     expect: str | None = None
     first = program
+    slot = False  # the next word is in the sub-command slot (right after the program)
     for word in words:
+        after_program, slot = slot, False
         if expect is not None:
             flag, expect = expect, None
             if not _is_option(word):
@@ -163,6 +189,7 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
             kept = _assignment(word, a)  # FOO=1 vllm serve: the program comes after the assignments
             if kept is None:
                 first = False
+                slot = True
                 kept = mask_text(word) if not any(ch.isspace() for ch in word) else keep_shell(word)
             out.append(kept)
             continue
@@ -174,9 +201,9 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
         if _is_option(word):
             name, eq, value = word.partition("=")
             if eq:
-                out.append(f"{name}={_option_value(name, value, a)}")
+                out.append(f"{keep_name(name)}={_option_value(name, value, a)}")
             elif word.startswith("--") or len(name) == 2:
-                out.append(name)
+                out.append(keep_name(name))  # a name is kept, but never a token or random string
                 expect = name
             elif a.flag(name) or a.flag(name[:2]):
                 out.append(mask_text(name))  # -O0, -tp (declared), -cc.mode
@@ -185,7 +212,8 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
                 out.append(name[:2] + MASK)  # -pVALUE: a short option with its value attached
             continue
         kept = _assignment(word, a)
-        out.append(kept if kept is not None else _positional(word))
+        out.append(kept if kept is not None else _positional(word, after_program))
+        slot = after_program and kept is None and _PATH_WORD.match(word) is not None  # python3 /usr/bin/vllm serve
     return out
 
 
@@ -227,7 +255,12 @@ def keep_environ(pairs: dict[str, str]) -> dict[str, str]:
 
 # --- kernel command line -------------------------------------------------------------------------
 
-_BARE_PARAM = lazy(r"^[a-z][a-z0-9_.-]{0,63}$")
+#: bare kernel parameters (no value: their presence is the setting) kept besides the ones a check judges;
+#: any other bare word is a value (a passphrase typed onto the line) and masked
+BOOT_FLAGS = frozenset({"ro", "rw", "quiet", "splash", "nosplash", "rhgb", "nomodeset", "single", "debug",
+                        "nokaslr", "noapic", "nolapic", "earlyprintk", "ignore_loglevel", "noresume", "nosmp",
+                        "nowatchdog", "nohz", "noefi", "nopti", "nospectre_v2", "nofb", "text", "emergency",
+                        "rescue", "fips", "audit", "selinux", "enforcing", "rootwait", "init", "recovery"})
 
 
 def keep_param(name: str, value: str, allow: Allow | None = None) -> str:
@@ -252,7 +285,7 @@ def keep_cmdline(raw: str) -> str:
             kept = keep_param(name, value, a)
             out.append(f"{mask_text(name)}={kept if kept == MASK or not any(c.isspace() for c in kept) else shlex.quote(kept)}")
         else:
-            out.append(mask_text(word) if _BARE_PARAM.match(word) else MASK)
+            out.append(word if word in BOOT_FLAGS or a.param(word) else MASK)
     return " ".join(out)
 
 
@@ -335,6 +368,69 @@ def _flow_list(value: str, command: bool) -> str:
     return "[" + ", ".join(f'"{k}"' if k != MASK else MASK for k in kept) + "]"
 
 
+_FLOW_KEY = lazy(r"""^\s*("[^"]*"|'[^']*'|[^:"'{}\[\],]+?)\s*:(?:\s+|$)(.*)$""", re.DOTALL)
+
+
+def _flow_split(inner: str) -> list[str] | None:
+    """The items of a flow collection's inside, split at the commas outside quotes and brackets; None if
+    it does not close (then the whole value is masked)."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(inner):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+    if quote or depth:
+        return None
+    items.append(inner[start:])
+    return [item for item in items if item.strip()][:4096]
+
+
+def _flow_map(value: str, parent: str, a: Allow, depth: int = 0) -> str:
+    """``{HF_TOKEN: x, labels: {token: y}}``: every key kept, each value as the same key's value on a
+    line of its own would be (an environment map's by the variable, a nested map by its keys)."""
+    items = _flow_split(value.strip()[1:-1]) if depth < 16 else None
+    if items is None:
+        return MASK
+    out = []
+    for item in items:
+        m = _FLOW_KEY.match(item)
+        if m is None:
+            out.append(MASK)
+            continue
+        key, val = m.group(1), m.group(2).strip()
+        q, name, _ = _unquote(key)
+        k = _norm_key(name)
+        vq, inner, _ = _unquote(val)
+        if val.startswith("{") and val.endswith("}"):
+            kept = _flow_map(val, k, a, depth + 1)
+        elif val.startswith("[") and val.endswith("]"):
+            kept = _flow_list(val, k in COMMAND_KEYS)
+        elif not val:
+            kept = ""
+        elif parent in ENV_KEYS:
+            kept = env_value(name, inner, a)
+        elif k in COMMAND_KEYS:
+            kept = keep_shell(inner)
+        elif a.key(k) or (k in STRUCTURE_KEYS and k not in ("name", "hostname")):
+            kept = mask_text(inner)
+        else:
+            kept = MASK
+        shown = f"{vq}{kept}{vq}" if kept not in (MASK, "") and not kept.startswith(("{", "[")) else kept
+        name = keep_name(name)  # a key is kept, but never a token or random string
+        out.append(f"{q}{name}{q}: {shown}" if shown else f"{q}{name}{q}:")
+    return "{" + ", ".join(out) + "}"
+
+
 def _unit_env(value: str, a: Allow) -> str:
     try:
         words = shlex.split(value)
@@ -343,7 +439,7 @@ def _unit_env(value: str, a: Allow) -> str:
     out = []
     for word in words:
         name, eq, val = word.partition("=")
-        out.append(f"{name}={env_value(name, val, a)}" if eq and _ASSIGN.match(word) else MASK)
+        out.append(f"{keep_name(name)}={env_value(name, val, a)}" if eq and _ASSIGN.match(word) else MASK)
     return value if out == words else join(out)
 
 
@@ -364,7 +460,7 @@ def _assignment_line(line: str, a: Allow) -> str | None:
     else:
         kept = MASK
     indent = line[:len(line) - len(line.lstrip())]
-    return f"{indent}{prefix}{name}={q}{kept}{q}"
+    return f"{indent}{prefix}{keep_name(name)}={q}{kept}{q}"
 
 
 class _Yaml:
@@ -397,6 +493,8 @@ class _Yaml:
             return value
         if value.startswith("[") and value.rstrip().endswith("]"):
             return _flow_list(value, k in COMMAND_KEYS)
+        if value.startswith("{"):
+            return _flow_map(value, k, self.a) if value.rstrip().endswith("}") else MASK
         if value.startswith(("&", "*")) and " " not in value:
             return value  # an anchor or alias
         q, inner, _ = _unquote(value)
@@ -448,7 +546,7 @@ class _Yaml:
                 if _norm_key(m.group(4)) in COMMAND_KEYS:
                     self.argv = []
             kept = self.value(m.group(4), value, key_indent, parent, bool(m.group(2)))
-            return (f"{m.group(1)}{m.group(2)}{m.group(3)}{m.group(4)}{m.group(3)}{m.group(5)}"
+            return (f"{m.group(1)}{m.group(2)}{m.group(3)}{keep_name(m.group(4))}{m.group(3)}{m.group(5)}"
                     f"{m.group(6) or ''}{kept}{',' if json_comma else ''}")
         item = _YAML_ITEM.match(line)
         if item:

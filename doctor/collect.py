@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from doctor import __version__, specs
 from doctor.errors import DoctorError
-from doctor.secrets import sanitize
+from doctor.secrets import mask_text, sanitize
 from doctor.sources import MANIFEST, Source
 from doctor.sources.tree import DIR, FILE, LINK, split_path
 
@@ -224,8 +224,9 @@ def default_output(hostname: str | None, now: datetime | None = None) -> str:
 
 def snapshot_hostname(src: Source) -> str | None:
     """The host name of the root ``src`` reads: its kernel's, its ``/etc/hostname``, or this machine's for ``/``."""
-    return (src.read_line("proc/sys/kernel/hostname") or src.read_line("etc/hostname")
+    name = (src.read_line("proc/sys/kernel/hostname") or src.read_line("etc/hostname")
             or (socket.gethostname() if src.location == "/" else None))
+    return None if name is None else mask_text(name)  # a token-shaped name: neither in the manifest nor the file name
 
 
 def collect(src: Source, out_path: str, transform: Transform | None = None,

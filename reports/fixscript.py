@@ -6,8 +6,9 @@ must be held by the fact it declares (``doctor.fixes.base.Fact``) in this host's
 interface, PCI device, IRQ or process the host has, a deployment file the checks read and its very
 lines, a unit whose file the host has, a variable or flag the check judges, an MTU in the physical
 range. A fix that fails is a comment saying why. Unattended steps come only from findings computed
-on the host (``facts`` given): a script made from a saved result is for review, every step a comment
-and ``--apply`` refused. Only runtime steps the builder marks ``unattended`` are run, each as an argv
+on the host (``facts`` of the host's own files, :attr:`Context.on_host`): a script made from a saved
+result, a snapshot, a sosreport or a bug report is for review, every step a comment and ``--apply``
+refused. Only runtime steps the builder marks ``unattended`` are run, each as an argv
 (``run``) or a file write (``put``), never through ``eval``: sysctls, IRQ affinities, module loads,
 link settings, and the start-up edits of ``doctor.fixes.deploy`` (systemd drop-ins, unit and
 deployment-file patches, each undone exactly). Boot-loader, firmware, driver, service-restart and
@@ -23,10 +24,12 @@ from typing import TYPE_CHECKING
 
 from doctor.findings import CRITICAL, HIGH, LOW, MEDIUM, Finding, FixStep
 from doctor.fixes import Context, FixRejected, rebuild
+from doctor.fixes.base import SAVED
 from doctor.i18n import N_, _, language, severity_name, tr
 from doctor.record import record
 from doctor.registry import Check, load_checks, refusal
 from doctor.runner import Result
+from doctor.sources.kinds import BUGREPORT, SNAPSHOT, SOSREPORT
 from reports.view import View, build_view
 
 if TYPE_CHECKING:
@@ -51,6 +54,8 @@ class Scripts:
     rollback: str
     fix_commands: int
     rollback_commands: int
+    #: for review only: every step a comment, ``--apply`` refused (not made from the host's own facts)
+    review: bool = False
 
 
 #: The header's comment lines (translated; ``sed -n '2,6p'`` of ``--help`` prints the first five)
@@ -71,7 +76,7 @@ REVIEW_ONLY={review}
 case "${{1:-}}" in
   --apply)
     if [ "$REVIEW_ONLY" = 1 ]; then
-      echo "$0: refusing to apply: made from a saved result (gnd fix-script --from-json), for review only; run gnd fix-script on the host itself for a script that applies" >&2
+      echo "$0: refusing to apply: made from {made_from}, not on the host itself, so for review only; run gnd fix-script on that host (no SOURCE, no --from-json) for a script that applies" >&2
       exit 2
     fi
     APPLY=1 ;;
@@ -234,8 +239,17 @@ def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[t
         return (), str(exc)
 
 
-REVIEW_NOTE = (N_("FOR REVIEW ONLY: made from a saved result, so nothing below runs and --apply is refused."),
-               N_("A result file can be edited; run `gnd fix-script` on the host itself for a script that applies."))
+#: what a review-only script was made from, by :attr:`Context.origin`: in the shell's refusal (English, a fixed
+#: text) and in the script's note (translated)
+MADE_FROM = {SAVED: ("a saved result (--from-json)", N_("a saved result (--from-json)")),
+             SNAPSHOT: ("a snapshot", N_("a snapshot (gnd collect)")),
+             SOSREPORT: ("a sosreport", N_("a sosreport")),
+             BUGREPORT: ("an nvidia-bug-report log", N_("an nvidia-bug-report log"))}
+OTHER_COPY = ("a copy of a host's files", N_("a copy of a host's files"))
+REVIEW_NOTE = (N_("FOR REVIEW ONLY: made from {made_from}, not on the host itself, so nothing below runs and "
+                  "--apply is refused."),
+               N_("A copy of a host's data can be edited and its facts are not this host's; run `gnd fix-script` on "
+                  "the host itself (no SOURCE, no --from-json) for a script that applies."))
 TODO_LIST = """
 if [ "${{#TODO[@]}}" -gt 0 ]; then
   printf '\\n{left} (%s):\\n' "${{#TODO[@]}}"
@@ -268,21 +282,25 @@ def _done(applied: str, dry: str) -> str:
 def build_scripts(view: View, ctx: Context | None = None) -> Scripts:
     """Fix and rollback scripts for the problems in ``view`` that carry fixes.
 
-    ``ctx``: this host's own facts (:meth:`Context.from_facts`), against which every fix is rebuilt and
-    whose unattended steps the script runs. Without it (a saved result) the fixes are rebuilt against
-    the result's inventory for review: every step a comment, ``--apply`` refused.
+    ``ctx``: the facts every fix is rebuilt against (:meth:`Context.from_facts`). Only the host's own
+    (:attr:`Context.on_host`: the live host, or a tree handed over as its root) give a script whose
+    unattended steps run. Facts of a copy (a snapshot, sosreport or bug report) and, without ``ctx``, a
+    saved result's inventory give a script for review: every step a comment, ``--apply`` refused, a
+    note saying what it was made from and what to run instead.
     """
-    review = ctx is None
+    review = ctx is None or not ctx.on_host
+    made_from = MADE_FROM.get(SAVED if ctx is None else ctx.origin, OTHER_COPY)
     stamp = view.generated_at or view.collected_at or "an unknown time"
     host, machine = source_identity(view.result)
     head = {"host": comment(view.host), "version": comment(view.tool_version), "generated": comment(stamp),
-            "host_q": shlex.quote(host), "machine_q": shlex.quote(machine), "review": int(review)}
+            "host_q": shlex.quote(host), "machine_q": shlex.quote(machine), "review": int(review),
+            "made_from": made_from[0]}
     fix = [_header(N_("gpu-node-doctor remediation script"), head),
            BACKUP.format(backup_first=comment(_("backup first")))]
     back = [_header(N_("gpu-node-doctor rollback script"), head),
             "\n" + "\n".join("# " + comment(_(line)) for line in ROLLBACK_NOTE) + "\n"]
     if review:
-        note = "\n" + "\n".join("# " + comment(_(line)) for line in REVIEW_NOTE) + "\n"
+        note = "\n" + "\n".join("# " + comment(_(line).format(made_from=_(made_from[1]))) for line in REVIEW_NOTE) + "\n"
         fix.append(note)
         back.append(note)
     context = Context.from_inventory(view.inventory) if ctx is None else ctx
@@ -353,12 +371,13 @@ def build_scripts(view: View, ctx: Context | None = None) -> Scripts:
     fix.append(TODO_LIST.format(left=_shell_text(_("Left to do by hand"))))
     fix.append(_done(N_("done: applied"), N_("done: dry run, nothing changed")))
     back.append(_done(N_("done: rolled back"), N_("done: dry run, nothing changed")))
-    return Scripts("\n".join(fix) + "\n", "\n".join(back) + "\n", n_fix, n_back)
+    return Scripts("\n".join(fix) + "\n", "\n".join(back) + "\n", n_fix, n_back, review)
 
 
 def fix_scripts(result: Result, facts: Facts | None = None) -> Scripts:
-    """Fix and rollback scripts for a result: runnable when ``facts`` (the host's own, that the result
-    was computed from) are given, for review only when not (a saved result)."""
+    """Fix and rollback scripts for a result, rebuilt against ``facts`` (those the result was computed
+    from): runnable when they are the host's own, for review only when they are a copy's (a snapshot,
+    sosreport or bug report) or not given (a saved result)."""
     return build_scripts(build_view(result), None if facts is None else Context.from_facts(facts))
 
 

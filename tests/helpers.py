@@ -49,11 +49,15 @@ def empty_tree() -> Tree:
 
 
 def source(changes: Mapping[str, bytes | str | Link | None] | None = None, base: Path | None = HEALTHY) -> Source:
-    """A snapshot source: ``base`` (a fixture tree, or None for an empty tree) with ``changes`` overlaid."""
+    """A snapshot source: ``base`` (a fixture tree, or None for an empty tree) with ``changes`` overlaid,
+    analysed as the root of the host under test (``host_root``: what a fix script is bound to, as on the
+    live host), unlike a snapshot given to ``gnd`` (``open_source``), which is a copy."""
     tree: Tree = OsTree(str(base)) if base is not None else empty_tree()
     if changes:
         tree = OverlayTree(tree, changes)
-    return SnapshotSource(tree, str(base) if base else "<overlay>")
+    src = SnapshotSource(tree, str(base) if base else "<overlay>")
+    src.host_root = True
+    return src
 
 
 def facts(changes: Mapping[str, bytes | str | Link | None] | None = None, base: Path | None = HEALTHY) -> Facts:

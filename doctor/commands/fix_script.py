@@ -22,13 +22,16 @@ persistent steps are comments, and the dry run ends with the list of what is lef
 A failed diagnostic does not stop it. A rollback script (FILE.rollback.sh) that undoes exactly what
 the fix script runs is written next to it.
 
-With --from-json the script is for review only: a result file can be edited, so every step is a
-comment and the script refuses --apply (exit 2). Exit status 0 once both scripts are written
-(unless --fail-on is given).
+Unattended steps come only from the host's own facts, read on it: made from a copy of a host (SOURCE
+a snapshot, sosreport or nvidia-bug-report log) or a saved result (--from-json), which anyone may have
+edited, the script is for review only: every step is a comment, a note says what it was made from, and
+the script refuses --apply (exit 2); run gnd fix-script on the host itself for one that applies.
+Exit status 0 once both scripts are written (unless --fail-on is given).
 
 examples:
   gnd fix-script -o fix.sh && less fix.sh && sudo ./fix.sh --apply
-  gnd fix-script --from-json result.json -o review.sh"""
+  gnd fix-script --from-json result.json -o review.sh
+  gnd fix-script node-13.tar.gz -o review.sh         # a snapshot: for review only"""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         raise DoctorError("--rollback must differ from the fix script")
     write_atomic(args.output, scripts.fix.encode(), 0o755)
     write_atomic(back, scripts.rollback.encode(), 0o755)
-    how = ("for review only: made from a saved result, it runs nothing and refuses --apply" if facts is None
+    how = ("for review only: not made on the host itself (a saved result, snapshot, sosreport or bug report), it "
+           "runs nothing and refuses --apply; run gnd fix-script on that host for one that applies" if scripts.review
            else f"{scripts.fix_commands} commands; dry run unless run with --apply")
     print(f"wrote {args.output} ({how}) and {back} ({scripts.rollback_commands} commands); review both before "
           "running", file=sys.stderr)

@@ -38,6 +38,10 @@ def build_host(src: Source) -> Host:
         import socket
 
         hostname = socket.gethostname()
+    if hostname is not None:  # a host named like a token (a provider key pasted as a name) never leaves
+        from doctor.secrets import mask_text
+
+        hostname = mask_text(hostname)
     vendor = _first(src, "sys/class/dmi/id/sys_vendor")
     product = _first(src, "sys/class/dmi/id/product_name")
     cpuinfo = src.read_text("proc/cpuinfo", cap=1 << 22) or ""

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from doctor.facts import Facts
 
 
+#: :attr:`Context.origin` of the host's own facts, and of what a saved result says
+HOST, SAVED = "host", "saved"
+
+
 class FixRejected(ValueError):
     """Parameters a builder does not accept; the message says why (one line)."""
 
@@ -44,6 +48,20 @@ class Context:
     env: frozenset[str] | None = None
     #: command-line flags the check judges (patterns a flag word must match in full)
     flags: tuple[re.Pattern[str], ...] | None = None
+    #: NUMA node id -> its CPU list (``sys/devices/system/node/nodeN/cpulist``)
+    node_cpus: Mapping[int, str] | None = field(default=None, hash=False)
+    #: interface -> the NUMA node of its PCI device
+    netdev_nodes: Mapping[str, int] | None = field(default=None, hash=False)
+    #: IRQ number -> its affinity now (a CPU list, "" when not recorded)
+    irq_now: Mapping[int, str] | None = field(default=None, hash=False)
+    #: sysctl key -> its value now (whitespace runs as one space)
+    sysctl_now: Mapping[str, str] | None = field(default=None, hash=False)
+    #: interface -> DCQCN switch (``roce_np``, ``roce_rp``) -> priority -> 1 on, 0 off, now
+    ecn_now: Mapping[str, Mapping[str, Mapping[int, int]]] | None = field(default=None, hash=False)
+    #: where these facts come from: :data:`HOST` (the host's own files, read on it) or the kind of a copy
+    #: of a host (a snapshot, sosreport or bug report; :data:`SAVED`, a saved result). A fix script runs
+    #: steps only for :data:`HOST`.
+    origin: str = SAVED
 
     @classmethod
     def from_inventory(cls, inventory: object) -> Context:
@@ -58,19 +76,35 @@ class Context:
         netdevs = {str(n) for r in nics for n in (r.get("netdevs") or []) if isinstance(r.get("netdevs"), list)}
         rdma = {str(n).split("/")[0] for r in nics for n in (r.get("rdma") or []) if isinstance(r.get("rdma"), list)}
         pci = {str(r.get("address")) for key in ("gpus", "nics", "topology") for r in rows(key) if r.get("address")}
-        return cls(netdevs=frozenset(netdevs), pci=frozenset(pci), rdma=frozenset(rdma))
+        return cls(netdevs=frozenset(netdevs), pci=frozenset(pci), rdma=frozenset(rdma), origin=SAVED)
 
     @classmethod
     def from_facts(cls, facts: Facts) -> Context:
         """This host's own facts: its interfaces, PCI devices, RDMA devices, IRQs, processes, GPUs and the
         deployment files the checks read (paths made absolute, as fixes name them)."""
+        from doctor.facts.util import format_cpulist
+
+        devices = facts.pci.devices
+        nodes = {n.name: dev.numa_node for n in facts.netdevs
+                 if n.pci_address and (dev := devices.get(n.pci_address)) is not None and dev.numa_node is not None}
         return cls(netdevs=frozenset(n.name for n in facts.netdevs),
+                   node_cpus={n.id: n.cpulist for n in facts.numa.nodes}, netdev_nodes=nodes,
+                   irq_now={i.number: format_cpulist(i.affinity) if i.affinity else "" for i in facts.irqs},
+                   sysctl_now={k: " ".join(str(v).split()) for k, v in facts.sysctls.values.items()},
+                   ecn_now={name: {"roce_np": {k: int(v) for k, v in e.np.items()},
+                                   "roce_rp": {k: int(v) for k, v in e.rp.items()}} for name, e in facts.roce_ecn.items()},
                    pci=frozenset(facts.pci.devices) | frozenset(g.address for g in facts.gpus.gpus),
                    rdma=frozenset(p.device for p in facts.rdma),
                    mtus={n.name: n.mtu for n in facts.netdevs if n.mtu is not None},
                    deploy={absolute(df.path): tuple(df.text.splitlines()) for df in facts.deploy_files},
                    irqs=frozenset(i.number for i in facts.irqs), pids=frozenset(p.pid for p in facts.processes),
-                   gpus=frozenset(g.index for g in facts.gpus.gpus))
+                   gpus=frozenset(g.index for g in facts.gpus.gpus),
+                   origin=HOST if facts.source.host_root else str(facts.source.kind))
+
+    @property
+    def on_host(self) -> bool:
+        """Whether these are the host's own facts (a fix script built on them may run its steps)."""
+        return self.origin == HOST
 
     def judged_by(self, env: Iterable[str] | None, flags: Iterable[re.Pattern[str]] | None) -> Context:
         """This context with the variables and flags one check judges (none when it declares none)."""
@@ -277,6 +311,9 @@ def _flag(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None
     return None if value in ("", None) else judged_flag(ctx, value)
 
 
+#: the words of a deployment-file line that are its structure, not a setting (``Environment=X=1``,
+#: ``export X=1``, a Kubernetes ``- name: X`` / ``value: "1"`` pair)
+LINE_KEYS = frozenset({"Environment", "export", "env", "environment", "name", "value"})
 SETTING_WORD = lazy(r"[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_.=-]*")
 
 
@@ -291,8 +328,10 @@ def _changed_lines(ctx: Context, value: object, params: Mapping[str, Any]) -> bo
         return False
     if params.get("drop") or params.get("set"):
         return True  # the builder changes only the judged flag or variable in them
-    words = {w.strip("\"'") for line in value for w in SETTING_WORD.findall(line)}
-    return any(judged_env(ctx, w) or judged_flag(ctx, w) for w in words)
+    # the lines go whole: every setting in them must be one the check judges (never a line that also
+    # holds another flag, ``command: ["--model", "m", "--enforce-eager"]``)
+    words = {w.strip("\"'") for line in value for w in SETTING_WORD.findall(line)} - LINE_KEYS
+    return bool(words) and all(judged_env(ctx, w) or judged_flag(ctx, w) for w in words)
 
 
 def _judged_change(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
@@ -325,6 +364,51 @@ def _mtu_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | N
     return ctx.mtus.get(str(params.get("netdev"))) == value
 
 
+def _node_of_netdev(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.netdev_nodes is None:
+        return None
+    return isinstance(value, int) and not isinstance(value, bool) and ctx.netdev_nodes.get(str(params.get("netdev"))) == value
+
+
+def _node_cpus(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.node_cpus is None:
+        return None
+    node = params.get("node")
+    return isinstance(node, int) and not isinstance(node, bool) and ctx.node_cpus.get(node) == value
+
+
+def _irqs_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{irq: affinity}: each an IRQ of this host, each affinity the one it has now (what a rollback restores)."""
+    if ctx.irq_now is None:
+        return None
+    if not isinstance(value, dict):
+        return False
+    return all(str(k).isdigit() and ctx.irq_now.get(int(k)) == (v or "") for k, v in value.items())
+
+
+def _sysctls_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{key: value}: each the host's value of that sysctl now (what a rollback restores)."""
+    if ctx.sysctl_now is None:
+        return None
+    if not isinstance(value, dict):
+        return False
+    wanted = params.get("set")
+    missing = [k for k in wanted if k in ctx.sysctl_now and k not in value] if isinstance(wanted, dict) else []
+    return not missing and all(isinstance(v, (str, int)) and not isinstance(v, bool)
+                               and ctx.sysctl_now.get(str(k)) == " ".join(str(v).split()) for k, v in value.items())
+
+
+def _ecn_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{switch: 0}: each a DCQCN switch of the interface at that priority, off now (what a rollback restores)."""
+    if ctx.ecn_now is None:
+        return None
+    switches, prio = ctx.ecn_now.get(str(params.get("netdev"))), params.get("priority")
+    if not isinstance(value, dict) or not value or switches is None or not isinstance(prio, int):
+        return False
+    return all(isinstance(v, int) and not isinstance(v, bool) and v == 0
+               and str(k) in switches and switches[str(k)].get(prio) == v for k, v in value.items())
+
+
 class Fact:
     """The facts builder parameters declare (``Param(Fact.NETDEV)``): each names what holds the value."""
 
@@ -345,6 +429,11 @@ class Fact:
     JUDGED_CHANGE = From("a flag or variable the check judges", _judged_change)
     MTU = From(f"an MTU of this host's interfaces or {JUMBO}, from {MTU_MIN} to {MTU_MAX}", _target_mtu)
     MTU_NOW = From("the interface's MTU now", _mtu_now)
+    NETDEV_NODE = From("the NUMA node of that interface", _node_of_netdev)
+    NODE_CPUS = From("the CPU list of that NUMA node", _node_cpus)
+    IRQS_NOW = From("IRQs of this host, each with its affinity now", _irqs_now)
+    SYSCTLS_NOW = From("this host's value of each sysctl it sets, now", _sysctls_now)
+    ECN_NOW = From("the interface's DCQCN switches at that priority, off now", _ecn_now)
 
 
 @record

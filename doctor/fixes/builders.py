@@ -60,7 +60,7 @@ def _sysctl_value(key: str, value: object) -> str:
     return text
 
 
-@builder("sysctl", set=S, previous=S, conf=S)
+@builder("sysctl", set=S, previous=Param(Fact.SYSCTLS_NOW), conf=S)
 def sysctl(p: Params) -> list[FixStep]:
     """``set``: {key: value}; ``previous``: {key: value now}; ``conf``: the sysctl.d file name."""
     wanted = {str(k): _sysctl_value(str(k), v) for k, v in p.mapping("set").items()}
@@ -206,7 +206,8 @@ def cpu_governor(p: Params) -> list[FixStep]:
 
 # --- interrupts --------------------------------------------------------------------------------
 
-@builder("irq_affinity", netdev=Param(Fact.NETDEV), node=S, cpus=S, irqs=Param(Fact.IRQ, 'keys'), irqbalance=S)
+@builder("irq_affinity", netdev=Param(Fact.NETDEV), node=Param(Fact.NETDEV_NODE), cpus=Param(Fact.NODE_CPUS),
+         irqs=Param(Fact.IRQS_NOW), irqbalance=S)
 def irq_affinity(p: Params) -> list[FixStep]:
     """``netdev``, ``node``: the NIC and its NUMA node; ``cpus``: the node's CPU list; ``irqs``:
     {irq number: affinity now or ""}; ``irqbalance``: whether irqbalance runs."""
@@ -664,7 +665,7 @@ def hugepages(p: Params) -> list[FixStep]:
 ECN_POINTS = ("roce_np", "roce_rp")
 
 
-@builder("roce_ecn", netdev=Param(Fact.NETDEV), priority=S, previous=S)
+@builder("roce_ecn", netdev=Param(Fact.NETDEV), priority=S, previous=Param(Fact.ECN_NOW))
 def roce_ecn(p: Params) -> list[FixStep]:
     """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
     to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step

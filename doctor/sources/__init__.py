@@ -48,6 +48,10 @@ class Source:
     """Read-only access to one root. Subclasses differ only in how commands are answered."""
 
     kind = SNAPSHOT
+    #: whether these are the host's own files, read on the host (the live host, or a tree handed over as
+    #: its root): only then may ``gnd fix-script`` write steps that run unattended. A snapshot, sosreport
+    #: or bug report is a copy that anyone may have edited, and comes from another machine.
+    host_root = False
 
     def __init__(self, tree: Tree, location: str) -> None:
         self.tree = tree
@@ -318,6 +322,7 @@ class LiveSource(Source):
     """The host the doctor runs on: files under ``/`` and commands run with timeouts."""
 
     kind = LIVE
+    host_root = True
 
     def __init__(self, root: str = "/", run_commands: bool | None = None) -> None:
         super().__init__(OsTree(root), root)

@@ -31,9 +31,9 @@ from doctor.errors import DoctorError
 from doctor.safe_open import open_regular
 from doctor.secrets import sanitize
 from doctor.sources import CommandOutput, Source
+from doctor.sources.kinds import BUGREPORT
 from doctor.sources.tree import MAX_FILE_BYTES, MAX_MEMBERS, MAX_TAR_BYTES, OverlayTree, Tree, split_path
 
-BUGREPORT = "bugreport"
 MARKER = "Start of NVIDIA bug report log file"
 SEPARATOR = "\n" + "_" * 44 + "\n"
 #: Largest log read, decompressed (the cap a tarball's contents have).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-SNAPSHOT, SOSREPORT = "snapshot", "sosreport"
+SNAPSHOT, SOSREPORT, BUGREPORT = "snapshot", "sosreport", "bugreport"
 MANIFEST = "gnd-manifest.json"
 SNAPSHOT_MARKERS = frozenset({"sys", "proc", "commands", MANIFEST})
 SOS_MARKERS = frozenset({"sos_commands", "sos_reports"})

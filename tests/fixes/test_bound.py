@@ -152,8 +152,8 @@ def test_mtu_on_an_interface_the_edited_result_added(data: dict[str, Any], host:
 
 
 @pytest.mark.parametrize("builder,params,fact", [
-    ("irq_affinity", {"netdev": "enp27s0np0", "node": 0, "cpus": "0-3", "irqs": {"9999": ""}, "irqbalance": False},
-     Fact.IRQ),
+    ("irq_affinity", {"netdev": "enp27s0np0", "node": 0, "cpus": "0-47", "irqs": {"9999": ""}, "irqbalance": False},
+     Fact.IRQS_NOW),
     ("gpu_query", {"index": 77, "query": "pcie"}, Fact.GPU_INDEX),
     ("taskset", {"pid": 31337, "cpus": "0-3", "previous": "0-95"}, Fact.PID),
     ("inspect_pci", {"address": "0000:ee:00.0", "flags": "-vvv"}, Fact.PCI),
@@ -251,3 +251,136 @@ def test_relative_deploy_paths_name_the_file_in_the_current_directory(tmp_path: 
     script = (tmp_path / "fix.sh").read_text()
     assert f"{tmp_path}/compose.yaml" in script
     assert " /compose.yaml" not in script and "'/compose.yaml" not in script
+
+
+# --- a copy of a host (snapshot, sosreport, bug report): for review only, like a saved result ------------
+
+def _copies(tmp_path: Path) -> dict[str, Path]:
+    """The sick node as each kind of copy ``gnd`` reads: a snapshot folder and tarball, a sosreport, a bug report."""
+    import gzip
+    import tarfile
+
+    snap = tmp_path / "snap"
+    shutil.copytree(SICK, snap, symlinks=True)
+    tarball = tmp_path / "node.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tf:
+        tf.add(snap, arcname="node")
+    sos = tmp_path / "sosreport-node"
+    shutil.copytree(SICK, sos, symlinks=True)
+    (sos / "sos_commands/kernel").mkdir(parents=True)
+    (sos / "sos_commands/kernel/sysctl_-a").write_text("kernel.numa_balancing = 1\n")
+    sep = "_" * 80 + "\n\n"
+    log = (f"{sep}Start of NVIDIA bug report log file.\n\nnvidia-bug-report.sh Version: 35398123\n\n"
+           "Date: Thu Aug 25 20:30:39 UTC 2025\nuname: Linux gpu-node-13 6.8.0 #45 SMP x86_64 GNU/Linux\n\n"
+           f"{sep}*** /proc/cmdline\n*** ls: -r--r--r-- 1 root root 0 2025-08-25 /proc/cmdline\n"
+           "BOOT_IMAGE=/vmlinuz ro\n\n"
+           f"{sep}End of NVIDIA bug report log file.\n")
+    bug = tmp_path / "nvidia-bug-report.log.gz"
+    bug.write_bytes(gzip.compress(log.encode()))
+    return {"snapshot folder": snap, "snapshot tarball": tarball, "sosreport": sos, "bug report": bug}
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not SICK.exists():
+        pytest.skip("fixture sick not generated yet")
+    return _copies(tmp_path_factory.mktemp("copies"))
+
+
+@pytest.mark.parametrize("kind,made_from", [("snapshot folder", "a snapshot"), ("snapshot tarball", "a snapshot"),
+                                            ("sosreport", "a sosreport"), ("bug report", "an nvidia-bug-report log")])
+def test_a_script_made_from_a_copy_of_a_host_runs_nothing_and_refuses_apply(
+        copies: dict[str, Path], kind: str, made_from: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from doctor import cli
+
+    fix, back = tmp_path / "fix.sh", tmp_path / "fix.rollback.sh"
+    assert cli.main(["fix-script", str(copies[kind]), "-o", str(fix)]) == 0
+    assert "for review only" in capsys.readouterr().err
+    script = fix.read_text()
+    assert not ACTION.search(script) and not ACTION.search(back.read_text()), script
+    assert "REVIEW_ONLY=1" in script and f"made from {made_from}" in script
+    assert "run `gnd fix-script` on the host itself" in script
+    if kind != "bug report":  # the sick node's own fixes are there to read, each a comment
+        assert "# would run (review only): sysctl -w kernel.numa_balancing=0" in script
+    for path in (fix, back):
+        out = subprocess.run([BASH, str(path), "--apply"], capture_output=True, text=True)
+        assert out.returncode == 2 and out.stdout == "", out
+        assert out.stderr.count("\n") == 1 and f"made from {made_from}" in out.stderr
+        assert "for review only" in out.stderr and "run gnd fix-script on that host" in out.stderr
+        assert subprocess.run([BASH, str(path)], capture_output=True, text=True).returncode == 0
+
+
+def test_the_same_files_handed_over_as_the_host_s_root_give_a_runnable_script() -> None:
+    """What makes a script runnable is whose facts they are, not what they say: the sick tree read as a
+    host root (``gnd collect --root``, the tests' fixtures) runs its steps; the same tree as a snapshot does not."""
+    from doctor.pipeline import analyse_facts
+    from doctor.sources import LiveSource, open_source
+
+    result, own = analyse_facts(LiveSource(str(SICK), run_commands=False))
+    runnable = fix_scripts(result, own)
+    assert not runnable.review and "REVIEW_ONLY=0" in runnable.fix
+    assert re.search(r"^run 'sysctl -w kernel.numa_balancing=0' -- sysctl -w kernel.numa_balancing=0$", runnable.fix,
+                     re.MULTILINE), runnable.fix
+    result, copy_facts = analyse_facts(open_source(str(SICK)))
+    review = fix_scripts(result, copy_facts)
+    assert review.review and not ACTION.search(review.fix)
+
+
+# --- values the host has now: a CPU list, a NUMA node, what a rollback restores -------------------------
+
+IRQ_FIX = {"netdev": "enp27s0np0", "node": 0, "cpus": "0-47", "irqs": {"217": "56", "218": "57"}, "irqbalance": True}
+
+
+@pytest.mark.parametrize("change,why", [
+    ({"cpus": "0"}, "cpus: '0' is not the CPU list of that NUMA node"),  # every vector onto CPU 0
+    ({"cpus": "0-95"}, "is not the CPU list of that NUMA node"),
+    ({"node": 1, "cpus": "48-95"}, "node: 1 is not the NUMA node of that interface"),  # the other socket's CPUs
+    ({"irqs": {"217": "0", "218": "57"}}, "is not IRQs of this host, each with its affinity now"),  # rollback to CPU 0
+    ({"irqs": {"217": "", "218": "57"}}, "is not IRQs of this host, each with its affinity now"),
+])
+def test_irq_affinity_sets_the_nic_s_own_node_and_restores_what_is_there(data: dict[str, Any], host: Facts,
+                                                                         change: dict[str, Any], why: str) -> None:
+    """An edited result cannot choose which CPUs serve a NIC's interrupts, nor what a rollback writes back:
+    the node is the NIC's, the CPU list that node's, each restored affinity the IRQ's own now."""
+    assert why in _refused(data, host, "numa.irq_affinity", "irq_affinity", {**IRQ_FIX, **change})
+
+
+def test_the_irq_fix_the_check_made_still_runs(data: dict[str, Any], host: Facts) -> None:
+    section = _section(fix_scripts(to_result(data), host).fix, "numa.irq_affinity")
+    assert "put 'echo 0-47 > /proc/irq/217/smp_affinity_list' /proc/irq/217/smp_affinity_list 0-47" in section, section
+
+
+@pytest.mark.parametrize("previous", [{"kernel.numa_balancing": "0"}, {"kernel.numa_balancing": " 2 "}])
+def test_a_sysctl_rollback_restores_only_the_host_s_value_now(data: dict[str, Any], host: Facts,
+                                                              previous: dict[str, str]) -> None:
+    why = _refused(data, host, "numa.kernel_policy", "sysctl", {"set": {"kernel.numa_balancing": "0"},
+                                                                "previous": previous, "conf": "90-gnd-numa-balancing.conf"})
+    assert "is not this host's value of each sysctl it sets, now" in why, why
+
+
+def test_a_sysctl_fix_cannot_drop_its_rollback(data: dict[str, Any], host: Facts) -> None:
+    why = _refused(data, host, "numa.kernel_policy", "sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {},
+                                                                "conf": "90-gnd-numa-balancing.conf"})
+    assert "is not this host's value of each sysctl it sets, now" in why, why
+
+
+def test_a_patch_deletes_a_whole_line_only_when_every_setting_on_it_is_judged(data: dict[str, Any], host: Facts) -> None:
+    """Deleting the line that holds a judged flag would take the other flags on it along (``--model m``)."""
+    line = '    command: ["--model", "m", "--enforce-eager"]'
+    why = _refused(data, host, "runtime.cuda_graphs", "file_patch",
+                   {"path": "/" + COMPOSE, "kind": "compose", "start": 3, "old": [line], "drop": ""})
+    assert "is not lines of that file" in why, why
+
+
+@pytest.mark.parametrize("nic,previous", [
+    ("enp59s0np0", {"roce_np": 1}), ("enp59s0np0", {"roce_np": 0, "roce_rp": 1}), ("enp59s0np0", {"roce_xx": 0}),
+    # DCQCN is on there: a rollback writing 0 would switch it off on a healthy NIC
+    ("enp155s0np0", {"roce_np": 0, "roce_rp": 0}),
+])
+def test_an_ecn_rollback_restores_only_the_switches_as_they_are(host: Facts, nic: str, previous: dict[str, int]) -> None:
+    ctx = Context.from_facts(host)
+    assert build("roce_ecn", {"netdev": "enp59s0np0", "priority": 3, "previous": {"roce_np": 0, "roce_rp": 0}},
+                 ctx=ctx).steps  # the switches as they are: the fix builds
+    with pytest.raises(FixRejected, match=re.escape(Fact.ECN_NOW.what)):
+        build("roce_ecn", {"netdev": nic, "priority": 3, "previous": previous}, ctx=ctx)

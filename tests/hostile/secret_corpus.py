@@ -48,11 +48,19 @@ SHAPES = {
     "random": lambda: _r(32), "random_lower": lambda: _r(24, string.ascii_lowercase + string.digits),
     "base64": lambda: base64.b64encode(secrets.token_bytes(30)).decode(),
     "urlenc": lambda: urllib.parse.quote(_r(12) + "@/" + _r(12) + "+=", safe=""),
+    # a passphrase of plain lowercase words: the shape of a sub-command or a bare kernel flag
+    "passphrase": lambda: "-".join(_r(7, string.ascii_lowercase) for _ in range(4)),
+    "lower_word": lambda: _r(20, string.ascii_lowercase),
 }
 #: names under which values are planted: secret-looking and harmless-looking, odd and plural
 ENV_NAMES = ("MY_SETTING", "APP_PW", "DB_PASS", "X_SECRET", "SVC_TOKEN", "SIGNING_KEY", "NCCL_EXTRA", "CUDA_SETTING",
-             "VLLM_API_KEY", "TORCH_HUB_TOKEN")
-FLAGS = ("--api-key", "--api-keys", "--hf-token", "--db", "--served-model-name", "--my-setting", "--x")
+             "VLLM_API_KEY", "TORCH_HUB_TOKEN", "DB_PASSWD", "X_SECRET_KEY_ID", "apiKey", "Hf_Token")
+FLAGS = ("--api-key", "--api-keys", "--hf-token", "--db", "--served-model-name", "--my-setting", "--x", "--hf_token",
+         "--HF-TOKEN", "--apiKey", "-k")
+#: URL shapes that carry a password: query parameters, an empty user, schemes with a plus
+URLS = ("jdbc:postgresql://db:5432/app?user=app&password={v}", "redis://:{v}@cache:6379/0",
+        "amqp://guest:{v}@mq:5672/vhost", "mongodb+srv://svc:{v}@cluster0.example.net/db?retryWrites=true",
+        "mysql://root:{v}@127.0.0.1/db", "https://deploy:{v}@git.example.com/org/repo.git")
 
 
 def corpus(per_shape: int = 6) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import tarfile
 from itertools import cycle
@@ -14,10 +15,13 @@ import pytest
 
 from doctor import cli
 from tests.helpers import SICK
-from tests.hostile.secret_corpus import ENV_NAMES, FLAGS, corpus, encodings
+from tests.hostile.secret_corpus import ENV_NAMES, FLAGS, URLS, corpus, encodings
 
 PID, UNIT = 4242, "etc/systemd/system/vllm.service"
 CORPUS = corpus()
+#: plain lowercase values (passphrases, words): the shape a sub-command or a bare kernel flag has
+PLAIN = [v for k, v in CORPUS.items() if k.startswith(("passphrase", "lower_word"))]
+HOSTNAME = next(v for k, v in CORPUS.items() if k.startswith("github_pat"))
 
 
 def _nul(*words: str) -> bytes:
@@ -26,11 +30,15 @@ def _nul(*words: str) -> bytes:
 
 def _plant(dest: Path) -> None:
     """Every value in one place, round robin over the places (argv, environ, unit, compose, manifest,
-    kernel command line, kernel log, a --baseline file)."""
+    kernel command line, kernel log, URLs of many schemes, docker ``-e`` in a unit, bearer headers in argv
+    and a command output, JSON in an environment value, YAML flow maps, an EnvironmentFile, plain words as
+    arguments and bare kernel parameters, the host name)."""
     values = iter(CORPUS.values())
     places: dict[str, list[str]] = {k: [] for k in ("argv", "argv_eq", "environ", "unit_env", "unit_exec", "compose_env",
                                                   "compose_cmd", "k8s_env", "k8s_args", "k8s_block", "cmdline",
-                                                  "dmesg", "url_at")}
+                                                  "dmesg", "url_at", "url_kinds", "docker_env", "bearer",
+                                                  "json_env", "flow_map", "env_file", "positional", "bare_param",
+                                                  "as_name")}
     for place, value in zip(cycle(places), values):
         places[place].append(value)
     names, flags = cycle(ENV_NAMES), cycle(FLAGS)
@@ -38,18 +46,39 @@ def _plant(dest: Path) -> None:
     argv = [w for v in places["argv"] for w in (next(flags), v)]
     argv += [f"{next(flags)}={v}" for v in places["argv_eq"]]
     argv += [w for v in places["url_at"] for w in ("--db", f"postgresql://app:p@ss{v}@db:5432/x")]
+    urls = cycle(URLS)
+    argv += [w for v in places["url_kinds"] for w in (next(flags), next(urls).format(v=v))]
+    argv += [w for v in places["bearer"] for w in ("-H", f"Authorization: Bearer {v}")]
+    # plain words after the sub-command (``redis-cli auth WORD``), wherever they stand
+    argv += [w for v in places["positional"] + PLAIN for w in ("auth", v)]
+    # a secret where a name stands: an option's name, a variable's name, a YAML key
+    names_of = [v for v in places["as_name"] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)]
+    argv += [f"--{v}" for v in places["as_name"]] + [f"{v}=1" for v in names_of]
     proc.joinpath("cmdline").write_bytes(proc.joinpath("cmdline").read_bytes() + _nul(*argv))
     proc.joinpath("environ").write_bytes(proc.joinpath("environ").read_bytes()
-                                         + _nul(*(f"{next(names)}={v}" for v in places["environ"])))
+                                         + _nul(*(f"{next(names)}={v}" for v in places["environ"]),
+                                                *(f'{next(names)}={{"token": "{v}", "n": 1}}' for v in places["json_env"])))
+    docker = " ".join(f"-e {next(names)}={v} -e{next(names)}={v} --env={next(names)}={v} --env '{next(names)}={v}'"
+                      for v in places["docker_env"])
     unit = (dest / UNIT).read_text().replace("[Service]\n", "[Service]\n" + "".join(
         f"Environment=\"{next(names)}={v}\"\n" for v in places["unit_env"]) + "ExecStartPre=/usr/bin/vllm-warm "
-        + " ".join(f"{next(flags)} {v}" for v in places["unit_exec"]) + "\n")
+        + " ".join(f"{next(flags)} {v}" for v in places["unit_exec"]) + "\n"
+        + f"ExecStartPre=/usr/bin/docker run --rm {docker} vllm/vllm-openai\n"
+        + "EnvironmentFile=/etc/default/vllm\n" + "".join(f"Environment={v}=1\n" for v in names_of))
     (dest / UNIT).write_text(unit)
+    (dest / "etc/default").mkdir(parents=True, exist_ok=True)
+    (dest / "etc/default/vllm").write_text("".join(f"{next(names)}={v}\nexport {next(names)}='{v}'\n"
+                                                   for v in places["env_file"]))
     compose = ("services:\n  vllm:\n    image: vllm/vllm-openai\n    environment:\n"
                + "".join(f"      {next(names)}: {v}\n" for v in places["compose_env"][::2])
                + "".join(f"      - {next(names)}={v}\n" for v in places["compose_env"][1::2])
                + "    command: [\"--enforce-eager\", " + ", ".join(f'"{next(flags)}", "{v}"' for v in places["compose_cmd"])
-               + "]\n")
+               + "]\n"
+               # flow maps: an environment map, a labels map, a nested one, quoted and not
+               + "".join(f"    x-flow{i}: {{environment: {{{next(names)}: '{v}'}}, labels: {{note: {v}}}, "
+                         f"deploy: {{a: {{b: \"{v}\"}}}}}}\n" for i, v in enumerate(places["flow_map"]))
+               + "    x-keys:\n" + "".join(f"      {v}: admin\n" for v in names_of)
+               + "".join(f"    x-k{i}: {{{v}: admin}}\n" for i, v in enumerate(names_of)))
     (dest / "etc/compose").mkdir(parents=True, exist_ok=True)
     (dest / "etc/compose/vllm.yaml").write_text(compose)
     manifest = ("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: vllm\n    env:\n"
@@ -60,11 +89,18 @@ def _plant(dest: Path) -> None:
     (dest / "etc/kubernetes/manifests").mkdir(parents=True, exist_ok=True)
     (dest / "etc/kubernetes/manifests/vllm.yaml").write_text(manifest)
     cmdline = (dest / "proc/cmdline").read_text().strip()
-    (dest / "proc/cmdline").write_text(cmdline + "".join(f" p{i}.opt={v}" for i, v in enumerate(places["cmdline"])) + "\n")
+    (dest / "proc/cmdline").write_text(cmdline + "".join(f" p{i}.opt={v}" for i, v in enumerate(places["cmdline"]))
+                                       + "".join(f" {v}" for v in places["bare_param"] + PLAIN) + "\n")
     dmesg = dest / "sos_commands/kernel/dmesg"
     line = "[    0.000000] Kernel command line: ro " + " ".join(f"k{i}={v}" for i, v in enumerate(places["dmesg"]))
     if dmesg.exists():
         dmesg.write_text(dmesg.read_text() + line + "\n")
+    log = dest / "commands/dmesg"
+    log.write_text((log.read_text() if log.exists() else "") + line + "\n"
+                   + "".join(f"[   9.{i:06d}] agent: GET /v1 Authorization: Bearer {v}\n" for i, v in enumerate(places["bearer"])))
+    # a host named like a token (the kernel's name and /etc/hostname)
+    for name in ("proc/sys/kernel/hostname", "etc/hostname"):
+        (dest / name).write_text(HOSTNAME + "\n")
 
 
 @pytest.fixture(scope="module")

@@ -132,9 +132,11 @@ def test_edited_command_text_is_never_run(sick_data: dict[str, Any], command: st
 @pytest.mark.parametrize("builder,params,reason", [
     ("sysctl", {"set": {"kernel.core_pattern": "|/bin/sh -c id"}, "previous": {}, "conf": "90-gnd-numa.conf"},
      "does not set kernel.core_pattern"),
-    ("sysctl", {"set": {"kernel.numa_balancing": "0; reboot"}, "previous": {}, "conf": "90-gnd-numa.conf"},
+    ("sysctl", {"set": {"kernel.numa_balancing": "0; reboot"}, "previous": {"kernel.numa_balancing": "1"},
+                "conf": "90-gnd-numa.conf"},
      "out of range"),
-    ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {}, "conf": "../../etc/passwd"}, "not a valid"),
+    ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "previous": {"kernel.numa_balancing": "1"},
+                "conf": "../../etc/passwd"}, "not a valid"),
     ("module_load", {"module": "-C /tmp/evil.conf dummy"}, "does not produce"),
     ("unit_env", {"unit": "vllm.service", "what": "x", "unset": ["NCCL_DEBUG"], "set": {}}, "does not produce"),
     ("sysctl", {"set": {"kernel.numa_balancing": "0"}, "conf": "90-gnd-numa.conf", "extra": ["ethtool", "-E"]},
