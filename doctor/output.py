@@ -165,15 +165,30 @@ def write_output(path: str | None, body: str | bytes, mode: int = 0o644) -> None
     """The one writer of every command's output: ``body`` to stdout when ``path`` is empty or "-",
     else atomically to the regular file ``path`` (:func:`atomic_file`)."""
     if not path or path == "-":
+        _to_stdout(body)
+        return
+    data = body.encode("utf-8", "replace") if isinstance(body, str) else body
+    with atomic_file(path, mode) as fh:
+        fh.write(data)
+
+
+def _to_stdout(body: str | bytes) -> None:
+    """``body`` on stdout, flushed: a full disk or a failing device behind a redirection is one line
+    (exit 2) here, not a traceback or a silent loss at exit; a reader that went away (EPIPE) and a
+    stdout closed at start keep their own handling in :mod:`doctor.cli`."""
+    try:
         if isinstance(body, bytes):
             sys.stdout.flush()
             sys.stdout.buffer.write(body)
         else:
             sys.stdout.write(body)
-        return
-    data = body.encode("utf-8", "replace") if isinstance(body, str) else body
-    with atomic_file(path, mode) as fh:
-        fh.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if exc.errno is None:  # the stand-in for a stdout closed at start says so itself
+            raise
+        raise DoctorError(f"cannot write the output: {exc.strerror or exc}") from None
 
 
 def write_text(text: str, output: str | None) -> None:
