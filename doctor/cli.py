@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from doctor import PLAIN, __version__
 from doctor.errors import DoctorError
@@ -26,6 +26,8 @@ from doctor.output import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:  # argparse and the rest load in main(), after console_main() paused the garbage collector
     import argparse
+
+    from _typeshed import SupportsWrite
 
 __all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "build_parser", "console_main", "main"]
 
@@ -77,7 +79,7 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
         stdout) propagates instead of being dropped: :func:`main` says it in one line (subparsers
         inherit the class)."""
 
-        def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
             if message:
                 (file or sys.stderr).write(message)
 
