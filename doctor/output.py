@@ -56,7 +56,9 @@ def _identity(path: str) -> tuple[object, ...]:
 
 def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | None] = ()) -> None:
     """Refuse, before anything runs, destinations that are not regular files or links, two outputs
-    naming one file and an output naming an input (same inode or resolved path); "-" and None are stdout."""
+    naming one file, an output naming an input (same inode or resolved path) and an output inside an
+    input folder (a snapshot directory, a folder of fleet results, ``collect --root``; the live root
+    ``/`` excepted); "-" and None are stdout. Commands pass :func:`doctor.commands.common.inputs_of`."""
     named = [o for o in outputs if o and o != "-"]
     sources = [i for i in inputs if i and i != "-"]
     seen: dict[tuple[object, ...], str] = {}
@@ -68,8 +70,12 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | None] = 
         seen[ident] = out
         real = os.path.realpath(os.path.abspath(out))
         for inp in sources:
-            if _identity(inp) == ident or os.path.realpath(os.path.abspath(inp)) == real:
+            inp_real = os.path.realpath(os.path.abspath(inp))
+            if _identity(inp) == ident or inp_real == real:
                 raise DoctorError(f"{out}: the output would overwrite the input {inp}; choose another file name")
+            if inp_real != os.sep and os.path.isdir(inp_real) and real.startswith(inp_real.rstrip(os.sep) + os.sep):
+                raise DoctorError(f"{out}: the output would be written inside the input folder {inp} (a file "
+                                  "the checks read, or one the next run would read); choose a file outside it")
 
 
 def _temporary_beside(path: str) -> tuple[int, str]:

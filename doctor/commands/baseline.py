@@ -27,7 +27,9 @@ def run(args: argparse.Namespace) -> int:
     from doctor.output import check_outputs, write_text
     from doctor.pipeline import open_facts
 
-    check_outputs([args.output], [args.source])
+    from doctor.commands.common import inputs_of
+
+    check_outputs([args.output], inputs_of(args))
     facts = open_facts(args.source)
     text = write_baseline(facts, facts.source.location)
     write_text(text, args.output)

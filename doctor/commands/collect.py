@@ -46,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or default_output(snapshot_hostname(source))
     from doctor.output import check_outputs
 
-    check_outputs([out, args.redact_map if args.redact else None])  # before the map is written
+    from doctor.commands.common import inputs_of
+
+    check_outputs([out, args.redact_map if args.redact else None], inputs_of(args))  # before the map is written
     transform = None
     if args.redact:
         from doctor.redact import snapshot_transform

@@ -40,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from doctor.registry import load_checks
     from reports.formats import FORMATS
 
-    check_outputs([args.output], [args.before, args.after])
+    from doctor.commands.common import inputs_of
+
+    check_outputs([args.output], inputs_of(args))
     checks, _ = load_checks()
     before = load_node(args.before, checks)
     after = load_node(args.after, checks)
