@@ -23,11 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.commands.common import inputs_of
     from doctor.fleet.baseline import write_baseline
     from doctor.output import check_outputs, write_text
     from doctor.pipeline import open_facts
-
-    from doctor.commands.common import inputs_of
 
     check_outputs([args.output], inputs_of(args))
     facts = open_facts(args.source)

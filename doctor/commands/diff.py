@@ -34,13 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.commands.common import inputs_of
     from doctor.diff import diff_nodes
     from doctor.fleet.load import load_node
     from doctor.output import check_outputs, write_text
     from doctor.registry import load_checks
     from reports.formats import FORMATS
-
-    from doctor.commands.common import inputs_of
 
     check_outputs([args.output], inputs_of(args))
     checks, _ = load_checks()
