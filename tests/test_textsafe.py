@@ -43,3 +43,15 @@ def test_identifiers_show_look_alike_letters_for_what_they_are() -> None:
     assert ident("\u0435th0") == "\\u{0435}th0"  # Cyrillic e
     assert ident("0000:17:00.0") == "0000:17:00.0"
     assert ident("mlx5\u200b_0") == "mlx5\\u{200B}_0"
+
+
+def test_a_tower_of_combining_marks_is_cut_to_what_a_script_writes() -> None:
+    """Issue 23 class 7: a host or process name of one letter under dozens of combining marks draws
+    over the report lines around it on a terminal; marks past the fourth on one letter become one
+    U+FFFD, while the two or three marks real scripts stack (Vietnamese) stay."""
+    from doctor.textsafe import MAX_MARKS, REPLACEMENT, clean, is_clean
+
+    tower = "gpu" + "\u0301\u0316" * 20 + "-node"
+    out = clean(tower)
+    assert out == "gpu" + ("\u0301\u0316" * 2)[:MAX_MARKS] + REPLACEMENT + "-node" and not is_clean(tower)
+    assert clean("Vi\u1ec7\u0301t") == "Vi\u1ec7\u0301t" and is_clean("ti\u1ebfng")
