@@ -217,3 +217,20 @@ def test_every_path_argument_of_every_command_is_an_input_or_an_output() -> None
             if action.metavar in paths and action.dest not in (*INPUT_ARGUMENTS, *OUTPUT_ARGUMENTS):
                 undeclared.append(f"{name} {action.dest}")
     assert undeclared == []
+
+
+def test_tui_export_never_lands_on_or_inside_the_source(tmp_path: Path) -> None:
+    """The TUI's export path is typed by hand: the snapshot it is showing, or a file inside that
+    snapshot's folder, is refused like any command's -o."""
+    from doctor.runner import Result
+    from reports.formats import export
+
+    snap = tmp_path / "node.tar.gz"
+    snap.write_bytes(b"snapshot")
+    folder = tmp_path / "node"
+    folder.mkdir()
+    for source, dest in ((snap, snap), (folder, folder / "report.json")):
+        result = Result(findings=[], checks=[], source={"kind": "snapshot", "path": str(source)}, inventory={})
+        with pytest.raises(RuntimeError, match="input"):
+            export(result, "json", str(dest))
+    assert snap.read_bytes() == b"snapshot" and list(folder.iterdir()) == []
