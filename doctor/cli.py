@@ -27,6 +27,8 @@ from doctor.output import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 if TYPE_CHECKING:  # argparse and the rest load in main(), after console_main() paused the garbage collector
     import argparse
 
+    from _typeshed import SupportsWrite
+
 __all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "build_parser", "console_main", "main"]
 
 #: subcommand -> module providing HELP, add_arguments(parser) and run(args), in --help order
@@ -72,8 +74,17 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
 
     from doctor.commands.check import EPILOG
 
-    parser = argparse.ArgumentParser(prog="gnd", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    class Parser(argparse.ArgumentParser):
+        """argparse, except that a failed write of help, usage or the version (a full disk behind
+        stdout) propagates instead of being dropped: :func:`main` says it in one line (subparsers
+        inherit the class)."""
+
+        def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+            if message:
+                (file or sys.stderr).write(message)
+
+    parser = Parser(prog="gnd", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpu-node-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands: dict[str, ModuleType] = {}
@@ -169,6 +180,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ClosedStreamError as exc:
         _say(f"gnd: error: {exc}")
         return EXIT_ERROR
+    except OSError as exc:  # a full disk or failing device under a print() to stdout, or any other I/O
+        _say(f"gnd: error: {_io_failure(exc)}")
+        return EXIT_ERROR
+
+
+def _io_failure(exc: OSError) -> str:
+    """One line for an I/O error no command turned into a DoctorError: the file it names, else the output."""
+    from doctor.textsafe import clean
+
+    reason = exc.strerror or str(exc)
+    if exc.filename is not None:
+        return clean(f"{exc.filename}: {reason}")
+    return f"cannot write the output: {reason}"
 
 
 class ClosedStreamError(OSError):
@@ -181,7 +205,19 @@ class _ClosedStream:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def write(self, _text: str) -> int:
+    def write(self, _text: str | bytes) -> int:
+        raise ClosedStreamError(f"cannot write the output: standard {self.name} is closed (use -o FILE)")
+
+    def writelines(self, _lines: object) -> None:
+        self.write("")
+
+    @property
+    def buffer(self) -> _ClosedStream:
+        """The binary side (``sys.stdout.buffer``): as closed as the text side."""
+        return self
+
+    def __getattr__(self, attr: str) -> object:
+        """Any other part of a stream (``encoding``, ``reconfigure``...) of a closed stream: the same one line."""
         raise ClosedStreamError(f"cannot write the output: standard {self.name} is closed (use -o FILE)")
 
     def flush(self) -> None:
@@ -245,7 +281,9 @@ def console_main() -> None:
             pass
         except ClosedStreamError:
             pass
-        except OSError:  # a full disk behind a redirection: the output is incomplete
+        except OSError as exc:  # a full disk behind a redirection: the output is incomplete
+            if stream is sys.stdout:
+                _say(f"gnd: error: cannot write the output: {exc.strerror or exc}")
             code = EXIT_ERROR
     os._exit(code)
 

@@ -56,7 +56,9 @@ def _identity(path: str) -> tuple[object, ...]:
 
 def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | None] = ()) -> None:
     """Refuse, before anything runs, destinations that are not regular files or links, two outputs
-    naming one file and an output naming an input (same inode or resolved path); "-" and None are stdout."""
+    naming one file, an output naming an input (same inode or resolved path) and an output inside an
+    input folder (a snapshot directory, a folder of fleet results, ``collect --root``; the live root
+    ``/`` excepted); "-" and None are stdout. Commands pass :func:`doctor.commands.common.inputs_of`."""
     named = [o for o in outputs if o and o != "-"]
     sources = [i for i in inputs if i and i != "-"]
     seen: dict[tuple[object, ...], str] = {}
@@ -68,8 +70,12 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | None] = 
         seen[ident] = out
         real = os.path.realpath(os.path.abspath(out))
         for inp in sources:
-            if _identity(inp) == ident or os.path.realpath(os.path.abspath(inp)) == real:
+            inp_real = os.path.realpath(os.path.abspath(inp))
+            if _identity(inp) == ident or inp_real == real:
                 raise DoctorError(f"{out}: the output would overwrite the input {inp}; choose another file name")
+            if inp_real != os.sep and os.path.isdir(inp_real) and real.startswith(inp_real.rstrip(os.sep) + os.sep):
+                raise DoctorError(f"{out}: the output would be written inside the input folder {inp} (a file "
+                                  "the checks read, or one the next run would read); choose a file outside it")
 
 
 def _temporary_beside(path: str) -> tuple[int, str]:
@@ -165,15 +171,30 @@ def write_output(path: str | None, body: str | bytes, mode: int = 0o644) -> None
     """The one writer of every command's output: ``body`` to stdout when ``path`` is empty or "-",
     else atomically to the regular file ``path`` (:func:`atomic_file`)."""
     if not path or path == "-":
+        _to_stdout(body)
+        return
+    data = body.encode("utf-8", "replace") if isinstance(body, str) else body
+    with atomic_file(path, mode) as fh:
+        fh.write(data)
+
+
+def _to_stdout(body: str | bytes) -> None:
+    """``body`` on stdout, flushed: a full disk or a failing device behind a redirection is one line
+    (exit 2) here, not a traceback or a silent loss at exit; a reader that went away (EPIPE) and a
+    stdout closed at start keep their own handling in :mod:`doctor.cli`."""
+    try:
         if isinstance(body, bytes):
             sys.stdout.flush()
             sys.stdout.buffer.write(body)
         else:
             sys.stdout.write(body)
-        return
-    data = body.encode("utf-8", "replace") if isinstance(body, str) else body
-    with atomic_file(path, mode) as fh:
-        fh.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if exc.errno is None:  # the stand-in for a stdout closed at start says so itself
+            raise
+        raise DoctorError(f"cannot write the output: {exc.strerror or exc}") from None
 
 
 def write_text(text: str, output: str | None) -> None:

@@ -94,24 +94,32 @@ def _boring_ip(text: str) -> bool:
 _NAME_BEFORE = r"(?<![A-Za-z0-9_])"
 _NAME_AFTER = r"(?![A-Za-z0-9_])"
 #: Where a word-like value (``high``, ``nvidia``) is a host by syntax: the value of a host-naming key
-#: or flag just before it (``--host X``, ``MASTER_ADDR=X``, ``hostname: X``)
-_HOST_KEY = lazy(r"(?:^|[^A-Za-z0-9_])[A-Za-z0-9_-]*(?i:host|node|addr|server|peer|master|endpoint)[A-Za-z0-9_-]*"
-                 r"(?:=|:[ \t]*|[ \t]+)$")
+#: or flag just before it (``--host X``, ``MASTER_ADDR=X``, ``hostname: X``); a bare key before a space
+#: is a word of prose (``node 0`` is a NUMA node), a flag before one is not; of the keys that say
+#: ``node`` only those naming it (``nodeName:``, ``--node-name``), not ``--cpunodebind=0`` or ``numa_node=1``
+_HOST_KEY = lazy(r"(?:^|[^A-Za-z0-9_-])(?:-{1,2}[A-Za-z0-9_-]*(?i:host|node[-_]?name|addr|server|peer|master|endpoint)"
+                 r"[A-Za-z0-9_-]*(?:=|:[ \t]*|[ \t]+)|[A-Za-z0-9_-]*(?i:host|node[-_]?name|addr|server|peer|master|endpoint)"
+                 r"[A-Za-z0-9_-]*(?:=|:[ \t]*))$")
 #: ``:port`` after a host (not the ``:18:00.0`` of a PCI address or a time)
 _PORT = lazy(r":\d{1,5}(?![0-9A-Za-z:.])")
 _MAC_SEPARATORS = str.maketrans("", "", ":-.")
 _BARE_MAC = lazy(r"[0-9a-f]{12}")
+_GUIDISH = lazy(r"(?:0x)?([0-9a-f]{4}):?([0-9a-f]{4}):?([0-9a-f]{4}):?([0-9a-f]{4})")
 _UUIDISH = lazy(r"(?:gpu-|mig-)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?")
 
 
 def _canonical(value: str) -> str:
     """The spelling every other spelling of ``value`` maps to: MACs as ``aa:bb:cc:dd:ee:ff`` (from
     dashes, Cisco dots or bare hex), UUIDs as lower-case dashed hex (from ``GPU-``/``MIG-``
-    prefixes, braces, upper case or bare 32 hex digits); anything else stripped and lower-cased."""
+    prefixes, braces, upper case or bare 32 hex digits), InfiniBand GUIDs as ``xxxx:xxxx:xxxx:xxxx``
+    (from ibstat's ``0x`` form or bare 16 hex digits); anything else stripped and lower-cased."""
     key = value.strip().lower()
     m = _UUIDISH.fullmatch(key)
     if m:
         return "-".join(m.groups())
+    m = _GUIDISH.fullmatch(key)
+    if m and (key.count(":") == 3 or ":" not in key):  # an InfiniBand GUID: 0x-prefixed (ibstat) or bare
+        return ":".join(m.groups())
     bare = key.translate(_MAC_SEPARATORS)
     if len(key) in (12, 14, 17) and _BARE_MAC.fullmatch(bare) and (len(key) == 12 or key != bare):
         return ":".join(bare[i:i + 2] for i in range(0, 12, 2))
@@ -123,6 +131,10 @@ def _spellings(key: str) -> tuple[str, ...]:
     m = _UUIDISH.fullmatch(key)
     if m and "-" in key:
         return (key, "".join(m.groups()))
+    m = _GUIDISH.fullmatch(key)
+    if m and key.count(":") == 3:
+        bare = "".join(m.groups())
+        return (key, bare, "0x" + bare)
     if len(key) == 17 and _BARE_MAC.fullmatch(key.replace(":", "")):
         bare = key.replace(":", "")
         return (key, key.replace(":", "-"), f"{bare[:4]}.{bare[4:8]}.{bare[8:]}", bare)
@@ -222,7 +234,7 @@ class Redactor:
     def _literals(self, words: bool) -> re.Pattern[str] | None:
         """Known values as literals: names (``words=False``) or word-like values in host syntax."""
         if words not in self._literal:
-            keys = [k for k, p in self.original.items() if (kind := p.split("-", 1)[0]) in LITERAL_KINDS + ("uuid", "mac")
+            keys = [k for k, p in self.original.items() if (kind := p.split("-", 1)[0]) in LITERAL_KINDS + ("uuid", "mac", "guid")
                     and (wordlike(self.shown.get(p, k), kind) or k in self.vocabulary) == words]
             spelt = sorted({s for k in keys for s in _spellings(k)}, key=len, reverse=True)
             # names shorter than 3 characters match in their own case only ("n1", not every "N1" in prose)

@@ -10,6 +10,7 @@ letter, mark, number, punctuation, symbol and space categories, minus the invisi
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
 from operator import is_
@@ -47,14 +48,26 @@ def clean(value: object, multiline: bool = False) -> str:
     text = value if isinstance(value, str) else str(value)
     if text.isascii():
         return (_ASCII_MULTILINE if multiline else _ASCII_LINE).sub(REPLACEMENT, text)
-    return "".join(REPLACEMENT if _unsafe(ch, multiline) else ch for ch in text)
+    text = "".join(REPLACEMENT if _unsafe(ch, multiline) else ch for ch in text)
+    return _STACKED.sub(_one_stack, text) if _STACKED.search(text) else text
+
+
+#: More combining marks on one letter than any script writes (``Zalgo`` text towers over the lines
+#: above and below it on a terminal, hiding them): the marks past the fourth become one U+FFFD
+MAX_MARKS = 4
+_STACKED = lazy(r"[\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0e31-\u0e3a"
+                r"\u0e47-\u0e4e\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]" + f"{{{MAX_MARKS + 1},}}")
+
+
+def _one_stack(m: re.Match[str]) -> str:
+    return m.group(0)[:MAX_MARKS] + REPLACEMENT
 
 
 def is_clean(text: str, multiline: bool = True) -> bool:
     """Whether ``text`` holds no character :func:`clean` would replace."""
     if text.isascii():
         return not (_ASCII_MULTILINE if multiline else _ASCII_LINE).search(text)
-    return not any(_unsafe(ch, multiline) for ch in text)
+    return not any(_unsafe(ch, multiline) for ch in text) and not _STACKED.search(text)
 
 
 def ident(value: object) -> str:

@@ -382,7 +382,11 @@ def fix_scripts(result: Result, facts: Facts | None = None) -> Scripts:
 
 
 def rollback_path(path: str) -> str:
-    """``fix.sh`` -> ``fix.rollback.sh``."""
+    """``fix.sh`` -> ``fix.rollback.sh``; a fix script on stdout (``-o -``) has no name to derive one from."""
+    if path in ("", "-"):
+        from doctor.errors import DoctorError
+
+        raise DoctorError("with the fix script on stdout (-o -), name the rollback script with --rollback FILE")
     if path.endswith(".sh"):
         return path[:-3] + ".rollback.sh"
     return path + ".rollback.sh"

@@ -139,9 +139,12 @@ def export(result: object, fmt: str, path: str) -> str:
     except Exception as exc:  # a renderer bug must not take the TUI down
         raise RuntimeError(f"{fmt} export failed: {type(exc).__name__}: {exc}") from exc
     from doctor.errors import DoctorError
-    from doctor.output import write_output
+    from doctor.output import check_outputs, write_output
 
+    source = getattr(result, "source", None)
+    read = source.get("path") if isinstance(source, dict) else None
     try:
+        check_outputs([path], [read] if isinstance(read, str) else [])  # never over, nor inside, what was read
         write_output(path, body)
     except DoctorError as exc:
         raise RuntimeError(str(exc)) from None

@@ -174,3 +174,40 @@ def test_every_command_ends_without_a_traceback_on_a_closed_or_vanishing_stdout(
     reader.wait(timeout=10)
     assert "Traceback" not in early.stderr and "Exception ignored" not in early.stderr, early.stderr
     assert early.returncode in (0, 1, 2)  # never 120 (a failed flush at shutdown) nor a signal
+
+
+def _stdout_commands(tmp: Path) -> list[list[str]]:
+    """Every command line that writes its output to stdout, ``-o -`` spellings included."""
+    s = str(tmp / "sick.json")
+    return [*(a for a in _every_command(tmp) if "-o" not in a),
+            ["report", str(SICK), "--format", "md", "-o", "-"],
+            ["fix-script", str(SICK), "-o", "-", "--rollback", str(tmp / "rollback.sh")],
+            ["diff", s, str(SICK), "--format", "json"], ["watch", str(SICK), "--duration", "0.1", "--interval", "0.1"]]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("index", range(14))
+def test_every_command_on_a_full_disk_or_a_closed_stdout_says_one_line(index: int, tmp_path_factory:
+                                                                       pytest.TempPathFactory) -> None:
+    """Issue 23 class 7: stdout on a full disk (/dev/full: ENOSPC on every write) or closed at start, for
+    every command that writes there, ``-o -`` included: exit 2 and one line naming the cause, never a
+    traceback, never exit 0 or 1 with the output lost."""
+    import os
+
+    argv = _stdout_commands(tmp_path_factory.getbasetemp())[index]
+    cmd = [sys.executable, "-m", "doctor", *argv]
+    with open("/dev/full", "w") as full:
+        out = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
+    assert out.returncode == 2 and "gnd: error: cannot write the output: No space left on device" in out.stderr
+    closed = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    assert "Traceback" not in closed.stderr, closed.stderr
+    assert closed.returncode == 2 and "standard output is closed" in closed.stderr
+
+
+def test_a_fix_script_on_stdout_needs_a_named_rollback(tmp_path: Path) -> None:
+    """``-o -`` has no name to derive the rollback script's from: no stray ``-.rollback.sh`` in the cwd."""
+    out = subprocess.run([sys.executable, "-m", "doctor", "fix-script", str(SICK.resolve()), "-o", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--rollback" in out.stderr and list(tmp_path.iterdir()) == []

@@ -110,3 +110,15 @@ def test_a_clean_message_that_is_not_ascii_keeps_its_translation() -> None:
     out = sanitised(finding)
     assert isinstance(out.title, i18n.Msg) and out.title is finding.title
     assert "\u202e" not in out.detail  # a changed value is the cleaned text
+
+
+def test_a_tower_of_combining_marks_is_cut_to_what_a_script_writes() -> None:
+    """Issue 23 class 7: a host or process name of one letter under dozens of combining marks draws
+    over the report lines around it on a terminal; marks past the fourth on one letter become one
+    U+FFFD, while the two or three marks real scripts stack (Vietnamese) stay."""
+    from doctor.textsafe import MAX_MARKS, REPLACEMENT, clean, is_clean
+
+    tower = "gpu" + "\u0301\u0316" * 20 + "-node"
+    out = clean(tower)
+    assert out == "gpu" + ("\u0301\u0316" * 2)[:MAX_MARKS] + REPLACEMENT + "-node" and not is_clean(tower)
+    assert clean("Vi\u1ec7\u0301t") == "Vi\u1ec7\u0301t" and is_clean("ti\u1ebfng")

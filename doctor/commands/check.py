@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from reports.formats import FORMATS
 
     deadline = Deadline.after(args.deadline) if getattr(args, "deadline", None) else None
-    check_outputs([args.output, args.redact_map], [args.source, getattr(args, "baseline", None), *args.deploy])
+    from doctor.commands.common import inputs_of
+
+    check_outputs([args.output, args.redact_map], inputs_of(args))
     result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None),
                      deadline=deadline)
     shown = redacted(result, args.redact_map) if args.redact else result

@@ -44,9 +44,10 @@ def run(args: argparse.Namespace) -> int:
         raise DoctorError(f"{args.root}: not a directory")
     source = LiveSource(args.root, run_commands=True if args.run_commands else None)
     out = args.output or default_output(snapshot_hostname(source))
+    from doctor.commands.common import inputs_of
     from doctor.output import check_outputs
 
-    check_outputs([out, args.redact_map if args.redact else None])  # before the map is written
+    check_outputs([out, args.redact_map if args.redact else None], inputs_of(args))  # before the map is written
     transform = None
     if args.redact:
         from doctor.redact import snapshot_transform

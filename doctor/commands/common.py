@@ -16,6 +16,27 @@ if TYPE_CHECKING:
     from doctor.runner import Result
 
 
+#: the arguments, on any command, that name a file or folder gnd writes (checked by check_outputs)
+OUTPUT_ARGUMENTS = ("output", "rollback", "redact_map", "save_json", "save_html")
+#: the arguments, on any command, that name a file or folder gnd reads: no output may name one or lie
+#: inside one (tests/hostile/test_output_writer.py holds every path argument of every command to one
+#: of these two lists)
+INPUT_ARGUMENTS = ("source", "from_json", "baseline", "deploy", "before", "after", "paths", "root", "cache",
+                   "result")
+
+
+def inputs_of(args: argparse.Namespace) -> list[str]:
+    """Every file or folder that ``args`` names as an input (:data:`INPUT_ARGUMENTS`)."""
+    found: list[str] = []
+    for name in INPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, str))
+    return found
+
+
 def id_list(text: str) -> list[str]:
     """``a, b,,c`` -> ``['a', 'b', 'c']`` (the ``--only`` value)."""
     return [part.strip() for part in text.split(",") if part.strip()]

@@ -34,13 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from doctor.commands.common import inputs_of
     from doctor.diff import diff_nodes
     from doctor.fleet.load import load_node
     from doctor.output import check_outputs, write_text
     from doctor.registry import load_checks
     from reports.formats import FORMATS
 
-    check_outputs([args.output], [args.before, args.after])
+    check_outputs([args.output], inputs_of(args))
     checks, _ = load_checks()
     before = load_node(args.before, checks)
     after = load_node(args.after, checks)

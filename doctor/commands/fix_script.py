@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from reports.fixscript import fix_scripts, rollback_path
 
     back = args.rollback or rollback_path(args.output)
-    check_outputs([args.output, back], [args.source, getattr(args, "from_json", None), *(args.deploy or ())])
+    from doctor.commands.common import inputs_of
+
+    check_outputs([args.output, back], inputs_of(args))
     result, facts = load_with_facts(args)
     scripts = fix_scripts(result, facts)
     if back == args.output:

@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if args.cache:  # a cache folder kept among the snapshots is not a node
         cache = os.path.realpath(args.cache)
         paths = [p for p in paths if os.path.realpath(p) != cache]
-    check_outputs([args.output, args.save_json, args.save_html], paths)
+    from doctor.commands.common import inputs_of
+
+    check_outputs([args.output, args.save_json, args.save_html], [*paths, *inputs_of(args)])
     if not paths:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
     show = not args.quiet and sys.stderr.isatty()

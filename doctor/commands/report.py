@@ -72,7 +72,9 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
         map_path = args.redact_map or default_map_path(output)
         if os.path.abspath(map_path) == os.path.abspath(output):
             raise DoctorError("--redact-map must not be the report file itself")
-    check_outputs([output, map_path], [args.source, args.from_json, *(args.deploy or ())])
+    from doctor.commands.common import inputs_of
+
+    check_outputs([output, map_path], inputs_of(args))
     if map_path:  # the fix script of a redacted result names no real device: for review, as from its JSON
         result, facts = redacted(result, map_path), None
     start = time.monotonic()

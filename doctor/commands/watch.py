@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     from reports.formats import FORMATS
 
     check_bounds(args.duration, args.interval)
-    check_output(args.output, [args.source, *args.deploy])
+    from doctor.commands.common import inputs_of
+
+    check_output(args.output, inputs_of(args))
     if args.tui:
         from doctor.tui.watch_view import watch_live
 

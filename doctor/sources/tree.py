@@ -59,6 +59,10 @@ class Tree(ABC):
 
     def __init__(self) -> None:
         self._resolved: dict[str, str | None] = {}  # directory path -> its resolved path
+        #: resolved paths found to be directories (not links): a walk through one again needs no
+        #: ``kind`` (20,000 PCI device links share their ``devices/pci0000:00/...`` prefixes; each
+        #: walk asked the file system for every component, 35 ``lstat`` calls a device)
+        self._dirs: set[str] = set()
         #: files a read found larger than its cap (``read`` returned ``None`` for them)
         self.over_cap: set[str] = set()
 
@@ -87,7 +91,9 @@ class Tree(ABC):
             folder, _, last = path.rpartition("/")
             base = self._resolve_dir(folder) if folder else ""
             candidate = None if base is None else f"{base}/{last}" if base else last
-            kind = None if candidate is None else self.kind(candidate)
+            kind = None if candidate is None else DIR if candidate in self._dirs else self.kind(candidate)
+            if kind == DIR:
+                self._dirs.add(candidate)  # type: ignore[arg-type]
             if kind == LINK:  # walked whole, so that its hops count with the folder's
                 result = self._walk(split_path(path), follow_last=True)
             else:
@@ -130,9 +136,14 @@ class Tree(ABC):
                     resolved.pop()
                 continue
             candidate = "/".join([*resolved, comp])
+            if candidate in self._dirs:
+                resolved.append(comp)
+                continue
             kind = self.kind(candidate)
             if kind is None:
                 return None
+            if kind == DIR:
+                self._dirs.add(candidate)
             if kind == LINK and (todo or follow_last):
                 hops += 1
                 target = self.readlink(candidate)

@@ -167,3 +167,70 @@ def test_tui_export_goes_through_the_writer(tmp_path: Path) -> None:
     fifo = _fifo(tmp_path / "export.json")
     with pytest.raises(RuntimeError, match="is a FIFO"):
         export(Result(findings=[], checks=[], source={}, inventory={}), "json", str(fifo))
+
+
+#: every command with an input that can be a folder, as argv with SRC for that folder and OUT for -o
+FOLDER_INPUTS: dict[str, list[str]] = {
+    "check": ["check", "SRC", "-o", "OUT"],
+    "report": ["report", "SRC", "--format", "json", "-o", "OUT"],
+    "fix-script": ["fix-script", "SRC", "-o", "OUT", "--rollback", "{tmp}/r.sh"],
+    "fix-script --rollback": ["fix-script", "SRC", "-o", "{tmp}/f.sh", "--rollback", "OUT"],
+    "baseline": ["baseline", "SRC", "-o", "OUT"],
+    "diff": ["diff", str(SICK), "SRC", "-o", "OUT"],
+    "fleet": ["fleet", "SRC", "-o", "OUT"],
+    "fleet --save-json": ["fleet", "SRC", "-o", "{tmp}/f.txt", "--save-json", "OUT"],
+    "collect --root": ["collect", "--root", "SRC", "-o", "OUT"],
+    "check --redact-map": ["check", "SRC", "--redact", "--redact-map", "OUT"],
+    "watch": ["watch", "SRC", "--duration", "0", "-o", "OUT"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(FOLDER_INPUTS))
+def test_no_output_lands_inside_an_input_folder(gnd: Any, tmp_path: Path, command: str) -> None:
+    """Issue 23 class 3: ``gnd check snap/ -o snap/proc/cmdline`` replaced a file the run had just read;
+    any output inside a folder the command reads (a snapshot directory, a folder of fleet results,
+    ``collect --root``), under any spelling (a link to the folder), is refused before anything runs."""
+    src = tmp_path / "node"
+    (src / "proc").mkdir(parents=True)
+    (src / "proc" / "cmdline").write_text("BOOT_IMAGE=/vmlinuz ro\n")
+    (tmp_path / "alias").symlink_to(src)
+    for dest in (src / "proc" / "cmdline", src / "new.out", tmp_path / "alias" / "other.out"):
+        argv = [str(dest) if a == "OUT" else str(src) if a == "SRC" else a.replace("{tmp}", str(tmp_path))
+                for a in FOLDER_INPUTS[command]]
+        gnd(*argv).refused("inside the input folder")
+        assert sorted(p.relative_to(src).as_posix() for p in src.rglob("*")) == ["proc", "proc/cmdline"]
+        assert (src / "proc" / "cmdline").read_text() == "BOOT_IMAGE=/vmlinuz ro\n"
+
+
+def test_every_path_argument_of_every_command_is_an_input_or_an_output() -> None:
+    """The outputs are checked against every input (``inputs_of``): a new argument naming a file or
+    folder must be declared as one or the other, or an output could clobber it unseen."""
+    from doctor.cli import COMMANDS, build_parser
+    from doctor.commands.common import INPUT_ARGUMENTS, OUTPUT_ARGUMENTS
+
+    paths = {"FILE", "PATH", "DIR", "TOML", "SOURCE", "RESULT", "BEFORE", "AFTER"}
+    undeclared = []
+    for name in COMMANDS:
+        parser, _ = build_parser(only=name)
+        sub = next(a for a in parser._actions if a.dest == "command")
+        for action in sub.choices[name]._actions:  # type: ignore[attr-defined]
+            if action.metavar in paths and action.dest not in (*INPUT_ARGUMENTS, *OUTPUT_ARGUMENTS):
+                undeclared.append(f"{name} {action.dest}")
+    assert undeclared == []
+
+
+def test_tui_export_never_lands_on_or_inside_the_source(tmp_path: Path) -> None:
+    """The TUI's export path is typed by hand: the snapshot it is showing, or a file inside that
+    snapshot's folder, is refused like any command's -o."""
+    from doctor.runner import Result
+    from reports.formats import export
+
+    snap = tmp_path / "node.tar.gz"
+    snap.write_bytes(b"snapshot")
+    folder = tmp_path / "node"
+    folder.mkdir()
+    for source, dest in ((snap, snap), (folder, folder / "report.json")):
+        result = Result(findings=[], checks=[], source={"kind": "snapshot", "path": str(source)}, inventory={})
+        with pytest.raises(RuntimeError, match="input"):
+            export(result, "json", str(dest))
+    assert snap.read_bytes() == b"snapshot" and list(folder.iterdir()) == []

@@ -49,7 +49,8 @@ def test_every_command_refuses_output_over_an_input(gnd: Any, snap: Path, tmp_pa
     gnd("fix-script", str(snap), "-o", str(snap)).refused("would overwrite")
     gnd("fix-script", str(snap), "-o", str(tmp_path / "f.sh"), "--rollback", str(snap)).refused("would overwrite")
     gnd("fleet", str(tmp_path), "-o", str(snap)).refused("would overwrite")
-    gnd("fleet", str(tmp_path), "-o", str(tmp_path / "f.txt"), "--save-json", str(other)).refused("would overwrite")
+    gnd("fleet", str(tmp_path), "-o", "-", "--save-json", str(other)).refused("would overwrite")
+    gnd("fleet", str(tmp_path), "-o", str(tmp_path / "f.txt")).refused("inside the input folder")
     _unchanged(snap, before)
     _unchanged(other, before)
     result = tmp_path / "r.json"

@@ -23,7 +23,11 @@ from tests.helpers import HEALTHY, SICK, facts, run
 #: words of the tool's own text, Chinese ones of its zh-CN catalogue, metacharacters, parts of evidence
 NAMES = ["high", "critical", "pass", "unknown", "info", "gpu", "GPU", "nvidia", "PCIe", "fix", "link", "node",
          "DOWN", "ACTIVE", "vllm", "mlx5", "enp25s0", "fe00", "0000", "13", "链路", "严重", "a.b*c(d)+[x]$",
-         "x16", "gpu-node-doctor"]
+         "x16", "gpu-node-doctor",
+         # numbers that are NUMA nodes, GPU indexes and counts in the tool's text; a GPU UUID, an
+         # interface and words of its sentences and evidence
+         "0", "1", "7", "8",
+         "docker0", "root", "numa", "the", "medium", "irq", "mtu", "node0", "localhost", "cpu"]
 
 
 def _named(base: Path, name: str) -> Result:
@@ -125,6 +129,16 @@ def test_a_mac_in_every_spelling_gets_one_placeholder(spelling: str) -> None:
     fresh = Redactor()  # not learned: the separated spellings still go by their shape
     if not re.fullmatch(r"[0-9A-Fa-f]{12}", spelling):
         assert "mac-1" in fresh.text(spelling)
+
+
+@pytest.mark.parametrize("spelling", ["b8ce:f603:00a1:b2c3", "B8CE:F603:00A1:B2C3", "0xb8cef60300a1b2c3",
+                                      "0xB8CEF60300A1B2C3", "b8cef60300a1b2c3"])
+def test_an_infiniband_guid_in_every_spelling_gets_one_placeholder(spelling: str) -> None:
+    """sysfs writes a node GUID as ``b8ce:f603:00a1:b2c3``, ibstat as ``0xb8cef60300a1b2c3``: the
+    GUID learned from one is replaced in the other (the 0x form kept it before)."""
+    r = Redactor()
+    r.learn("b8ce:f603:00a1:b2c3", "guid")
+    assert r.text(f"Node GUID: {spelling} up") == "Node GUID: guid-1 up" and r.counts["guid"] == 1
 
 
 def test_evidence_of_an_identity_file_is_replaced_whole() -> None:
