@@ -422,7 +422,7 @@ def summary(findings: list[Finding]) -> dict[str, int]:
 #: Finding's fields in order, the fix last (the JSON contract's key order)
 _FINDING_FIELDS: Final = tuple(f.name for f in fields(Finding) if f.name != "fix")
 #: Finding's own prose fields (translated when rendered; ``subject`` is a name, ``check`` an id)
-_PROSE_FIELDS: Final = ("title", "detail", "expected", "observed")
+_PROSE_FIELDS: Final = ("subject", "title", "detail", "expected", "observed")
 
 
 def _scalars(obj: Evidence | Impact) -> dict[str, Any]:

@@ -180,12 +180,19 @@ def join(sep: str, items: Iterable[str]) -> str:
     items = list(items)
     if not any(isinstance(i, Msg) or isinstance(sep, Msg) for i in items):
         return sep.join(items)
+    if sep in _PROSE_SEPARATORS:  # between translated clauses: the language's own punctuation (zh-CN "；")
+        sep = Msg(sep)
     parts: list[str] = []
     for i, item in enumerate(items):
         if i:
             parts.append(sep)
         parts.extend(_parts(item))
     return Msg("", parts=tuple(parts)) if parts else ""
+
+
+#: Separators :func:`join` translates when it joins translated prose (a list of ids or values keeps ASCII)
+_PROSE_SEPARATORS = frozenset({"; "})
+N_("; ")
 
 
 def tr(text: str) -> str:
@@ -347,6 +354,20 @@ SEVERITY_NAMES = {"critical": N_("critical"), "high": N_("high"), "medium": N_("
 def severity_name(severity: str) -> str:
     """A severity key (``high``) in the current language (``high`` / ``高``)."""
     return _(SEVERITY_NAMES[severity]) if severity in SEVERITY_NAMES else severity
+
+
+#: A GPU's activity as a word in prose (``busy`` / ``处于负载中``); ``derived.relations.gpu_activity`` gives the key
+ACTIVITY_NAMES = {"busy": N_("busy"), "idle": N_("idle"), "unknown": N_("in an unknown state")}
+
+
+def activity_name(activity: str) -> str:
+    """A GPU activity key as translatable prose (``busy``, ``idle``, ``in an unknown state``)."""
+    return ACTIVITY_NAMES.get(activity, activity)
+
+
+def severity_counts(counts: Iterable[tuple[str, int]]) -> str:
+    """``1 critical, 10 high`` / ``严重 1，高 10``: each non-zero count with its severity name."""
+    return _(", ").join(_("{n} {severity}").format(n=n, severity=severity_name(s)) for s, n in counts if n)
 
 
 def width(text: str) -> int:

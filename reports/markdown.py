@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from doctor.findings import SEVERITIES, Finding
-from doctor.i18n import _, ngettext, severity_name
+from doctor.i18n import _, ngettext, severity_counts, severity_name
 from doctor.lazyre import lazy
 from doctor.runner import Result
 from doctor.textsafe import clean
@@ -107,10 +107,9 @@ def render_markdown_view(view: View) -> str:
     driver = (inv.get("driver") or {}).get("nvidia") if isinstance(inv.get("driver"), dict) else None
     if driver:
         facts.append(_("driver {version}").format(version=driver))
-    out += [text("; ".join(facts)), "", "## " + _("Summary"), ""]
-    counts = ", ".join(f"{n} {severity_name(s)}" for s, n in view.counts.items()
-                       if n and s in SEVERITIES and s != "pass")
-    out.append((counts or _("no findings")) + "; " + _("{passed} checks passed, {unknown} could not be evaluated.").format(
+    out += [text(_("; ").join(facts)), "", "## " + _("Summary"), ""]
+    counts = severity_counts((s, n) for s, n in view.counts.items() if s in SEVERITIES and s != "pass")
+    out.append((counts or _("no findings")) + _("; ") + _("{passed} checks passed, {unknown} could not be evaluated.").format(
         passed=len(view.passed), unknown=len(view.not_evaluated)))
     out.append("")
     if view.problems:
@@ -123,8 +122,10 @@ def render_markdown_view(view: View) -> str:
     for f in view.findings:
         out += _finding(f)
     if view.omitted:
-        out += [f"… {view.omitted} more findings are not shown (a report shows the worst {len(view.findings)}"
-                f"{' and the unevaluated checks' if view.unknowns else ''}); the JSON result holds them all.", ""]
+        out += [(_("… {n} more findings are not shown (a report shows the worst {shown} and the unevaluated checks); "
+                   "the JSON result holds them all.") if view.unknowns else
+                 _("… {n} more findings are not shown (a report shows the worst {shown}); "
+                   "the JSON result holds them all.")).format(n=view.omitted, shown=len(view.findings)), ""]
     if view.not_evaluated:
         out += ["## " + _("Could not be evaluated"), ""]
         out += [f"- {code(c.id)} {text(c.title)}" + (f": {text(c.why)}" if c.why else "") for c in view.not_evaluated]

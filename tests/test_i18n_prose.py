@@ -19,10 +19,6 @@ from tests.helpers import SICK
 
 HEALTHY = SICK.parent / "hgx-h100-healthy"
 LIMIT = 0.10
-#: Not there yet (measured on this branch: text 10-13 % sick, 45 % healthy; HTML 13 % sick, 29 % healthy, against
-#: 92 % / 79 % before the catalog covered checks): doctor/grouping.py and a few renderer paths still build English
-#: around translated parts. strict: the test turns red as soon as it passes, so the marker is removed then.
-PENDING = pytest.mark.xfail(strict=True, reason="English residue in the healthy HTML report's chrome (template labels)")
 #: text-output lines that hold commands or evidence (their labels in Chinese)
 _VERBATIM_LINE = re.compile(r"^\s*(修复：|撤销：|持久化：|证据：|相关：|\$ |#)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -63,7 +59,7 @@ def test_chinese_text_output_is_chinese(tree, capsys: pytest.CaptureFixture[str]
     assert share <= LIMIT, f"{share:.0%} English prose: {' '.join(words[:80])}"
 
 
-@pytest.mark.parametrize("tree", [SICK, pytest.param(HEALTHY, marks=PENDING)], ids=["sick", "healthy"])
+@pytest.mark.parametrize("tree", [SICK, HEALTHY], ids=["sick", "healthy"])
 def test_chinese_html_report_is_chinese(tree, tmp_path) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("jinja2")
     if not tree.exists():
