@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -190,6 +191,10 @@ def join(sep: str, items: Iterable[str]) -> str:
     return Msg("", parts=tuple(parts)) if parts else ""
 
 
+#: Spaces between two Chinese characters or full-width punctuation marks, left where English parts were joined
+#: with a space ("。 启动参数", "网卡 下"): Chinese sets no space there
+_CJK_GAP = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff01-\uff60]) +(?=[\u3000-\u303f\u4e00-\u9fff\uff01-\uff60])")
+
 #: Separators :func:`join` translates when it joins translated prose (a list of ids or values keeps ASCII)
 _PROSE_SEPARATORS = frozenset({"; "})
 N_("; ")
@@ -201,7 +206,8 @@ def tr(text: str) -> str:
     if not isinstance(text, Msg):
         return text
     if text.parts is not None:
-        return "".join(tr(p) for p in text.parts)
+        joined = "".join(tr(p) for p in text.parts)
+        return _CJK_GAP.sub("", joined) if language() == "zh-CN" else joined
     if not text.msgid:
         return str.__str__(text)
     if text.plural is not None:
@@ -212,7 +218,8 @@ def tr(text: str) -> str:
         return pattern
     params = {k: tr(v) if isinstance(v, str) else v for k, v in text.params.items()}
     try:
-        return pattern.format(**params)
+        done = pattern.format(**params)
+        return _CJK_GAP.sub("", done) if language() == "zh-CN" else done
     except (KeyError, IndexError, ValueError):  # a broken translation: the English text rather than a traceback
         return str.__str__(text)
 

@@ -128,7 +128,8 @@ def render_markdown_view(view: View) -> str:
                    "the JSON result holds them all.")).format(n=view.omitted, shown=len(view.findings)), ""]
     if view.not_evaluated:
         out += ["## " + _("Could not be evaluated"), ""]
-        out += [f"- {code(c.id)} {text(c.title)}" + (f": {text(c.why)}" if c.why else "") for c in view.not_evaluated]
+        out += [f"- {code(c.id)} " + (_("{title}: {detail}").format(title=text(c.title), detail=text(c.why)) if c.why
+                                      else text(c.title)) for c in view.not_evaluated]
         out.append("")
     if view.passed:
         out += ["## " + _("Passed"), ""]

@@ -110,8 +110,9 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
     if unknowns:
         lines.append(paint(_("Could not evaluate:"), "1"))
         for f in unknowns:
-            lines.append(f"    {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
-                         + (f": {_clean(f.detail)}" if f.detail else ""))
+            title = f"{_clean(f.subject)} — {_clean(f.title)}"
+            lines.append(f"    {paint(_clean(f.check), '35')}  "
+                         + (_("{title}: {detail}").format(title=title, detail=_clean(f.detail)) if f.detail else title))
         lines.append("")
     counts = result.summary()
     passed = [str(c["id"]) for c in result.passed_checks()]

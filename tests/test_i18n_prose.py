@@ -20,7 +20,7 @@ from tests.helpers import SICK
 HEALTHY = SICK.parent / "hgx-h100-healthy"
 LIMIT = 0.10
 #: text-output lines that hold commands or evidence (their labels in Chinese)
-_VERBATIM_LINE = re.compile(r"^\s*(修复：|撤销：|持久化：|证据：|相关：|\$ |#)")
+_VERBATIM_LINE = re.compile(r"^\s*(修复：|回滚：|持久化：|证据：|相关：|\$ |#)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"(?<![\w./:=\-@<>$])[A-Za-z][a-z]+(?![\w./:=\-@<>(])")
 #: lower-case names of programs, files and kernel knobs that Chinese text writes as they are
