@@ -383,7 +383,17 @@ _PID_IN_SUBJECT = lazy(r" ?\(pid \d+\)")
 def stable_subject(subject: str) -> str:
     """``subject`` without its process ids (``vllm api_server (pid 4242)`` -> ``vllm api_server``): how
     findings about one process are matched across a restart (``gnd diff``) or between nodes (``gnd fleet``)."""
-    return _PID_IN_SUBJECT.sub("", subject) if "(pid " in subject else subject
+    if "(pid " not in subject:
+        return subject
+    plain = _PID_IN_SUBJECT.sub("", subject)
+    from doctor.i18n import Msg
+
+    if isinstance(subject, Msg) and subject.params and subject.parts is None:  # keep it translatable
+        kept = Msg(subject.msgid, {k: stable_subject(v) if isinstance(v, str) else v for k, v in subject.params.items()},
+                   plural=subject.plural, cap=subject.cap)
+        if str.__str__(kept) == plain:
+            return kept
+    return plain
 
 
 def subject_id_of(subject: str) -> str:
