@@ -191,13 +191,15 @@ def join(sep: str, items: Iterable[str]) -> str:
     return Msg("", parts=tuple(parts)) if parts else ""
 
 
-#: Spaces between two Chinese characters or full-width punctuation marks, left where English parts were joined
-#: with a space ("。 启动参数", "网卡 下"): Chinese sets no space there
-_CJK_GAP = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff01-\uff60]) +(?=[\u3000-\u303f\u4e00-\u9fff\uff01-\uff60])")
+#: Spaces between two Chinese characters, and next to full-width punctuation, left where English parts were
+#: joined with a space ("。 启动参数", "网卡 下", "距离 PIX。 GPU 1"): Chinese sets no space there
+_CJK_GAP = re.compile(r"(?<=[\u3000-\u303f\uff01-\uff60]) +| +(?=[\u3000-\u303f\uff01-\uff60])"
+                      r"|(?<=[\u4e00-\u9fff]) +(?=[\u4e00-\u9fff])")
 
 #: Separators :func:`join` translates when it joins translated prose (a list of ids or values keeps ASCII)
-_PROSE_SEPARATORS = frozenset({"; "})
+_PROSE_SEPARATORS = frozenset({"; ", ", "})
 N_("; ")
+N_(", ")
 
 
 def tr(text: str) -> str:
