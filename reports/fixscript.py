@@ -86,7 +86,7 @@ EXPECT_MACHINE_ID={machine_q}
 
 say() {{ printf '\\n== %s\\n' "$1"; }}
 
-# run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV as given (nothing is re-parsed by the shell)
+# {c_run}
 run() {{
   local shown="$1"; shift 2
   if [ "$APPLY" = 1 ]; then
@@ -97,7 +97,7 @@ run() {{
   fi
 }}
 
-# look SHOWN -- ARGV...: a read-only diagnostic; with --apply, run it, and go on when it fails
+# {c_look}
 look() {{
   local shown="$1"; shift 2
   if [ "$APPLY" = 1 ]; then
@@ -108,11 +108,11 @@ look() {{
   fi
 }}
 
-# todo TEXT: a step this script does not run, listed again at the end
+# {c_todo}
 TODO=()
 todo() {{ TODO+=("$1"); {msg_by_hand}; }}
 
-# put SHOWN PATH CONTENT: print SHOWN; with --apply, write CONTENT to PATH
+# {c_put}
 put() {{
   if [ "$APPLY" = 1 ]; then
     printf '+ %s\\n' "$1"
@@ -239,7 +239,8 @@ REVIEW_NOTE = (N_("FOR REVIEW ONLY: made from a saved result, so nothing below r
                N_("A result file can be edited; run `gnd fix-script` on the host itself for a script that applies."))
 TODO_LIST = """
 if [ "${{#TODO[@]}}" -gt 0 ]; then
-  printf '\\n{left} (%s):\\n' "${{#TODO[@]}}"
+  echo
+  {left}
   for t in "${{TODO[@]}}"; do printf '  - %s\\n' "$t"; done
 fi"""
 
@@ -252,7 +253,9 @@ ROLLBACK_NOTE = (N_("Undoes exactly the steps the matching fix script runs (newe
 def _header(title: str, head: dict[str, object]) -> str:
     """The script's first lines: the shebang, its comment (translated) and the shell code (never translated)."""
     lines = [comment(_(line).format(title=_(title), **head)) for line in HEADER_COMMENT]
-    return HEADER.format(comment="\n".join("# " + line for line in lines), **head, **_messages(HEADER_MESSAGES))
+    notes = {key: comment(_(text)) for key, text in HEADER_COMMENTS.items()}
+    return HEADER.format(comment="\n".join("# " + line for line in lines), **head, **_messages(HEADER_MESSAGES),
+                         **notes)
 
 
 #: What the script says when it runs: (message, to stderr); each {name} is the shell value of _SHELL_VALUES
@@ -270,8 +273,16 @@ BACKUP_MESSAGES = {
     "msg_backup_done": (N_("backup of sysctls, IRQ affinities and modules written to {backup_dir}"), False),
     "msg_backup_dry": (N_("[dry-run] would back up sysctls, IRQ affinities and modules to {backup_dir}"), False),
 }
+#: The comments above the script's shell functions (their names and arguments stay as the code has them)
+HEADER_COMMENTS = {
+    "c_run": N_("run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV as given (nothing is re-parsed by the shell)"),
+    "c_look": N_("look SHOWN -- ARGV...: a read-only diagnostic; with --apply, run it, and go on when it fails"),
+    "c_todo": N_("todo TEXT: a step this script does not run, listed again at the end"),
+    "c_put": N_("put SHOWN PATH CONTENT: print SHOWN; with --apply, write CONTENT to PATH"),
+}
 _SHELL_VALUES = {"script": '"$0"', "status": '"$?"', "step": '"$1"', "host_now": '"$HOST_NOW"',
-                 "host_then": '"$EXPECT_HOST"', "backup_dir": '"$BACKUP_DIR"', "machine_id": None}
+                 "host_then": '"$EXPECT_HOST"', "backup_dir": '"$BACKUP_DIR"', "machine_id": None,
+                 "count": '"${#TODO[@]}"'}
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -399,7 +410,7 @@ def build_scripts(view: View, ctx: Context | None = None) -> Scripts:
         fix.append("\n# " + comment(_("No finding carries a fix: nothing to do.")))
     if not n_back:
         back.append("\n# " + comment(_("The fix script runs nothing, so there is nothing to undo.")))
-    fix.append(TODO_LIST.format(left=_shell_text(_("Left to do by hand"))))
+    fix.append(TODO_LIST.format(left=_printf(N_("Left to do by hand ({count}):"), False)))
     fix.append(_done(N_("done: applied"), N_("done: dry run, nothing changed")))
     back.append(_done(N_("done: rolled back"), N_("done: dry run, nothing changed")))
     return Scripts("\n".join(fix) + "\n", "\n".join(back) + "\n", n_fix, n_back)
