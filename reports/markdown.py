@@ -50,7 +50,8 @@ def fence(lines: list[str] | tuple[str, ...], lang: str = "sh") -> str:
 
 
 def _finding(f: Finding) -> list[str]:
-    out = [f"### {f.rank}. {severity_name(f.severity).upper()}: {text(f.title)}", "",
+    out = [f"### {f.rank}. " + _("{severity}: {title}").format(severity=severity_name(f.severity).upper(),
+                                                                 title=text(f.title)), "",
            _("Check {check}, subject {subject}").format(check=code(f.check), subject=code(f.subject))
            + (_(", confidence {percent} %").format(percent=f"{f.confidence * 100:.0f}") if f.confidence < 1 else ""),
            ""]
@@ -59,10 +60,11 @@ def _finding(f: Finding) -> list[str]:
     rows = [(_("Expected"), f.expected), (_("Observed"), f.observed),
             (_("Impact"), f.impact.line),
             (_("Related"), ", ".join(f.related[:MAX_EVIDENCE])
-             + (f" … +{len(f.related) - MAX_EVIDENCE} more" if len(f.related) > MAX_EVIDENCE else ""))]
+             + (" " + _("… {n} more (--format json)").format(n=len(f.related) - MAX_EVIDENCE)
+                if len(f.related) > MAX_EVIDENCE else ""))]
     for label, value in rows:
         if value.strip():
-            out.append(f"- **{label}:** {text(value)}")
+            out.append("- " + _("**{label}:** {value}").format(label=label, value=text(value)))
     if any(v.strip() for _l, v in rows):
         out.append("")
     if f.evidence:
