@@ -25,7 +25,7 @@ _VERBATIM_LINE = re.compile(r"^\s*(修复：|回滚：|持久化：|证据：|�
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"(?<![\w./:=\-@<>$])[A-Za-z][a-z]+(?![\w./:=\-@<>(])")
 #: lower-case names of programs, files and kernel knobs that Chinese text writes as they are
-_NAMES = frozenset(["sysfs", "lspci", "ethtool", "sysctl", "irqbalance", "systemd", "kubelet", "nvidia", "smi", "taskset", "numactl", "tuned", "grub", "dmesg", "iperf", "prlimit", "netplan", "eager", "batch", "rank", "worker", "prefill", "decode", "ring", "tree", "token", "snapshot", "sosreport", "baseline", "rail", "incast", "bootstrap", "socket", "trust", "pending", "replay", "recovery", "hinting", "fault", "cordon", "busy", "idle", "governor", "powersave", "performance", "static", "none", "unset", "auto", "active", "down", "up", "unknown", "legacy", "profiler", "vllm", "pid", "ms", "graph", "graphs", "python", "dell",
+_NAMES = frozenset(["sysfs", "lspci", "ethtool", "sysctl", "irqbalance", "systemd", "kubelet", "nvidia", "smi", "taskset", "numactl", "tuned", "grub", "dmesg", "iperf", "prlimit", "netplan", "eager", "batch", "rank", "worker", "prefill", "decode", "ring", "tree", "token", "snapshot", "sosreport", "baseline", "rail", "incast", "bootstrap", "socket", "trust", "pending", "replay", "recovery", "hinting", "fault", "cordon", "governor", "powersave", "performance", "static", "down", "up", "legacy", "profiler", "vllm", "pid", "ms", "graph", "graphs", "python", "dell",
                     "gnd", "xid", "sudo", "root", "enter", "tab", "esc", "ctrl", "markdown"])
 
 
