@@ -54,7 +54,7 @@ def test_pdf_of_a_source_carries_what_fix_script_and_check_write(lang: str, stil
     assert b"REVIEW_ONLY=0" in files["gnd-fix.sh"]  # made from the host's own facts: the runnable script
     if lang == "zh-CN":
         with i18n.use("zh-CN"):
-            assert i18n._("Left to do by hand").encode() in files["gnd-fix.sh"]
+            assert i18n._("Left to do by hand ({count}):").split("{count}")[0].encode() in files["gnd-fix.sh"]
 
 
 def test_pdf_of_a_saved_result_carries_the_review_script_and_the_result(sick_data: dict[str, Any],
