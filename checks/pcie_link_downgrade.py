@@ -40,7 +40,7 @@ from doctor.findings import (
     severity_order,
 )
 from doctor.fixes import make
-from doctor.i18n import N_, Nn_, capitalised, join
+from doctor.i18n import N_, Nn_, activity_name, capitalised, join
 from doctor.record import record
 from doctor.registry import check
 
@@ -187,7 +187,7 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
     ends = N_('both ends support') if neck.partner_known else N_('the device supports')
     detail = (N_('{where} trained at {link_label} although {ends} {link_label2}.', where=capitalised(where), link_label=link_label(neck.cur_speed, neck.cur_width), ends=ends, link_label2=link_label(neck.exp_speed, neck.exp_width)))
     if subject.is_gpu:
-        detail += N_(' The GPU is {gpu_activity}', gpu_activity=gpu_activity(facts, subject.dev.address))
+        detail += N_(' The GPU is {gpu_activity}', gpu_activity=activity_name(gpu_activity(facts, subject.dev.address)))
         detail += N_(', so a lower speed is not idle power saving.') if busy_ok else \
             N_('; only the width is counted (an idle GPU may lower its speed on purpose).')
     if not neck.partner_known:
@@ -239,7 +239,7 @@ def _firmware_capped(facts: Facts, subject: _Subject, lk: Link, cap: FirmwareCap
     lost = 1 - cap.allowed / cap.capable if cap.capable else 0.0
     detail = (N_("The link above {address} can train only to {gen_label} although it could run {gen_label2}: {how}. This is a configuration (BIOS/firmware) limit, not the slot's wiring, so it can be changed.", address=lk.child.address, gen_label=gen_label(cap.allowed), gen_label2=gen_label(cap.capable), how=cap.how))
     if subject.is_gpu:
-        detail += N_(' The GPU is {gpu_activity}.', gpu_activity=gpu_activity(facts, subject.dev.address))
+        detail += N_(' The GPU is {gpu_activity}.', gpu_activity=activity_name(gpu_activity(facts, subject.dev.address)))
     width = lk.cur_width or lk.exp_width
     return Finding(
         severity, subject.label, N_('{kind} link capped by firmware at {gen_label} (can do {gen_label2})', kind=_KIND_NAMES[subject.kind], gen_label=gen_label(cap.allowed), gen_label2=gen_label(cap.capable)),
@@ -317,7 +317,7 @@ def _path_limited(facts: Facts, subject: _Subject, links: list[Link], cap: PathC
             detail += (N_("; the GPU is idle (idle parking).") if activity == "idle" else
                        N_("; the GPU is busy.") if activity == "busy" else
                        N_("; the GPU is {activity}: re-check under load whether it reaches the host's maximum.",
-                          activity=activity))
+                          activity=activity_name(activity)))
         else:
             detail += "."
     if soldered:

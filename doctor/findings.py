@@ -387,7 +387,17 @@ _PID_IN_SUBJECT = lazy(r" ?\(pid \d+\)")
 def stable_subject(subject: str) -> str:
     """``subject`` without its process ids (``vllm api_server (pid 4242)`` -> ``vllm api_server``): how
     findings about one process are matched across a restart (``gnd diff``) or between nodes (``gnd fleet``)."""
-    return _PID_IN_SUBJECT.sub("", subject) if "(pid " in subject else subject
+    if "(pid " not in subject:
+        return subject
+    plain = _PID_IN_SUBJECT.sub("", subject)
+    from doctor.i18n import Msg
+
+    if isinstance(subject, Msg) and subject.params and subject.parts is None:  # keep it translatable
+        kept = Msg(subject.msgid, {k: stable_subject(v) if isinstance(v, str) else v for k, v in subject.params.items()},
+                   plural=subject.plural, cap=subject.cap)
+        if str.__str__(kept) == plain:
+            return kept
+    return plain
 
 
 def subject_id_of(subject: str) -> str:
@@ -432,7 +442,7 @@ def summary(findings: list[Finding]) -> dict[str, int]:
 #: Finding's fields in order, the fix last (the JSON contract's key order)
 _FINDING_FIELDS: Final = tuple(f.name for f in fields(Finding) if f.name != "fix")
 #: Finding's own prose fields (translated when rendered; ``subject`` is a name, ``check`` an id)
-_PROSE_FIELDS: Final = ("title", "detail", "expected", "observed")
+_PROSE_FIELDS: Final = ("subject", "title", "detail", "expected", "observed")
 
 
 def _scalars(obj: Evidence | Impact) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,6 +181,8 @@ def join(sep: str, items: Iterable[str]) -> str:
     items = list(items)
     if not any(isinstance(i, Msg) or isinstance(sep, Msg) for i in items):
         return sep.join(items)
+    if sep in _PROSE_SEPARATORS:  # between translated clauses: the language's own punctuation (zh-CN "；")
+        sep = Msg(sep)
     parts: list[str] = []
     for i, item in enumerate(items):
         if i:
@@ -188,13 +191,25 @@ def join(sep: str, items: Iterable[str]) -> str:
     return Msg("", parts=tuple(parts)) if parts else ""
 
 
+#: Spaces between two Chinese characters, and next to full-width punctuation, left where English parts were
+#: joined with a space ("。 启动参数", "网卡 下", "距离 PIX。 GPU 1"): Chinese sets no space there
+_CJK_GAP = re.compile(r"(?<=[\u3000-\u303f\uff01-\uff60]) +| +(?=[\u3000-\u303f\uff01-\uff60])"
+                      r"|(?<=[\u4e00-\u9fff]) +(?=[\u4e00-\u9fff])")
+
+#: Separators :func:`join` translates when it joins translated prose (a list of ids or values keeps ASCII)
+_PROSE_SEPARATORS = frozenset({"; ", ", "})
+N_("; ")
+N_(", ")
+
+
 def tr(text: str) -> str:
     """``text`` in the current language: a :class:`Msg` translated (its parameters too), a plain ``str``
     as it is (commands, evidence, values)."""
     if not isinstance(text, Msg):
         return text
     if text.parts is not None:
-        return "".join(tr(p) for p in text.parts)
+        joined = "".join(tr(p) for p in text.parts)
+        return _CJK_GAP.sub("", joined) if language() == "zh-CN" else joined
     if not text.msgid:
         return str.__str__(text)
     if text.plural is not None:
@@ -205,7 +220,8 @@ def tr(text: str) -> str:
         return pattern
     params = {k: tr(v) if isinstance(v, str) else v for k, v in text.params.items()}
     try:
-        return pattern.format(**params)
+        done = pattern.format(**params)
+        return _CJK_GAP.sub("", done) if language() == "zh-CN" else done
     except (KeyError, IndexError, ValueError):  # a broken translation: the English text rather than a traceback
         return str.__str__(text)
 
@@ -347,6 +363,20 @@ SEVERITY_NAMES = {"critical": N_("critical"), "high": N_("high"), "medium": N_("
 def severity_name(severity: str) -> str:
     """A severity key (``high``) in the current language (``high`` / ``高``)."""
     return _(SEVERITY_NAMES[severity]) if severity in SEVERITY_NAMES else severity
+
+
+#: A GPU's activity as a word in prose (``busy`` / ``处于负载中``); ``derived.relations.gpu_activity`` gives the key
+ACTIVITY_NAMES = {"busy": N_("busy"), "idle": N_("idle"), "unknown": N_("in an unknown state")}
+
+
+def activity_name(activity: str) -> str:
+    """A GPU activity key as translatable prose (``busy``, ``idle``, ``in an unknown state``)."""
+    return ACTIVITY_NAMES.get(activity, activity)
+
+
+def severity_counts(counts: Iterable[tuple[str, int]]) -> str:
+    """``1 critical, 10 high`` / ``严重 1，高 10``: each non-zero count with its severity name."""
+    return _(", ").join(_("{n} {severity}").format(n=n, severity=severity_name(s)) for s, n in counts if n)
 
 
 def width(text: str) -> int:

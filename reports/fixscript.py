@@ -19,6 +19,7 @@ result came from (hostname and /etc/machine-id).
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import TYPE_CHECKING
 
@@ -73,10 +74,11 @@ set -euo pipefail
 
 APPLY=0
 REVIEW_ONLY={review}
+MADE_FROM={made_from_q}
 case "${{1:-}}" in
   --apply)
     if [ "$REVIEW_ONLY" = 1 ]; then
-      echo "$0: refusing to apply: made from {made_from}, not on the host itself, so for review only; run gnd fix-script on that host (no SOURCE, no --from-json) for a script that applies" >&2
+      {msg_review_only}
       exit 2
     fi
     APPLY=1 ;;
@@ -90,7 +92,7 @@ EXPECT_MACHINE_ID={machine_q}
 
 say() {{ printf '\\n== %s\\n' "$1"; }}
 
-# run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV as given (nothing is re-parsed by the shell)
+# {c_run}
 run() {{
   local shown="$1"; shift 2
   if [ "$APPLY" = 1 ]; then
@@ -101,22 +103,22 @@ run() {{
   fi
 }}
 
-# look SHOWN -- ARGV...: a read-only diagnostic; with --apply, run it, and go on when it fails
+# {c_look}
 look() {{
   local shown="$1"; shift 2
   if [ "$APPLY" = 1 ]; then
     printf '+ %s\\n' "$shown"
-    "$@" || printf '  (diagnostic failed with exit %s; going on)\\n' "$?" >&2
+    "$@" || {msg_look_failed}
   else
     printf '[dry-run] %s\\n' "$shown"
   fi
 }}
 
-# todo TEXT: a step this script does not run, listed again at the end
+# {c_todo}
 TODO=()
-todo() {{ TODO+=("$1"); printf '[by hand] %s\\n' "$1"; }}
+todo() {{ TODO+=("$1"); {msg_by_hand}; }}
 
-# put SHOWN PATH CONTENT: print SHOWN; with --apply, write CONTENT to PATH
+# {c_put}
 put() {{
   if [ "$APPLY" = 1 ]; then
     printf '+ %s\\n' "$1"
@@ -128,17 +130,17 @@ put() {{
 
 if [ "$APPLY" = 1 ]; then
   if [ "$(id -u)" != 0 ]; then
-    echo "$0: run as root to apply (or without --apply for a dry run)" >&2
+    {msg_not_root}
     exit 1
   fi
   HOST_NOW="$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname)"
   MACHINE_NOW="$(cat /etc/machine-id 2>/dev/null || true)"
   if [ -z "$EXPECT_HOST" ] || [ "$HOST_NOW" != "$EXPECT_HOST" ]; then
-    echo "$0: refusing to apply: this host is '$HOST_NOW', the result came from '$EXPECT_HOST'" >&2
+    {msg_other_host}
     exit 1
   fi
   if [ -z "$EXPECT_MACHINE_ID" ] || [ "$MACHINE_NOW" != "$EXPECT_MACHINE_ID" ]; then
-    echo "$0: refusing to apply: /etc/machine-id does not match the result's (${{EXPECT_MACHINE_ID:-not recorded}})" >&2
+    {msg_other_machine}
     exit 1
   fi
 fi
@@ -154,9 +156,9 @@ if [ "$APPLY" = 1 ]; then
     printf '%s %s\\n' "$f" "$(cat "$f" 2>/dev/null || true)"
   done > "$BACKUP_DIR/irq-affinity.txt"
   lsmod > "$BACKUP_DIR/lsmod.txt" 2>/dev/null || true
-  echo "backup of sysctls, IRQ affinities and modules written to $BACKUP_DIR"
+  {msg_backup_done}
 else
-  echo "[dry-run] would back up sysctls, IRQ affinities and modules to $BACKUP_DIR"
+  {msg_backup_dry}
 fi
 """
 
@@ -239,20 +241,18 @@ def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[t
         return (), str(exc)
 
 
-#: what a review-only script was made from, by :attr:`Context.origin`: in the shell's refusal (English, a fixed
-#: text) and in the script's note (translated)
-MADE_FROM = {SAVED: ("a saved result (--from-json)", N_("a saved result (--from-json)")),
-             SNAPSHOT: ("a snapshot", N_("a snapshot (gnd collect)")),
-             SOSREPORT: ("a sosreport", N_("a sosreport")),
-             BUGREPORT: ("an nvidia-bug-report log", N_("an nvidia-bug-report log"))}
-OTHER_COPY = ("a copy of a host's files", N_("a copy of a host's files"))
+#: what a review-only script was made from, by :attr:`Context.origin` (in the script's note and its refusal)
+MADE_FROM = {SAVED: N_("a saved result (--from-json)"), SNAPSHOT: N_("a snapshot (gnd collect)"),
+             SOSREPORT: N_("a sosreport"), BUGREPORT: N_("an nvidia-bug-report log")}
+OTHER_COPY = N_("a copy of a host's files")
 REVIEW_NOTE = (N_("FOR REVIEW ONLY: made from {made_from}, not on the host itself, so nothing below runs and "
                   "--apply is refused."),
                N_("A copy of a host's data can be edited and its facts are not this host's; run `gnd fix-script` on "
                   "the host itself (no SOURCE, no --from-json) for a script that applies."))
 TODO_LIST = """
 if [ "${{#TODO[@]}}" -gt 0 ]; then
-  printf '\\n{left} (%s):\\n' "${{#TODO[@]}}"
+  echo
+  {left}
   for t in "${{TODO[@]}}"; do printf '  - %s\\n' "$t"; done
 fi"""
 
@@ -265,7 +265,66 @@ ROLLBACK_NOTE = (N_("Undoes exactly the steps the matching fix script runs (newe
 def _header(title: str, head: dict[str, object]) -> str:
     """The script's first lines: the shebang, its comment (translated) and the shell code (never translated)."""
     lines = [comment(_(line).format(title=_(title), **head)) for line in HEADER_COMMENT]
-    return HEADER.format(comment="\n".join("# " + line for line in lines), **head)
+    notes = {key: comment(_(text)) for key, text in HEADER_COMMENTS.items()}
+    return HEADER.format(comment="\n".join("# " + line for line in lines), **head, **_messages(HEADER_MESSAGES),
+                         **notes)
+
+
+#: What the script says when it runs: (message, to stderr); each {name} is the shell value of _SHELL_VALUES
+HEADER_MESSAGES = {
+    "msg_review_only": (N_("{script}: refusing to apply: made from {made_from}, not on the host itself, so for review "
+                           "only; run gnd fix-script on that host (no SOURCE, no --from-json) for a script that applies"),
+                        True),
+    "msg_look_failed": (N_("  (diagnostic failed with exit {status}; going on)"), True),
+    "msg_by_hand": (N_("[by hand] {step}"), False),
+    "msg_not_root": (N_("{script}: run as root to apply (or without --apply for a dry run)"), True),
+    "msg_other_host": (N_("{script}: refusing to apply: this host is '{host_now}', the result came from '{host_then}'"), True),
+    "msg_other_machine": (N_("{script}: refusing to apply: /etc/machine-id does not match the result's ({machine_id})"),
+                          True),
+}
+BACKUP_MESSAGES = {
+    "msg_backup_done": (N_("backup of sysctls, IRQ affinities and modules written to {backup_dir}"), False),
+    "msg_backup_dry": (N_("[dry-run] would back up sysctls, IRQ affinities and modules to {backup_dir}"), False),
+}
+#: The comments above the script's shell functions (their names and arguments stay as the code has them)
+HEADER_COMMENTS = {
+    "c_run": N_("run SHOWN -- ARGV...: print SHOWN; with --apply, run ARGV as given (nothing is re-parsed by the shell)"),
+    "c_look": N_("look SHOWN -- ARGV...: a read-only diagnostic; with --apply, run it, and go on when it fails"),
+    "c_todo": N_("todo TEXT: a step this script does not run, listed again at the end"),
+    "c_put": N_("put SHOWN PATH CONTENT: print SHOWN; with --apply, write CONTENT to PATH"),
+}
+_SHELL_VALUES = {"script": '"$0"', "made_from": '"$MADE_FROM"', "status": '"$?"', "step": '"$1"', "host_now": '"$HOST_NOW"',
+                 "host_then": '"$EXPECT_HOST"', "backup_dir": '"$BACKUP_DIR"', "machine_id": None,
+                 "count": '"${#TODO[@]}"'}
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def _printf(message: str, to_stderr: bool) -> str:
+    """A ``printf`` of ``message`` in the current language: its text one single-quoted format (nothing in
+    it is expanded by the shell), each placeholder a ``%s`` whose argument is the shell value it names."""
+    def build(text: str) -> str:
+        args: list[str] = []
+
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1)
+            shell = _SHELL_VALUES[name]
+            if shell is None:  # the machine-id, or "not recorded" in the current language
+                unknown = re.sub(r'[$`"\\]', "", comment(_("not recorded")))
+                shell = '"${EXPECT_MACHINE_ID:-' + unknown + '}"'
+            args.append(shell)
+            return "%s"
+
+        fmt = _PLACEHOLDER.sub(value, comment(text).replace("%", "%%"))
+        return " ".join(["printf", shlex.quote(fmt + "\\n"), *args]) + (" >&2" if to_stderr else "")
+
+    try:
+        return build(_(message))
+    except KeyError:  # a translation naming a placeholder the English has not: the English text
+        return build(message)
+
+
+def _messages(messages: dict[str, tuple[str, bool]]) -> dict[str, str]:
+    return {key: _printf(text, err) for key, (text, err) in messages.items()}
 
 
 def _shell_text(text: str) -> str:
@@ -294,13 +353,13 @@ def build_scripts(view: View, ctx: Context | None = None) -> Scripts:
     host, machine = source_identity(view.result)
     head = {"host": comment(view.host), "version": comment(view.tool_version), "generated": comment(stamp),
             "host_q": shlex.quote(host), "machine_q": shlex.quote(machine), "review": int(review),
-            "made_from": made_from[0]}
+            "made_from_q": shlex.quote(comment(_(made_from)))}
     fix = [_header(N_("gpu-node-doctor remediation script"), head),
-           BACKUP.format(backup_first=comment(_("backup first")))]
+           BACKUP.format(backup_first=comment(_("backup first")), **_messages(BACKUP_MESSAGES))]
     back = [_header(N_("gpu-node-doctor rollback script"), head),
             "\n" + "\n".join("# " + comment(_(line)) for line in ROLLBACK_NOTE) + "\n"]
     if review:
-        note = "\n" + "\n".join("# " + comment(_(line).format(made_from=_(made_from[1]))) for line in REVIEW_NOTE) + "\n"
+        note = "\n" + "\n".join("# " + comment(_(line).format(made_from=_(made_from))) for line in REVIEW_NOTE) + "\n"
         fix.append(note)
         back.append(note)
     context = Context.from_inventory(view.inventory) if ctx is None else ctx
@@ -368,7 +427,7 @@ def build_scripts(view: View, ctx: Context | None = None) -> Scripts:
         fix.append("\n# " + comment(_("No finding carries a fix: nothing to do.")))
     if not n_back:
         back.append("\n# " + comment(_("The fix script runs nothing, so there is nothing to undo.")))
-    fix.append(TODO_LIST.format(left=_shell_text(_("Left to do by hand"))))
+    fix.append(TODO_LIST.format(left=_printf(N_("Left to do by hand ({count}):"), False)))
     fix.append(_done(N_("done: applied"), N_("done: dry run, nothing changed")))
     back.append(_done(N_("done: rolled back"), N_("done: dry run, nothing changed")))
     return Scripts("\n".join(fix) + "\n", "\n".join(back) + "\n", n_fix, n_back, review)

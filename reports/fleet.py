@@ -90,7 +90,7 @@ def _write_text(report: FleetReport, out: TextIO) -> None:
                 n=len(report.groups) - MAX_GROUP_COLUMNS) + "\n")
     # outliers
     outliers = report.outlier_nodes
-    rule = _("a finding at or above {level} that fewer than half of the nodes have").format(level=report.fail_on)
+    rule = _("a finding at or above {level} that fewer than half of the nodes have").format(level=severity_name(report.fail_on))
     out.write("\n" + (_("Outlier nodes ({n}; {rule}):").format(n=len(outliers), rule=rule) if outliers
                        else _("Outlier nodes: none ({rule})").format(rule=rule)) + "\n")
     for i in outliers[:MAX_LINES]:
@@ -138,7 +138,7 @@ def render_html(report: FleetReport, **_options: object) -> str:
     parts.append(f"<h2>{esc(_('Outlier nodes'))}</h2>")
     parts.append("<p class='muted'>" + esc(_("Nodes with a finding at or above {level} that fewer than half of the "
                                              "nodes have; configuration drift is under Fact outliers.").format(
-        level=report.fail_on)) + "</p>")
+        level=severity_name(report.fail_on))) + "</p>")
     rows = [[f"<b>{esc(report.rows[i].name)}</b><br><span class='muted mono'>{esc(report.rows[i].path)}</span>",
              "<br>".join(esc(tr(x)) for x in report.reasons(i))] for i in report.outlier_nodes]
     parts.append(table([_("node"), _("why")], rows, raw=True) if rows else none)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import SEVERITIES
-from doctor.i18n import language, severity_name, translations
+from doctor.i18n import activity_name, language, severity_name, tr, translations
 from reports.print_css import page_margin_css
 from reports.topology_svg import render_topology
 from reports.view import COMMAND_COLUMNS, EVIDENCE_COLUMNS, View, build_view, fix_parts, mono_lines, sentence
@@ -86,6 +86,7 @@ def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
     return str(env.get_template(TEMPLATE).render(
         v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
         max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name, fix_parts=fix_parts,
+        activity_name=lambda a: tr(activity_name(str(a))) if a else "",
         mono_lines=mono_lines, command_columns=COMMAND_COLUMNS, evidence_columns=EVIDENCE_COLUMNS,
         page_css=Markup(page_margin_css()), links=links, style=style))
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from doctor.findings import SEVERITIES, Finding
-from doctor.i18n import _, ngettext, severity_name
+from doctor.i18n import _, ngettext, severity_counts, severity_name
 from doctor.lazyre import lazy
 from doctor.runner import Result
 from doctor.textsafe import clean
@@ -50,7 +50,8 @@ def fence(lines: list[str] | tuple[str, ...], lang: str = "sh") -> str:
 
 
 def _finding(f: Finding) -> list[str]:
-    out = [f"### {f.rank}. {severity_name(f.severity).upper()}: {text(f.title)}", "",
+    out = [f"### {f.rank}. " + _("{severity}: {title}").format(severity=severity_name(f.severity).upper(),
+                                                                 title=text(f.title)), "",
            _("Check {check}, subject {subject}").format(check=code(f.check), subject=code(f.subject))
            + (_(", confidence {percent} %").format(percent=f"{f.confidence * 100:.0f}") if f.confidence < 1 else ""),
            ""]
@@ -59,10 +60,11 @@ def _finding(f: Finding) -> list[str]:
     rows = [(_("Expected"), f.expected), (_("Observed"), f.observed),
             (_("Impact"), f.impact.line),
             (_("Related"), ", ".join(f.related[:MAX_EVIDENCE])
-             + (f" … +{len(f.related) - MAX_EVIDENCE} more" if len(f.related) > MAX_EVIDENCE else ""))]
+             + (" " + _("… {n} more (--format json)").format(n=len(f.related) - MAX_EVIDENCE)
+                if len(f.related) > MAX_EVIDENCE else ""))]
     for label, value in rows:
         if value.strip():
-            out.append(f"- **{label}:** {text(value)}")
+            out.append("- " + _("**{label}:** {value}").format(label=label, value=text(value)))
     if any(v.strip() for _l, v in rows):
         out.append("")
     if f.evidence:
@@ -107,10 +109,9 @@ def render_markdown_view(view: View) -> str:
     driver = (inv.get("driver") or {}).get("nvidia") if isinstance(inv.get("driver"), dict) else None
     if driver:
         facts.append(_("driver {version}").format(version=driver))
-    out += [text("; ".join(facts)), "", "## " + _("Summary"), ""]
-    counts = ", ".join(f"{n} {severity_name(s)}" for s, n in view.counts.items()
-                       if n and s in SEVERITIES and s != "pass")
-    out.append((counts or _("no findings")) + "; " + _("{passed} checks passed, {unknown} could not be evaluated.").format(
+    out += [text(_("; ").join(facts)), "", "## " + _("Summary"), ""]
+    counts = severity_counts((s, n) for s, n in view.counts.items() if s in SEVERITIES and s != "pass")
+    out.append((counts or _("no findings")) + _("; ") + _("{passed} checks passed, {unknown} could not be evaluated.").format(
         passed=len(view.passed), unknown=len(view.not_evaluated)))
     out.append("")
     if view.problems:
@@ -123,11 +124,14 @@ def render_markdown_view(view: View) -> str:
     for f in view.findings:
         out += _finding(f)
     if view.omitted:
-        out += [f"… {view.omitted} more findings are not shown (a report shows the worst {len(view.findings)}"
-                f"{' and the unevaluated checks' if view.unknowns else ''}); the JSON result holds them all.", ""]
+        out += [(_("… {n} more findings are not shown (a report shows the worst {shown} and the unevaluated checks); "
+                   "the JSON result holds them all.") if view.unknowns else
+                 _("… {n} more findings are not shown (a report shows the worst {shown}); "
+                   "the JSON result holds them all.")).format(n=view.omitted, shown=len(view.findings)), ""]
     if view.not_evaluated:
         out += ["## " + _("Could not be evaluated"), ""]
-        out += [f"- {code(c.id)} {text(c.title)}" + (f": {text(c.why)}" if c.why else "") for c in view.not_evaluated]
+        out += [f"- {code(c.id)} " + (_("{title}: {detail}").format(title=text(c.title), detail=text(c.why)) if c.why
+                                      else text(c.title)) for c in view.not_evaluated]
         out.append("")
     if view.passed:
         out += ["## " + _("Passed"), ""]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Finding
-from doctor.i18n import _, ngettext, severity_name
+from doctor.i18n import _, ngettext, severity_counts, severity_name
 from doctor.i18n import ljust as _ljust
 from doctor.runner import Result
 from doctor.textsafe import clean
@@ -43,7 +43,7 @@ def _header(result: Result, paint: _Painter) -> list[str]:
     gpus = [g for g in inv.get("gpus") or [] if isinstance(g, dict)]
     names = sorted({_clean(g.get("name") or _("unknown model")) for g in gpus})
     parts = [ngettext("{n} GPU", "{n} GPUs", len(gpus)).format(n=len(gpus))
-             + (f" ({', '.join(names)})" if gpus else "")]
+             + (_(" ({models})").format(models=", ".join(names)) if gpus else "")]
     parts.append(_("{n} NICs").format(n=len(inv.get("nics") or [])))
     parts.append(_("{n} NUMA nodes").format(n=len(inv.get("numa") or [])))
     if host.get("kernel"):
@@ -53,7 +53,7 @@ def _header(result: Result, paint: _Painter) -> list[str]:
         parts.append(_("driver {version}").format(version=_clean(driver)))
     if host.get("virtual_machine"):
         parts.append(_("virtual machine"))
-    lines.append("; ".join(parts))
+    lines.append(_("; ").join(parts))
     return lines
 
 
@@ -70,7 +70,7 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
     if f.related:
         shown = ", ".join(_clean(r) for r in f.related[:MAX_RELATED])
         more = len(f.related) - MAX_RELATED
-        lines.append(pad + _("related:") + " " + shown + (f" … +{more} more (--format json)" if more > 0 else ""))
+        lines.append(pad + _("related:") + " " + shown + (" " + _("… {n} more (--format json)").format(n=more) if more > 0 else ""))
     if f.impact.line:
         lines.append(pad + _("impact:") + " " + _clean(f.impact.line))
     for ev in f.evidence[: (None if verbose else 4)]:
@@ -110,8 +110,9 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
     if unknowns:  # numbered too, in rank order (after the information), so the numbering never skips
         lines.append(paint(_("Could not evaluate:"), "1"))
         for f in unknowns:
-            lines.append(f"{f.rank:>3} {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
-                         + (f": {_clean(f.detail)}" if f.detail else ""))
+            title = f"{_clean(f.subject)} — {_clean(f.title)}"
+            lines.append(f"{f.rank:>3} {paint(_clean(f.check), '35')}  "
+                         + (_("{title}: {detail}").format(title=title, detail=_clean(f.detail)) if f.detail else title))
         lines.append("")
     counts = result.summary()
     passed = [str(c["id"]) for c in result.passed_checks()]
@@ -122,8 +123,8 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
         lines.append(paint(_("Did not apply here:") + " ", "1") + _clean(", ".join(na)))
     if passed or na:
         lines.append("")
-    summary = ", ".join(f"{n} {severity_name(s)}" for s, n in counts.items() if n and s != PASS)
+    summary = severity_counts((s, n) for s, n in counts.items() if s != PASS)
     lines.append(paint(_("Summary:") + " ", "1") + (summary or _("nothing to report"))
-                 + "; " + _("{passed} checks passed, {na} did not apply").format(passed=counts[PASS], na=len(na))
-                 + f" ({result.duration_s:.2f} s)")
+                 + _("; ") + _("{passed} checks passed, {na} did not apply").format(passed=counts[PASS], na=len(na))
+                 + _(" ({seconds} s)").format(seconds=f"{result.duration_s:.2f}"))
     return "\n".join(lines) + "\n"

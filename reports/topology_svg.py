@@ -18,6 +18,8 @@ from html import escape  # not xml.sax.saxutils: it imports urllib.request, 30 m
 from typing import Any
 
 from doctor.derived.links import DOWN, OK, POWER_SAVING, UNKNOWN, judge_record
+from doctor.i18n import _
+from doctor.i18n import width as text_width
 from doctor.lazyre import lazy
 from doctor.record import record
 
@@ -74,17 +76,19 @@ class Link:
     def label(self) -> str:
         cur = _speed_width(self.cur_speed, self.cur_width)
         if self.state == "unknown":
-            return "link ?"
+            return _("link ?")
         if self.state == "ok":
-            return f"{cur} (full)"
+            return _("{link} (full)").format(link=cur)
         if self.state == "parked":
-            return f"{cur} (max {_fmt_speed(self.cap_speed)}) idle"
+            return _("{link} (max {speed}) idle").format(link=cur, speed=_fmt_speed(self.cap_speed))
         if self.down:
-            return f"{cur} (link down)"
+            return _("{link} (link down)").format(link=cur)
         speed_low, width_low = self.speed_short, self.width_short
         if speed_low and width_low:
-            return f"{cur} (max {_fmt_speed(self.cap_speed)} x{self.cap_width})"
-        return f"{cur} (max {_fmt_speed(self.cap_speed) if speed_low else ''}{'x' + str(self.cap_width) if width_low else ''})"
+            best = f"{_fmt_speed(self.cap_speed)} x{self.cap_width}"
+        else:
+            best = f"{_fmt_speed(self.cap_speed) if speed_low else ''}{'x' + str(self.cap_width) if width_low else ''}"
+        return _("{link} (max {best})").format(link=cur, best=best)
 
 
 def _fmt_speed(speed: float | None) -> str:
@@ -214,8 +218,8 @@ class _Canvas:
         if max_w is not None:
             advance = CHAR_W * size / FONT * (1.12 if weight == "bold" else 1.0)
             limit = max(4, int(max_w / advance))
-            if len(text) > limit:
-                text = text[: limit - 1] + "…"
+            if text_width(text) > limit:  # in columns: a CJK character is two
+                text = _cut(text, limit - 1) + "…"
         if self.scale is None:
             self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" '
                               f'font-weight="{weight}" text-anchor="{anchor}">{escape(text, quote=False)}</text>')
@@ -225,11 +229,21 @@ class _Canvas:
         if anchor == "middle" and max_w:
             left, width = x - max_w / 2, f"width:{max_w * s:.1f}px;text-align:center;"
         else:
-            wide = max_w if max_w is not None else len(text) * CHAR_W * size / FONT * 1.2
+            wide = max_w if max_w is not None else text_width(text) * CHAR_W * size / FONT * 1.2
             left, width = x, f"width:{wide * s:.1f}px;"
         bold = "font-weight:bold;" if weight == "bold" else ""
         self.labels.append(f'<div class="tl" style="left:{left * s:.1f}px;top:{(y - ASCENT * size) * s:.1f}px;'
                            f'font-size:{size * s:.2f}px;color:{colour};{bold}{width}">{escape(text, quote=False)}</div>')
+
+
+def _cut(text: str, columns: int) -> str:
+    """The longest start of ``text`` that takes at most ``columns`` columns."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += text_width(ch)
+        if used > columns:
+            return text[:i]
+    return text
 
 
 def _short_name(name: str) -> str:
@@ -270,7 +284,7 @@ def _describe(dev: dict[str, Any], labels: _Labels) -> tuple[str, str, str, list
         netdevs = [str(x) for x in n.get("netdevs") or []]
         rdma = [str(x) for x in n.get("rdma") or []]
         keys += [x.lower() for x in netdevs] + [x.lower() for x in rdma] + [x.split("/")[0].lower() for x in rdma]
-        ident = " · ".join(netdevs[:1] + [r.split("/")[0] for r in rdma[:1]]) or "NIC"
+        ident = " · ".join(netdevs[:1] + [r.split("/")[0] for r in rdma[:1]]) or _("NIC")
         speed = n.get("speed_mbps")
         detail = addr
         if isinstance(speed, (int, float)) and speed > 0:
@@ -280,10 +294,12 @@ def _describe(dev: dict[str, Any], labels: _Labels) -> tuple[str, str, str, list
         return "nic", ident, detail, keys
     port = str(dev.get("port_type") or "")
     if port == "Root Port":
-        return "root", f"Root port {addr}", str(dev.get("host_bridge") or ""), keys
+        return "root", _("Root port {address}").format(address=addr), str(dev.get("host_bridge") or ""), keys
     if port == "Upstream Port":
-        return "switch", f"Switch {addr}", _short_name(str(dev.get("name") or "")), keys
-    return "other", f"{port or 'Device'} {addr}", _short_name(str(dev.get("name") or "")), keys
+        return "switch", _("Switch {address}").format(address=addr), _short_name(str(dev.get("name") or "")), keys
+    if not port:
+        return "other", _("Device {address}").format(address=addr), _short_name(str(dev.get("name") or "")), keys
+    return "other", f"{port} {addr}", _short_name(str(dev.get("name") or "")), keys
 
 
 def _is_chipset(dev: dict[str, Any]) -> bool:
@@ -330,8 +346,8 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), pri
     columns.sort(key=lambda c: (c.numa == "?", c.numa.zfill(4), str(c.root.dev.get("address"))))
     if not columns:
         return ('<svg xmlns="http://www.w3.org/2000/svg" width="420" height="40" role="img" '
-                'aria-label="no PCIe topology"><text x="8" y="24" font-size="12" fill="#57606a">'
-                'No PCIe topology recorded for GPUs or NICs in this source.</text></svg>')
+                f'aria-label="{escape(_("no PCIe topology"))}"><text x="8" y="24" font-size="12" fill="#57606a">'
+                f'{escape(_("No PCIe topology recorded for GPUs or NICs in this source."), quote=False)}</text></svg>')
 
     canvas = _Canvas()
     x = 10.0
@@ -354,10 +370,10 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), pri
 
     for numa, (x0, x1) in groups.items():
         canvas.rect(x0, TOP, x1 - x0, NUMA_H, COLOURS["numa"], COLOURS["numa_edge"], 1.4)
-        title = f"NUMA node {numa}" if numa != "?" else "NUMA node unknown"
+        title = _("NUMA node {node}").format(node=numa) if numa != "?" else _("NUMA node unknown")
         canvas.text(x0 + 8, TOP + 17, title, weight="bold", max_w=x1 - x0 - 16)
         cpus = numa_cpus.get(numa, "")
-        canvas.text(x0 + 8, TOP + 33, f"CPUs {cpus}" if cpus else "CPUs not recorded", colour=COLOURS["sub"],
+        canvas.text(x0 + 8, TOP + 33, _("CPUs {cpus}").format(cpus=cpus) if cpus else _("CPUs not recorded"), colour=COLOURS["sub"],
                     max_w=x1 - x0 - 16)
 
     for col, cx in zip(columns, col_x):
@@ -425,7 +441,7 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), pri
     height = max_y + 6 + LEGEND_H
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
             f'width="{width:.0f}" height="{height:.0f}" class="topology" role="img" '
-            f'aria-label="PCIe topology: NUMA nodes, root ports, switches, GPUs and NICs" '
+            f'aria-label="{escape(_("PCIe topology: NUMA nodes, root ports, switches, GPUs and NICs"))}" '
             f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">')
     svg = head + "".join(canvas.parts) + "</svg>"
     if canvas.scale is None:
@@ -444,21 +460,21 @@ def _legend(canvas: _Canvas, x: float, y: float, width: float) -> None:
     canvas.rect(x, y, max(width - 20, 640), LEGEND_H - 8, "#fff", "#dee2e6", 1)
     y1, y2 = y + 18, y + 38
     cx = x + 10
-    for fill, edge, label in ((COLOURS["gpu"], COLOURS["gpu_edge"], "GPU"), (COLOURS["nic"], COLOURS["nic_edge"], "NIC"),
-                              (COLOURS["switch"], COLOURS["edge"], "switch / root port"),
-                              (COLOURS["numa"], COLOURS["numa_edge"], "NUMA node")):
+    for fill, edge, label in ((COLOURS["gpu"], COLOURS["gpu_edge"], "GPU"), (COLOURS["nic"], COLOURS["nic_edge"], _("NIC")),
+                              (COLOURS["switch"], COLOURS["edge"], _("switch / root port")),
+                              (COLOURS["numa"], COLOURS["numa_edge"], _("NUMA node"))):
         canvas.rect(cx, y1 - 9, 14, 11, fill, edge, 1.2, rx=2)
         canvas.text(cx + 19, y1, label, size=10)
-        cx += 30 + CHAR_W * len(label)
+        cx += 30 + CHAR_W * text_width(label)
     canvas.rect(cx, y1 - 10, 26, 13, "#fff", SEVERITY_COLOURS["high"], 2.6, rx=2)
-    canvas.text(cx + 31, y1, "named by finding #N (outline = severity)", size=10)
+    canvas.text(cx + 31, y1, _("named by finding #N (outline = severity)"), size=10)
     cx = x + 10
-    for colour, lw, dash, label in ((COLOURS["line"], 1.4, "", "link at full speed/width"),
-                                    (COLOURS["warn"], 3.0, "", "\u25bc degraded: current below what both ends support"),
-                                    (COLOURS["muted"], 1.4, "2,2", "idle GPU, speed parked to save power"),
-                                    (COLOURS["warn"], 1.4, "5,3", "chipset (PCH) path")):
+    for colour, lw, dash, label in ((COLOURS["line"], 1.4, "", _("link at full speed/width")),
+                                    (COLOURS["warn"], 3.0, "", "\u25bc " + _("degraded: current below what both ends support")),
+                                    (COLOURS["muted"], 1.4, "2,2", _("idle GPU, speed parked to save power")),
+                                    (COLOURS["warn"], 1.4, "5,3", _("chipset (PCH) path"))):
         canvas.line([(cx, y2 - 4), (cx + 26, y2 - 4)], colour, lw, dash)
         canvas.text(cx + 31, y2, label, size=10)
-        cx += 44 + CHAR_W * 0.92 * len(label)
-    canvas.text(x + 10, y2 + 14, "Labels: current speed and width, then the most both ends support "
-                "(GT/s per lane, lanes).", size=9, colour=COLOURS["sub"])
+        cx += 44 + CHAR_W * 0.92 * text_width(label)
+    canvas.text(x + 10, y2 + 14, _("Labels: current speed and width, then the most both ends support "
+                                    "(GT/s per lane, lanes)."), size=9, colour=COLOURS["sub"])

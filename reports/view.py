@@ -22,6 +22,7 @@ from doctor.findings import (
     Finding,
     severity_order,
 )
+from doctor.i18n import _
 from doctor.record import record
 from doctor.runner import Result
 
@@ -76,10 +77,11 @@ class View:
 
 def sentence(f: Finding) -> str:
     """A finding in one sentence for the summary."""
-    text = f"{f.title} ({f.subject})" if f.subject and f.subject not in f.title else f.title
-    if f.impact.text and f.impact.text.rstrip(".") not in f.title:
-        text += f": {f.impact.text}"
-    return text.rstrip(".") + "."
+    text = _("{title} ({subject})").format(title=f.title, subject=f.subject) \
+        if f.subject and f.subject not in f.title else f.title
+    if f.impact.text and f.impact.text.rstrip(".。") not in f.title:
+        text = _("{title}: {impact}").format(title=text, impact=f.impact.text)
+    return text.rstrip(".。") + _(".")
 
 
 def _check_lines(checks: list[dict[str, Any]], status: str) -> list[CheckLine]:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from doctor.errors import DoctorError
+from doctor.i18n import _
 
 HELP = "write a bash script of the safe runtime fixes (dry run by default) and its rollback script"
 DESCRIPTION = """\
@@ -57,9 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise DoctorError("--rollback must differ from the fix script")
     write_atomic(args.output, scripts.fix.encode(), 0o755)
     write_atomic(back, scripts.rollback.encode(), 0o755)
-    how = ("for review only: not made on the host itself (a saved result, snapshot, sosreport or bug report), it "
-           "runs nothing and refuses --apply; run gnd fix-script on that host for one that applies" if scripts.review
-           else f"{scripts.fix_commands} commands; dry run unless run with --apply")
-    print(f"wrote {args.output} ({how}) and {back} ({scripts.rollback_commands} commands); review both before "
-          "running", file=sys.stderr)
+    how = (_("for review only: not made on the host itself (a saved result, snapshot, sosreport or bug report), it "
+             "runs nothing and refuses --apply; run gnd fix-script on that host for one that applies") if scripts.review
+           else _("{n} commands; dry run unless run with --apply").format(n=scripts.fix_commands))
+    print(_("wrote {script} ({how}) and {rollback} ({n} commands); review both before running").format(
+        script=args.output, how=how, rollback=back, n=scripts.rollback_commands), file=sys.stderr)
     return exit_code(result, args.fail_on)

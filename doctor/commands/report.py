@@ -8,6 +8,7 @@ import sys
 import time
 
 from doctor.errors import DoctorError
+from doctor.i18n import _
 
 HELP = "write an HTML, PDF, Markdown or JSON report (format from the -o suffix)"
 DESCRIPTION = """\
@@ -90,5 +91,7 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
     if isinstance(body, str):
         body = body.encode()
     write_atomic(output, body)
-    print(f"wrote {output} ({fmt}, {len(body) / 1024:.0f} KiB in {time.monotonic() - start:.1f} s)", file=sys.stderr)
+    print(_("wrote {path} ({format}, {kib} KiB in {seconds} s)").format(
+        path=output, format=fmt, kib=f"{len(body) / 1024:.0f}", seconds=f"{time.monotonic() - start:.1f}"),
+        file=sys.stderr)
     return exit_code(result, args.fail_on) if args.fail_on else EXIT_OK

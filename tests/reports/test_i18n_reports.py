@@ -47,7 +47,7 @@ def test_html_shows_every_finding_in_both_languages(sick_data: dict[str, Any], l
         assert escape(title) in page
         assert (title != f["title"]) == (lang == "zh-CN") or not f.get("i18n"), f["title"]
     if lang == "zh-CN":
-        for heading in ("摘要", "发现的问题（按严重程度排序）", "PCIe 拓扑", "附录：硬件清单", "证据", "立即修复（运行时）"):
+        for heading in ("摘要", "问题列表（最严重的在前）", "PCIe 拓扑", "附录：硬件清单", "证据", "立即修复（运行时）"):
             assert heading in page
         for english in ("Findings, worst first", "Appendix: inventory", "<h4>Evidence</h4>", ">Summary<"):
             assert english not in page
