@@ -87,7 +87,7 @@ def gpu_fabric(facts: Facts) -> Iterator[Finding]:
     if not found:
         ev = [smi_evidence(facts, fabric[0][0], N_('fabric state Completed, status Success'))] if fabric else []
         if switches:
-            ev.append(Evidence("proc/*/cmdline", f"{FM_PROCESS} pid {_fm_processes(facts)[0]}"))
+            ev.append(Evidence(f"proc/{_fm_processes(facts)[0]}/comm", FM_PROCESS))
             fm = facts.fabric_manager
             ev.append(Evidence(fm.origin, f"version {fm.version}" if fm.version else f"version unknown: {fm.missing}"))
         yield Finding(PASS, "node", N_('NVSwitch fabric ready on {n_fabric} GPUs', n_fabric=len(fabric))

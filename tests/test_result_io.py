@@ -24,6 +24,19 @@ def test_a_saved_check_result_round_trips(tmp_path: Path) -> None:
         [(f.check, f.subject, f.severity) for f in result.findings]
 
 
+@pytest.mark.parametrize("base", ["sick", "healthy"])
+def test_loading_a_saved_result_changes_nothing_in_it(base: str, tmp_path: Path) -> None:
+    """The result is masked once, when it is made: loading what `gnd check` wrote masks it again (a saved
+    file may come from anywhere), and that second pass finds nothing to change (an evidence value that
+    reads like a command line but is none was once re-masked)."""
+    from doctor.cli import main
+    from tests.helpers import HEALTHY
+
+    path = tmp_path / "r.json"
+    main(["check", str(SICK if base == "sick" else HEALTHY), "--format", "json", "-o", str(path)])
+    assert load_result(str(path)).to_dict() == json.loads(path.read_text())
+
+
 @pytest.mark.parametrize("content, message", [
     ("{not json", "not valid JSON"),
     (b"\xff\xfe{}", "not UTF-8"),
