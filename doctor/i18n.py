@@ -349,6 +349,17 @@ def severity_name(severity: str) -> str:
     return _(SEVERITY_NAMES[severity]) if severity in SEVERITY_NAMES else severity
 
 
+#: Who acts on a finding, as shown (the JSON keeps the keys of :class:`doctor.findings.Actor`)
+ACTOR_NAMES = {"hardware": N_("hardware/firmware"), "os": N_("operating system"), "application": N_("application")}
+
+
+def actor_name(acts: object) -> str:
+    """Who acts (``hardware``) in the current language (``hardware/firmware`` / ``硬件/固件``); ``?`` when
+    the finding does not say (a result older than the field)."""
+    key = getattr(acts, "value", acts)
+    return _(ACTOR_NAMES[key]) if isinstance(key, str) and key in ACTOR_NAMES else "?"
+
+
 def width(text: str) -> int:
     """Terminal columns ``text`` takes (CJK wide and full-width characters count two)."""
     import unicodedata
