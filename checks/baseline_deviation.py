@@ -14,7 +14,7 @@ from typing import Any
 from doctor.derived.pcie import expected_gen, model_id
 from doctor.facts import Facts
 from doctor.facts.baseline import Baseline
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Actor, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make, sysctl_fix
 from doctor.i18n import N_, join
 from doctor.reads import reads
@@ -50,7 +50,7 @@ def _finding(kind: str, subject: str, title: str, expected: object, observed: ob
                    expected=str(expected), observed=str(observed),
                    impact=Impact(SCORE.get(sev, 0.0) if score is None else score,
                                  N_('differs from the known-good node this baseline was written from')),
-                   fix=fix or Fix(), check=CHECK_ID, category="baseline", acts="os" if kind in OS_KINDS else None)
+                   fix=fix or Fix(), check=CHECK_ID, category="baseline", acts=Actor.OS if kind in OS_KINDS else None)
 
 
 def _compare_groups(b: Baseline, facts: Facts) -> list[Finding]:

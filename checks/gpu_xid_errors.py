@@ -17,6 +17,7 @@ from doctor.findings import (
     MEDIUM,
     PASS,
     UNKNOWN,
+    Actor,
     Evidence,
     Finding,
     Fix,
@@ -109,14 +110,14 @@ def _grade(xid: int) -> tuple[str, str]:
 #: software stack: whoever acts on them is the workload's owner (restart the job, check its code) or the
 #: node's admin (the unified-memory driver, a driver update); every other code is the GPU's (the check's own)
 APPLICATION_XIDS = frozenset({13, 31, 43})
-BUCKET_ACTS = {"RESTART_APP": "application", "WORKFLOW_XID_13": "application", "WORKFLOW_XID_31": "application",
-               "CHECK_UVM": "os", "UPDATE_SWFW": "os"}
+BUCKET_ACTS = {"RESTART_APP": Actor.APPLICATION, "WORKFLOW_XID_13": Actor.APPLICATION,
+               "WORKFLOW_XID_31": Actor.APPLICATION, "CHECK_UVM": Actor.OS, "UPDATE_SWFW": Actor.OS}
 
 
-def _acts(xid: int) -> str | None:
+def _acts(xid: int) -> Actor | None:
     """Who acts on Xid ``xid`` when not the GPU's vendor (``None``: the check's own, the hardware)."""
     if xid in APPLICATION_XIDS:
-        return "application"
+        return Actor.APPLICATION
     if xid in XID_TABLE:
         return None
     known = entry(xid)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
-from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Actor, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_, join
 from doctor.registry import check
@@ -73,7 +73,7 @@ def drops(facts: Facts) -> Iterator[Finding]:
             fix=make("rdma_counters_show", NOTES, device=rp.port.device, port=rp.port.port, netdev=name),
             references=REFERENCES, related=(rp.port.name,),
             # loss is the fabric's (cabling, PFC/ECN on the switches); empty receive queues the host's own
-            acts=None if loss else "os")
+            acts=None if loss else Actor.OS)
     if unrecorded and not clean:
         yield Finding(UNKNOWN, "node", N_('RoCE drop counters not recorded'),
                       detail=(N_('No hw_counters for {unrecorded}{v} (sys/class/infiniband/<dev>/ports/<n>/hw_counters).', unrecorded=join(', ', unrecorded[:4]), v=', ...' if len(unrecorded) > 4 else '')), references=REFERENCES)
