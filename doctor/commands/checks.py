@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
                            "acts": c.acts.value if c.acts is not None else None,
                            "description": c.description} for c in checks], indent=2))
     else:
-        from doctor.i18n import _, actor_name, ljust, width as columns
+        from doctor.i18n import _, actor_name, ljust
+        from doctor.i18n import width as columns
 
         width = max((len(c.id) for c in checks), default=10)
         names = {c.id: actor_name(c.acts) for c in checks}
