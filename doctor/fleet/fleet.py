@@ -181,10 +181,9 @@ def _cache_key(path: str) -> str | None:
 
     from doctor import __version__
     from doctor.errors import DoctorError
+    from doctor.runner import SCHEMA_VERSION
     from doctor.safe_open import open_regular
     from doctor.sources.tree import MAX_STREAM_BYTES
-
-    from doctor.runner import SCHEMA_VERSION
 
     # the result's schema too: an entry written before a field was added (2.2's acts) is not this run's result
     digest = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_VERSION.encode() + b"\0" + _checks_key().encode()
