@@ -95,7 +95,7 @@ def gpu_recovery(facts: Facts) -> Iterator[Finding]:
             impact=Impact(IMPACT[level], N_('every GPU of the node is out of service until the reboot') if level == CRITICAL
                           else N_('this GPU is out of service until it is reset') if level == HIGH
                           else N_('multi-GPU (P2P/NVLink) work on this GPU fails or hangs until drained'),
-                          basis=N_("the driver's recovery action (nvmlDeviceGpuRecoveryAction_t); DCGM 4.5+ fails its health check on the same state")),
+                          basis=N_("the driver's recovery action (nvmlDeviceGpuRecoveryAction_t); NVIDIA/DCGM#263 shows a GPU in this state that DCGM's health check still called healthy")),
             fix=_fix(action, gpu), references=REFERENCES, confidence=0.95)
     blind = [g for g in gpus if g.runtime is not None and g.runtime.recovery_action is None]
     if blind:

@@ -289,7 +289,8 @@ def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
             yield Finding(UNKNOWN, "node", N_('kernel log not available: Xid errors cannot be checked'),
                           detail=N_('NVIDIA reports GPU faults (fallen off the bus, ECC, NVLink) as Xid lines in the kernel log only.'),
                           evidence=(Evidence(log.origin, log.missing or "dmesg not recorded"),),
-                          fix=Fix(notes=N_('Run the doctor as root, or collect with `sudo gnd collect`.')))
+                          fix=Fix(notes=N_('Read as root already: run the doctor on the host itself, not in a container, or give its container CAP_SYSLOG (or read the log with `journalctl -k`).')
+                                  if facts.as_root else N_('Run the doctor as root, or collect with `sudo gnd collect`.')))
         return
     if not gpus and not log.xids:
         return

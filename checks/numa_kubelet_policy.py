@@ -25,11 +25,12 @@ STATE_FILES = ("/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_ma
 REFERENCES = (
     "https://kubernetes.io/docs/tasks/administer-cluster/topology-manager/",
     "https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/",
+    "https://kubernetes.io/docs/concepts/policy/node-resource-managers/#full-pcpus-only",
     "https://kubernetes.io/docs/tasks/administer-cluster/memory-manager/",
 )
-#: Kubernetes CPU management policies: "If the full-pcpus-only policy option is specified, the static policy
+#: Kubernetes Node Resource Managers (concepts/policy/node-resource-managers, full-pcpus-only): "If the full-pcpus-only policy option is specified, the static policy
 #: will always allocate full physical cores"; a pod that cannot get whole cores fails with SMTAlignmentError.
-FULL_PCPUS_DOC = ("Kubernetes CPU management policies documentation: \"If the full-pcpus-only policy option is "
+FULL_PCPUS_DOC = ("Kubernetes Node Resource Managers documentation: \"If the full-pcpus-only policy option is "
                   "specified, the static policy will always allocate full physical cores\"; a Guaranteed pod whose "
                   "CPU request is not a multiple of the threads per core is rejected (SMTAlignmentError)")
 OPTIONS_NONE_DOC = ("kubelet CPU manager: the none policy accepts no options (\"None policy: received unsupported "

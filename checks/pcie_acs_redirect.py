@@ -193,7 +193,8 @@ def acs_redirect(facts: Facts) -> Iterator[Finding]:
                           evidence=(Evidence(pci.lspci_where, "no ACSCtl line on those ports"),))
             return
         yield Finding(UNKNOWN, "node", N_('ACS control of the peer-path ports not recorded'),
-                      detail=N_('Reading ACS needs the extended config space (root): record the config files as root or lspci -vvv as root.'),
+                      detail=N_('The extended config space (where ACS is) was not readable even as root: in a VM or container the hypervisor may hide it; read it on the host.')
+                      if facts.as_root else N_('Reading ACS needs the extended config space (root): record the config files as root or lspci -vvv as root.'),
                       evidence=(Evidence(pci.lspci_where or "lspci -vvv",
                                          "access denied" if pci.lspci_access_denied else "not recorded"),))
     elif not redirect:

@@ -16,9 +16,9 @@ REFERENCES = (
     "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#networking-issues",
 )
 #: kernel Documentation/infiniband/user_verbs.rst: "The ib_uverbs module, built by enabling
-#: CONFIG_INFINIBAND_USER_VERBS, enables direct userspace access to IB hardware via 'verbs'"
-BASIS = ("kernel user_verbs documentation: \"The ib_uverbs module ... enables direct userspace access to IB hardware "
-         "via 'verbs'\"; without its /dev/infiniband/uverbsN nodes libibverbs lists no device, so NCCL's IB "
+#: CONFIG_INFINIBAND_USER_VERBS, enables direct userspace access to IB hardware"
+BASIS = ("kernel user_verbs documentation: \"The ib_uverbs module, built by enabling CONFIG_INFINIBAND_USER_VERBS, "
+         "enables direct userspace access to IB hardware\"; without its /dev/infiniband/uverbsN nodes libibverbs lists no device, so NCCL's IB "
          "transport finds none and NCCL uses TCP sockets")
 
 

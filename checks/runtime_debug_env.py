@@ -98,12 +98,13 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
     return LOW, 5, N_('{v} the {items} algorithm(s)', v='excludes' if exclude else 'restricts NCCL to', items=join(', ', sorted(items)))
 
 
-#: NCCL's defaults (env.html): "Default is 4194304 (4 MB)"; "Default is 512 for recent generation GPUs"
+#: NCCL's defaults (env.html): "The default is 4194304 (4 MiB)."; "Default is 512 for recent generation GPUs"
 NCCL_BUFFSIZE_DEFAULT = 4 << 20
 NCCL_NTHREADS_DEFAULT = 512
 NCCL_TUNING_DOC = ("NCCL's documentation of NCCL_BUFFSIZE and NCCL_NTHREADS gives the defaults NCCL tunes for (4 MiB "
-                   "buffers; 512 threads per block on recent GPUs, one block per channel) and presents both as knobs "
-                   "for memory limits or low GPU clocks, not as speed-ups.")
+                   "buffers; 512 threads per block on recent GPUs, one block per channel) and lists both under "
+                   "Debugging, for memory constraints, low GPU clocks or a lighter GPU load: a value left from a "
+                   "debugging session stays in effect for every job.")
 
 
 def _size(text: str) -> int | None:

@@ -271,7 +271,8 @@ def collect(src: Source, out_path: str, transform: Transform | None = None,
             if unreadable:
                 entry["status"] = "partial" if count else "unreadable"
                 entry["unreadable"] = unreadable
-                entry["detail"] = f"{unreadable} files unreadable (run as root to collect them)"
+                entry["detail"] = (f"{unreadable} files unreadable even as root" if os.geteuid() == 0
+                                   else f"{unreadable} files unreadable (run as root to collect them)")
         else:
             continue  # sosreport-only spec: nothing to collect on a host
         entry["duration_s"] = round(time.monotonic() - t0, 3)

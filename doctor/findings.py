@@ -137,16 +137,20 @@ class Impact:
     score: float = 0.0
     text: str = ""
     basis: str = ""
+    #: where a figure the basis quotes was published (a URL): a quoted measurement always names its source
+    source: str = ""
 
     @property
     def line(self) -> str:
-        """The impact for people: the sentence and its basis (in the current language's words)."""
+        """The impact for people: the sentence, its basis and the basis's source (in the current language's words)."""
         from doctor.i18n import _
 
         text, basis = self.text.rstrip(".。"), self.basis.rstrip(".。")
+        if basis and self.source:
+            basis = _("{basis}; source: {url}").format(basis=basis, url=self.source)
         if text and basis:
             return _("{text} (basis: {basis}).").format(text=text, basis=basis)
-        return self.text or (_("basis: {basis}").format(basis=self.basis) if self.basis else "")
+        return self.text or (_("basis: {basis}").format(basis=basis) if basis else "")
 
 
 PHASES = ("runtime", "persistent", "rollback")
@@ -408,7 +412,7 @@ class Finding:
                            for e in data.get("evidence") or [] if isinstance(e, dict)),
             expected=str(data.get("expected", "")), observed=str(data.get("observed", "")),
             impact=Impact(score if type(score) in (int, float) else float(score or 0), str(impact.get("text", "")),
-                          str(impact.get("basis", "") or "")),
+                          str(impact.get("basis", "") or ""), str(impact.get("source", "") or "")),
             fix=Fix.from_dict(fix),
             references=tuple(map(str, data.get("references") or ())),
             related=tuple(map(str, data.get("related") or ())),
@@ -450,9 +454,15 @@ def subject_id_of(subject: str) -> str:
     return subject
 
 
+#: Numbering order: the order every output lists findings in (problems worst first, then information,
+#: then what could not be evaluated, then passes), so the numbers a reader sees never skip
+_RANK_ORDER = {s: i for i, s in enumerate((CRITICAL, HIGH, MEDIUM, LOW, INFO, UNKNOWN, PASS))}
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Sort worst first (severity, then impact) and number them from 1."""
-    ordered = sorted(findings, key=lambda f: (severity_order(f.severity), -f.impact.score, f.check, f.subject))
+    """Sort worst first (severity, then impact) and number them from 1, in the order outputs list them."""
+    ordered = sorted(findings, key=lambda f: (_RANK_ORDER.get(f.severity, len(_RANK_ORDER)), -f.impact.score,
+                                              f.check, f.subject))
     return [replace(f, rank=i) for i, f in enumerate(ordered, 1)]
 
 

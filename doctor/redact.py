@@ -461,7 +461,7 @@ TOOL_KEYS: dict[str, frozenset[str]] = {
     "result": frozenset({"schema_version", "tool", "generated_at", "duration_s", "summary", "redacted"}),
     "check": frozenset({"id", "title", "category", "plugin", "status", "findings", "duration_ms"}),
     "finding": frozenset({"severity", "check", "category", "rank", "confidence", "references"}),
-    "impact": frozenset({"score"}),
+    "impact": frozenset({"score", "source"}),
     "fix": frozenset({"builder"}),
     "step": frozenset({"phase", "kind", "unattended", "key"}),
 }

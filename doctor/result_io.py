@@ -152,6 +152,24 @@ def to_result(data: object, where: str = "input") -> Result:
         raise DoctorError(f"{where}: malformed gnd result ({exc})") from None
 
 
+def own_result(raw: bytes, where: str, cache_key: str) -> Result:
+    """The result this gnd wrote itself (a ``gnd fleet --cache`` entry, which the caller found to be this
+    user's file), stored with ``cache_key`` (this version, these checks, that snapshot): decoded, validated
+    and parsed, but not masked or sanitised again, since it was both when it was written
+    (:func:`doctor.pipeline.analyse`). Damage of any kind, or another key, is a one-line DoctorError."""
+    from doctor.runner import Result
+
+    try:
+        data = validate(_decode(raw, where), where)
+        if data.get("cache_key") != cache_key:
+            raise DoctorError(f"{where}: stored for another snapshot, version or set of checks")
+        return Result.from_dict(data)
+    except DoctorError:
+        raise
+    except Exception as exc:  # any other damage is a malformed entry too
+        raise DoctorError(f"{where}: malformed gnd result ({type(exc).__name__})") from None
+
+
 def load_result(path: str) -> Result:
     """Read a saved result as a :class:`~doctor.runner.Result` (``--from-json``, ``gnd diff``)."""
     return to_result(_decode(read_regular(path, "JSON result", MAX_JSON_BYTES), path), path)

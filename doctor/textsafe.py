@@ -10,6 +10,9 @@ letter, mark, number, punctuation, symbol and space categories, minus the invisi
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass, replace
+from enum import Enum
+from operator import is_
 from typing import Any
 
 from doctor.lazyre import lazy
@@ -84,34 +87,53 @@ def sanitised(value: Any, exact_fixes: bool = False) -> Any:
 
 
 def _walk(value: Any, name: str, exact: bool) -> Any:
-    from dataclasses import fields, is_dataclass, replace
-    from enum import Enum
-
-    if isinstance(value, Enum):
-        return value
-    if isinstance(value, str):
+    """One linear pass: each object is visited once and copied only when something below it changed."""
+    cls = type(value)
+    if cls is str or (isinstance(value, str) and not isinstance(value, Enum)):
         if name in ID_FIELDS:
             return ident(value)
-        return value if value.isascii() and not _ASCII_MULTILINE.search(value) else clean(value, multiline=True)
+        if value.isascii() and (value.isprintable() or not _ASCII_MULTILINE.search(value)):
+            return value  # printable ASCII (the common case): nothing to look at per character
+        cleaned = clean(value, multiline=True)
+        # a clean value comes back as itself: a message (doctor.i18n.Msg, a str) keeps its translation
+        return value if cleaned == value else cleaned
+    if cls in _SCALARS or isinstance(value, Enum):
+        return value
     if isinstance(value, (list, tuple)):
         items = [_walk(v, name, exact) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+        if all(map(is_, items, value)):
             return value
         return type(value)(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
-        out = {(_walk(k, "", exact) if isinstance(k, str) else k): v if exact and k in _EXACT else _walk(v, k, exact)
-               for k, v in value.items()}
-        return value if len(out) == len(value) and all(out.get(k) is v for k, v in value.items()) else out
-    if is_dataclass(value) and not isinstance(value, type):
-        changed = {}
-        subject = getattr(value, "subject", None)
-        as_id = subject is not None and subject == getattr(value, "subject_id", None)
-        for f in fields(value):
-            if not f.init or (exact and f.name in _EXACT):
-                continue
-            old = getattr(value, f.name)
-            new = _walk(old, "subject_id" if as_id and f.name == "subject" else f.name, exact)
-            if new is not old:
-                changed[f.name] = new
-        return replace(value, **changed) if changed else value
-    return value
+        return _walk_dict(value, exact)
+    names = _FIELDS.get(cls)
+    if names is None:
+        if not is_dataclass(value) or isinstance(value, type):
+            return value
+        names = _FIELDS[cls] = tuple(f.name for f in fields(value) if f.init)
+    changed = {}
+    subject = getattr(value, "subject", None)
+    as_id = subject is not None and subject == getattr(value, "subject_id", None)
+    for field_name in names:
+        if exact and field_name in _EXACT:
+            continue
+        old = getattr(value, field_name)
+        new = _walk(old, "subject_id" if as_id and field_name == "subject" else field_name, exact)
+        if new is not old:
+            changed[field_name] = new
+    return replace(value, **changed) if changed else value
+
+
+def _walk_dict(value: dict[Any, Any], exact: bool) -> dict[Any, Any]:
+    pairs = [(_walk(k, "", exact) if isinstance(k, str) else k, v if exact and k in _EXACT else _walk(v, k, exact))
+             for k, v in value.items()]
+    if all(nk is k and nv is v for (nk, nv), (k, v) in zip(pairs, value.items())):
+        return value
+    out = dict(pairs)
+    return value if len(out) == len(value) and all(out.get(k) is v for k, v in value.items()) else out
+
+
+#: types whose values hold no text
+_SCALARS = frozenset({int, float, bool, type(None), bytes})
+#: a dataclass type -> the names of its ``__init__`` fields (what :func:`_walk` visits and ``replace`` takes)
+_FIELDS: dict[type, tuple[str, ...]] = {}

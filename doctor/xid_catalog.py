@@ -247,7 +247,7 @@ def _mask(pattern: str) -> tuple[int, int]:
 
 @record
 class NvlinkRule:
-    """One row of the catalogue's "XID 144-150 Decode" sheet: an NVLink5 unit, the interrupt-information bits
+    """One row of the catalogue's "Xid 144-150 Decode" sheet: an NVLink5 unit, the interrupt-information bits
     that name it (bits 20-25 the subcode, the low bits the unit; two encodings, by driver generation), the error
     status word, and what NVIDIA says of that combination."""
 
@@ -270,7 +270,7 @@ class NvlinkRule:
 
 
 R = NvlinkRule
-#: The catalogue's "XID 144-150 Decode" sheet (same source as ENTRIES)
+#: The catalogue's "Xid 144-150 Decode" sheet (same source as ENTRIES)
 NVLINK_RULES: tuple[NvlinkRule, ...] = (
     R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000001, 'IGNORE', 'Non-fatal'),
     R(144, 'SAW_MVB', '------000000----------0000100001', '------000000-------------0000001', 0x00000002, 'RESET_GPU', 'Fatal'),

@@ -26,15 +26,20 @@ class Format:
     media_type: str
     heavy: bool  # imports Jinja2 or WeasyPrint
     renderers: tuple[tuple[str, str], ...]  # (view class name, "module:function")
+    #: "module:function" making the files the output embeds from the view as the command has it, before
+    #: translation and sanitising; the renderer gets it, bound to the view, as its ``attachments`` option
+    #: (and calls it when it needs them)
+    embeds: str = ""
 
     def renderer(self, kind: str) -> Any:
         """The render function for views of class ``kind``; ImportError when its module is not installed."""
-        module, _, function = dict(self.renderers)[kind].partition(":")
-        return getattr(importlib.import_module(module), function)
+        return _function(dict(self.renderers)[kind])
 
     def render(self, view: object, **options: Any) -> str | bytes:
-        """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker`` where they apply);
-        every format but JSON in the current language (the prose checks wrote translated here, once).
+        """``view`` in this format (``options``: ``verbose``, ``colour``, ``pdf_worker``, ``facts`` where they
+        apply); every format but JSON in the current language (the prose checks wrote translated here, once).
+        A format that embeds files (the PDF: the fix script and the JSON result) makes them from ``view``
+        first, so that they are what ``gnd fix-script`` and ``gnd check --format json`` write for it.
 
         Every string of the view goes through the one sanitiser (:func:`doctor.textsafe.sanitised`),
         after translation, so no renderer can show a field that did not; HTML and Markdown escaping
@@ -42,6 +47,10 @@ class Format:
         from doctor.textsafe import sanitised
 
         render = self.renderer(type(view).__name__)
+        if self.embeds and "attachments" not in options:
+            from functools import partial
+
+            options = {**options, "attachments": partial(_function(self.embeds), view, **options)}
         if self.name != "json":
             from doctor.i18n import localise
 
@@ -61,7 +70,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("html", (".html", ".htm"), "text/html", True,
            (("Result", "reports.html:render_html"), ("Diff", "reports.diff:render_html"),
             ("FleetReport", "reports.fleet:render_html"))),
-    Format("pdf", (".pdf",), "application/pdf", True, (("Result", "reports.pdf:render_pdf"),)),
+    Format("pdf", (".pdf",), "application/pdf", True, (("Result", "reports.pdf:render_pdf"),),
+           embeds="reports.pdf:embedded_files"),
     Format("md", (".md", ".markdown"), "text/markdown", False,
            (("Result", "reports.markdown:render_markdown"),)),
 )}
@@ -74,6 +84,12 @@ OFFERED: dict[str, tuple[str, ...]] = {
     "tui": ("html", "md", "pdf"),
     "watch": ("text", "json", "prometheus", "html", "md", "pdf"),
 }
+
+
+def _function(name: str) -> Any:
+    """The function ``module:function`` names (its module imported now)."""
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def render_json(view: Any, **_options: Any) -> str:

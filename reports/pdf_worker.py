@@ -3,8 +3,8 @@
 Loading WeasyPrint and its fonts takes about 0.4 s, running the checks and building the HTML about as
 long; on two cores the two overlap. :func:`start` forks (Linux only: elsewhere it returns ``None``
 and the caller renders in-process); the child imports WeasyPrint, loads the report's fonts, parses
-the stylesheet and waits for the HTML (and the stylesheet's text) on a pipe; :meth:`PdfWorker.render`
-sends them and reads the PDF back. A :class:`DoctorError` in the child (WeasyPrint or Pango missing)
+the stylesheet and waits for the HTML, the stylesheet's text and the files to embed on a pipe;
+:meth:`PdfWorker.render` sends them and reads the PDF back. A :class:`DoctorError` in the child (WeasyPrint or Pango missing)
 is raised here with its message; any other failure of the child, or a child that died, makes
 :meth:`render` render in this process instead, so the result and the errors are those of the plain
 path. The child never returns into the caller:
@@ -18,8 +18,12 @@ import os
 import signal
 import struct
 import sys
+from typing import TYPE_CHECKING
 
 from doctor.errors import DoctorError
+
+if TYPE_CHECKING:
+    from reports.pdf import Embedded, Files
 
 _LENGTH = struct.Struct("!Q")
 #: reply tags: the PDF, a DoctorError message, any other failure (render in-process instead)
@@ -46,6 +50,32 @@ def _read_exact(fd: int, size: int) -> bytes | None:
 def _read_message(fd: int) -> bytes | None:
     head = _read_exact(fd, _LENGTH.size)
     return None if head is None else _read_exact(fd, _LENGTH.unpack(head)[0])
+
+
+def _files_message(files: tuple[Embedded, ...]) -> bytes:
+    """``files`` for the pipe: their count, then each one's name, description, time and data."""
+    parts = [_LENGTH.pack(len(files))]
+    for f in files:
+        for field in (f.name.encode("utf-8"), f.description.encode("utf-8"), f.created.encode("utf-8"), f.data):
+            parts += (_LENGTH.pack(len(field)), field)
+    return b"".join(parts)
+
+
+def _read_files(fd: int) -> tuple[Embedded, ...] | None:
+    """What :func:`_files_message` sent; ``None`` when the pipe ended first."""
+    from reports.pdf import Embedded
+
+    head = _read_exact(fd, _LENGTH.size)
+    if head is None:
+        return None
+    files: list[Embedded] = []
+    for _i in range(_LENGTH.unpack(head)[0]):
+        fields = [_read_message(fd) for _n in range(4)]
+        if any(f is None for f in fields):
+            return None
+        name, description, created, data = (f or b"" for f in fields)
+        files.append(Embedded(name.decode("utf-8"), data, description.decode("utf-8"), created.decode("utf-8")))
+    return tuple(files)
 
 
 def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in the forked process
@@ -77,8 +107,15 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
         css = _read_message(html_fd)
         if html is None or css is None:  # the caller gave up (an error before the report, or no report after all)
             return
+
+        def files() -> tuple[Embedded, ...]:  # sent while the page is laid out
+            sent = _read_files(html_fd)
+            if sent is None:
+                raise EOFError("the caller sent no files")  # it failed making them: it meets the error itself
+            return sent
+
         tag, payload = OK, pdf.html_to_pdf(html.decode("utf-8"), font_config=font_config,
-                                           css=css.decode("utf-8") or None)
+                                           css=css.decode("utf-8") or None, files=files)
     except DoctorError as exc:
         tag, payload = DOCTOR_ERROR, str(exc).encode("utf-8", "replace")
     except BaseException:  # noqa: BLE001 - the caller renders in-process and meets the error there
@@ -93,14 +130,18 @@ class PdfWorker:
     def __init__(self, pid: int, html_fd: int, reply_fd: int) -> None:
         self.pid, self._html_fd, self._reply_fd = pid, html_fd, reply_fd
 
-    def render(self, html: str, css: str | None = None) -> bytes:
-        """PDF bytes for ``html`` (and ``css``, see :func:`reports.pdf.html_to_pdf`), from the child when it can,
-        else rendered here."""
+    def render(self, html: str, css: str | None = None, files: Files = ()) -> bytes:
+        """PDF bytes for ``html`` (and ``css`` and ``files``, see :func:`reports.pdf.html_to_pdf`), from the child
+        when it can, else rendered here. A function making ``files`` is called once the child has the page,
+        so that it runs while the child lays the page out."""
         reply: bytes | None = None
         try:
             page, sheet = html.encode("utf-8"), (css or "").encode("utf-8")
             with contextlib.suppress(OSError):  # the child is gone (it still may have written why)
                 _write_all(self._html_fd, _LENGTH.pack(len(page)) + page + _LENGTH.pack(len(sheet)) + sheet)
+            files = files() if callable(files) else files
+            with contextlib.suppress(OSError):
+                _write_all(self._html_fd, _files_message(files))
             os.close(self._html_fd)
             self._html_fd = -1
             head = _read_exact(self._reply_fd, 1 + _LENGTH.size)
@@ -115,7 +156,7 @@ class PdfWorker:
         if reply is None:
             from reports.pdf import html_to_pdf
 
-            return html_to_pdf(html, css=css)
+            return html_to_pdf(html, css=css, files=files)
         return reply
 
     def close(self) -> None:

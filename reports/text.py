@@ -129,10 +129,10 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
         for f in infos:
             lines.extend(_finding(f, paint, verbose))
         lines.append("")
-    if unknowns:
+    if unknowns:  # numbered too, in rank order (after the information), so the numbering never skips
         lines.append(paint(_("Could not evaluate:"), "1"))
         for f in unknowns:
-            lines.append(f"    {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
+            lines.append(f"{f.rank:>3} {paint(_clean(f.check), '35')}  {_clean(f.subject)} — {_clean(f.title)}"
                          + (f": {_clean(f.detail)}" if f.detail else ""))
         lines.append("")
     counts = result.summary()

@@ -221,23 +221,37 @@ def shell_words(command: str) -> list[str] | None:
     return words
 
 
-def shell_lines(command: str, columns: int) -> list[str]:
-    """``command`` in lines of at most ``columns`` characters, cut only between shell words, each line but
-    the last ending in `` \\`` (so a copied block runs as the one command); a word longer than a line gets
-    a line of its own. A command that cannot be cut safely (see :func:`shell_words`) stays one line."""
-    if len(command) <= columns:
+def columns(text: str) -> int:
+    """How many monospace columns ``text`` takes: an East Asian wide or fullwidth character (CJK) two.
+
+    A CJK glyph is about 1.7 columns of DejaVu Sans Mono, so a line measured this way never runs wider
+    than its block."""
+    if text.isascii():
+        return len(text)
+    from unicodedata import east_asian_width
+
+    return sum(2 if east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def shell_lines(command: str, width: int) -> list[str]:
+    """``command`` in lines of at most ``width`` columns (:func:`columns`), cut only between shell words,
+    each line but the last ending in `` \\`` (so a copied block runs as the one command); a word longer than
+    a line gets a line of its own. A command that cannot be cut safely (see :func:`shell_words`) stays one
+    line."""
+    if columns(command) <= width:
         return [command]
     words = shell_words(command)
     if not words:
         return [command]
     lines: list[str] = []
-    line = words[0]
+    line, used = words[0], columns(words[0])
     for word in words[1:]:
-        if len(line) + 1 + len(word) + 2 <= columns:
-            line += " " + word
+        size = columns(word)
+        if used + 1 + size + 2 <= width:
+            line, used = line + " " + word, used + 1 + size
         else:
             lines.append(line + " \\")
-            line = CONTINUATION + word
+            line, used = CONTINUATION + word, len(CONTINUATION) + size
     lines.append(line)
     return lines
 
@@ -246,6 +260,9 @@ def shell_lines(command: str, columns: int) -> list[str]:
 #: the A4 text width: reports/templates/report.css)
 COMMAND_COLUMNS = 96
 EVIDENCE_COLUMNS = 116
+#: lines of one command block at most: a block is never split across pages (break-inside: avoid), so one that
+#: fits on a page breaks only between commands; a longer run of commands is cut into blocks between commands
+BLOCK_LINES = 40
 
 
 @record
@@ -257,12 +274,14 @@ class FixPart:
 
     @property
     def longest(self) -> int:
-        return max((len(line) for line in self.lines), default=0)
+        """The widest line, in columns (:func:`columns`)."""
+        return max((columns(line) for line in self.lines), default=0)
 
 
 def fix_parts(f: Finding) -> list[tuple[str, list[FixPart]]]:
-    """``(phase, parts)`` for each phase of ``f``'s fix that has steps: consecutive commands in one block,
-    each cut into lines by :func:`shell_lines`, manual steps (prose, never run) apart."""
+    """``(phase, parts)`` for each phase of ``f``'s fix that has steps: consecutive commands in one block of
+    at most :data:`BLOCK_LINES` lines (a command longer than that has a block of its own), each command cut
+    into lines by :func:`shell_lines`, manual steps (prose, never run) apart."""
     out: list[tuple[str, list[FixPart]]] = []
     for phase, texts in (("runtime", f.fix.runtime), ("persistent", f.fix.persistent), ("rollback", f.fix.rollback)):
         if not texts:
@@ -278,7 +297,11 @@ def fix_parts(f: Finding) -> list[tuple[str, list[FixPart]]]:
                     lines = []
                 parts.append(FixPart(manual=text))
             else:
-                lines += shell_lines(text, COMMAND_COLUMNS)
+                more = shell_lines(text, COMMAND_COLUMNS)
+                if lines and len(lines) + len(more) > BLOCK_LINES:
+                    parts.append(FixPart(tuple(lines)))
+                    lines = []
+                lines += more
         if lines:
             parts.append(FixPart(tuple(lines)))
         out.append((phase, parts))

@@ -59,11 +59,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
-    from doctor.commands.common import load, redacted
+    from doctor.commands.common import load_with_facts, redacted
     from doctor.output import EXIT_OK, check_outputs, exit_code, write_atomic
     from reports.formats import FORMATS, default_path
 
-    result = load(args)
+    result, facts = load_with_facts(args)  # facts: the PDF's fix script is the one `gnd fix-script` writes
     output = args.output or default_path(fmt, result.source.get("hostname"))
     map_path = None
     if args.redact:
@@ -73,8 +73,8 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
         if os.path.abspath(map_path) == os.path.abspath(output):
             raise DoctorError("--redact-map must not be the report file itself")
     check_outputs([output, map_path], [args.source, args.from_json, *(args.deploy or ())])
-    if map_path:
-        result = redacted(result, map_path)
+    if map_path:  # the fix script of a redacted result names no real device: for review, as from its JSON
+        result, facts = redacted(result, map_path), None
     start = time.monotonic()
     if fmt == "pdf":
         from doctor.i18n import language
@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
 
             if not cjk_font_found():
                 print(f"gnd: warning: {CJK_HINT}", file=sys.stderr)
-    body = FORMATS[fmt].render(result, pdf_worker=worker)
+    body = FORMATS[fmt].render(result, pdf_worker=worker, facts=facts)
     if isinstance(body, str):
         body = body.encode()
     write_atomic(output, body)

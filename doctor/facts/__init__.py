@@ -65,6 +65,11 @@ class Facts:
         recording: checks skip costly commands that cannot matter (``nvidia-smi nvlink`` without a GPU)."""
         return bool(getattr(self.source, "run_commands", False))
 
+    @property
+    def as_root(self) -> bool | None:
+        """Whether the source was read as root (``None``: not recorded): advice to run as root fits only when not."""
+        return self.source.as_root()
+
     @cached_property
     def watch(self) -> WatchRecord | None:
         """What a watch sampled over time (``gnd watch``, or ``gnd/watch.json`` of a snapshot); ``None``:

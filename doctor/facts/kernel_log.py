@@ -198,9 +198,11 @@ def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[PcieBandwid
     return tuple(xids), tuple(bandwidth)
 
 
-def _why_missing(reason: str | None) -> str:
+def _why_missing(reason: str | None, as_root: bool | None) -> str:
     text = reason or "dmesg not recorded"
     if any(word in text.lower() for word in _REFUSED):
+        if as_root:  # root was refused: a container without CAP_SYSLOG, or a kernel lockdown
+            return f"dmesg not readable even as root (a container without CAP_SYSLOG?): {text}"
         return f"dmesg not readable (kernel.dmesg_restrict=1; run as root): {text}"
     return text
 
@@ -208,6 +210,6 @@ def _why_missing(reason: str | None) -> str:
 def build_kernel_log(src: Source) -> KernelLog:
     out = src.command(SPEC)
     if out.text is None:
-        return KernelLog(out.where, _why_missing(out.reason))
+        return KernelLog(out.where, _why_missing(out.reason, src.as_root()))
     xids, bandwidth = parse_kernel_log(out.text)
     return KernelLog(out.where, None, xids, bandwidth)

@@ -91,6 +91,13 @@ _IRQ_LINE_RE = lazy(r"^Interrupt:\s*pin\s+\S+\s+routed to IRQ\s+(?P<irq>\d{1,9})
 _CAP_MSI, _CAP_MSIX = 0x05, 0x11
 
 
+#: What a config-space dump line starts with (:data:`_HEX_RE`)
+_HEX_START = frozenset("0123456789abcdef")
+#: The detail lines :meth:`_Builder.feed` reads, by the text before their first colon
+_FIELDS = frozenset({"Capabilities", "Interrupt", "LnkCap", "LnkSta", "LnkCap2", "LnkCtl2", "ACSCtl",
+                     "Kernel driver in use", "NUMA node", "IOMMU group", "Physical Slot"})
+
+
 def normalize_pci_address(raw: str) -> str | None:
     """Return ``dddd:bb:dd.f`` (lowercase) for an lspci/NVML/sysfs address, or ``None``.
 
@@ -160,7 +167,10 @@ class _Builder:
 
     def hexdump(self, line: str) -> bool:
         """Take one line of a config-space dump (only contiguous from offset 0); whether it was one."""
-        m = _HEX_RE.match(line.strip())
+        s = line.strip()
+        if s[:1] not in _HEX_START or ":" not in s[2:4]:  # not "00:" or "100:": no pattern to try
+            return False
+        m = _HEX_RE.match(s)
         if m is None:
             return False
         if int(m.group("off"), 16) == len(self.config) and len(self.config) < _CONFIG_BYTES:
@@ -232,6 +242,8 @@ class _Builder:
 
     def feed(self, line: str) -> None:
         s = line.strip()
+        if s.partition(":")[0] not in _FIELDS:  # most detail lines (BARs, capabilities' registers)
+            return
         if s.startswith("Capabilities:"):
             if "<access denied>" in s:
                 self.access_denied = True

@@ -276,13 +276,21 @@ class Source:
         status = manifest.get("specs", {})
         entry = status.get(spec_name) if isinstance(status, dict) else None
         if isinstance(entry, dict) and entry.get("status") not in (None, "ok"):
-            return f"{spec_name}: {entry.get('status')} when collected ({entry.get('detail', '')})".rstrip(" ()")
+            detail = entry.get("detail")
+            return f"{spec_name}: {entry.get('status')} when collected" + (f" ({detail})" if detail else "")
         return None
 
     def collected_at(self) -> str | None:
         manifest = self.manifest()
         value = manifest.get("collected_at") if manifest else None
         return value if isinstance(value, str) else None
+
+    def as_root(self) -> bool | None:
+        """Whether what this source holds was read as root (the collector's manifest records its uid);
+        ``None``: not recorded. Advice to "run as root" is given only when this is not ``True``."""
+        manifest = self.manifest()
+        uid = manifest.get("uid") if manifest else None
+        return uid == 0 if isinstance(uid, int) and not isinstance(uid, bool) else None
 
 
 class SnapshotSource(Source):
@@ -317,6 +325,10 @@ class LiveSource(Source):
         self.run_commands = (root == "/") if run_commands is None else run_commands
         #: commands started by :meth:`prefetch`, not yet asked for
         self._started: dict[str, CommandOutput | Callable[[], CommandOutput]] = {}
+
+    def as_root(self) -> bool | None:
+        """This process's own privilege when it reads this host; a root folder's recorded one otherwise."""
+        return os.geteuid() == 0 if self.run_commands else super().as_root()
 
     def prefetch(self, names: Iterable[str]) -> None:
         """Start these command specs now, to run while the doctor does other work; :meth:`command` waits

@@ -89,6 +89,10 @@ class BugreportSource(Source):
     def collected_at(self) -> str | None:
         return self._date
 
+    def as_root(self) -> bool | None:
+        """``nvidia-bug-report.sh`` refuses to run unless as root ("Please run ... as root")."""
+        return True
+
 
 class _Empty(Tree):
     """A tree with nothing in it (the base the report's files are laid over)."""

@@ -88,6 +88,9 @@ def test_snapshot_without_dmesg_says_why() -> None:
 
 
 def test_refused_dmesg_names_dmesg_restrict() -> None:
-    assert "kernel.dmesg_restrict=1" in _why_missing("dmesg failed: dmesg: read kernel buffer failed: "
-                                                     "Operation not permitted")
-    assert "dmesg_restrict" not in _why_missing("dmesg not found on PATH")
+    refused = "dmesg failed: dmesg: read kernel buffer failed: Operation not permitted"
+    for as_root in (False, None):
+        assert "kernel.dmesg_restrict=1" in _why_missing(refused, as_root)
+    assert "dmesg_restrict" not in _why_missing("dmesg not found on PATH", False)
+    # root refused: telling root to run as root helps nobody
+    assert "run as root" not in _why_missing(refused, True) and "even as root" in _why_missing(refused, True)

@@ -44,3 +44,28 @@ def test_cache_folder_among_the_snapshots_is_not_a_node(tmp_path: Path, capsys) 
         report = json.loads(capsys.readouterr().out)
         assert report["unreadable"] == [] and len(report["nodes"]) == 1
     assert len(list(cache.glob("*.json"))) == 1
+
+
+def test_a_cached_result_reads_back_as_the_fresh_one_in_any_script(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A node's summary from its cache entry equals the one its analysis gave, text outside ASCII
+    (a host name in Chinese, a NIC name with an escape sequence made visible) included."""
+    root = tmp_path / "root"
+    shutil.copytree(SICK, root, symlinks=True)
+    for name in ("etc/hostname", "proc/sys/kernel/hostname"):
+        (root / name).write_text("gpu-节点-07\n", encoding="utf-8")
+    snap = tmp_path / "node.tar.gz"
+    assert main(["collect", "--root", str(root), "-o", str(snap)]) == 0
+    monkeypatch.setattr(fleet, "_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    fresh = fleet.analyse(str(snap))
+    assert not fresh.get("error") and fresh["name"] == "gpu-节点-07"
+    (entry,) = (tmp_path / "cache").glob("*.json")  # stored, and read below
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise AssertionError("analysed again despite the cache")
+
+    monkeypatch.setattr("doctor.fleet.load.load_node", boom)
+    again = fleet.analyse(str(snap))
+    assert {k: v for k, v in again.items() if k != "duration_s"} == \
+        {k: v for k, v in fresh.items() if k != "duration_s"}
+    assert json.loads(entry.read_bytes())["cache_key"]

@@ -21,7 +21,7 @@ def test_sick_markdown_lists_findings_in_rank_order(sick_data: dict[str, Any]) -
     assert ranks == shown
     assert md.startswith("# GPU node report: gpu-node-13")
     assert "## Summary" in md and "at stake" not in md
-    assert "(basis: published measurements: vLLM TP4 decode step 203 ms eager" in md
+    assert "(basis: a published measurement: vLLM TP4 decode step 203 ms eager" in md
 
 
 def test_fence_cannot_be_closed_by_content() -> None:

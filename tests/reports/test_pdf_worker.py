@@ -88,16 +88,17 @@ def test_no_fork_while_other_threads_run() -> None:
         thread.join()
 
 
-def test_parsed_stylesheet_gives_the_inline_one(sick_data: dict[str, Any]) -> None:
-    """The PDF's page has no ``<style>``; the same stylesheet, parsed once and applied to it, gives the same bytes."""
+def test_parsed_stylesheet_gives_the_inline_one(healthy_data: dict[str, Any]) -> None:
+    """The PDF's page has no ``<style>``; the same stylesheet, parsed once and applied to it, gives the same bytes
+    (the healthy report: the stylesheet is the same for every report, and this one renders fastest)."""
     from doctor import i18n
     from reports.html import render_html, render_html_view
     from reports.print_css import report_css
     from reports.view import build_view
 
     with i18n.use("zh-CN"):  # the margin texts are translated
-        inline = pdf.html_to_pdf(render_html(to_result(sick_data), links=False))
-        bare = render_html_view(build_view(to_result(sick_data)), links=False, style=False)
+        inline = pdf.html_to_pdf(render_html(to_result(healthy_data), links=False))
+        bare = render_html_view(build_view(to_result(healthy_data)), links=False, style=False)
         css = report_css()
     assert "<style" not in bare and "string(generated)" in css
     assert pdf.html_to_pdf(bare, css=css) == inline
@@ -136,3 +137,35 @@ def test_every_finding_keeps_its_anchor_and_the_summary_links_reach_them(sick_da
     linked = {a.get_object().get("/Dest") for a in reader.pages[0].get("/Annots") or []}
     problems = {f"finding-{f.rank}" for f in build_view(to_result(sick_data)).problems}
     assert len(problems) > 20 and problems <= linked <= set(destinations)  # every summary line leads to its details
+
+
+@linux_only
+def test_worker_embeds_the_files_made_while_it_lays_out() -> None:
+    """The files are made after the page is sent (the child lays it out meanwhile) and the child embeds them."""
+    worker = pdf_worker.start()
+    assert worker is not None
+    files = (pdf.Embedded("notes.txt", b"alpha\n", "first", "2026-01-02T03:04:05+00:00"),)
+    made: list[bool] = []
+
+    def make() -> tuple[pdf.Embedded, ...]:
+        made.append(True)
+        return files
+
+    forked = worker.render(PAGE, None, make)
+    assert made == [True]
+    assert pypdf.PdfReader(io.BytesIO(forked)).attachments == {"notes.txt": [b"alpha\n"]}
+    assert forked == pdf.html_to_pdf(PAGE, files=files)
+
+
+@linux_only
+def test_failure_making_the_files_reaches_the_caller_and_the_worker_is_reaped() -> None:
+    worker = pdf_worker.start()
+    assert worker is not None
+    pid = worker.pid
+
+    def broken() -> tuple[pdf.Embedded, ...]:
+        raise DoctorError("no files (test)")
+
+    with pytest.raises(DoctorError, match="no files"):
+        worker.render(PAGE, None, broken)
+    assert _reaped(pid)
