@@ -2,7 +2,8 @@
 
 A fix is a list of structured steps (argv or a file to write) built by a named builder from
 validated parameters (``doctor.fixes``); text, reports and fix scripts are rendered from the steps.
-Ranking happens once, here: by severity, then by impact score, then by check id and subject.
+Ranking happens once, here: by severity, then who acts (hardware and firmware, the operating system, the
+application), then by impact score, then by check id and subject.
 """
 
 from __future__ import annotations
@@ -460,9 +461,11 @@ _RANK_ORDER = {s: i for i, s in enumerate((CRITICAL, HIGH, MEDIUM, LOW, INFO, UN
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Sort worst first (severity, then impact) and number them from 1, in the order outputs list them."""
-    ordered = sorted(findings, key=lambda f: (_RANK_ORDER.get(f.severity, len(_RANK_ORDER)), -f.impact.score,
-                                              f.check, f.subject))
+    """Sort worst first (severity; within one who acts, the hardware's and firmware's first, then the
+    operating system's, then the application's; then impact) and number them from 1, in the order outputs
+    list them: the summary's one line per finding and the details read in the same order."""
+    ordered = sorted(findings, key=lambda f: (_RANK_ORDER.get(f.severity, len(_RANK_ORDER)), actor_order(f.acts),
+                                              -f.impact.score, f.check, f.subject))
     return [replace(f, rank=i) for i, f in enumerate(ordered, 1)]
 
 

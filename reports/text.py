@@ -99,7 +99,7 @@ def _first_lines(problems: list[Finding], unknowns: list[Finding], paint: _Paint
     column = max((width(a) for a in actors), default=0)
     for f, actor in zip(ordered, actors):
         sev = paint(_ljust(severity_name(f.severity).upper(), 8), _COLOURS.get(f.severity, "0"))
-        lines.append(f"{f.rank:>3} {sev} {_ljust(actor, column)}  {_clean(short(f.subject, SUMMARY_SUBJECT))} — "
+        lines.append(f"{'#' + str(f.rank):>4} {sev} {_ljust(actor, column)}  {_clean(short(f.subject, SUMMARY_SUBJECT))} — "
                      f"{_clean(short(f.title, SUMMARY_TITLE))}")
     if unknowns:
         lines.append(paint(_("Could not be evaluated:"), "35") + " " + "; ".join(

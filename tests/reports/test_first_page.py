@@ -33,11 +33,14 @@ def _summary_order(data: dict[str, Any]) -> list[int]:
 
 
 def test_the_sick_node_has_findings_of_every_owner_in_one_severity(sick_data: dict[str, Any]) -> None:
-    """What the ordering tests below rest on: a severity holding findings of different owners, ranked
-    otherwise (by impact), so listing them hardware first is a real reordering."""
+    """What the ordering tests below rest on: a severity holding findings of different owners whose impact
+    alone would order them otherwise, so listing them hardware first is a real reordering; the ranking
+    is that order, so the summary and the details number the findings alike (1 to N, no jump)."""
     high = [f for f in sick_data["findings"] if f["severity"] == "high"]
     assert {f["acts"] for f in high} == {"hardware", "os", "application"}
-    assert [f["rank"] for f in _problems(sick_data)] != _summary_order(sick_data)
+    by_impact = sorted(_problems(sick_data), key=lambda f: (severity_order(f["severity"]), -f["impact"]["score"]))
+    assert [f["rank"] for f in by_impact] != _summary_order(sick_data)
+    assert _summary_order(sick_data) == sorted(_summary_order(sick_data))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -62,13 +65,13 @@ def test_html_summary_is_one_row_per_finding_hardware_first(sick_data: dict[str,
 def test_text_output_opens_with_one_line_per_finding(sick_data: dict[str, Any], lang: str) -> None:
     with use_language(lang):
         lines = render_text(to_result(sick_data)).splitlines()
-    start = next(i for i, line in enumerate(lines) if re.match(r"\s+\d+ ", line))
+    start = next(i for i, line in enumerate(lines) if re.match(r"\s*#\d+ ", line))  # "#6": the finding's number
     problems = _problems(sick_data)
     block = lines[start:start + len(problems)]
-    assert [int(line.split()[0]) for line in block] == _summary_order(sick_data)
+    assert [int(line.split()[0][1:]) for line in block] == _summary_order(sick_data)
     by_rank = {f["rank"]: f for f in problems}
     for line in block:
-        f = by_rank[int(line.split()[0])]
+        f = by_rank[int(line.split()[0][1:])]
         assert LABELS[lang][f["acts"]] in line and f["subject"] in line
     details = "\n".join(lines[start + len(problems):])
     assert all(f["check"] in details for f in problems)  # the details follow, in rank order as before
