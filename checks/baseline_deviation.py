@@ -14,7 +14,7 @@ from typing import Any
 from doctor.derived.pcie import expected_gen, model_id
 from doctor.facts import Facts
 from doctor.facts.baseline import Baseline
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Actor, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make, sysctl_fix
 from doctor.i18n import N_, join
 from doctor.reads import reads
@@ -36,6 +36,9 @@ CMDLINE_PARAMS = ("iommu", "iommu.passthrough", "intel_iommu", "amd_iommu", "pci
                   "vfio-pci.ids", "vfio_pci.ids", "nvidia.*", "nvidia_drm.*", "rdma.*", "numa", "hpet", "clocksource",
                   "tsc", "kvm.*", "mem_encrypt", "preempt", "console")
 SCORE = {HIGH: 40.0, MEDIUM: 20.0, LOW: 5.0, UNKNOWN: 0.0}
+#: Deviations the node's administrator undoes (a driver bound, a sysctl, a kernel parameter); every other
+#: kind (devices, models, slots, links, NUMA placement) is the hardware's or its firmware's (the check's own)
+OS_KINDS = frozenset({"pci.driver", "sysctl", "cmdline"})
 
 
 def _finding(kind: str, subject: str, title: str, expected: object, observed: object,
@@ -47,7 +50,7 @@ def _finding(kind: str, subject: str, title: str, expected: object, observed: ob
                    expected=str(expected), observed=str(observed),
                    impact=Impact(SCORE.get(sev, 0.0) if score is None else score,
                                  N_('differs from the known-good node this baseline was written from')),
-                   fix=fix or Fix(), check=CHECK_ID, category="baseline")
+                   fix=fix or Fix(), check=CHECK_ID, category="baseline", acts=Actor.OS if kind in OS_KINDS else None)
 
 
 def _compare_groups(b: Baseline, facts: Facts) -> list[Finding]:
@@ -187,7 +190,7 @@ def compare(b: Baseline, facts: Facts) -> list[Finding]:
     return out
 
 
-@check(CHECK_ID, "Deviations from the known-good baseline", "baseline", requires="baseline",
+@check(CHECK_ID, "Deviations from the known-good baseline", "baseline", acts="hardware", requires="baseline",
        fixes=("inspect_pci", "sysctl"), reads=reads(params=CMDLINE_PARAMS),
        needs=("pci", "cmdline", "sysctls"))
 def baseline_deviation(facts: Facts) -> list[Finding]:

@@ -23,7 +23,7 @@ REFERENCES = (
 )
 
 
-@check("cpu.governor", "CPU frequency governor and energy preference", "runtime", fixes=("cpu_governor",),
+@check("cpu.governor", "CPU frequency governor and energy preference", "runtime", acts="os", fixes=("cpu_governor",),
        needs=("gpus", "cpufreq"), applies=gpu_absent)
 def cpu_governor(facts: Facts) -> Iterator[Finding]:
     """Medium for ``powersave`` on a passive/legacy driver, or EPP ``power``/``balance_power``.

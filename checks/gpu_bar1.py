@@ -15,7 +15,7 @@ REFERENCES = ("https://docs.nvidia.com/cuda/gpudirect-rdma/index.html",
               "https://docs.nvidia.com/datacenter/tesla/pdf/NVIDIA_GPU_BAR1_Memory_Usage.pdf")
 
 
-@check("gpu.bar1", "BAR1 aperture smaller than the GPU's memory", "gpu", needs=("gpus",))
+@check("gpu.bar1", "BAR1 aperture smaller than the GPU's memory", "gpu", acts="hardware", needs=("gpus",))
 def gpu_bar1(facts: Facts) -> Iterator[Finding]:
     """Medium when a data-centre GPU's BAR1 is smaller than its framebuffer: the BIOS did not map the
     large BAR (Above 4G decoding / Resizable BAR / MMIO high size off), so GPUDirect RDMA and peer

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from doctor.derived.relations import gpu_label
 from doctor.facts import Facts, Gpu
-from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact, cmd
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Actor, Evidence, Finding, Fix, Impact, cmd
 from doctor.fixes import make
 from doctor.i18n import N_, join
 from doctor.registry import check
@@ -61,7 +61,7 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
             impact=Impact(20.0, N_('lower sustained clocks under load, roughly in proportion to the power cut'), basis=N_('clocks of power-limited work scale roughly with the power the limit allows; the limit set and the default are in the evidence')),
             fix=make("gpu_power_limit", N_('Restores the default limit until reboot (needs root). If a power-capping agent or a site policy set the limit on purpose, change it there instead.'),
                      gpu=gpu.address, watts=default, previous=limit),
-            references=REFERENCES, confidence=0.9)
+            references=REFERENCES, confidence=0.9, acts=Actor.OS)  # a limit someone set, not the board's doing
     locked = [(name, cur, dflt) for name, cur, dflt in (
         ("graphics", rt.app_clock_graphics_mhz, rt.default_app_clock_graphics_mhz),
         ("memory", rt.app_clock_mem_mhz, rt.default_app_clock_mem_mhz)) if _lowered(cur, dflt)]
@@ -76,7 +76,7 @@ def _settings(facts: Facts, gpu: Gpu, where: str) -> Iterator[Finding]:
             fix=make("gpu_app_clocks", N_('Resets application clocks to the defaults (needs root); the rollback re-applies the locked values.'), gpu=gpu.address,
                      memory=rt.app_clock_mem_mhz or rt.default_app_clock_mem_mhz or 0,
                      graphics=rt.app_clock_graphics_mhz or rt.default_app_clock_graphics_mhz or 0),
-            references=REFERENCES, confidence=0.9)
+            references=REFERENCES, confidence=0.9, acts=Actor.OS)
 
 
 def _active(gpu: Gpu) -> list[str]:
@@ -92,7 +92,7 @@ def _grade(gpu: Gpu, active: list[str]) -> str | None:
     return next((level for level in (HIGH, MEDIUM, LOW, INFO) if level in levels), None)
 
 
-@check("gpu.clock_throttle", "GPU clock slowdown (thermal, power brake, power cap)", "gpu",
+@check("gpu.clock_throttle", "GPU clock slowdown (thermal, power brake, power cap)", "gpu", acts="hardware",
        fixes=("gpu_power_limit", "gpu_app_clocks"), needs=("gpus",))
 def gpu_clock_throttle(facts: Facts) -> Iterator[Finding]:
     """High for active hardware slowdown/thermal/power-brake reasons, medium for software thermal,

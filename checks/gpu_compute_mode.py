@@ -22,7 +22,7 @@ SMI_ARG = {"default": "DEFAULT", "exclusive_process": "EXCLUSIVE_PROCESS", "excl
            "prohibited": "PROHIBITED"}
 
 
-@check("gpu.compute_mode", "GPUs left in Exclusive_Process or Prohibited compute mode", "gpu",
+@check("gpu.compute_mode", "GPUs left in Exclusive_Process or Prohibited compute mode", "gpu", acts="os",
        fixes=("compute_mode",), needs=("gpus",))
 def gpu_compute_mode(facts: Facts) -> Iterator[Finding]:
     """High for ``Prohibited`` (no CUDA context can be created). For ``Exclusive_Process``: medium when

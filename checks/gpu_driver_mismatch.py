@@ -26,7 +26,7 @@ def _fix() -> Fix:
         notes=N_('Stop every GPU workload (and nvidia-fabricmanager/DCGM) first, or simply reboot. Then stop unattended driver upgrades: `apt-mark hold` the nvidia-driver/libnvidia packages (or `dnf versionlock`), and blacklist `nvidia-` and `libnvidia-` in 50unattended-upgrades.'))
 
 
-@check("gpu.driver_mismatch", "NVIDIA kernel module and user-space driver versions match", "gpu",
+@check("gpu.driver_mismatch", "NVIDIA kernel module and user-space driver versions match", "gpu", acts="os",
        fixes=("driver_reload",), needs=("gpus",))
 def gpu_driver_mismatch(facts: Facts) -> Iterator[Finding]:
     """Critical when NVML refuses with a version mismatch, or the two versions differ.

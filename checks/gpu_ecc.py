@@ -20,7 +20,7 @@ def _word(on: bool | None) -> str:
     return "Enabled" if on else "Disabled" if on is False else "N/A"
 
 
-@check("gpu.ecc", "ECC disabled or an ECC mode change pending a GPU reset", "gpu", fixes=("ecc_mode",), needs=("gpus",))
+@check("gpu.ecc", "ECC disabled or an ECC mode change pending a GPU reset", "gpu", acts="os", fixes=("ecc_mode",), needs=("gpus",))
 def gpu_ecc(facts: Facts) -> Iterator[Finding]:
     """Medium when a data-centre GPU runs with ECC disabled (memory errors silently corrupt results) or
     its pending ECC mode differs from the current one (someone ran ``nvidia-smi -e`` and never reset it)."""

@@ -22,7 +22,7 @@ def _fm_processes(facts: Facts) -> list[int]:
             if (p.name or "") == FM_PROCESS or (p.argv and p.argv[0].rsplit("/", 1)[-1] == FM_PROCESS)]
 
 
-@check("gpu.fabric", "NVSwitch fabric state and the Fabric Manager (running, version = driver)", "gpu",
+@check("gpu.fabric", "NVSwitch fabric state and the Fabric Manager (running, version = driver)", "gpu", acts="os",
        fixes=("fabric_manager",), needs=("gpus",))
 def gpu_fabric(facts: Facts) -> Iterator[Finding]:
     """Critical when a GPU's fabric state is not Completed/Success, when NVSwitches are present but

@@ -68,7 +68,7 @@ def _intx(facts: Facts, st: GpuIrqState, causes: tuple[tuple[str, str], ...]) ->
         fix=Fix(notes=_FIX_INTX), references=REFERENCES, related=tuple(h for h in st.shared_with))
 
 
-@check("gpu.interrupts", "GPU interrupts: MSI/MSI-X, not the legacy line; on the GPU's node", "gpu",
+@check("gpu.interrupts", "GPU interrupts: MSI/MSI-X, not the legacy line; on the GPU's node", "gpu", acts="os",
        needs=("pci",), applies=gpu_absent, reads=reads(params=("pci",)))
 def gpu_interrupts(facts: Facts) -> Iterator[Finding]:
     """Low when a GPU takes its interrupts on its legacy INTx line, medium when that line is shared with

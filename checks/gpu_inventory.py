@@ -10,7 +10,7 @@ from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
 
-@check("gpu.inventory", "GPUs found and the driver's view of them", "gpu", needs=("gpus",))
+@check("gpu.inventory", "GPUs found and the driver's view of them", "gpu", acts="hardware", needs=("gpus",))
 def gpu_inventory(facts: Facts) -> Iterator[Finding]:
     """Say what was found: no GPU, GPUs with or without NVML/nvidia-smi data, and a virtual machine."""
     pci = facts.pci

@@ -35,7 +35,7 @@ def _word(on: bool | None) -> str:
     return "Enabled" if on else "Disabled" if on is False else "N/A"
 
 
-@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", fixes=("mig_mode",), needs=("gpus",),
+@check("gpu.mig", "MIG mode pending a reset, or MIG on GPUs served whole", "gpu", acts="os", fixes=("mig_mode",), needs=("gpus",),
        reads=reads(env=("CUDA_VISIBLE_DEVICES",)))
 def gpu_mig(facts: Facts) -> Iterator[Finding]:
     """High when MIG is enabled on a GPU that an inference server uses whole (``CUDA_VISIBLE_DEVICES``

@@ -38,7 +38,7 @@ def _label(facts: Facts, link: NvlinkGpu) -> tuple[str, str | None]:
     return (gpu_label(facts, gpu.address), gpu.address) if gpu else (f"GPU {link.index}", None)
 
 
-@check("gpu.nvlink", "Inactive or slow NVLinks and NVLink error counters", "gpu", fixes=("gpu_query",), needs=("gpus",))
+@check("gpu.nvlink", "Inactive or slow NVLinks and NVLink error counters", "gpu", acts="hardware", fixes=("gpu_query",), needs=("gpus",))
 def gpu_nvlink(facts: Facts) -> Iterator[Finding]:
     """High when a GPU has inactive NVLinks (or all of them) while its peers' are up, medium when links run
     below the node's link speed; replay/CRC/recovery counters: low from 1, medium from 1000 (or any

@@ -27,7 +27,7 @@ def daemon_running(facts: Facts) -> bool | None:
                for p in facts.processes)
 
 
-@check("gpu.persistence_mode", "Persistence mode on data-centre GPUs", "gpu", fixes=("persistence_mode",), needs=("gpus",))
+@check("gpu.persistence_mode", "Persistence mode on data-centre GPUs", "gpu", acts="os", fixes=("persistence_mode",), needs=("gpus",))
 def gpu_persistence_mode(facts: Facts) -> Iterator[Finding]:
     """Low when a data-centre GPU reports ``Persistence Mode: Disabled``.
 

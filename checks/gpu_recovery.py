@@ -63,7 +63,7 @@ def _fix(action: str, gpu: Gpu) -> Fix:
     return make("gpu_reset", target=target, notes=notes)
 
 
-@check("gpu.recovery", "GPU recovery action the driver asks for (reset, reboot, drain)", "gpu",
+@check("gpu.recovery", "GPU recovery action the driver asks for (reset, reboot, drain)", "gpu", acts="hardware",
        fixes=("gpu_reset",), needs=("gpus",))
 def gpu_recovery(facts: Facts) -> Iterator[Finding]:
     """Critical when the driver asks for a reboot, high for a reset or drain-and-reset, medium for draining

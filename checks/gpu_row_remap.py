@@ -50,7 +50,7 @@ def _fix(level: str, gpu: Gpu, failure: bool) -> Fix:
     return make("gpu_reset", target=target, notes=notes)
 
 
-@check("gpu.row_remap", "GPU memory row remapping and uncorrectable ECC errors", "gpu", fixes=("gpu_reset",), needs=("gpus",))
+@check("gpu.row_remap", "GPU memory row remapping and uncorrectable ECC errors", "gpu", acts="hardware", fixes=("gpu_reset",), needs=("gpus",))
 def gpu_row_remap(facts: Facts) -> Iterator[Finding]:
     """Critical for a remapping failure, high for a pending remap (needs a GPU reset) or volatile
     uncorrectable ECC errors; silent when the driver's view has no row-remapper or ECC data."""

@@ -52,7 +52,7 @@ def _fix() -> Fix:
     return Fix(notes=N_('Drain the node (cordon it; stop the workloads that use the other GPUs), then reboot it. If the GPU is still missing, power-cycle the node cold (BMC power off, wait, on), reseat the GPU and its power cables, and check the slot; if it persists or recurs, run `dcgmi diag -r 3` on the node and RMA the GPU. `nvidia-smi -r` needs a device handle, so it rarely helps here.'))
 
 
-@check("gpu.unreachable", "GPUs on the PCI bus that the driver or nvidia-smi cannot reach", "gpu",
+@check("gpu.unreachable", "GPUs on the PCI bus that the driver or nvidia-smi cannot reach", "gpu", acts="hardware",
        needs=("pci",))
 def gpu_unreachable(facts: Facts) -> Iterator[Finding]:
     """Critical for each NVIDIA GPU on the bus that the driver failed to initialise or nvidia-smi cannot open;

@@ -17,6 +17,7 @@ from doctor.findings import (
     MEDIUM,
     PASS,
     UNKNOWN,
+    Actor,
     Evidence,
     Finding,
     Fix,
@@ -103,6 +104,24 @@ def _grade(xid: int) -> tuple[str, str]:
     if known.immediate:
         meaning = f"{meaning}; NVIDIA's resolution: {known.immediate}"
     return BUCKET_GRADE.get(known.immediate, INFO), meaning
+
+
+#: Codes XID_TABLE grades as the application's faults, and the catalogue buckets that say so or name the
+#: software stack: whoever acts on them is the workload's owner (restart the job, check its code) or the
+#: node's admin (the unified-memory driver, a driver update); every other code is the GPU's (the check's own)
+APPLICATION_XIDS = frozenset({13, 31, 43})
+BUCKET_ACTS = {"RESTART_APP": Actor.APPLICATION, "WORKFLOW_XID_13": Actor.APPLICATION,
+               "WORKFLOW_XID_31": Actor.APPLICATION, "CHECK_UVM": Actor.OS, "UPDATE_SWFW": Actor.OS}
+
+
+def _acts(xid: int) -> Actor | None:
+    """Who acts on Xid ``xid`` when not the GPU's vendor (``None``: the check's own, the hardware)."""
+    if xid in APPLICATION_XIDS:
+        return Actor.APPLICATION
+    if xid in XID_TABLE:
+        return None
+    known = entry(xid)
+    return BUCKET_ACTS.get(known.immediate) if known is not None else None
 
 
 def _evidence(origin: str, events: list[XidEvent]) -> tuple[list[Evidence], int]:
@@ -226,7 +245,7 @@ def _gpu_finding(facts: Facts, origin: str, address: str, xid: int, events: list
                       if level in (CRITICAL, HIGH, MEDIUM) else N_('a failed job; the GPU itself is usually fine'),
                       basis=N_("NVIDIA's Xid catalogue for the codes in the evidence (which ones need a reset or the GPU replaced)")),
         fix=_fix(level, str(gpu.index) if gpu is not None else address, {xid}, recovery),
-        references=REFERENCES, confidence=0.9)
+        references=REFERENCES, confidence=0.9, acts=_acts(xid))
 
 
 def _other_finding(facts: Facts, origin: str, events: list[XidEvent]) -> Finding:
@@ -256,7 +275,7 @@ def _other_finding(facts: Facts, origin: str, events: list[XidEvent]) -> Finding
         references=REFERENCES, confidence=0.6)
 
 
-@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", fixes=("gpu_reset",), needs=("kernel_log",), applies=gpu_absent)
+@check("gpu.xid_errors", "NVIDIA Xid errors in the kernel log", "gpu", acts="hardware", fixes=("gpu_reset",), needs=("kernel_log",), applies=gpu_absent)
 def gpu_xid_errors(facts: Facts) -> Iterator[Finding]:
     """One finding per GPU and Xid code with the count and first and last time: critical for Xid
     79/95/64/140/143, high for 48/94/63/74/119/120 and the NVLink ones, low for the usual application faults

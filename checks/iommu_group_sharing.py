@@ -15,7 +15,7 @@ REFERENCES = (
     "https://docs.kernel.org/driver-api/vfio.html",
     "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs",
 )
-@check("iommu.group_sharing", "GPUs sharing an IOMMU group with other devices", "iommu", needs=("pci",))
+@check("iommu.group_sharing", "GPUs sharing an IOMMU group with other devices", "iommu", acts="hardware", needs=("pci",))
 def iommu_group_sharing(facts: Facts) -> Iterator[Finding]:
     """A GPU whose IOMMU group also holds devices other than its own functions and bridges (another
     GPU, an NVMe, a NIC): the group can only be passed through whole. Medium on VFIO hosts, else info.

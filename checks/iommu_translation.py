@@ -80,7 +80,7 @@ def _mig(facts: Facts, address: str) -> bool:
     return bool(gpu is not None and gpu.runtime is not None and gpu.runtime.mig_mode)
 
 
-@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu", fixes=("kernel_args",), needs=("pci",),
+@check("iommu.translation", "IOMMU translating GPU/NIC DMA instead of passthrough", "iommu", acts="os", fixes=("kernel_args",), needs=("pci",),
        reads=reads(params=(*OFF_PARAMS, "iommu.passthrough")))
 def iommu_translation(facts: Facts) -> Iterator[Finding]:
     """IOMMU in translated mode (groups of type DMA/DMA-FQ, intel_iommu=on or AMD default without

@@ -52,7 +52,7 @@ def asked(facts: Facts, default_kb: int | None) -> dict[int, tuple[int, str]]:
     return out
 
 
-@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", fixes=("hugepages",), needs=("cmdline", "hugepages", "sysctls"),
+@check("kernel.hugepages", "Hugepages asked for but not allocated", "runtime", acts="os", fixes=("hugepages",), needs=("cmdline", "hugepages", "sysctls"),
        reads=reads(params=("hugepages", "hugepagesz", "default_hugepagesz")))
 def kernel_hugepages(facts: Facts) -> Iterator[Finding]:
     """Medium when fewer hugepages of a size are allocated than the boot line or sysctl.d asks for

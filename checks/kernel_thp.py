@@ -16,7 +16,7 @@ TMPFILES = "/etc/tmpfiles.d/gnd-thp.conf"
 REFERENCES = ("https://docs.kernel.org/admin-guide/mm/transhuge.html",)
 
 
-@check("kernel.thp", "Transparent huge page defragmentation", "runtime", fixes=("thp_defrag",), needs=("thp",))
+@check("kernel.thp", "Transparent huge page defragmentation", "runtime", acts="os", fixes=("thp_defrag",), needs=("thp",))
 def kernel_thp(facts: Facts) -> Iterator[Finding]:
     """Low when ``transparent_hugepage/defrag`` is ``always`` (every THP fault may compact synchronously)."""
     thp = facts.thp

@@ -93,7 +93,7 @@ def _fix(facts: Facts, s: EnvSetting, replacement: str | None = None) -> Fix:
                    notes=N_('{what} where the server is started ({places}); NCCL reads its environment only at start-up, so the server must restart. The rollback restores {name}={value}.', what=what, places=_places(s), name=s.name, value=s.value))
 
 
-@check("nccl.transport", "NCCL transport and interface selection", "network",
+@check("nccl.transport", "NCCL transport and interface selection", "network", acts="application",
        fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"),
        env=NCCL_VARS + IFACE_VARS[1:], reads=reads(env=NCCL_VARS + IFACE_VARS[1:]))
 def transport(facts: Facts) -> Iterator[Finding]:

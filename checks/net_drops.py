@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from doctor.derived.rdma import roce_ports
 from doctor.facts import Facts
-from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Impact
+from doctor.findings import LOW, MEDIUM, PASS, UNKNOWN, Actor, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_, join
 from doctor.registry import check
@@ -30,7 +30,7 @@ REFERENCES = (
 NOTES = (N_("The counters are cumulative since the driver loaded: read them twice under load to see whether they still grow. Growing sequence errors mean loss in the fabric (PFC or DCQCN not working on NCCL's priority); a growing out_of_buffer means receive queues ran dry. ethtool -S shows the NIC-level drops (rx_discards_phy: the port's buffer overflowed, rx_out_of_buffer)."))
 
 
-@check("net.drops", "RoCE drop and sequence-error counters", "network", fixes=("rdma_counters_show",),
+@check("net.drops", "RoCE drop and sequence-error counters", "network", acts="hardware", fixes=("rdma_counters_show",),
        needs=("netdevs", "rdma"))
 def drops(facts: Facts) -> Iterator[Finding]:
     """``out_of_sequence``/``packet_seq_err`` (hw_counters) or ``rx_discards_phy`` (``ethtool -S``: run per RoCE
@@ -71,7 +71,9 @@ def drops(facts: Facts) -> Iterator[Finding]:
             impact=Impact(25 if loss else 5, N_('retransmissions stall NCCL collectives and KV transfers'),
                           basis=N_("RoCE go-back-N: a sequence error resends the whole window; the counters' values are in the evidence")),
             fix=make("rdma_counters_show", NOTES, device=rp.port.device, port=rp.port.port, netdev=name),
-            references=REFERENCES, related=(rp.port.name,))
+            references=REFERENCES, related=(rp.port.name,),
+            # loss is the fabric's (cabling, PFC/ECN on the switches); empty receive queues the host's own
+            acts=None if loss else Actor.OS)
     if unrecorded and not clean:
         yield Finding(UNKNOWN, "node", N_('RoCE drop counters not recorded'),
                       detail=(N_('No hw_counters for {unrecorded}{v} (sys/class/infiniband/<dev>/ports/<n>/hw_counters).', unrecorded=join(', ', unrecorded[:4]), v=', ...' if len(unrecorded) > 4 else '')), references=REFERENCES)

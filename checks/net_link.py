@@ -9,7 +9,7 @@ from doctor.derived.net import DataNic, data_nics
 from doctor.derived.procs import env_value
 from doctor.derived.rdma import parse_list
 from doctor.facts import Facts
-from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Evidence, Finding, Impact
+from doctor.findings import HIGH, INFO, LOW, MEDIUM, PASS, Actor, Evidence, Finding, Impact
 from doctor.fixes import make
 from doctor.i18n import N_
 from doctor.reads import reads
@@ -58,7 +58,7 @@ def _down(nic: DataNic) -> bool:
     return bool(nic.rdma) and all(not p.active for p in nic.rdma) and nd.speed_mbps is None
 
 
-@check("net.link", "Data NIC link state, speed and MTU", "network", fixes=("link_up", "link_autoneg", "link_mtu"),
+@check("net.link", "Data NIC link state, speed and MTU", "network", acts="hardware", fixes=("link_up", "link_autoneg", "link_mtu"),
        needs=("netdevs", "rdma"),
        reads=reads(env=("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME")))
 def link(facts: Facts) -> Iterator[Finding]:
@@ -130,7 +130,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 impact=Impact(15, N_('smaller RoCE MTU or fragmentation on this rail'), basis=N_('RoCE uses the largest IB MTU that fits the netdev MTU (4096 needs at least 4200); every peer and switch port must match')),
                 fix=make("link_mtu", netdev=nd.name, mtu=common, previous=nd.mtu,
                         notes=N_('Persist in netplan/NetworkManager; the switch ports must match.')),
-                references=REFERENCES)
+                references=REFERENCES, acts=Actor.OS)  # the MTU is the node's network configuration
         elif nd.mtu <= 1500 and (speed or 0) >= JUMBO_SPEED_MBPS:
             found = True
             yield Finding(
@@ -140,7 +140,7 @@ def link(facts: Facts) -> Iterator[Finding]:
                 impact=Impact(5, N_('more per-packet overhead'), basis=N_('a 1500-byte MTU carries about 1448 bytes of TCP payload per packet against about 8948 at 9000: more packets and interrupts per byte')),
                 fix=make("link_mtu", netdev=nd.name, mtu=JUMBO_MTU, previous=nd.mtu,
                         notes=N_('Persist in netplan/NetworkManager only after the switches allow 9000.')),
-                references=REFERENCES)
+                references=REFERENCES, acts=Actor.OS)
     if not found:
         up = [n for n in nics if n.netdev.speed_mbps]
         if up:

@@ -46,7 +46,7 @@ def _single_rail(facts: Facts) -> str | None:
     return N_("fewer than two active RoCE interfaces")
 
 
-@check("net.multirail", "Reverse-path and ARP settings for RoCE NICs sharing a subnet", "network",
+@check("net.multirail", "Reverse-path and ARP settings for RoCE NICs sharing a subnet", "network", acts="os",
        fixes=("sysctl",),
        sysctls=("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.*.arp_ignore", "net.ipv4.conf.*.arp_announce"),
        needs=("netdevs", "rdma", "routes", "sysctls"), applies=_single_rail)

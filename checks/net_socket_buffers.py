@@ -41,7 +41,7 @@ def _next_pow2(n: float) -> int:
     return value
 
 
-@check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network",
+@check("net.socket_buffers", "TCP socket buffers vs. NIC bandwidth-delay product", "network", acts="os",
        fixes=("sysctl",),
        sysctls=("net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
                 "net.ipv4.tcp_window_scaling"), needs=("sysctls",),

@@ -27,7 +27,7 @@ REFERENCES = (
 )
 
 
-@check("net.tcp_tuning", "TCP slow start after idle, backlog, accept queue", "network",
+@check("net.tcp_tuning", "TCP slow start after idle, backlog, accept queue", "network", acts="os",
        fixes=("sysctl",),
        sysctls=("net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog", "net.core.somaxconn"), needs=("sysctls",))
 def tcp_tuning(facts: Facts) -> Iterator[Finding]:

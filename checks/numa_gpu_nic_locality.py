@@ -18,7 +18,7 @@ REFERENCES = (
 )
 
 
-@check("numa.gpu_nic_locality", "Each GPU has an RDMA NIC on its socket", "numa", needs=("pci",))
+@check("numa.gpu_nic_locality", "Each GPU has an RDMA NIC on its socket", "numa", acts="hardware", needs=("pci",))
 def gpu_nic_locality(facts: Facts) -> Iterator[Finding]:
     """Nearest RDMA NIC at path word SYS (another socket): high when RDMA ports are active (multi-node or KV
     transfer), since NCCL then turns GPUDirect RDMA off; NODE (same NUMA node, another PCIe host bridge): info,

@@ -54,7 +54,7 @@ def _one_node(facts: Facts) -> str | None:
     return None
 
 
-@check("numa.irq_affinity", "Data NIC interrupts on the NIC's NUMA node", "numa", fixes=("irq_affinity",),
+@check("numa.irq_affinity", "Data NIC interrupts on the NIC's NUMA node", "numa", acts="os", fixes=("irq_affinity",),
        needs=("netdevs", "numa", "irqs"), applies=_one_node)
 def irq_affinity(facts: Facts) -> Iterator[Finding]:
     """More than half of a data NIC's MSI-X data vectors with an effective affinity off the NIC's node:

@@ -17,7 +17,7 @@ REFERENCES = (
 )
 
 
-@check("numa.kernel_policy", "NUMA balancing and zone reclaim", "numa",
+@check("numa.kernel_policy", "NUMA balancing and zone reclaim", "numa", acts="os",
        fixes=("sysctl",),
        sysctls=("kernel.numa_balancing", "vm.zone_reclaim_mode"), needs=("sysctls",))
 def numa_kernel_policy(facts: Facts) -> Iterator[Finding]:

@@ -64,7 +64,7 @@ def _no_kubelet(facts: Facts) -> str | None:
     return N_("no kubelet configuration") if facts.kubelet is None and whole(facts, "kubelet") else None
 
 
-@check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa",
+@check("numa.kubelet_policy", "Kubelet CPU and topology manager on multi-NUMA GPU nodes", "numa", acts="os",
        fixes=("kubelet_policy",), needs=("kubelet", "numa", "gpus"), applies=_no_kubelet)
 def kubelet_policy(facts: Facts) -> Iterator[Finding]:
     """``cpuManagerPolicy`` or ``topologyManagerPolicy`` at ``none`` (or unset) on a multi-NUMA GPU node: medium.

@@ -46,7 +46,7 @@ def _fix(proc: Process, local: frozenset[int], nodes: list[int]) -> Fix:
         notes=(N_('taskset moves the threads now; memory already allocated stays where it is, so restart the worker with the right binding (launcher option, numactl wrapper, or the kubelet topology manager) to make it stick, for example under {v} <command>. Find who pinned it first: a launcher, a cgroup cpuset, or a CPU manager.', v=cmd('numactl', f'--cpunodebind={node}', f'--membind={node}', '--'))))
 
 
-@check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa", fixes=("taskset",), needs=("processes",), applies=gpu_absent)
+@check("numa.process_affinity", "GPU processes run on their GPU's NUMA node", "numa", acts="application", fixes=("taskset",), needs=("processes",), applies=gpu_absent)
 def process_affinity(facts: Facts) -> Iterator[Finding]:
     """A process allowed only on CPUs outside its GPU's ``local_cpulist``: medium; partial overlap: low;
     an unpinned process (all CPUs): info. Only on hosts with more than one NUMA node that has CPUs.

@@ -31,7 +31,7 @@ def _label(d: PciDevice) -> str:
     return f"{kind} {d.address}" + (f" ({d.driver})" if d.driver else "")
 
 
-@check("numa.unknown_locality", "GPU/NIC NUMA locality reported by firmware", "numa", needs=("pci", "numa", "rdma"))
+@check("numa.unknown_locality", "GPU/NIC NUMA locality reported by firmware", "numa", acts="hardware", needs=("pci", "numa", "rdma"))
 def unknown_locality(facts: Facts) -> Iterator[Finding]:
     """``numa_node`` -1 on a GPU or NIC of a host with more than one NUMA node that has CPUs: medium (affinity
     cannot be verified). On one CPU node -1 is normal; CPU-less memory nodes (GPU HBM) are not sockets.

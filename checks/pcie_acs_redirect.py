@@ -143,7 +143,7 @@ def _fix(ports: list[PciDevice], facts: Facts) -> Fix:
                 notes=NOTES + " " + grub_note(facts.host.os_release))
 
 
-@check("pcie.acs_redirect", "ACS redirect on ports between GPU and NIC peers", "pcie", fixes=("acs_redirect",), needs=("pci",))
+@check("pcie.acs_redirect", "ACS redirect on ports between GPU and NIC peers", "pcie", acts="hardware", fixes=("acs_redirect",), needs=("pci",))
 def acs_redirect(facts: Facts) -> Iterator[Finding]:
     """Root and switch ports on a GPU-NIC (or GPU-GPU without NVLink) peer path with ACS ReqRedir,
     CmpltRedir or EgressCtrl set: peer traffic detours through the root complex (high). ``SrcValid+``

@@ -56,7 +56,7 @@ def _downgraded(facts: Facts, dev: PciDevice, endpoint: str) -> Link | None:
     return None
 
 
-@check("pcie.aer", "PCIe AER error counters on GPU and NIC paths", "pcie", needs=("pci.aer",), applies=_no_subject)
+@check("pcie.aer", "PCIe AER error counters on GPU and NIC paths", "pcie", acts="hardware", needs=("pci.aer",), applies=_no_subject)
 def pcie_aer(facts: Facts) -> Iterator[Finding]:
     """High for any uncorrectable (fatal/non-fatal) error; low for correctable errors, medium when the
     same link also runs narrower or slower than it should."""

@@ -44,7 +44,7 @@ def _siblings(facts: Facts, port: PciDevice) -> list[PciDevice]:
                   key=lambda d: d.address)
 
 
-@check("pcie.bifurcation", "x16 cards in x8/x4 (bifurcated) slots", "pcie", needs=("pci",))
+@check("pcie.bifurcation", "x16 cards in x8/x4 (bifurcated) slots", "pcie", acts="hardware", needs=("pci",))
 def bifurcation(facts: Facts) -> Iterator[Finding]:
     """An x16-capable GPU or NIC below a root or switch downstream port that is only x8 or x4 wide.
 

@@ -115,7 +115,7 @@ def _summary(infos: list[tuple[Finding, str, str]]) -> Finding:
                    related=tuple(dict.fromkeys(r for f, _, _ in infos for r in f.related)))
 
 
-@check("pcie.chipset_slot", "GPUs and fast NICs behind the chipset; switch hops and NCCL path words", "pcie", needs=("pci",))
+@check("pcie.chipset_slot", "GPUs and fast NICs behind the chipset; switch hops and NCCL path words", "pcie", acts="hardware", needs=("pci",))
 def chipset_slot(facts: Facts) -> Iterator[Finding]:
     """A GPU or fast NIC whose root port is an Intel PCH/ICH root port, or whose path crosses an AMD chipset
     (Promontory, X570) bridge, decided by device id or lspci name (doctor.facts.chipsets): high. Also, as info, each GPU's switch hops and the

@@ -469,7 +469,7 @@ def _judge_one(facts: Facts, subject: _Subject, links: list[Link]) -> Finding | 
     return None
 
 
-@check("pcie.link_downgrade", "PCIe link speed and width on every GPU and NIC path", "pcie",
+@check("pcie.link_downgrade", "PCIe link speed and width on every GPU and NIC path", "pcie", acts="hardware",
        fixes=("pcie_retrain", "inspect_pci"), needs=("pci",))
 def link_downgrade(facts: Facts) -> Iterator[Finding]:
     """Walk each GPU's and NIC's path to its root port and compare every link with both ends' maxima.

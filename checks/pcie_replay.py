@@ -23,7 +23,7 @@ REFERENCES = ("https://docs.nvidia.com/deploy/nvidia-smi/index.html",
 LEVELS = ((10_000, HIGH, 30.0), (100, MEDIUM, 10.0), (1, LOW, 2.0))
 
 
-@check("pcie.replay", "GPU PCIe replay counter (link retransmissions)", "pcie", fixes=("gpu_query",), needs=("gpus",))
+@check("pcie.replay", "GPU PCIe replay counter (link retransmissions)", "pcie", acts="hardware", fixes=("gpu_query",), needs=("gpus",))
 def pcie_replay(facts: Facts) -> Iterator[Finding]:
     """Low from 1 replay, medium from 100, high from 10000 (one sample: totals since the driver loaded)."""
     gpus = [(g, rt) for g, rt in reported(facts) if rt.replays_since_reset is not None]

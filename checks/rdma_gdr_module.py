@@ -26,7 +26,7 @@ REFERENCES = (
 )
 
 
-@check("rdma.gdr_module", "GPUDirect RDMA peer-memory module or DMA-BUF path", "rdma", fixes=("module_load",),
+@check("rdma.gdr_module", "GPUDirect RDMA peer-memory module or DMA-BUF path", "rdma", acts="os", fixes=("module_load",),
        needs=("gpus", "rdma", "modules"), applies=gpu_absent)
 def rdma_gdr_module(facts: Facts) -> Iterator[Finding]:
     """High when GPUs and an active RDMA port exist but NCCL finds neither a peer-memory module nor DMA-BUF.

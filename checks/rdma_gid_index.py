@@ -67,7 +67,7 @@ def _unset_fix(facts: Facts, setting: EnvSetting) -> Fix:
     return env_fix(facts, setting, notes=UNSET_FIX_NOTES + N_(' The rollback restores {name}={value}.', name=setting.name, value=setting.value))
 
 
-@check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma",
+@check("rdma.gid_index", "RoCE GID index NCCL will use", "rdma", acts="application",
        fixes=("unit_env", "file_patch", "process_restart", "show_addresses"), env=GID_VARS,
        reads=reads(env=(*GID_VARS, "NCCL_IB_HCA")), needs=("netdevs", "rdma"))
 def gid_index(facts: Facts) -> Iterator[Finding]:

@@ -26,7 +26,7 @@ NOTES = (N_('DCQCN needs both points on: the notification point (roce_np) answer
 QOS_NOTES = (N_('Change the NIC and the switch port together: PFC on a priority the switch does not treat as lossless (or the reverse) pauses or drops traffic. mlnx_qos settings are lost when the driver reloads; reapply them at boot (a oneshot unit after the driver loads) or let DCBX/LLDP from the switch set them.'))
 
 
-@check("rdma.lossless", "DCQCN (ECN) on the RoCE priority NCCL uses", "rdma", fixes=("roce_ecn", "roce_qos"),
+@check("rdma.lossless", "DCQCN (ECN) on the RoCE priority NCCL uses", "rdma", acts="os", fixes=("roce_ecn", "roce_qos"),
        needs=("netdevs", "rdma"))
 def lossless(facts: Facts) -> Iterator[Finding]:
     """ECN notification or reaction point switched off on the priority of ``NCCL_IB_TC`` (medium); with

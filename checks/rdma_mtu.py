@@ -31,7 +31,7 @@ def allowed_mtu(netdev_mtu: int) -> int | None:
     return fits[-1] if fits else None
 
 
-@check("rdma.mtu", "RoCE active_mtu vs. interface MTU", "rdma", fixes=("rdma_show",), needs=("netdevs", "rdma"))
+@check("rdma.mtu", "RoCE active_mtu vs. interface MTU", "rdma", acts="os", fixes=("rdma_show",), needs=("netdevs", "rdma"))
 def rdma_mtu(facts: Facts) -> Iterator[Finding]:
     """``active_mtu`` (``ibv_devinfo -v``) below the IB MTU the interface MTU allows (medium); unknown when
     ``ibv_devinfo -v`` is not recorded. A small interface MTU itself is net.link's finding."""

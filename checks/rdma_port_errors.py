@@ -119,7 +119,7 @@ def _judge(facts: Facts, port: RdmaPort, pe: PortErrors) -> Finding | None:
         references=REFERENCES, confidence=0.8)
 
 
-@check("rdma.port_errors", "InfiniBand/RoCE port error counters, link flaps and QP-fatal errors", "rdma",
+@check("rdma.port_errors", "InfiniBand/RoCE port error counters, link flaps and QP-fatal errors", "rdma", acts="hardware",
        fixes=("rdma_counters_show",), needs=("rdma_counters",))
 def port_errors(facts: Facts) -> Iterator[Finding]:
     """Per RDMA port: a link that went down (``link_downed``, mlx5 link-down lines) or queue pairs whose retries ran

@@ -26,7 +26,7 @@ def _fix(facts: Facts, port: RdmaPort) -> Fix:
                 notes=N_("Check the cable/transceiver and the switch port; if the port is retired, drop it from NCCL_IB_HCA so NCCL's device list matches the hardware on every node."))
 
 
-@check("rdma.port_state", "RDMA ports NCCL is told to use are up", "rdma", fixes=("rdma_port",), reads=reads(env=("NCCL_IB_HCA",)),
+@check("rdma.port_state", "RDMA ports NCCL is told to use are up", "rdma", acts="hardware", fixes=("rdma_port",), reads=reads(env=("NCCL_IB_HCA",)),
        needs=("rdma",))
 def port_state(facts: Facts) -> Iterator[Finding]:
     """A port listed in ``NCCL_IB_HCA`` (or the node's only RDMA port) whose state is not ACTIVE: medium."""

@@ -27,7 +27,7 @@ def _no_rdma(facts: Facts) -> str | None:
     return N_("no RDMA device") if not facts.rdma and whole(facts, "rdma") else None
 
 
-@check("rdma.user_verbs", "Userspace verbs module for the RDMA NICs", "rdma", fixes=("module_load",), needs=("rdma", "modules"),
+@check("rdma.user_verbs", "Userspace verbs module for the RDMA NICs", "rdma", acts="os", fixes=("module_load",), needs=("rdma", "modules"),
        applies=_no_rdma)
 def user_verbs(facts: Facts) -> Iterator[Finding]:
     """High when RDMA devices exist, ib_core is a loaded module and ib_uverbs is not loaded.

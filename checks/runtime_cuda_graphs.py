@@ -181,7 +181,7 @@ def _fix(facts: Facts, files: list[str], pid: int | None, snippet: str) -> Fix:
                     notes=(N_('Remove {snippet} where the server is started{v} and restart the server: graphs are captured at start-up, there is no runtime switch. Graphs cost about 0.3-1.8 GiB per rank; lower --gpu-memory-utilization slightly if memory is tight. If a model lane documents eager mode as required, keep it and record why. The rollback puts {snippet} back.', snippet=repr(snippet), v=' (' + join(', ', files) + ')' if files else '')))
 
 
-@check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime",
+@check("runtime.cuda_graphs", "CUDA Graphs disabled by server flags", "runtime", acts="application",
        fixes=("unit_exec", "unit_flag", "file_patch", "process_restart"), needs=("processes", "deploy_files"),
        flags=tuple(r.pattern for r in RULES), reads=reads(flags=READ_FLAGS, keys=READ_KEYS, rewrites=REWRITES))
 def cuda_graphs(facts: Facts) -> Iterator[Finding]:

@@ -206,7 +206,7 @@ def _fix(facts: Facts, s: EnvSetting) -> Fix:
     return env_fix(facts, s, notes=(N_('{name}={value} is set where the server is started ({places}); the variable is read at start-up only, so the server must restart. The rollback puts it back exactly as it was.', name=s.name, value=s.value, places=places)))
 
 
-@check("runtime.debug_env", "Debug variables in the server environment", "runtime",
+@check("runtime.debug_env", "Debug variables in the server environment", "runtime", acts="application",
        fixes=("unit_env", "file_patch", "process_restart"), needs=("processes", "process_env", "deploy_files"),
        env=tuple(r.name for r in RULES), flags=tuple(f[0] for f in FLAGS),
        reads=reads(env=(r.name for r in RULES), flags=("--log-verbose", "--disable-custom-all-reduce"),

@@ -27,7 +27,7 @@ def _shares_place(a: EnvSetting, b: EnvSetting) -> bool:
     return bool(set(a.pids) & set(b.pids) or set(a.files) & set(b.files))
 
 
-@check("runtime.device_order", "CUDA device order behind CUDA_VISIBLE_DEVICES", "runtime",
+@check("runtime.device_order", "CUDA device order behind CUDA_VISIBLE_DEVICES", "runtime", acts="application",
        fixes=("unit_env",), needs=("processes", "process_env", "deploy_files"),
        env=("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"))
 def device_order(facts: Facts) -> Iterator[Finding]:

@@ -31,7 +31,7 @@ def _no_rdma(facts: Facts) -> str | None:
     return N_("no active RDMA port") if not any(p.active for p in facts.rdma) and whole(facts, "rdma") else None
 
 
-@check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime",
+@check("runtime.memlock", "Locked-memory limit of inference servers that use RDMA", "runtime", acts="application",
        fixes=("prlimit_memlock",), needs=("processes", "process_limits", "rdma"), applies=_no_rdma)
 def runtime_memlock(facts: Facts) -> Iterator[Finding]:
     """High when a server process using RDMA (an active RDMA port, NCCL not forced onto sockets) has a

@@ -19,7 +19,7 @@ SMALL_SHM = 64 << 20
 ADVISED = "16G"
 
 
-@check("runtime.shm", "/dev/shm size of multi-GPU inference servers", "runtime", fixes=("shm_resize",), needs=("processes",))
+@check("runtime.shm", "/dev/shm size of multi-GPU inference servers", "runtime", acts="application", fixes=("shm_resize",), needs=("processes",))
 def runtime_shm(facts: Facts) -> Iterator[Finding]:
     """High when a server that uses two or more GPUs sees a /dev/shm of 64 MB or less (a container
     started without ``--shm-size``/``--ipc=host``): NCCL's shared-memory segments fail (Bus error,

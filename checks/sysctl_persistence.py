@@ -30,7 +30,7 @@ def _norm(value: str) -> str:
     return join(' ', value.split())
 
 
-@check("sysctl.persistence", "Boot-time sysctl files vs. the doctor's fixes and the running values", "network",
+@check("sysctl.persistence", "Boot-time sysctl files vs. the doctor's fixes and the running values", "network", acts="os",
        fixes=("sysctl",), needs=("sysctls",))
 def persistence(facts: Facts) -> Iterator[Finding]:
     """A later-sorting sysctl file that overrides a ``90-gnd-*.conf`` value (medium); a running value of a

@@ -44,7 +44,7 @@ def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[st
     return ev, remove, lines
 
 
-@check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu",
+@check("vfio.binding", "GPUs bound to vfio-pci, VFIO group viability, driver_override", "iommu", acts="os",
        fixes=("vfio_release", "vfio_group", "driver_override_clear"), needs=("pci",),
        reads=reads(params=("vfio-pci.ids", "vfio_pci.ids")))
 def vfio_binding(facts: Facts) -> Iterator[Finding]:

@@ -70,7 +70,7 @@ def _finding(facts: Facts, c: CounterSeries) -> Finding:
         references=REFERENCES, related=(c.subject,), category=category)
 
 
-@check(CHECK_ID, "Error counters that grow over a watch (AER, replays, InfiniBand/RoCE, carrier)", "pcie",
+@check(CHECK_ID, "Error counters that grow over a watch (AER, replays, InfiniBand/RoCE, carrier)", "pcie", acts="hardware",
        requires="watch", needs=("watch",))
 def watch_counter_growth(facts: Facts) -> Iterator[Finding]:
     """Over a watch: each growing error counter with its rate per minute; counters that only hold their total pass."""

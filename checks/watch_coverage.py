@@ -18,7 +18,7 @@ from doctor.registry import check
 CHECK_ID = "watch.coverage"
 
 
-@check(CHECK_ID, "What a watch sampled, and what it could not", "doctor", requires="watch", needs=("watch",))
+@check(CHECK_ID, "What a watch sampled, and what it could not", "doctor", acts="os", requires="watch", needs=("watch",))
 def watch_coverage(facts: Facts) -> Iterator[Finding]:
     """Over a watch: one info finding listing the series sampled and each gap with its reason."""
     record = record_of(facts)

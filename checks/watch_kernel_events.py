@@ -23,7 +23,7 @@ KINDS = {"xid": (HIGH, "gpu", N_("{n} new Xid lines during the watch ({subject};
          "link_down": (HIGH, "network", N_("{n} new link-down lines during the watch ({subject}; t={first}-{last} s)"))}
 
 
-@check(CHECK_ID, "Xid, AER and link-down lines that appear during a watch", "gpu", requires="watch", needs=("watch",))
+@check(CHECK_ID, "Xid, AER and link-down lines that appear during a watch", "gpu", acts="hardware", requires="watch", needs=("watch",))
 def watch_kernel_events(facts: Facts) -> Iterator[Finding]:
     """Over a watch: new kernel-log lines per kind and subject, with count, first and last time."""
     record = record_of(facts)

@@ -96,7 +96,7 @@ def _above_gpu(facts: Facts, s: LinkSeries) -> bool:
     return any(s.address in (g.path or ()) for g in facts.pci.gpus)
 
 
-@check(CHECK_ID, "PCIe links that change width, or speed while busy, over a watch", "pcie", requires="watch", needs=("watch",))
+@check(CHECK_ID, "PCIe links that change width, or speed while busy, over a watch", "pcie", acts="hardware", requires="watch", needs=("watch",))
 def watch_link_changes(facts: Facts) -> Iterator[Finding]:
     """Over a watch: width changes, and speed below the top while the GPU below is busy; power management is info."""
     record = record_of(facts)

@@ -28,7 +28,7 @@ def _applies(facts: Facts) -> str | None:
     return None if facts.pci.gpus or (facts.watch and facts.watch.clocks) else N_("no GPU on the PCI bus")
 
 
-@check(CHECK_ID, "GPU clocks held back while busy, over a watch", "gpu", requires="watch", needs=("watch",), applies=_applies)
+@check(CHECK_ID, "GPU clocks held back while busy, over a watch", "gpu", acts="hardware", requires="watch", needs=("watch",), applies=_applies)
 def watch_throttle(facts: Facts) -> Iterator[Finding]:
     """Over a watch: clock-event reasons active in busy samples; idle-time reasons are not judged."""
     record = record_of(facts)

@@ -2,7 +2,8 @@
 
 A fix is a list of structured steps (argv or a file to write) built by a named builder from
 validated parameters (``doctor.fixes``); text, reports and fix scripts are rendered from the steps.
-Ranking happens once, here: by severity, then by impact score, then by check id and subject.
+Ranking happens once, here: by severity, then who acts (hardware and firmware, the operating system, the
+application), then by impact score, then by check id and subject.
 """
 
 from __future__ import annotations
@@ -58,6 +59,44 @@ FAIL_LEVELS: tuple[str, ...] = tuple(str(s.value) for s in (Severity.CRITICAL, S
                                                             Severity.LOW, Severity.INFO))
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 CATEGORIES = ("pcie", "iommu", "numa", "network", "rdma", "runtime", "gpu", "baseline", "doctor")
+
+
+class Actor(str, Enum):
+    """Who acts on a finding: what its fix changes, and so whom a ticket goes to; the values are the JSON strings.
+
+    ``hardware``: the hardware or its firmware (a link that trained low, a card in the wrong slot, ECC
+    faults, a BIOS setting): the vendor or the data-centre technician. ``os``: the operating system as
+    the node's administrator sets it up (kernel parameters, sysctls, drivers and their services, the
+    kubelet). ``application``: the workload and its deployment (server flags, NCCL variables, where
+    its processes run, the limits its unit or container gives it).
+    """
+
+    HARDWARE = "hardware"
+    OS = "os"
+    APPLICATION = "application"
+
+    __str__ = str.__str__
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(str(self), spec)
+
+    @classmethod
+    def parse(cls, value: object) -> Actor | None:
+        """The actor named by ``value``; ``None`` for anything else (a result older than the field)."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return None
+
+
+#: Who acts, in the order a report lists the findings of one severity: the vendor's faults first
+ACTORS: tuple[Actor, ...] = (Actor.HARDWARE, Actor.OS, Actor.APPLICATION)
+
+
+def actor_order(acts: Actor | str | None) -> int:
+    """0 for hardware, 1 for the operating system, 2 for the application, 3 when not known."""
+    actor = Actor.parse(acts) if acts is not None else None
+    return ACTORS.index(actor) if actor is not None else len(ACTORS)
 
 
 def severity_order(severity: str) -> int:
@@ -277,6 +316,9 @@ class Finding:
     confidence: float = 1.0
     check: str = ""
     category: str = ""
+    #: who acts on it (:class:`Actor`): the check's declaration (``@check(acts=...)``), which a finding
+    #: overrides only where one check finds faults of different owners; ``None`` in results older than 2.2
+    acts: Actor | None = None
     rank: int = 0
     #: Stable id of the subject: PCI address, netdev, RDMA port (``mlx5_0/1``), ``pid:N``, sysctl
     #: name, ``cpu``, ``node`` ... (``subject`` is the display text); ``related`` holds ids too.
@@ -285,6 +327,8 @@ class Finding:
     def __post_init__(self) -> None:
         if not isinstance(self.severity, Severity):
             object.__setattr__(self, "severity", Severity.parse(self.severity))
+        if self.acts is not None and not isinstance(self.acts, Actor):
+            object.__setattr__(self, "acts", Actor(self.acts))  # an unknown value is a programming error
         if not self.subject_id:
             object.__setattr__(self, "subject_id", subject_id_of(self.subject))
         if self.severity in (Severity.INFO, Severity.PASS) and self.fix.steps:
@@ -298,6 +342,8 @@ class Finding:
             value = getattr(self, f)
             if f == "severity":
                 value = Severity.parse(value).value
+            elif f == "acts":
+                value = None if value is None else Actor(value).value
             elif f == "evidence":
                 value = [_scalars(e) for e in value]
             elif f == "impact":
@@ -372,7 +418,8 @@ class Finding:
             references=tuple(map(str, data.get("references") or ())),
             related=tuple(map(str, data.get("related") or ())),
             confidence=float(data.get("confidence", 1.0) or 0), check=str(data.get("check", "")),
-            category=str(data.get("category", "")), rank=int(data.get("rank", 0) or 0),
+            category=str(data.get("category", "")), acts=Actor.parse(data.get("acts")),
+            rank=int(data.get("rank", 0) or 0),
         ).with_messages(data.get("i18n"))
 
 
@@ -424,9 +471,11 @@ _RANK_ORDER = {s: i for i, s in enumerate((CRITICAL, HIGH, MEDIUM, LOW, INFO, UN
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Sort worst first (severity, then impact) and number them from 1, in the order outputs list them."""
-    ordered = sorted(findings, key=lambda f: (_RANK_ORDER.get(f.severity, len(_RANK_ORDER)), -f.impact.score,
-                                              f.check, f.subject))
+    """Sort worst first (severity; within one who acts, the hardware's and firmware's first, then the
+    operating system's, then the application's; then impact) and number them from 1, in the order outputs
+    list them: the summary's one line per finding and the details read in the same order."""
+    ordered = sorted(findings, key=lambda f: (_RANK_ORDER.get(f.severity, len(_RANK_ORDER)), actor_order(f.acts),
+                                              -f.impact.score, f.check, f.subject))
     return [replace(f, rank=i) for i, f in enumerate(ordered, 1)]
 
 

@@ -379,6 +379,17 @@ def severity_counts(counts: Iterable[tuple[str, int]]) -> str:
     return _(", ").join(_("{n} {severity}").format(n=n, severity=severity_name(s)) for s, n in counts if n)
 
 
+#: Who acts on a finding, as shown (the JSON keeps the keys of :class:`doctor.findings.Actor`)
+ACTOR_NAMES = {"hardware": N_("hardware/firmware"), "os": N_("operating system"), "application": N_("application")}
+
+
+def actor_name(acts: object) -> str:
+    """Who acts (``hardware``) in the current language (``hardware/firmware`` / ``硬件/固件``); ``?`` when
+    the finding does not say (a result older than the field)."""
+    key = getattr(acts, "value", acts)
+    return _(ACTOR_NAMES[key]) if isinstance(key, str) and key in ACTOR_NAMES else "?"
+
+
 def width(text: str) -> int:
     """Terminal columns ``text`` takes (CJK wide and full-width characters count two)."""
     import unicodedata

@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from doctor.findings import CATEGORIES, Finding
+from doctor.findings import ACTORS, CATEGORIES, Actor, Finding
 from doctor.reads import Reads
 from doctor.record import record
 
@@ -33,6 +33,8 @@ class Check:
     title: str
     category: str
     func: CheckFunc
+    #: who acts on its findings (:class:`~doctor.findings.Actor`); the loader refuses a check without one
+    acts: Actor | None = None
     description: str = ""
     plugin: str = "builtin"
     #: name of an optional input on Facts (e.g. ``baseline``): the check runs exactly when the user gave it
@@ -75,7 +77,7 @@ def refusal(declared: Check | None, check_id: str, builder: str, params: object)
     return ""
 
 
-def check(id: str, title: str, category: str, requires: str | None = None, fixes: Iterable[str] = (),
+def check(id: str, title: str, category: str, *, acts: Actor | str, requires: str | None = None, fixes: Iterable[str] = (),
           sysctls: Iterable[str] | None = None, needs: Iterable[str] = (),
           applies: Callable[[Facts], str | None] | None = None, env: Iterable[str] = (),
           flags: Iterable[re.Pattern[str]] = (), reads: Reads | None = None) -> Callable[[CheckFunc], Check]:
@@ -90,15 +92,22 @@ def check(id: str, title: str, category: str, requires: str | None = None, fixes
     ``needs`` names the inputs the verdict rests on and ``applies`` says why the check does not
     apply (see :class:`Check`). ``reads`` names the values of options, environment variables,
     kernel parameters and config keys the check reads: every other such value is masked.
+    ``acts`` says who acts on the findings (:class:`~doctor.findings.Actor`: ``hardware`` for the
+    hardware or its firmware, ``os`` for the operating system as the node's admin sets it up,
+    ``application`` for the workload and its deployment), decided by what the fixes change; a
+    finding of another owner says so itself (``Finding(acts=...)``).
     """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r} for check {id}")
+    actor = Actor.parse(acts)
+    if actor is None:
+        raise ValueError(f"check {id}: acts={acts!r} is none of {', '.join(ACTORS)}")
     from doctor.inputs import validate
 
     builders, keys, inputs = tuple(fixes), None if sysctls is None else tuple(sysctls), validate(needs, id)
 
     def wrap(func: CheckFunc) -> Check:
-        return Check(id=id, title=title, category=category, func=func, requires=requires, fixes=builders,
+        return Check(id=id, title=title, category=category, func=func, acts=actor, requires=requires, fixes=builders,
                      sysctls=keys, needs=inputs, applies=applies, env=tuple(env), flags=tuple(flags), reads=reads or Reads(), description=(func.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
 
     return wrap
@@ -149,6 +158,10 @@ def load_checks() -> tuple[list[Check], list[LoadError]]:
         except Exception as exc:
             errors.append(LoadError(name, f"{type(exc).__name__}: {exc}"))
             continue
+        undeclared = [item.id for item in found if Actor.parse(item.acts) is None]
+        if undeclared:
+            errors.append(LoadError(name, f"check {undeclared[0]} declares no acts= (one of {', '.join(ACTORS)})"))
+            found = [item for item in found if item.id not in undeclared]
         for item in found:
             if item.id in checks:
                 continue

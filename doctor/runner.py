@@ -17,6 +17,7 @@ from doctor.findings import (
     MEDIUM,
     PASS,
     UNKNOWN,
+    Actor,
     Evidence,
     Finding,
     rank,
@@ -29,7 +30,7 @@ from doctor.inputs import problems
 from doctor.inventory import build_inventory
 from doctor.registry import Check, LoadError, load_checks
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 
 
 def _utc_now() -> str:
@@ -106,7 +107,7 @@ def _status(findings: list[Finding]) -> str:
 def _load_error_finding(error: LoadError) -> Finding:
     return Finding(severity=UNKNOWN, subject=error.plugin, title=N_("check plugin {plugin} failed to load", plugin=repr(error.plugin)),
                    detail=error.error, evidence=(Evidence("entry point gpu_node_doctor.checks", error.error),),
-                   check="doctor.plugin", category="doctor")
+                   check="doctor.plugin", category="doctor", acts=Actor.OS)
 
 
 def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[list[Finding], str | None]:
@@ -132,7 +133,7 @@ def _judged_inputs(chk: Check, facts: Facts, produced: list[Finding]) -> tuple[l
                         detail=N_("The verdict of this check rests on input the source did not hold whole; "
                                   "without it, finding nothing would not mean nothing is wrong."),
                         evidence=tuple(Evidence(name, problem) for name, problem in missing),
-                        check=chk.id, category=chk.category))
+                        check=chk.id, category=chk.category, acts=chk.acts))
     return kept, None
 
 
@@ -143,7 +144,7 @@ def _deadline_finding(chk: Check, deadline: Deadline, started: bool) -> Finding:
              else N_("{title}: not run, {limit} was reached", title=Msg(chk.title), limit=limit))
     return Finding(UNKNOWN, "node", title,
                    detail=N_("The run's time limit passed; this check's verdict is not known."),
-                   evidence=(Evidence("--deadline", f"{deadline.seconds:g} s"),), check=chk.id, category=chk.category)
+                   evidence=(Evidence("--deadline", f"{deadline.seconds:g} s"),), check=chk.id, category=chk.category, acts=chk.acts)
 
 
 def _judged_commands(chk: Check, produced: list[Finding], asked: set[str], cut: dict[str, Any]) -> list[Finding]:
@@ -156,7 +157,7 @@ def _judged_commands(chk: Check, produced: list[Finding], asked: set[str], cut: 
                                         title=Msg(chk.title), names=names),
                     detail=N_("The run's time limit stopped a command this check reads."),
                     evidence=tuple(Evidence(o.where, o.reason or "") for o in lost),
-                    check=chk.id, category=chk.category)]
+                    check=chk.id, category=chk.category, acts=chk.acts)]
 
 
 def _cut_command_findings(cut: dict[str, Any]) -> list[Finding]:
@@ -164,7 +165,7 @@ def _cut_command_findings(cut: dict[str, Any]) -> list[Finding]:
     return [Finding(UNKNOWN, "node", N_("{where}: did not finish before the deadline", where=o.where),
                     detail=N_("The run's time limit stopped this command or kept it from starting; the facts "
                               "it gives are missing from this result."),
-                    evidence=(Evidence(o.where, o.reason or ""),), check="doctor.deadline", category="doctor")
+                    evidence=(Evidence(o.where, o.reason or ""),), check="doctor.deadline", category="doctor", acts=Actor.OS)
             for _, o in sorted(cut.items())]
 
 
@@ -206,8 +207,9 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
                 produced = [_deadline_finding(chk, deadline, started=False)]
             else:
                 with interrupting(deadline):
-                    produced = [f if f.check and f.category else replace(f, check=f.check or chk.id,
-                                                                         category=f.category or chk.category)
+                    produced = [f if f.check and f.category and f.acts else
+                                replace(f, check=f.check or chk.id, category=f.category or chk.category,
+                                        acts=f.acts or chk.acts)
                                 for f in chk(facts)]
         except DeadlineReached:
             assert deadline is not None
@@ -215,7 +217,7 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
         except Exception as exc:  # a broken check must not end the run
             produced = [Finding(severity=UNKNOWN, subject="node", title=N_("check {id} failed: {error}", id=chk.id,
                                                                         error=type(exc).__name__),
-                                detail=str(exc), check=chk.id, category=chk.category,
+                                detail=str(exc), check=chk.id, category=chk.category, acts=chk.acts,
                                 evidence=(Evidence(f"check {chk.id}", f"{type(exc).__name__}: {exc}"),))]
         finally:
             src.asked = None
@@ -224,6 +226,7 @@ def run_checks(facts: Facts, only: list[str] | None = None, checks: list[Check] 
             produced = _judged_commands(chk, produced, asked, src.cut)
         findings.extend(produced)
         statuses.append({"id": chk.id, "title": chk.title, "category": chk.category, "plugin": chk.plugin,
+                         **({"acts": chk.acts.value} if chk.acts is not None else {}),
                          **({"reason": reason} if reason else {}),
                          "status": _status(produced),
                          "findings": sum(1 for f in produced if f.severity != PASS),

@@ -11,10 +11,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import SEVERITIES
-from doctor.i18n import activity_name, language, severity_name, tr, translations
+from doctor.i18n import activity_name, actor_name, language, severity_name, tr, translations
 from reports.print_css import page_margin_css
 from reports.topology_svg import render_topology
-from reports.view import COMMAND_COLUMNS, EVIDENCE_COLUMNS, View, build_view, fix_parts, mono_lines, sentence
+from reports.view import (
+    COMMAND_COLUMNS,
+    EVIDENCE_COLUMNS,
+    SUMMARY_SUBJECT,
+    SUMMARY_TITLE,
+    View,
+    build_view,
+    fix_parts,
+    mono_lines,
+    short,
+)
 
 if TYPE_CHECKING:
     from doctor.runner import Result
@@ -84,7 +94,8 @@ def render_html_view(view: View, links: bool = True, style: bool = True) -> str:
     env = _environment()
     svg = render_topology(view.inventory, view.findings + view.unknowns, print_labels=not links)
     return str(env.get_template(TEMPLATE).render(
-        v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], sentence=sentence,
+        v=view, svg=Markup(svg), severities=[s for s in SEVERITIES if s != "pass"], short=short,
+        summary_subject=SUMMARY_SUBJECT, summary_title=SUMMARY_TITLE, actor_name=actor_name,
         max_evidence=MAX_EVIDENCE, lang=language(), severity_name=severity_name, fix_parts=fix_parts,
         activity_name=lambda a: tr(activity_name(str(a))) if a else "",
         mono_lines=mono_lines, command_columns=COMMAND_COLUMNS, evidence_columns=EVIDENCE_COLUMNS,

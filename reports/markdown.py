@@ -12,11 +12,11 @@ import re
 from typing import Any
 
 from doctor.findings import SEVERITIES, Finding
-from doctor.i18n import _, ngettext, severity_counts, severity_name
+from doctor.i18n import _, actor_name, ngettext, severity_counts, severity_name
 from doctor.lazyre import lazy
 from doctor.runner import Result
 from doctor.textsafe import clean
-from reports.view import View, build_view, sentence
+from reports.view import SUMMARY_SUBJECT, SUMMARY_TITLE, View, build_view, short
 
 #: characters that act anywhere on a line (emphasis, code, links, HTML, tables, strikethrough, entities)
 _SPECIAL = lazy(r"([\\`*_\[\]<>|~&])")
@@ -53,6 +53,7 @@ def _finding(f: Finding) -> list[str]:
     out = [f"### {f.rank}. " + _("{severity}: {title}").format(severity=severity_name(f.severity).upper(),
                                                                  title=text(f.title)), "",
            _("Check {check}, subject {subject}").format(check=code(f.check), subject=code(f.subject))
+           + (_(", who acts: {actor}").format(actor=actor_name(f.acts)) if f.acts else "")
            + (_(", confidence {percent} %").format(percent=f"{f.confidence * 100:.0f}") if f.confidence < 1 else ""),
            ""]
     if f.detail:
@@ -115,11 +116,18 @@ def render_markdown_view(view: View) -> str:
         passed=len(view.passed), unknown=len(view.not_evaluated)))
     out.append("")
     if view.problems:
-        for i, f in enumerate(view.top, 1):
-            out.append(f"{i}. **{text(severity_name(f.severity).upper())}** {text(sentence(f))}")
+        # one line per problem, the hardware's and firmware's first within a severity (what the vendor acts on)
+        out += ["| # | " + " | ".join((_("Severity"), _("Subject"), _("Finding"), _("Who acts"))) + " |",
+                "|---:|---|---|---|---|"]
+        for f in view.first_page:
+            out.append(f"| {f.rank} | **{text(severity_name(f.severity).upper())}** | "
+                       f"{text(short(f.subject, SUMMARY_SUBJECT))} | {text(short(f.title, SUMMARY_TITLE))} | "
+                       f"{text(actor_name(f.acts))} |")
         out.append("")
     else:
         out += [_("No problem found at low severity or above."), ""]
+    if view.unknowns:
+        out += [_("Could not be evaluated:") + " " + ", ".join(code(f.check) for f in view.unknowns), ""]
     out += ["## " + _("Findings, worst first"), ""]
     for f in view.findings:
         out += _finding(f)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from doctor.findings import CRITICAL, HIGH, INFO, LOW, MEDIUM, PASS, UNKNOWN, Finding
-from doctor.i18n import _, ngettext, severity_counts, severity_name
+from doctor.i18n import _, actor_name, ngettext, severity_counts, severity_name, width
 from doctor.i18n import ljust as _ljust
 from doctor.runner import Result
 from doctor.textsafe import clean
+from reports.view import SUMMARY_SUBJECT, SUMMARY_TITLE, first_page, short
 
 #: ``related`` ids printed per finding (a finding merged over 2,000 processes relates to all of them)
 MAX_RELATED = 10
@@ -87,6 +88,26 @@ def _finding(f: Finding, paint: _Painter, verbose: bool) -> list[str]:
     return lines
 
 
+def _first_lines(problems: list[Finding], unknowns: list[Finding], paint: _Painter) -> list[str]:
+    """The summary at the top: one line per problem (rank, severity, who acts, subject, title), by severity
+    and, within one, the hardware's and firmware's first; then the checks that could not be evaluated."""
+    if not problems and not unknowns:
+        return []
+    lines = [paint(_("Summary, one line per finding (details below):"), "1")]
+    ordered = first_page(problems)
+    actors = [actor_name(f.acts) for f in ordered]
+    column = max((width(a) for a in actors), default=0)
+    for f, actor in zip(ordered, actors):
+        sev = paint(_ljust(severity_name(f.severity).upper(), 8), _COLOURS.get(f.severity, "0"))
+        lines.append(f"{'#' + str(f.rank):>4} {sev} {_ljust(actor, column)}  {_clean(short(f.subject, SUMMARY_SUBJECT))} — "
+                     f"{_clean(short(f.title, SUMMARY_TITLE))}")
+    if unknowns:
+        lines.append(paint(_("Could not be evaluated:"), "35") + " " + "; ".join(
+            _clean(f.check) for f in unknowns))
+    lines.append("")
+    return lines
+
+
 def render_text(result: Result, verbose: bool = False, colour: bool = False, **_options: Any) -> str:
     """The whole report as text (``colour``: ANSI colours by severity, see :func:`doctor.output.use_colour`)."""
     paint = _Painter(colour)
@@ -95,6 +116,7 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
     infos = [f for f in result.findings if f.severity == INFO]
     unknowns = [f for f in result.findings if f.severity == UNKNOWN]
     lines.append("")
+    lines.extend(_first_lines(problems, unknowns, paint))
     if problems:
         for f in problems:
             lines.extend(_finding(f, paint, verbose))

@@ -20,6 +20,7 @@ from doctor.findings import (
     UNKNOWN,
     Evidence,
     Finding,
+    actor_order,
     severity_order,
 )
 from doctor.i18n import _
@@ -27,8 +28,9 @@ from doctor.record import record
 from doctor.runner import Result
 
 PROBLEMS = (CRITICAL, HIGH, MEDIUM, LOW)
-#: How many findings the summary names
-TOP = 3
+#: Characters of a subject and of a title in the summary's one line per finding (the details hold them whole)
+SUMMARY_SUBJECT = 60
+SUMMARY_TITLE = 160
 #: What a renderer accepts from a saved result: file size, findings shown (worst first), evidence lines
 #: kept per finding and characters per text field. A real result is a few hundred KiB with tens of
 #: findings; a crafted one must not take PDF rendering to tens of GB.
@@ -62,7 +64,9 @@ class View:
     problems: list[Finding]
     infos: list[Finding]
     unknowns: list[Finding]
-    top: list[Finding]
+    #: the summary's one line per problem: by severity, and within one the hardware's and firmware's
+    #: first, then the operating system's, then the application's (then by rank)
+    first_page: list[Finding]
     passed: list[CheckLine]
     not_evaluated: list[CheckLine]
     not_applicable: list[CheckLine]
@@ -82,6 +86,18 @@ def sentence(f: Finding) -> str:
     if f.impact.text and f.impact.text.rstrip(".。") not in f.title:
         text = _("{title}: {impact}").format(title=text, impact=f.impact.text)
     return text.rstrip(".。") + _(".")
+
+
+def first_page(findings: list[Finding]) -> list[Finding]:
+    """``findings`` as the summary lists them: by severity, then who acts (hardware and firmware, the
+    operating system, the application, not said), then rank."""
+    return sorted(findings, key=lambda f: (severity_order(f.severity), actor_order(f.acts), f.rank))
+
+
+def short(text: str, limit: int) -> str:
+    """``text`` on one line of at most ``limit`` characters (a summary line; the details hold it whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _check_lines(checks: list[dict[str, Any]], status: str) -> list[CheckLine]:
@@ -144,7 +160,7 @@ def build_view(result: Result) -> View:
         result=result, host=host, source_kind=str(src.get("kind") or "?"), source_path=str(src.get("path") or ""),
         collected_at=str(src.get("collected_at") or ""), generated_at=result.generated_at,
         tool_version=result.tool_version, redacted=result.redacted,
-        counts=counts, problems=problems, infos=infos, unknowns=unknowns, top=problems[:TOP],
+        counts=counts, problems=problems, infos=infos, unknowns=unknowns, first_page=first_page(problems),
         passed=passed, not_evaluated=not_evaluated,
         not_applicable=_check_lines(checks, "not_applicable"), inventory=inv, omitted=omitted,
     )

@@ -51,6 +51,9 @@ def test_gnd_source_shorthand_and_checks_list(capsys: pytest.CaptureFixture[str]
     assert main(["checks"]) == 0
     listing = capsys.readouterr().out
     assert "net.socket_buffers" in listing
+    lines = {line.split()[0]: line for line in listing.splitlines() if line.strip()}
+    assert "hardware/firmware" in lines["pcie.link_downgrade"] and "operating system" in lines["net.socket_buffers"]
+    assert "application" in lines["runtime.cuda_graphs"]  # who acts on each check's findings
 
 
 def test_check_path_never_imports_textual_or_weasyprint(tmp_path: Path) -> None:

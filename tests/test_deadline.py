@@ -25,12 +25,12 @@ from tests.helpers import HEALTHY
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@check("t.found", "finds a fault at once", "pcie")
+@check("t.found", "finds a fault at once", "pcie", acts="hardware")
 def _found(facts: object) -> Iterable[Finding]:
     yield Finding(HIGH, "GPU 0", "link at x8 of x16")
 
 
-@check("t.slow", "spins past the deadline", "pcie")
+@check("t.slow", "spins past the deadline", "pcie", acts="hardware")
 def _slow(facts: object) -> Iterable[Finding]:
     end = time.monotonic() + 30
     while time.monotonic() < end:  # pure computation: only the timer can stop it
@@ -38,7 +38,7 @@ def _slow(facts: object) -> Iterable[Finding]:
     yield Finding(PASS, "node", "never reached")
 
 
-@check("t.later", "would have passed", "numa")
+@check("t.later", "would have passed", "numa", acts="hardware")
 def _later(facts: object) -> Iterable[Finding]:
     yield Finding(PASS, "node", "fine")
 
@@ -91,7 +91,7 @@ def test_a_hung_command_is_stopped_at_the_deadline_and_named(tmp_path: Path) -> 
         os.environ["PATH"] = os.environ["PATH"].split(":", 1)[1]
 
 
-@check("t.reads_dmesg", "reads dmesg and says pass", "gpu")
+@check("t.reads_dmesg", "reads dmesg and says pass", "gpu", acts="hardware")
 def _reads_dmesg(facts: object) -> Iterable[Finding]:
     facts.source.command("dmesg")  # type: ignore[attr-defined]
     yield Finding(PASS, "node", "no Xid")

@@ -60,7 +60,7 @@ def test_display_subject_keeps_its_text_and_id_is_the_address() -> None:
 
 def test_fixes_round_trip_through_json_and_rebuild_identically() -> None:
     data = json.loads(json.dumps(run(SICK).to_dict()))
-    assert data["schema_version"] == "2.1"
+    assert data["schema_version"] == "2.2"
     back = Result.from_dict(data)
     ctx = Context.from_inventory(data["inventory"])
     declared = {c.id: c.fixes for c in load_checks()[0]}

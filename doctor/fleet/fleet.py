@@ -174,7 +174,7 @@ _CACHE_DIR: str | None = None
 
 
 def _cache_key(path: str) -> str | None:
-    """sha256 of a snapshot file plus the tool version and the checks loaded (plugins included);
+    """sha256 of a snapshot file plus the tool version, the result schema and the checks loaded (plugins included);
     directories (they change in place) and files larger than a source may stream get none."""
     if not os.path.isfile(path):
         return None
@@ -182,10 +182,13 @@ def _cache_key(path: str) -> str | None:
 
     from doctor import __version__
     from doctor.errors import DoctorError
+    from doctor.runner import SCHEMA_VERSION
     from doctor.safe_open import open_regular
     from doctor.sources.tree import MAX_STREAM_BYTES
 
-    digest = hashlib.sha256(__version__.encode() + b"\0" + _checks_key().encode() + b"\0")
+    # the result's schema too: an entry written before a field was added (2.2's acts) is not this run's result
+    digest = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_VERSION.encode() + b"\0" + _checks_key().encode()
+                            + b"\0")
     try:
         with open_regular(path, "snapshot") as fh:  # never blocks: swapped for a FIFO after the check above
             if os.fstat(fh.fileno()).st_size > MAX_STREAM_BYTES:

@@ -215,6 +215,7 @@ def test_nvidia_smi_text_alone_reports_width_and_locked_clocks() -> None:
     assert link[0].evidence[0].source.startswith("sos_commands/nvidia/nvidia-smi_-q [0000:04:00.0]")
     clocks = [x for x in findings_of(f, "gpu.clock_throttle") if x.severity in ALARMS]
     assert [x.severity for x in clocks] == ["medium"] and "application clocks" in clocks[0].title
+    assert clocks[0].acts == "os"  # clocks someone locked: the node's setting, not the board's slowdown
     assert "power limit" not in " ".join(x.title for x in clocks)  # 350 W = default: a trap
 
 

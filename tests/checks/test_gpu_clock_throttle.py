@@ -15,6 +15,7 @@ def test_hw_slowdown_on_a_busy_gpu_is_high() -> None:
     found = run_check(_reason(GPU2, "hw_slowdown", busy(GPU2)), "gpu.clock_throttle")
     assert pairs(found) == [("GPU 2 (0000:3a:00.0)", "high")]
     assert "hw_slowdown" in found[0].title and "PSU" in found[0].fix.notes
+    assert found[0].acts == "hardware"  # the board forces the clocks down: cooling, PSU, BMC
     assert "0000:3a:00.0" in found[0].fix.notes
 
 

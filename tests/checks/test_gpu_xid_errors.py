@@ -36,6 +36,8 @@ def test_xid_94_is_high_and_app_fault_13_alone_is_low() -> None:
     assert low13.severity == "low" and "Xid 13" in low13.title and low13.subject == "0000:9c:00.0"
     (low,) = findings_of(facts({DMESG: BOOT + XID13}), "gpu.xid_errors")
     assert low.severity == "low" and low.fix.runtime == ()
+    # who acts: an ECC fault is the GPU's (its vendor's), an application fault the workload's
+    assert (high.acts, low13.acts) == ("hardware", "application")
 
 
 def test_one_finding_per_gpu_and_evidence_capped_at_five() -> None:

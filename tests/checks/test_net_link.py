@@ -32,6 +32,18 @@ def test_slow_rail_high_and_mtu_rules() -> None:
     assert set(_sev(findings_of(facts(all1500, base=base), "net.link"))) == {"low"}
 
 
+
+def test_a_link_is_the_hardwares_and_an_mtu_the_operating_systems() -> None:
+    """Who acts: a rail down or slow is the cable's, transceiver's or switch port's; an MTU the node's setting."""
+    base = healthy()
+    net = real(f"sys/class/net/{NIC7}", base)
+    down = [f for f in findings_of(facts(base=sick()), "net.link") if f.severity == "high"]
+    slow = [f for f in findings_of(facts({f"{net}/speed": "200000\n"}, base=base), "net.link") if f.subject == NIC7]
+    odd = [f for f in findings_of(facts({f"{net}/mtu": "1500\n"}, base=base), "net.link") if f.subject == NIC7]
+    assert [f.acts for f in down + slow] == ["hardware", "hardware"]
+    assert [f.acts for f in odd] == ["os"]
+
+
 def test_unused_down_port_is_not_an_alarm() -> None:
     base = healthy()
     mgmt = real("sys/class/net/enp39s0f0np0", base)

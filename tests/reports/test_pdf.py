@@ -1,4 +1,4 @@
-"""PDF report: opens, top finding on page one, no URL is ever fetched (WeasyPrint is slow: few tests)."""
+"""PDF report: opens, every finding on page one, no URL is ever fetched (WeasyPrint is slow: few tests)."""
 
 from __future__ import annotations
 
@@ -25,14 +25,35 @@ def sick_pdf(sick_data: dict[str, Any]) -> list[str]:
     return _pages(render_pdf(to_result(sick_data)))
 
 
-def test_sick_pdf_has_top_finding_with_evidence_and_fix_on_page_one(sick_data: dict[str, Any],
-                                                                    sick_pdf: list[str]) -> None:
-    top = next(f for f in sick_data["findings"] if f["severity"] not in ("pass", "unknown", "info"))
+def _flat(text: str) -> str:
+    return "".join(text.split())  # table cells wrap: compare without the line breaks
+
+
+def test_sick_pdf_page_one_lists_every_finding_hardware_first_and_the_details_follow(
+        sick_data: dict[str, Any], sick_pdf: list[str]) -> None:
+    """The vendor's first page: every finding at low or above in one line each (severity, subject, title,
+    who acts), within a severity the hardware's and firmware's first; the unevaluated checks after; then
+    the details, starting with the top finding's evidence and fix."""
+    from doctor.findings import actor_order, severity_order
+
     first = sick_pdf[0]
     assert "gpu-node-13" in first and "page 1 of" in first
-    assert " ".join(top["title"].split())[:40] in first
-    assert "EVIDENCE" in first.upper()
-    assert top["fix"]["runtime"] and " ".join(top["fix"]["runtime"][0].split()) in first
+    problems = [f for f in sick_data["findings"] if f["severity"] in ("critical", "high", "medium", "low")]
+    assert len(problems) >= 20  # the sick fixture's ~22 findings all fit
+    flat = _flat(first)
+    for f in problems:
+        assert _flat(f["title"]) in flat, f["title"]
+    for f in (f for f in sick_data["findings"] if f["severity"] == "unknown"):
+        assert f["check"] in first
+    ordered = sorted(problems, key=lambda f: (severity_order(f["severity"]), actor_order(f["acts"]), f["rank"]))
+    places = [flat.index(_flat(f["title"])) for f in ordered]
+    assert places == sorted(places)  # severity, then hardware/firmware, operating system, application
+    assert {f["acts"] for f in problems} == {"hardware", "os", "application"}
+    assert "hardware/firmware" in first and "operating system" in first and "application" in first
+    top = problems[0]
+    details = _flat(" ".join(sick_pdf[:2]))  # the details begin right after the summary
+    assert "EVIDENCE" in " ".join(sick_pdf[:2]).upper()
+    assert top["fix"]["runtime"] and _flat(top["fix"]["runtime"][0]) in details
     assert any("PCIe topology" in p for p in sick_pdf)
 
 
