@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import gettext
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
+
+from doctor.lazyre import lazy
 
 _T = TypeVar("_T")
 
@@ -193,7 +194,7 @@ def join(sep: str, items: Iterable[str]) -> str:
 
 #: Spaces between two Chinese characters, and next to full-width punctuation, left where English parts were
 #: joined with a space ("。 启动参数", "网卡 下", "距离 PIX。 GPU 1"): Chinese sets no space there
-_CJK_GAP = re.compile(r"(?<=[\u3000-\u303f\uff01-\uff60]) +| +(?=[\u3000-\u303f\uff01-\uff60])"
+_CJK_GAP = lazy(r"(?<=[\u3000-\u303f\uff01-\uff60]) +| +(?=[\u3000-\u303f\uff01-\uff60])"
                       r"|(?<=[\u4e00-\u9fff]) +(?=[\u4e00-\u9fff])")
 
 #: Separators :func:`join` translates when it joins translated prose (a list of ids or values keeps ASCII)
