@@ -26,13 +26,13 @@ NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NE
 #: the other interface choices of a distributed server: Gloo's (PyTorch CPU-side groups) and vLLM's own address
 IFACE_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "VLLM_HOST_IP")
 IFACE_DOCS = {
-    "NCCL_SOCKET_IFNAME": ("NCCL documentation: \"The NCCL_SOCKET_IFNAME variable specifies which IP interfaces to use "
+    "NCCL_SOCKET_IFNAME": N_("NCCL documentation: \"The NCCL_SOCKET_IFNAME variable specifies which IP interfaces to use "
                            "for communication\" (bootstrap, and the socket transport); \"By default, the loopback "
                            "interface (lo) and docker interfaces (docker*) would not be selected unless there are no "
                            "other interfaces available\""),
-    "GLOO_SOCKET_IFNAME": ("PyTorch distributed documentation: GLOO_SOCKET_IFNAME names the network interface(s) the Gloo "
+    "GLOO_SOCKET_IFNAME": N_("PyTorch distributed documentation: GLOO_SOCKET_IFNAME names the network interface(s) the Gloo "
                            "backend binds to; an interface that does not exist fails init_process_group"),
-    "VLLM_HOST_IP": ("vLLM environment variables documentation: VLLM_HOST_IP is \"used in distributed environment to "
+    "VLLM_HOST_IP": N_("vLLM environment variables documentation: VLLM_HOST_IP is \"used in distributed environment to "
                      "determine the ip address of the current node\""),
 }
 #: interfaces other nodes cannot reach: loopback, docker's bridges, veth ends of containers, libvirt bridges
@@ -54,7 +54,7 @@ LEVEL_VARS = ("NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL")
 UNDOCUMENTED_LEVELS = frozenset({"NVB", "C2C", "PXN", "P2C"})
 #: NCCL's old numeric levels (levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS)
 OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
-P2P_LEVEL_DOC = ("NCCL's documentation of NCCL_P2P_LEVEL accepts LOC, NVL, PIX, PXB, PHB and SYS (or the legacy "
+P2P_LEVEL_DOC = N_("NCCL's documentation of NCCL_P2P_LEVEL accepts LOC, NVL, PIX, PXB, PHB and SYS (or the legacy "
                  "integers LOC 0 to SYS 4: \"Values greater than 4 will be interpreted as SYS\"), and: \"If this isn't specified, NCCL will attempt to optimally select a value based on the "
                  "architecture and environment it's run in.\"")
 

@@ -30,14 +30,14 @@ REFERENCES = (
 )
 #: Kubernetes Node Resource Managers (concepts/policy/node-resource-managers, full-pcpus-only): "If the full-pcpus-only policy option is specified, the static policy
 #: will always allocate full physical cores"; a pod that cannot get whole cores fails with SMTAlignmentError.
-FULL_PCPUS_DOC = ("Kubernetes Node Resource Managers documentation: \"If the full-pcpus-only policy option is "
+FULL_PCPUS_DOC = N_("Kubernetes Node Resource Managers documentation: \"If the full-pcpus-only policy option is "
                   "specified, the static policy will always allocate full physical cores\"; a Guaranteed pod whose "
                   "CPU request is not a multiple of the threads per core is rejected (SMTAlignmentError)")
-OPTIONS_NONE_DOC = ("kubelet CPU manager: the none policy accepts no options (\"None policy: received unsupported "
+OPTIONS_NONE_DOC = N_("kubelet CPU manager: the none policy accepts no options (\"None policy: received unsupported "
                     "options\"), so cpuManagerPolicyOptions without cpuManagerPolicy: static stops the kubelet at start")
 #: Kubernetes memory manager documentation, "Reserved memory flag": sum(reserved-memory(i)) = kube-reserved +
 #: system-reserved + eviction-threshold, where i is a NUMA node; the kubelet does not start otherwise.
-RESERVED_DOC = ("Kubernetes memory manager documentation: with the Static policy \"sum(reserved-memory(i)) = "
+RESERVED_DOC = N_("Kubernetes memory manager documentation: with the Static policy \"sum(reserved-memory(i)) = "
                 "kube-reserved + system-reserved + eviction-threshold\" (i: each NUMA node), checked when the "
                 "kubelet starts")
 

@@ -192,7 +192,7 @@ def _consequence(facts: Facts, problem: str) -> str:
 
 #: NCCL env.html: "NCCL_IB_ROCE_VERSION_NUM ... Defines the RoCE version associated to the infiniband GID
 #: dynamically selected by NCCL when NCCL_IB_GID_INDEX is left unset." Default 2.
-ROCE_V1_BASIS = ("NCCL documentation of NCCL_IB_ROCE_VERSION_NUM: it sets the RoCE version of the GID NCCL selects "
+ROCE_V1_BASIS = N_("NCCL documentation of NCCL_IB_ROCE_VERSION_NUM: it sets the RoCE version of the GID NCCL selects "
                  "(default 2). The kernel's sysfs-class-infiniband ABI names the two types \"IB/RoCE v1\" and "
                  "\"RoCE v2\"; RoCE v1 is an Ethernet frame without an IP header, so it is not routed and carries no "
                  "ECN marking for DCQCN congestion control")

@@ -17,7 +17,7 @@ REFERENCES = (
 )
 #: kernel Documentation/infiniband/user_verbs.rst: "The ib_uverbs module, built by enabling
 #: CONFIG_INFINIBAND_USER_VERBS, enables direct userspace access to IB hardware"
-BASIS = ("kernel user_verbs documentation: \"The ib_uverbs module, built by enabling CONFIG_INFINIBAND_USER_VERBS, "
+BASIS = N_("kernel user_verbs documentation: \"The ib_uverbs module, built by enabling CONFIG_INFINIBAND_USER_VERBS, "
          "enables direct userspace access to IB hardware\"; without its /dev/infiniband/uverbsN nodes libibverbs lists no device, so NCCL's IB "
          "transport finds none and NCCL uses TCP sockets")
 

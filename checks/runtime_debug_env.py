@@ -101,7 +101,7 @@ def _judge_algo(value: str, facts: Facts) -> tuple[str, float, str]:
 #: NCCL's defaults (env.html): "The default is 4194304 (4 MiB)."; "Default is 512 for recent generation GPUs"
 NCCL_BUFFSIZE_DEFAULT = 4 << 20
 NCCL_NTHREADS_DEFAULT = 512
-NCCL_TUNING_DOC = ("NCCL's documentation of NCCL_BUFFSIZE and NCCL_NTHREADS gives the defaults NCCL tunes for (4 MiB "
+NCCL_TUNING_DOC = N_("NCCL's documentation of NCCL_BUFFSIZE and NCCL_NTHREADS gives the defaults NCCL tunes for (4 MiB "
                    "buffers; 512 threads per block on recent GPUs, one block per channel) and lists both under "
                    "Debugging, for memory constraints, low GPU clocks or a lighter GPU load: a value left from a "
                    "debugging session stays in effect for every job.")

@@ -16,7 +16,7 @@ from doctor.registry import check
 #: CUDA programming guide, "CUDA Environment Variables": CUDA_DEVICE_ORDER takes FASTEST_FIRST or PCI_BUS_ID,
 #: "(default is FASTEST_FIRST)"; "FASTEST_FIRST causes CUDA to enumerate the available devices in fastest to
 #: slowest order using a simple heuristic. PCI_BUS_ID orders devices by PCI bus ID in ascending order."
-CUDA_DOC = ("CUDA programming guide, CUDA_DEVICE_ORDER: \"(default is FASTEST_FIRST)\"; \"FASTEST_FIRST causes CUDA to "
+CUDA_DOC = N_("CUDA programming guide, CUDA_DEVICE_ORDER: \"(default is FASTEST_FIRST)\"; \"FASTEST_FIRST causes CUDA to "
             "enumerate the available devices in fastest to slowest order using a simple heuristic. PCI_BUS_ID orders "
             "devices by PCI bus ID in ascending order.\" nvidia-smi numbers GPUs in PCI bus order")
 REFERENCES = ("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",)
