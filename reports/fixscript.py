@@ -236,9 +236,22 @@ def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[t
     if why or declared is None:
         return (), why
     try:
-        return rebuild(f.fix, ctx.judged_by(declared.env, declared.flags)).steps, ""
+        return rebuild(f.fix, ctx.judged_by(declared.env, declared.flags, own_fixes(declared, ctx))).steps, ""
     except FixRejected as exc:
         return (), str(exc)
+
+
+def own_fixes(declared: Check, ctx: Context) -> list[tuple[str, dict[str, object]]] | None:
+    """(builder, parameters) of each fix ``declared`` builds itself on the facts ``ctx`` was made from
+    (what the check recommends for this host: the values a fix may set are bound to these); None when
+    ``ctx`` holds no facts. A check that fails on them recommends nothing."""
+    if ctx.facts is None:
+        return None
+    try:
+        findings = list(declared(ctx.facts))
+    except Exception:  # noqa: BLE001  (a plugin check's bug refuses its fixes, never a traceback)
+        return []
+    return [(x.fix.builder, dict(x.fix.params)) for x in findings if x.fix.builder and isinstance(x.fix.params, dict)]
 
 
 #: what a review-only script was made from, by :attr:`Context.origin` (in the script's note and its refusal)

@@ -8,6 +8,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 from doctor.findings import Fix, FixStep
+from doctor.fixes.sysctl_keys import KNOWN_SYSCTLS, generic_key
 from doctor.i18n import N_
 from doctor.lazyre import lazy
 from doctor.record import record
@@ -58,6 +59,21 @@ class Context:
     sysctl_now: Mapping[str, str] | None = field(default=None, hash=False)
     #: interface -> DCQCN switch (``roce_np``, ``roce_rp``) -> priority -> 1 on, 0 off, now
     ecn_now: Mapping[str, Mapping[str, Mapping[int, int]]] | None = field(default=None, hash=False)
+    #: (RDMA device, port number) of each RDMA port of this host
+    rdma_ports: frozenset[tuple[str, int]] | None = None
+    #: GPU PCI address -> its power limit now (W)
+    power_now: Mapping[str, float] | None = field(default=None, hash=False)
+    #: GPU PCI address -> its application clocks now (memory, graphics MHz; the default where not recorded)
+    clocks_now: Mapping[str, tuple[float | None, float | None]] | None = field(default=None, hash=False)
+    #: GPU index -> its compute mode now (lower case, ``exclusive_process``)
+    compute_now: Mapping[int, str] | None = field(default=None, hash=False)
+    #: cpufreq ``governor`` / ``epp`` -> its value now (only those recorded)
+    cpufreq_now: Mapping[str, str] | None = field(default=None, hash=False)
+    #: (builder, parameters) of each fix the check whose fix this is builds itself on these facts (what
+    #: it recommends for this host); ``None``: not known here
+    own: tuple[tuple[str, Mapping[str, Any]], ...] | None = field(default=None, hash=False)
+    #: the facts this context was made from (so a fix script can ask a check what it recommends on them)
+    facts: Facts | None = field(default=None, hash=False, compare=False, repr=False)
     #: where these facts come from: :data:`HOST` (the host's own files, read on it) or the kind of a copy
     #: of a host (a snapshot, sosreport or bug report; :data:`SAVED`, a saved result). A fix script runs
     #: steps only for :data:`HOST`.
@@ -85,6 +101,8 @@ class Context:
         from doctor.facts.util import format_cpulist
 
         devices = facts.pci.devices
+        gpus = [g for g in facts.gpus.gpus if g.runtime is not None]
+        cf = facts.cpufreq
         nodes = {n.name: dev.numa_node for n in facts.netdevs
                  if n.pci_address and (dev := devices.get(n.pci_address)) is not None and dev.numa_node is not None}
         return cls(netdevs=frozenset(n.name for n in facts.netdevs),
@@ -99,6 +117,16 @@ class Context:
                    deploy={absolute(df.path): tuple(df.text.splitlines()) for df in facts.deploy_files},
                    irqs=frozenset(i.number for i in facts.irqs), pids=frozenset(p.pid for p in facts.processes),
                    gpus=frozenset(g.index for g in facts.gpus.gpus),
+                   rdma_ports=frozenset((p.device, p.port) for p in facts.rdma),
+                   power_now={g.address: g.runtime.power_limit_w for g in gpus
+                              if g.runtime and g.runtime.power_limit_w is not None},
+                   clocks_now={g.address: (g.runtime.app_clock_mem_mhz or g.runtime.default_app_clock_mem_mhz,
+                                           g.runtime.app_clock_graphics_mhz or g.runtime.default_app_clock_graphics_mhz)
+                               for g in gpus if g.runtime},
+                   compute_now={g.index: g.runtime.compute_mode.lower() for g in gpus
+                                if g.runtime and g.runtime.compute_mode},
+                   cpufreq_now={k: v for k, v in (("governor", cf.governor), ("epp", cf.epp)) if v} if cf else {},
+                   facts=facts,
                    origin=HOST if facts.source.host_root else str(facts.source.kind))
 
     @property
@@ -106,9 +134,12 @@ class Context:
         """Whether these are the host's own facts (a fix script built on them may run its steps)."""
         return self.origin == HOST
 
-    def judged_by(self, env: Iterable[str] | None, flags: Iterable[re.Pattern[str]] | None) -> Context:
-        """This context with the variables and flags one check judges (none when it declares none)."""
-        return replace(self, env=frozenset(env or ()), flags=tuple(flags or ()))
+    def judged_by(self, env: Iterable[str] | None, flags: Iterable[re.Pattern[str]] | None,
+                  own: Iterable[tuple[str, Mapping[str, Any]]] | None = None) -> Context:
+        """This context with the variables and flags one check judges (none when it declares none) and,
+        when given, the fixes that check builds itself on these facts (``own``)."""
+        return replace(self, env=frozenset(env or ()), flags=tuple(flags or ()),
+                       own=None if own is None else tuple(own))
 
 
 def absolute(path: str) -> str:
@@ -409,6 +440,102 @@ def _ecn_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | N
                and str(k) in switches and switches[str(k)].get(prio) == v for k, v in value.items())
 
 
+def _own(ctx: Context, builder: str) -> list[Mapping[str, Any]] | None:
+    """The parameters of the fixes ``builder`` builds that the judging check makes itself on these facts."""
+    if ctx.own is None:
+        return None
+    return [params for name, params in ctx.own if name == builder and isinstance(params, Mapping)]
+
+
+def _norm(value: object) -> str | None:
+    return " ".join(str(value).split()) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def _sysctls_wanted(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{key: value}: each the value the check itself sets for that key on this host's facts (never the
+    host's value now, never one the check would flag)."""
+    own = _own(ctx, "sysctl")
+    if own is None:
+        return None
+    if not isinstance(value, dict) or not value:
+        return False
+    if not all(_norm(v) is not None and (shape := KNOWN_SYSCTLS.get(generic_key(str(k)))) is not None
+               and shape.fullmatch(str(_norm(v))) for k, v in value.items()):
+        return None  # not a value of that key at all: the builder refuses it by its shape
+    wanted = [p.get("set") for p in own if isinstance(p.get("set"), Mapping)]
+    now = ctx.sysctl_now or {}
+    return all(_norm(v) is not None and now.get(str(k)) != _norm(v)
+               and any(_norm(w.get(k)) == _norm(v) for w in wanted) for k, v in value.items())
+
+
+def _ecn_priority(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """A priority the check itself switches DCQCN on for, on that interface, with a switch off there now."""
+    own = _own(ctx, "roce_ecn")
+    if own is None and ctx.ecn_now is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    nic = params.get("netdev")
+    if own is not None and not any(p.get("netdev") == nic and p.get("priority") == value for p in own):
+        return False
+    if ctx.ecn_now is None:
+        return True
+    switches = ctx.ecn_now.get(str(nic)) or {}
+    return any(bits.get(value) == 0 for bits in switches.values())
+
+
+def _dropin_name(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """The drop-in's name part is that of a variable the fix unsets or sets (each one the check judges)."""
+    if ctx.env is None:
+        return None
+    names = list(params.get("unset") or []) + list(params.get("set") or {})
+    return isinstance(value, str) and any(isinstance(n, str) and dropin_slug(n) == value for n in names)
+
+
+def dropin_slug(name: str) -> str:
+    """The drop-in name part for variable ``name`` (``CUDA_DEVICE_ORDER`` -> ``cuda-device-order``)."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
+
+
+def _rdma_port(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.rdma_ports is None:
+        return None
+    return isinstance(value, int) and not isinstance(value, bool) and (params.get("device"), value) in ctx.rdma_ports
+
+
+def _number_is(now: float | None, value: object) -> bool:
+    return (now is not None and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and abs(float(value) - float(now)) < 1e-6)
+
+
+def _power_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.power_now is None:
+        return None
+    return _number_is(ctx.power_now.get(str(params.get("gpu"))), value)
+
+
+def _clock_now(slot: int) -> Holds:
+    def holds(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+        if ctx.clocks_now is None:
+            return None
+        clocks = ctx.clocks_now.get(str(params.get("gpu")))
+        return clocks is not None and _number_is(clocks[slot], value)
+    return holds
+
+
+def _compute_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.compute_now is None:
+        return None
+    index = params.get("index")
+    return isinstance(value, str) and isinstance(index, int) and ctx.compute_now.get(index) == value.lower()
+
+
+def _cpufreq_now(name: str) -> Holds:
+    def holds(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+        return None if ctx.cpufreq_now is None else ctx.cpufreq_now.get(name) == value
+    return holds
+
+
 class Fact:
     """The facts builder parameters declare (``Param(Fact.NETDEV)``): each names what holds the value."""
 
@@ -434,6 +561,16 @@ class Fact:
     IRQS_NOW = From("IRQs of this host, each with its affinity now", _irqs_now)
     SYSCTLS_NOW = From("this host's value of each sysctl it sets, now", _sysctls_now)
     ECN_NOW = From("the interface's DCQCN switches at that priority, off now", _ecn_now)
+    SYSCTLS_WANTED = From("the value the check sets for each sysctl on this host (not its value now)", _sysctls_wanted)
+    ECN_PRIORITY = From("a priority the check switches DCQCN on for on that interface, off there now", _ecn_priority)
+    DROPIN_NAME = From("the name of a variable the drop-in unsets or sets", _dropin_name)
+    RDMA_PORT = From("a port of that RDMA device on this host", _rdma_port)
+    POWER_NOW = From("the GPU's power limit now", _power_now)
+    MEM_CLOCK_NOW = From("the GPU's memory application clock now", _clock_now(0))
+    GFX_CLOCK_NOW = From("the GPU's graphics application clock now", _clock_now(1))
+    COMPUTE_NOW = From("the GPU's compute mode now", _compute_now)
+    GOVERNOR_NOW = From("the CPU frequency governor now", _cpufreq_now("governor"))
+    EPP_NOW = From("the CPU energy-performance preference now", _cpufreq_now("epp"))
 
 
 @record

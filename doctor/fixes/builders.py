@@ -60,7 +60,7 @@ def _sysctl_value(key: str, value: object) -> str:
     return text
 
 
-@builder("sysctl", set=S, previous=Param(Fact.SYSCTLS_NOW), conf=S)
+@builder("sysctl", set=Param(Fact.SYSCTLS_WANTED), previous=Param(Fact.SYSCTLS_NOW), conf=S)
 def sysctl(p: Params) -> list[FixStep]:
     """``set``: {key: value}; ``previous``: {key: value now}; ``conf``: the sysctl.d file name."""
     wanted = {str(k): _sysctl_value(str(k), v) for k, v in p.mapping("set").items()}
@@ -181,7 +181,7 @@ EPP_VALUES = ("default", "performance", "balance_performance", "balance_power", 
 EPP_GLOB = "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"
 
 
-@builder("cpu_governor", governor=S, epp=S)
+@builder("cpu_governor", governor=Param(Fact.GOVERNOR_NOW), epp=Param(Fact.EPP_NOW))
 def cpu_governor(p: Params) -> list[FixStep]:
     """``governor``: the governor now (null: leave it); ``epp``: the EPP now (null: leave it)."""
     gov = p.raw("governor")
@@ -260,7 +260,7 @@ def link_mtu(p: Params) -> list[FixStep]:
             run(B, "ip", "link", "set", "dev", nic, "mtu", str(old), unattended=True, key=f"mtu:{nic}")]
 
 
-@builder("rdma_port", device=Param(Fact.RDMA), port=S, address=Param(Fact.PCI), netdevs=Param(Fact.NETDEV, 'items'))
+@builder("rdma_port", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT), address=Param(Fact.PCI), netdevs=Param(Fact.NETDEV, 'items'))
 def rdma_port(p: Params) -> list[FixStep]:
     """``device``, ``port``: an RDMA port that is down; ``address``: its PCI address (or null);
     ``netdevs``: its interfaces."""
@@ -315,7 +315,7 @@ def _watts(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_power_limit", gpu=Param(Fact.PCI), watts=S, previous=S)
+@builder("gpu_power_limit", gpu=Param(Fact.PCI), watts=S, previous=Param(Fact.POWER_NOW))
 def gpu_power_limit(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``watts``: the default limit to restore; ``previous``: the limit now."""
     gpu, watts, old = _gpu(p), _watts(p, "watts"), _watts(p, "previous")
@@ -330,7 +330,7 @@ def _mhz(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_app_clocks", gpu=Param(Fact.PCI), memory=S, graphics=S)
+@builder("gpu_app_clocks", gpu=Param(Fact.PCI), memory=Param(Fact.MEM_CLOCK_NOW), graphics=Param(Fact.GFX_CLOCK_NOW))
 def gpu_app_clocks(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``memory``, ``graphics``: the locked clocks now (MHz), restored on rollback."""
     gpu, mem, gfx = _gpu(p), _mhz(p, "memory"), _mhz(p, "graphics")
@@ -566,7 +566,7 @@ def mig_mode(p: Params) -> list[FixStep]:
 COMPUTE_MODES = ("DEFAULT", "EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
 
 
-@builder("compute_mode", index=Param(Fact.GPU_INDEX), previous=S)
+@builder("compute_mode", index=Param(Fact.GPU_INDEX), previous=Param(Fact.COMPUTE_NOW))
 def compute_mode(p: Params) -> list[FixStep]:
     """``index``; ``previous``: the compute mode now (nvidia-smi ``-c`` name). Back to Default: no reset,
     running contexts keep running, rollback restores the mode exactly."""
@@ -665,7 +665,7 @@ def hugepages(p: Params) -> list[FixStep]:
 ECN_POINTS = ("roce_np", "roce_rp")
 
 
-@builder("roce_ecn", netdev=Param(Fact.NETDEV), priority=S, previous=Param(Fact.ECN_NOW))
+@builder("roce_ecn", netdev=Param(Fact.NETDEV), previous=Param(Fact.ECN_NOW), priority=Param(Fact.ECN_PRIORITY))
 def roce_ecn(p: Params) -> list[FixStep]:
     """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
     to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step
@@ -684,7 +684,7 @@ def roce_ecn(p: Params) -> list[FixStep]:
     return steps
 
 
-@builder("rdma_counters_show", device=Param(Fact.RDMA), port=S, netdev=Param(Fact.NETDEV))
+@builder("rdma_counters_show", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT), netdev=Param(Fact.NETDEV))
 def rdma_counters_show(p: Params) -> list[FixStep]:
     """``device``, ``port``: an RDMA port; ``netdev``: its interface or null. Read-only: show the
     counters twice a minute apart to see whether they still grow."""
@@ -699,7 +699,7 @@ def rdma_counters_show(p: Params) -> list[FixStep]:
     return steps
 
 
-@builder("rdma_show", device=Param(Fact.RDMA), port=S)
+@builder("rdma_show", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT))
 def rdma_show(p: Params) -> list[FixStep]:
     """``device``, ``port``: show the port's attributes (active_mtu, state)."""
     dev = p.text("device", RDMA_DEVICE, "RDMA device name")

@@ -83,7 +83,8 @@ def _env_name(value: object) -> str:
     return value
 
 
-@builder("unit_env", unit=Param(Fact.UNIT), what=S, unset=Param(Fact.JUDGED_ENV, 'items'), set=Param(Fact.JUDGED_ENV, 'keys'))
+@builder("unit_env", unit=Param(Fact.UNIT), unset=Param(Fact.JUDGED_ENV, 'items'), set=Param(Fact.JUDGED_ENV, 'keys'),
+         what=Param(Fact.DROPIN_NAME))
 def unit_env(p: Params) -> list[FixStep]:
     """``unit``; ``what``: drop-in name part; ``unset``: [names]; ``set``: {name: value}."""
     name, what = unit(p.raw("unit")), p.text("what", WHAT, "drop-in name")

@@ -13,7 +13,7 @@ import re
 from doctor.derived.procs import EnvSetting, program_of
 from doctor.facts import DeployFile, Facts
 from doctor.findings import Fix
-from doctor.fixes.base import absolute, exec_starts, make, unit_of
+from doctor.fixes.base import absolute, dropin_slug, exec_starts, make, unit_of
 from doctor.fixes.deploy import FLAG
 from doctor.secrets import MASK
 
@@ -64,7 +64,7 @@ def env_fix(facts: Facts, s: EnvSetting, notes: str, replacement: str | None = N
     """Unset ``s`` (or set it to ``replacement``) where the server is started."""
     units = [u for f in s.files if (u := unit_of(f))]
     if units:
-        slug = re.sub(r"[^a-z0-9]+", "-", s.name.lower()).strip("-")[:40]
+        slug = dropin_slug(s.name)
         unset = [] if replacement is not None else [s.name]
         wanted = {s.name: replacement} if replacement is not None else {}
         return make("unit_env", notes, unit=units[0], what=slug, unset=unset, set=wanted)
