@@ -384,3 +384,105 @@ def test_an_ecn_rollback_restores_only_the_switches_as_they_are(host: Facts, nic
                  ctx=ctx).steps  # the switches as they are: the fix builds
     with pytest.raises(FixRejected, match=re.escape(Fact.ECN_NOW.what)):
         build("roce_ecn", {"netdev": nic, "priority": 3, "previous": previous}, ctx=ctx)
+
+
+# --- values a fix sets: what the check itself recommends on this host's facts -----------------------------
+
+@pytest.mark.parametrize("check,conf,key,value", [
+    ("numa.kernel_policy", "90-gnd-numa-balancing.conf", "kernel.numa_balancing", "1"),  # back to the bad value
+    ("net.tcp_tuning", "90-gnd-tcp-backlog.conf", "net.core.netdev_max_backlog", "1000"),  # the value now
+    ("net.tcp_tuning", "90-gnd-tcp-backlog.conf", "net.core.netdev_max_backlog", "1001"),  # one the check flags
+    ("net.tcp_tuning", "90-gnd-tcp-backlog.conf", "net.core.netdev_max_backlog", "2147483647"),
+])
+def test_a_sysctl_fix_sets_only_the_value_the_check_recommends_here(data: dict[str, Any], host: Facts, check: str,
+                                                                    conf: str, key: str, value: str) -> None:
+    now = Context.from_facts(host).sysctl_now or {}
+    why = _refused(data, host, check, "sysctl", {"set": {key: value}, "previous": {key: now[key]}, "conf": conf})
+    assert Fact.SYSCTLS_WANTED.what in why, why
+
+
+def test_the_sysctl_fixes_the_checks_made_still_run(data: dict[str, Any], host: Facts) -> None:
+    script = fix_scripts(to_result(data), host).fix
+    assert "run 'sysctl -w kernel.numa_balancing=0'" in _section(script, "numa.kernel_policy")
+    assert "run 'sysctl -w net.core.rmem_max=134217728'" in _section(script, "net.socket_buffers")
+
+
+def test_dcqcn_goes_on_only_for_the_priority_the_check_chose(data: dict[str, Any], host: Facts) -> None:
+    """DCQCN is off on every priority of enp59s0np0; the check switches it on for NCCL's (0), an edited
+    result cannot pick another one."""
+    honest = _section(fix_scripts(to_result(data), host).fix, "rdma.lossless")
+    assert "/sys/class/net/enp59s0np0/ecn/roce_np/enable/0" in honest and ACTION.search(honest), honest
+    why = _refused(data, host, "rdma.lossless", "roce_ecn",
+                   {"netdev": "enp59s0np0", "priority": 3, "previous": {"roce_np": 0, "roce_rp": 0}})
+    assert Fact.ECN_PRIORITY.what in why, why
+
+
+@pytest.mark.parametrize("what", ["nccl-ib-gid-index", "zz-override", "cuda"])
+def test_a_drop_in_is_named_after_the_variable_it_changes(data: dict[str, Any], host: Facts, what: str) -> None:
+    honest = _section(fix_scripts(to_result(data), host).fix, "runtime.debug_env")
+    assert "90-gnd-cuda-launch-blocking.conf" in honest and ACTION.search(honest), honest
+    why = _refused(data, host, "runtime.debug_env", "unit_env",
+                   {"unit": "vllm.service", "what": what, "unset": ["CUDA_LAUNCH_BLOCKING"], "set": {}})
+    assert Fact.DROPIN_NAME.what in why, why
+
+
+@pytest.mark.parametrize("check,builder,params", [
+    ("net.drops", "rdma_counters_show", {"device": "mlx5_4", "port": 2, "netdev": "enp155s0np0"}),
+    ("net.drops", "rdma_counters_show", {"device": "mlx5_4", "port": 0, "netdev": "enp155s0np0"}),
+    ("rdma.port_state", "rdma_port", {"device": "mlx5_7", "port": 7, "address": "0000:bd:00.0",
+                                      "netdevs": ["enp189s0np0"]}),
+])
+def test_diagnostics_read_only_ports_the_device_has(data: dict[str, Any], host: Facts, check: str, builder: str,
+                                                   params: dict[str, Any]) -> None:
+    assert Fact.RDMA_PORT.what in _refused(data, host, check, builder, params)
+    assert "# refused" not in _section(fix_scripts(to_result(data), host).fix, check)  # the check's own port builds
+    ctx = Context.from_facts(host)
+    assert build("rdma_show", {"device": "mlx5_4", "port": 1}, ctx=ctx).steps
+    with pytest.raises(FixRejected, match=re.escape(Fact.RDMA_PORT.what)):
+        build("rdma_show", {"device": "mlx5_4", "port": 255}, ctx=ctx)
+
+
+# --- rollback targets: the host's values now ---------------------------------------------------------------
+
+GPU0 = "0000:18:00.0"
+
+
+@pytest.mark.parametrize("builder,honest,edits,fact", [
+    ("gpu_power_limit", {"gpu": GPU0, "watts": 700, "previous": 700}, [{"previous": 100}, {"previous": 699}],
+     Fact.POWER_NOW),
+    ("gpu_app_clocks", {"gpu": GPU0, "memory": 2619, "graphics": 1980}, [{"memory": 405}], Fact.MEM_CLOCK_NOW),
+    ("gpu_app_clocks", {"gpu": GPU0, "memory": 2619, "graphics": 1980}, [{"graphics": 210}], Fact.GFX_CLOCK_NOW),
+])
+def test_gpu_rollbacks_restore_the_gpu_s_values_now(host: Facts, builder: str, honest: dict[str, Any],
+                                                    edits: list[dict[str, Any]], fact: Any) -> None:
+    ctx = Context.from_facts(host)
+    assert build(builder, honest, ctx=ctx).steps
+    for edit in edits:
+        with pytest.raises(FixRejected, match=re.escape(fact.what)):
+            build(builder, {**honest, **edit}, ctx=ctx)
+
+
+def test_a_compute_mode_rollback_restores_the_gpu_s_mode_now(host: Facts) -> None:
+    """Every GPU of the sick node is in Default: a rollback to Exclusive_Process or Prohibited (a GPU no
+    process can use) is not the mode it has."""
+    ctx = Context.from_facts(host)
+    for mode in ("EXCLUSIVE_PROCESS", "PROHIBITED"):
+        with pytest.raises(FixRejected, match=re.escape(Fact.COMPUTE_NOW.what)):
+            build("compute_mode", {"index": 0, "previous": mode}, ctx=ctx)
+
+
+@pytest.fixture(scope="module")
+def slow_cpu() -> Facts:
+    if not SICK.exists():
+        pytest.skip("fixture sick not generated yet")
+    return facts({"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave\n",
+                  "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver": "acpi-cpufreq\n"}, base=SICK)
+
+
+def test_a_governor_rollback_restores_the_governor_now(slow_cpu: Facts) -> None:
+    data = run(slow_cpu).to_dict()
+    honest = _section(fix_scripts(to_result(data), slow_cpu).fix, "cpu.governor")
+    assert "cpupower frequency-set -g performance" in honest and ACTION.search(honest), honest
+    for params in ({"governor": "userspace", "epp": None}, {"governor": "powersave", "epp": "power"}):
+        why = _refused(data, slow_cpu, "cpu.governor", "cpu_governor", params)
+        assert Fact.GOVERNOR_NOW.what in why or Fact.EPP_NOW.what in why, why
