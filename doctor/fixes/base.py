@@ -462,7 +462,7 @@ def _sysctls_wanted(ctx: Context, value: object, params: Mapping[str, Any]) -> b
     if not all(_norm(v) is not None and (shape := KNOWN_SYSCTLS.get(generic_key(str(k)))) is not None
                and shape.fullmatch(str(_norm(v))) for k, v in value.items()):
         return None  # not a value of that key at all: the builder refuses it by its shape
-    wanted = [p.get("set") for p in own if isinstance(p.get("set"), Mapping)]
+    wanted: list[Mapping[str, Any]] = [w for p in own if isinstance(w := p.get("set"), Mapping)]
     now = ctx.sysctl_now or {}
     return all(_norm(v) is not None and now.get(str(k)) != _norm(v)
                and any(_norm(w.get(k)) == _norm(v) for w in wanted) for k, v in value.items())
