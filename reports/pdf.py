@@ -153,6 +153,30 @@ def _import_weasyprint() -> Any:
     return weasyprint
 
 
+def import_weasyprint_single_threaded() -> Any:
+    """Import WeasyPrint as :func:`_import_weasyprint` does, ~0.4 s sooner: for a single-threaded process only.
+
+    WeasyPrint's import opens its shared libraries by several names each, most of them missing on Linux
+    (``libgobject-2.0-0``, all of the optional ``harfbuzz-vector``'s); cffi asks ``ctypes.util.find_library``
+    about each, which runs ``ldconfig -p``, then ``gcc`` and ``ld`` (22 lookups, ~0.5 s). With ``PATH`` naming
+    no directory while it imports, the ``gcc`` and ``ld`` attempts fail at once (``/dev/null/ld`` is never a
+    program, so nothing in the working directory can run either); ``ldconfig -p`` (an absolute path) and the
+    loader still find every library that is there. ``PATH`` is restored before it returns; another thread
+    would see it changed meanwhile, hence single-threaded (the forked renderer).
+    """
+    import os
+
+    saved = os.environ.get("PATH")
+    os.environ["PATH"] = os.devnull
+    try:
+        return _import_weasyprint()
+    finally:
+        if saved is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = saved
+
+
 def refusing_fetcher() -> Any:
     """A fresh WeasyPrint URL fetcher that refuses every URL."""
     _import_weasyprint()

@@ -86,6 +86,7 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
     gc.disable()  # loading makes objects that live until the end: collecting while it runs is wasted (~9 %)
     tag, payload = FAILED, b""
     try:
+        pdf.import_weasyprint_single_threaded()  # this process has no other thread
         try:
             font_config = pdf.warm_fonts()
         except DoctorError:

@@ -169,3 +169,28 @@ def test_failure_making_the_files_reaches_the_caller_and_the_worker_is_reaped() 
     with pytest.raises(DoctorError, match="no files"):
         worker.render(PAGE, None, broken)
     assert _reaped(pid)
+
+
+def test_quick_import_restores_path_finds_the_libraries_and_runs_nothing_from_the_working_directory(
+        tmp_path: Any) -> None:
+    import subprocess
+
+    marker = tmp_path / "ran"
+    for name in ("ld", "gcc", "cc", "ldconfig"):  # what ctypes.util.find_library may start
+        tool = tmp_path / name
+        tool.write_text(f"#!/bin/sh\necho {name} >> {marker}\n", encoding="utf-8")
+        tool.chmod(0o755)
+    code = ("import os, sys; before = os.environ.get('PATH'); from reports import pdf; "
+            "pdf.import_weasyprint_single_threaded(); from weasyprint.text import ffi; "
+            "plain = ffi.harfbuzz_subset is not None; "
+            "print(os.environ.get('PATH') == before, ffi.pango is not None, plain)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    assert out[:2] == ["True", "True"]
+    expected = subprocess.run([sys.executable, "-c", "from weasyprint.text import ffi; "
+                               "print(ffi.harfbuzz_subset is not None)"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    assert out[2:] == expected  # the optional subsetting library is found as by a plain import
+    assert not marker.exists()
