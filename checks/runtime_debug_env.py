@@ -235,7 +235,7 @@ def debug_env(facts: Facts) -> Iterator[Finding]:
         if judge is not None:
             severity, score, effect = judge(s.value, facts)
             basis = JUDGE_BASIS[s.name]
-        extra = f" {JUDGE_BASIS[s.name]}" if judge is not None else ""
+        extra = join("", [" ", JUDGE_BASIS[s.name]]) if judge is not None else ""  # translated with the detail
         yield Finding(
             severity, subject, N_('{name}={value}: {effect}', name=s.name, value=s.value, effect=effect),
             detail=(N_('Set by the user in {v}. {effect}.{extra}', v=join(', ', [process_label(facts, p) for p in s.pids] + list(s.files)), effect=capitalised(effect), extra=extra)),

@@ -321,3 +321,19 @@ def test_static_memory_manager_without_reserved_memory_does_not_start() -> None:
     # the default hard eviction threshold (100Mi) alone needs a reservation
     (f,) = _kube(_kubelet(STATIC))
     assert f.severity == "high" and "sums to 0 MiB" in f.title and "100 MiB" in f.title
+
+
+def test_judged_variable_quotes_its_documentation_in_the_readers_language() -> None:
+    """The detail of a judged variable carries the quoted documentation as a translatable part (an f-string
+    would freeze it in English inside a Chinese detail)."""
+    from doctor.i18n import tr, use
+
+    small = _of("runtime.debug_env", environ(NCCL_BUFFSIZE="1048576"), "NCCL_BUFFSIZE")[0]
+    with use("en"):
+        english = tr(small.detail)
+    with use("zh-CN"):
+        chinese = tr(small.detail)
+        quoted = tr(small.impact.basis)
+    assert "NCCL's documentation of NCCL_BUFFSIZE" in english
+    assert quoted != str.__str__(small.impact.basis) and quoted in chinese
+    assert "NCCL's documentation" not in chinese
