@@ -17,7 +17,7 @@ from doctor.fixes.base import RECOMMENDED, SPECS, Context, Fact, FixRejected, bu
 from doctor.result_io import to_result
 from fixtures.tools.make_node import HEALTHY as SPEC
 from reports.fixscript import declared_checks, fix_scripts, own_fixes
-from tests.checks.pcie_overlays import GPU0, attrs, node
+from tests.checks.pcie_overlays import GPU0, GPU3, attrs, node
 from tests.checks.smi_overlay import SMI, generated, smi
 from tests.helpers import SICK, facts, run
 
@@ -42,6 +42,18 @@ def _compose() -> str:
     return COMPOSE_TEXT
 
 
+def _vfio(extra: dict[str, Any] | None = None) -> Facts:
+    from tests.checks.test_vfio_binding import VFIO
+
+    return node({**attrs(GPU3, driver=VFIO), **(extra or {})})
+
+
+def _mtu_1500() -> Facts:
+    from tests.checks._netnuma_base import healthy, real
+
+    return facts({f"{real('sys/class/net/enp189s0np0', healthy())}/mtu": "1500\n"}, base=healthy())
+
+
 def _no_peermem() -> dict[str, str]:
     text = (SICK.parent / "hgx-h100-healthy" / "proc/modules").read_text()
     return {"proc/modules": "".join(x for x in text.splitlines(keepends=True) if not x.startswith("nvidia_peermem "))}
@@ -63,6 +75,10 @@ HOSTS: dict[str, Callable[[], Facts]] = {
     "MIG on": lambda: facts({SMI: smi({3: {"current_mig": "Enabled", "pending_mig": "Enabled"}})}),
     "memlock 64 KiB": lambda: generated(replace(SPEC, memlock="65536")),
     "no peermem": lambda: facts(_no_peermem()),
+    "GPU on vfio-pci": lambda: _vfio({"etc/modprobe.d/vfio.conf": "options vfio-pci ids=10de:2330\n"}),
+    "VFIO group for a VM": lambda: _vfio({"proc/77/status": "Name:\tqemu-system-x86\nPPid:\t1\n",
+                                          "proc/77/cmdline": b"qemu-system-x86_64\0-enable-kvm\0"}),
+    "one NIC at MTU 1500": _mtu_1500,
     "fabric in progress": lambda: facts({SMI: smi({4: {"fabric/state": "In Progress", "fabric/status": "N/A"}})}),
 }
 
@@ -139,6 +155,13 @@ CASES: list[tuple[str, str, str, dict[str, Any], Any]] = [
     # another fix's sysctl.d file: the write replaces it, the rollback removes it
     ("sick", "net.tcp_tuning", "sysctl", {"conf": "90-gnd-numa-balancing.conf"}, None),
     ("sick", "nccl.transport", "unit_env", {"set": {"NCCL_SOCKET_IFNAME": "=lo"}}, None),
+    ("GPU on vfio-pci", "vfio.binding", "vfio_release", {"boot_remove": ["quiet"]}, None),
+    ("GPU on vfio-pci", "vfio.binding", "vfio_release",
+     {"modprobe": [["/etc/modprobe.d/nvidia.conf", "options nvidia NVreg_EnableGpuFirmware=0"]]}, None),
+    ("GPU on vfio-pci", "vfio.binding", "vfio_release", {"os_family": "rhel"}, Fact.OS_FAMILY),
+    ("VFIO group for a VM", "vfio.binding", "vfio_group", {"devices": {"0000:3b:00.0": "nvme"}}, Fact.DRIVERS_NOW),
+    ("VFIO group for a VM", "vfio.binding", "vfio_group", {"devices": {GPU0: "nvidia"}}, None),
+    ("one NIC at MTU 1500", "net.link", "link_mtu", {"mtu": 1500}, None),
     # a compose file applied as a Kubernetes manifest (kubectl apply -f on the compose file)
     ("sick with a compose file", "runtime.cuda_graphs", "file_patch", {"kind": "manifest"}, Fact.FILE_KIND),
 ]
