@@ -54,6 +54,13 @@ def _mtu_1500() -> Facts:
     return facts({f"{real('sys/class/net/enp189s0np0', healthy())}/mtu": "1500\n"}, base=healthy())
 
 
+def _debug_env_no_unit() -> Facts:
+    """A server whose CUDA_LAUNCH_BLOCKING=1 nothing on the host sets: the fix is a manual restart."""
+    from tests.helpers import HEALTHY
+
+    return facts({"proc/4242/environ": (HEALTHY / "proc/4242/environ").read_bytes() + b"CUDA_LAUNCH_BLOCKING=1\0"})
+
+
 def _no_peermem() -> dict[str, str]:
     text = (SICK.parent / "hgx-h100-healthy" / "proc/modules").read_text()
     return {"proc/modules": "".join(x for x in text.splitlines(keepends=True) if not x.startswith("nvidia_peermem "))}
@@ -79,6 +86,7 @@ HOSTS: dict[str, Callable[[], Facts]] = {
     "VFIO group for a VM": lambda: _vfio({"proc/77/status": "Name:\tqemu-system-x86\nPPid:\t1\n",
                                           "proc/77/cmdline": b"qemu-system-x86_64\0-enable-kvm\0"}),
     "one NIC at MTU 1500": _mtu_1500,
+    "debug variable, no unit": _debug_env_no_unit,
     "fabric in progress": lambda: facts({SMI: smi({4: {"fabric/state": "In Progress", "fabric/status": "N/A"}})}),
 }
 
@@ -162,6 +170,8 @@ CASES: list[tuple[str, str, str, dict[str, Any], Any]] = [
     ("VFIO group for a VM", "vfio.binding", "vfio_group", {"devices": {"0000:3b:00.0": "nvme"}}, Fact.DRIVERS_NOW),
     ("VFIO group for a VM", "vfio.binding", "vfio_group", {"devices": {GPU0: "nvidia"}}, None),
     ("one NIC at MTU 1500", "net.link", "link_mtu", {"mtu": 1500}, None),
+    # the manual step names the process's own program, not one an edited result wrote
+    ("debug variable, no unit", "runtime.debug_env", "process_restart", {"program": "sshd"}, Fact.PROGRAM),
     # a compose file applied as a Kubernetes manifest (kubectl apply -f on the compose file)
     ("sick with a compose file", "runtime.cuda_graphs", "file_patch", {"kind": "manifest"}, Fact.FILE_KIND),
 ]
@@ -209,3 +219,25 @@ def test_the_checks_own_fixes_all_build_on_the_sick_node(base: str) -> None:
     script = fix_scripts(to_result(result.to_dict()), host).fix
     assert "# refused" not in script, re.findall(r"^# refused.*$", script, re.MULTILINE)
     assert sum(1 for f in result.findings if f.fix.builder) >= 20
+
+
+def test_a_fix_script_runs_each_check_once_for_its_own_fixes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a check recommends is asked once per check, not once per finding: a node with thousands of
+    findings of one check gets its script in time linear in them."""
+    if not SICK.exists():
+        pytest.skip("fixture sick not generated yet")
+    import reports.fixscript as fixscript
+
+    host = facts(base=SICK)
+    result = run(host)
+    asked: list[str] = []
+    real = fixscript.own_fixes
+
+    def counting(declared: Any, ctx: Context) -> Any:
+        asked.append(declared.id)
+        return real(declared, ctx)
+
+    monkeypatch.setattr(fixscript, "own_fixes", counting)
+    fix_scripts(to_result(result.to_dict()), host)
+    assert asked and len(asked) == len(set(asked)), asked
+    assert sum(1 for f in result.findings if f.fix.builder) > len(asked)  # several findings of one check
