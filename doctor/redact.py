@@ -185,6 +185,9 @@ class Redactor:
         self.counts: dict[str, int] = dict.fromkeys(PREFIX, 0)
         self.changed = False
         self._literal: dict[bool, re.Pattern[str] | None] = {}
+        #: per pass of :meth:`_literals`: each literal (lower case) -> the kinds it is known as there, in
+        #: the order a match is taken for them
+        self._literal_kinds: dict[bool, dict[str, tuple[str, ...]]] = {}
         #: the map file new placeholders are allocated in (under its lock), when there is one
         self.store: MapFile | None = None
         #: the tool's own words (lower case): a known value equal to one is word-like, and a name
@@ -215,7 +218,7 @@ class Redactor:
             self.original[key] = found
             self.shown[found] = value.strip()
             self.changed = True
-            self._literal = {}
+            self._literal, self._literal_kinds = {}, {}
         return found
 
     def learn(self, value: object, kind: str) -> None:
@@ -243,17 +246,25 @@ class Redactor:
                 self.shown.setdefault(placeholder, other.shown.get(placeholder, key[1]))
         for kind, count in other.counts.items():
             self.counts[kind] = max(self.counts[kind], count)
-        self._literal = {}
+        self._literal, self._literal_kinds = {}, {}
 
     def mapping(self) -> dict[str, str]:
         """placeholder -> original, for the map file."""
         return {p: self.shown.get(p, o[1]) for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
 
     def _literals(self, words: bool) -> re.Pattern[str] | None:
-        """Known values as literals: names (``words=False``) or word-like values in host syntax."""
+        """Known values as literals: names (``words=False``), or (``words=True``) word-like values and every
+        host name, for where the text is host syntax (there a host name is the host's, whatever its shape)."""
         if words not in self._literal:
             keys = [(kind, k) for (kind, k), p in self.original.items() if kind in LITERAL_KINDS + ("uuid", "mac", "guid")
-                    and (wordlike(self.shown.get(p, k), kind) or k in self.vocabulary) == words]
+                    and ((wordlike(self.shown.get(p, k), kind) or k in self.vocabulary) == words
+                         or words and kind == "host")]
+            order = HOST_FIRST if words else KIND_ORDER
+            kinds: dict[str, list[str]] = {}
+            for kind, k in keys:
+                for spelling in _spellings(kind, k):
+                    kinds.setdefault(spelling.lower(), []).append(kind)
+            self._literal_kinds[words] = {w: tuple(sorted(ks, key=order.index)) for w, ks in kinds.items()}
             spelt = sorted({s for kind, k in keys for s in _spellings(kind, k)}, key=len, reverse=True)
             # names shorter than 3 characters match in their own case only ("n1", not every "N1" in prose)
             long_words = "|".join(map(re.escape, (w for w in spelt if len(w) >= 3)))
@@ -267,14 +278,17 @@ class Redactor:
         :attr:`vocabulary`."""
         for text in texts:
             self.vocabulary.update(w.lower().strip(".") for w in _WORD_SPLIT.split(text) if w.strip("."))
-        self._literal = {}
+        self._literal, self._literal_kinds = {}, {}
 
-    def _swap(self, m: re.Match[str], kinds: Iterable[str] = KIND_ORDER) -> str:
+    def _swap(self, m: re.Match[str], words: bool = False) -> str:
+        """The placeholder of the literal matched in pass ``words`` of :meth:`_literals`, as the kind it is
+        known as there (a host first in host syntax; a serial, not a host of one-part name, elsewhere)."""
         run = _RUN.search(m.string, max(0, m.start() - 256), m.end() + 256)
         while run is not None and run.end() < m.end():
             run = _RUN.search(m.string, run.end(), m.end() + 256)
         if run is not None and run.start() <= m.start() and run.group(0).lower().strip(".") in self.vocabulary:
             return m.group(0)  # part of one of the tool's words
+        kinds = self._literal_kinds.get(words, {}).get(m.group(1).lower()) or (HOST_FIRST if words else KIND_ORDER)
         return self.find(m.group(1), kinds) or m.group(1)
 
     def text(self, text: str) -> str:
@@ -290,7 +304,7 @@ class Redactor:
             return text
         host_syntax = self._literals(True)
         if host_syntax is not None:
-            text = host_syntax.sub(lambda m: self._swap(m, HOST_FIRST) if _host_syntax(m, keys) else m.group(0), text)
+            text = host_syntax.sub(lambda m: self._swap(m, True) if _host_syntax(m, keys) else m.group(0), text)
         text = UUID_BARE_RE.sub(lambda m: m.group(0)[:4] + self.placeholder(m.group(1), "uuid"), text)
         text = MAC_SAID_RE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + self.placeholder(m.group(1), "mac"),
                                text)

@@ -284,3 +284,19 @@ def test_a_known_mac_is_replaced_in_every_spelling_wherever_it_stands(spelling: 
     r = redact.Redactor()
     r.learn("02:AB:CD:00:11:22", "mac")  # sys/class/net/*/address
     assert r.text(f"value {spelling} here") == "value mac-1 here" and r.counts["mac"] == 1
+
+
+def test_in_text_a_value_of_two_kinds_is_the_host_where_it_stands_as_one() -> None:
+    """A host named like its GPU's UUID, or like its board serial: in text the value is the host in host
+    syntax (``root@...``, ``--host ...``, ``...:22``) and what its shape or field says elsewhere."""
+    r = redact.Redactor()
+    r.learn(f"GPU-{UUID}", "host")
+    r.learn(f"GPU-{UUID}", "uuid")
+    assert r.text(f"ssh root@GPU-{UUID} ok") == "ssh root@host-1 ok"
+    assert r.text(f"--host GPU-{UUID} --port 1") == "--host host-1 --port 1"
+    assert r.text(f"CUDA_VISIBLE_DEVICES=GPU-{UUID}") == "CUDA_VISIBLE_DEVICES=GPU-uuid-1"
+    s = redact.Redactor()
+    s.learn("1650123456789", "host")
+    s.learn("1650123456789", "serial")
+    assert s.text("board serial 1650123456789 seen") == "board serial serial-1 seen"
+    assert s.text("NCCL_COMM_ID=1650123456789:29500") == "NCCL_COMM_ID=host-1:29500"
