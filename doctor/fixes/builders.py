@@ -207,7 +207,7 @@ def cpu_governor(p: Params) -> list[FixStep]:
 
 # --- interrupts --------------------------------------------------------------------------------
 
-@builder("irq_affinity", netdev=Param(Fact.NETDEV), node=Param(Fact.NETDEV_NODE), cpus=Param(Fact.NODE_CPUS),
+@builder("irq_affinity", netdev=Param(Fact.NETDEV, own=True), node=Param(Fact.NETDEV_NODE), cpus=Param(Fact.NODE_CPUS),
          irqs=Param(Fact.IRQS_NOW), irqbalance=OWN)
 def irq_affinity(p: Params) -> list[FixStep]:
     """``netdev``, ``node``: the NIC and its NUMA node; ``cpus``: the node's CPU list; ``irqs``:
@@ -235,7 +235,7 @@ def irq_affinity(p: Params) -> list[FixStep]:
 
 # --- network links -----------------------------------------------------------------------------
 
-@builder("link_up", netdev=Param(Fact.NETDEV))
+@builder("link_up", netdev=Param(Fact.NETDEV, own=True))
 def link_up(p: Params) -> list[FixStep]:
     """``netdev``: an interface that is down."""
     nic = p.netdev("netdev")
@@ -244,7 +244,7 @@ def link_up(p: Params) -> list[FixStep]:
             run(B, "ip", "link", "set", "dev", nic, "down", unattended=True, key=f"link:{nic}")]
 
 
-@builder("link_autoneg", netdev=Param(Fact.NETDEV))
+@builder("link_autoneg", netdev=Param(Fact.NETDEV, own=True))
 def link_autoneg(p: Params) -> list[FixStep]:
     """``netdev``: an interface negotiated below its speed."""
     nic = p.netdev("netdev")
@@ -252,7 +252,7 @@ def link_autoneg(p: Params) -> list[FixStep]:
             run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True, key=f"autoneg:{nic}")]
 
 
-@builder("link_mtu", netdev=Param(Fact.NETDEV), mtu=Param(Fact.MTU, own=True), previous=Param(Fact.MTU_NOW))
+@builder("link_mtu", netdev=Param(Fact.NETDEV, own=True), mtu=Param(Fact.MTU, own=True), previous=Param(Fact.MTU_NOW))
 def link_mtu(p: Params) -> list[FixStep]:
     """``netdev``: an interface of this host; ``mtu``: the MTU to set (a peer interface's or 9000, within
     the physical range); ``previous``: the interface's MTU now."""
@@ -296,7 +296,7 @@ def persistence_mode(p: Params) -> list[FixStep]:
             run(B, "nvidia-smi", "-pm", "0", unattended=True, key="pm")]
 
 
-@builder("gpu_reset", target=Param(Fact.GPU))
+@builder("gpu_reset", target=Param(Fact.GPU, own=True))
 def gpu_reset(p: Params) -> list[FixStep]:
     """``target``: GPU index or PCI address; a reset needs the GPU drained (never unattended)."""
     target = p.raw("target")
@@ -317,7 +317,7 @@ def _watts(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_power_limit", gpu=Param(Fact.PCI), watts=Param(Fact.POWER_DEFAULT, own=True), previous=Param(Fact.POWER_NOW))
+@builder("gpu_power_limit", gpu=Param(Fact.PCI, own=True), watts=Param(Fact.POWER_DEFAULT, own=True), previous=Param(Fact.POWER_NOW))
 def gpu_power_limit(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``watts``: the default limit to restore; ``previous``: the limit now."""
     gpu, watts, old = _gpu(p), _watts(p, "watts"), _watts(p, "previous")
@@ -332,7 +332,7 @@ def _mhz(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_app_clocks", gpu=Param(Fact.PCI), memory=Param(Fact.MEM_CLOCK_NOW), graphics=Param(Fact.GFX_CLOCK_NOW))
+@builder("gpu_app_clocks", gpu=Param(Fact.PCI, own=True), memory=Param(Fact.MEM_CLOCK_NOW), graphics=Param(Fact.GFX_CLOCK_NOW))
 def gpu_app_clocks(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``memory``, ``graphics``: the locked clocks now (MHz), restored on rollback."""
     gpu, mem, gfx = _gpu(p), _mhz(p, "memory"), _mhz(p, "graphics")
@@ -353,7 +353,7 @@ def driver_reload(p: Params) -> list[FixStep]:
 RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
-@builder("pcie_retrain", port=Param(Fact.PCI, own=True), device=Param(Fact.PCI))
+@builder("pcie_retrain", port=Param(Fact.PCI, own=True), device=Param(Fact.PCI, own=True))
 def pcie_retrain(p: Params) -> list[FixStep]:
     """``port``: the downstream port above the link; ``device``: the device below it."""
     port, dev = p.pci("port"), p.pci("device")
@@ -394,7 +394,7 @@ def _bind(phase: str, address: str, old: str, new: str) -> list[FixStep]:
             write(phase, f"{SYS}/drivers_probe", address)]
 
 
-@builder("vfio_release", address=Param(Fact.PCI), boot_remove=OWN, modprobe=OWN, os_family=Param(Fact.OS_FAMILY))
+@builder("vfio_release", address=Param(Fact.PCI, own=True), boot_remove=OWN, modprobe=OWN, os_family=Param(Fact.OS_FAMILY))
 def vfio_release(p: Params) -> list[FixStep]:
     """``address``: a GPU on vfio-pci to give back to nvidia; ``boot_remove``: vfio-pci.ids boot
     parameters to drop; ``modprobe``: [[file, line]] vfio lines to comment out; ``os_family``."""
@@ -445,7 +445,7 @@ def vfio_group(p: Params) -> list[FixStep]:
     return steps + back
 
 
-@builder("driver_override_clear", address=Param(Fact.PCI), previous=Param(Fact.OVERRIDE_NOW))
+@builder("driver_override_clear", address=Param(Fact.PCI, own=True), previous=Param(Fact.OVERRIDE_NOW))
 def driver_override_clear(p: Params) -> list[FixStep]:
     """``address``; ``previous``: the override now."""
     path = f"{SYS}/devices/{p.pci('address')}/driver_override"
@@ -461,7 +461,7 @@ def inspect_pci(p: Params) -> list[FixStep]:
 
 # --- processes, services, kubelet --------------------------------------------------------------
 
-@builder("taskset", pid=Param(Fact.PID), cpus=OWN, previous=Param(Fact.AFFINITY_NOW))
+@builder("taskset", pid=Param(Fact.PID, own=True), cpus=OWN, previous=Param(Fact.AFFINITY_NOW))
 def taskset(p: Params) -> list[FixStep]:
     """``pid``; ``cpus``: the GPUs' local CPUs; ``previous``: the affinity now."""
     pid = str(p.integer("pid", 1, 2**22))
@@ -550,13 +550,13 @@ def _mode_change(p: Params, option: str, clear: tuple[tuple[str, ...], ...] = ()
     return steps
 
 
-@builder("ecc_mode", index=Param(Fact.GPU_INDEX), enable=OWN, previous=Param(Fact.ECC_NOW), pending=Param(Fact.ECC_PENDING))
+@builder("ecc_mode", index=Param(Fact.GPU_INDEX, own=True), enable=OWN, previous=Param(Fact.ECC_NOW), pending=Param(Fact.ECC_PENDING))
 def ecc_mode(p: Params) -> list[FixStep]:
     """Set (or apply a pending) ECC mode with a GPU reset; never unattended."""
     return _mode_change(p, "-e")
 
 
-@builder("mig_mode", index=Param(Fact.GPU_INDEX), enable=OWN, previous=Param(Fact.MIG_NOW), pending=Param(Fact.MIG_PENDING))
+@builder("mig_mode", index=Param(Fact.GPU_INDEX, own=True), enable=OWN, previous=Param(Fact.MIG_NOW), pending=Param(Fact.MIG_PENDING))
 def mig_mode(p: Params) -> list[FixStep]:
     """Set (or apply a pending) MIG mode with a GPU reset, destroying MIG instances before turning it
     off; never unattended."""
@@ -568,7 +568,7 @@ def mig_mode(p: Params) -> list[FixStep]:
 COMPUTE_MODES = ("DEFAULT", "EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
 
 
-@builder("compute_mode", index=Param(Fact.GPU_INDEX), previous=Param(Fact.COMPUTE_NOW))
+@builder("compute_mode", index=Param(Fact.GPU_INDEX, own=True), previous=Param(Fact.COMPUTE_NOW))
 def compute_mode(p: Params) -> list[FixStep]:
     """``index``; ``previous``: the compute mode now (nvidia-smi ``-c`` name). Back to Default: no reset,
     running contexts keep running, rollback restores the mode exactly."""
@@ -633,7 +633,7 @@ def _tmpfs_size(size: int) -> str:
     return f"{size >> 20}M" if size % (1 << 20) == 0 else f"{-(-size // 1024)}k"
 
 
-@builder("shm_resize", pid=Param(Fact.PID), size=OWN, previous=Param(Fact.SHM_NOW))
+@builder("shm_resize", pid=Param(Fact.PID, own=True), size=OWN, previous=Param(Fact.SHM_NOW))
 def shm_resize(p: Params) -> list[FixStep]:
     """``pid``: a process in the container; ``size``: the new /dev/shm size (``16G``); ``previous``:
     its size now in bytes (0 would mean unlimited to tmpfs, so it is refused). A human runs these."""
@@ -667,7 +667,7 @@ def hugepages(p: Params) -> list[FixStep]:
 ECN_POINTS = ("roce_np", "roce_rp")
 
 
-@builder("roce_ecn", netdev=Param(Fact.NETDEV), previous=Param(Fact.ECN_NOW), priority=Param(Fact.ECN_PRIORITY))
+@builder("roce_ecn", netdev=Param(Fact.NETDEV, own=True), previous=Param(Fact.ECN_NOW), priority=Param(Fact.ECN_PRIORITY))
 def roce_ecn(p: Params) -> list[FixStep]:
     """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
     to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step
@@ -720,7 +720,7 @@ def _pfc_vector(p: Params, key: str) -> str:
     return ",".join(str(v) for v in value)
 
 
-@builder("roce_qos", netdev=Param(Fact.NETDEV), trust=OWN, previous_trust=Param(Fact.TRUST_NOW), pfc=OWN,
+@builder("roce_qos", netdev=Param(Fact.NETDEV, own=True), trust=OWN, previous_trust=Param(Fact.TRUST_NOW), pfc=OWN,
          previous_pfc=Param(Fact.PFC_NOW))
 def roce_qos(p: Params) -> list[FixStep]:
     """``netdev``; ``trust``/``previous_trust``: "dscp"/"pcp" (both or neither); ``pfc``/``previous_pfc``:

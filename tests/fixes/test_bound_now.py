@@ -172,6 +172,10 @@ CASES: list[tuple[str, str, str, dict[str, Any], Any]] = [
     ("one NIC at MTU 1500", "net.link", "link_mtu", {"mtu": 1500}, None),
     # the manual step names the process's own program, not one an edited result wrote
     ("debug variable, no unit", "runtime.debug_env", "process_restart", {"program": "sshd"}, Fact.PROGRAM),
+    # the subject itself: another interface, device or process of the host than the one the check named
+    ("sick", "net.link", "link_up", {"netdev": "enp27s0np0"}, None),
+    ("sick", "numa.irq_affinity", "irq_affinity", {"netdev": "enp25s0np0"}, None),
+    ("sick", "pcie.link_downgrade", "pcie_retrain", {"device": GPU0}, None),
     # a compose file applied as a Kubernetes manifest (kubectl apply -f on the compose file)
     ("sick with a compose file", "runtime.cuda_graphs", "file_patch", {"kind": "manifest"}, Fact.FILE_KIND),
 ]
