@@ -425,6 +425,8 @@ def save_map(redactor: Redactor, path: str) -> None:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())  # the new map is on disk before its name replaces the old one
             os.replace(temp, path)  # replaces a name, never follows a link there
         except BaseException:
             with contextlib.suppress(OSError):
