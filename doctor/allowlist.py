@@ -623,8 +623,8 @@ def keep_deploy(text: str, path: str = "", rewrites: bool = True) -> str:
     lines = text.splitlines(keepends=True)
     bodies = [line.rstrip("\r\n") for line in lines]
     kept_lines = _keep_lines(lines, bodies, _kind(path, bodies), a)
-    return "".join(line if rewrites and a.rewritten(line) and not line.lstrip().startswith(("#", ";")) else kept
-                   for line, kept in zip(lines, kept_lines, strict=True))
+    return "".join(mask_text(line) if rewrites and a.rewritten(line) and not line.lstrip().startswith(("#", ";"))
+                   else kept for line, kept in zip(lines, kept_lines, strict=True))
 
 
 def _keep_lines(lines: list[str], bodies: list[str], kind: str, a: Allow) -> list[str]:

@@ -1,7 +1,8 @@
 """Consistent redaction of hostnames, addresses, MACs, serials and UUIDs.
 
-The same value always maps to the same placeholder (``host-1``, ``ip-1``, ``mac-1``,
-``serial-1``, ``uuid-1``, ``guid-1``, ``id-1``) for as long as the same map file is used; the map
+The same value of the same kind always maps to the same placeholder (``host-1``, ``ip-1``, ``mac-1``,
+``serial-1``, ``uuid-1``, ``guid-1``, ``id-1``) for as long as the same map file is used (a host
+named like a GPU UUID is ``host-1`` in host fields and the UUID ``uuid-1`` in the GPU's); the map
 (placeholder -> original) is written to its own file with mode 0600 and never into an output.
 Known values (hostname, serials, machine-id, MACs) are found first from the data itself; shapes
 (IPv4, IPv6 and GIDs, MACs, UUIDs, InfiniBand GUIDs) are caught by pattern everywhere else.
@@ -44,6 +45,14 @@ MAC_RE = lazy(rf"(?<![{_HEX_COLON}])[0-9A-Fa-f]{{2}}(?::[0-9A-Fa-f]{{2}}){{5,19}
 #: MACs written with dashes (``aa-bb-cc-dd-ee-ff``) or as three dotted groups (``aabb.ccdd.eeff``)
 MAC_DASH_RE = lazy(r"(?<![0-9A-Za-z-])[0-9A-Fa-f]{2}(?:-[0-9A-Fa-f]{2}){5}(?![0-9A-Za-z-])")
 MAC_DOT_RE = lazy(r"(?<![0-9A-Za-z.])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![0-9A-Za-z.])")
+#: a MAC in the spellings that are also other numbers (``0x02abcd001122``, ``02 ab cd 00 11 22``, bare hex):
+#: by shape only after a word that says it is one (``Base MAC:``, ``HWaddr``, ``lladdr``); a known MAC
+#: is replaced in them everywhere (:func:`_spellings`)
+MAC_SAID_RE = lazy(r"(?i)(?<![A-Za-z0-9_])(?:mac|hw ?addr(?:ess)?|ether|lladdr|(?:base|permanent|port) address)"
+                   r"(?![A-Za-z0-9_])[^\n0-9A-Fa-f]{0,16}?((?:0x)?[0-9A-Fa-f]{12}|[0-9A-Fa-f]{2}(?: [0-9A-Fa-f]{2}){5})"
+                   r"(?![0-9A-Za-z:.-])")
+#: a GPU or MIG UUID written as 32 bare hex digits after its prefix (``GPU-e51a1391...``)
+UUID_BARE_RE = lazy(r"(?i)(?<![0-9A-Za-z])(?:GPU|MIG)-([0-9A-F]{32})(?![0-9A-Za-z])")
 UUID_RE = lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
                r"(?![0-9A-Fa-f])")
 #: IPv6 candidates: a whole run of hex digits, colons and dots (validated with :mod:`ipaddress`, which
@@ -102,43 +111,49 @@ _HOST_KEY = lazy(r"(?:^|[^A-Za-z0-9_-])(?:-{1,2}[A-Za-z0-9_-]*(?i:host|node[-_]?
                  r"[A-Za-z0-9_-]*(?:=|:[ \t]*))$")
 #: ``:port`` after a host (not the ``:18:00.0`` of a PCI address or a time)
 _PORT = lazy(r":\d{1,5}(?![0-9A-Za-z:.])")
-_MAC_SEPARATORS = str.maketrans("", "", ":-.")
+_MAC_SEPARATORS = str.maketrans("", "", ":-. ")
 _BARE_MAC = lazy(r"[0-9a-f]{12}")
 _GUIDISH = lazy(r"(?:0x)?([0-9a-f]{4}):?([0-9a-f]{4}):?([0-9a-f]{4}):?([0-9a-f]{4})")
 _UUIDISH = lazy(r"(?:gpu-|mig-)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?")
 
 
-def _canonical(value: str) -> str:
-    """The spelling every other spelling of ``value`` maps to: MACs as ``aa:bb:cc:dd:ee:ff`` (from
-    dashes, Cisco dots or bare hex), UUIDs as lower-case dashed hex (from ``GPU-``/``MIG-``
-    prefixes, braces, upper case or bare 32 hex digits), InfiniBand GUIDs as ``xxxx:xxxx:xxxx:xxxx``
-    (from ibstat's ``0x`` form or bare 16 hex digits); anything else stripped and lower-cased."""
+def _canonical(value: str, kind: str) -> str:
+    """The spelling every other spelling of ``value``, a ``kind`` of value, maps to: a MAC as
+    ``aa:bb:cc:dd:ee:ff`` (from dashes, Cisco dots, blanks, bare hex or a ``0x`` prefix), a UUID as
+    lower-case dashed hex (from ``GPU-``/``MIG-`` prefixes, braces, upper case or bare 32 hex digits),
+    an InfiniBand GUID as ``xxxx:xxxx:xxxx:xxxx`` (from ibstat's ``0x`` form or bare 16 hex digits);
+    anything else (a host name, serial, id, address) stripped and lower-cased."""
     key = value.strip().lower()
-    m = _UUIDISH.fullmatch(key)
-    if m:
+    if kind == "uuid" and (m := _UUIDISH.fullmatch(key)):
         return "-".join(m.groups())
-    m = _GUIDISH.fullmatch(key)
-    if m and (key.count(":") == 3 or ":" not in key):  # an InfiniBand GUID: 0x-prefixed (ibstat) or bare
+    if kind == "guid" and (m := _GUIDISH.fullmatch(key)) and (key.count(":") == 3 or ":" not in key):
         return ":".join(m.groups())
-    bare = key.translate(_MAC_SEPARATORS)
-    if len(key) in (12, 14, 17) and _BARE_MAC.fullmatch(bare) and (len(key) == 12 or key != bare):
-        return ":".join(bare[i:i + 2] for i in range(0, 12, 2))
+    if kind == "mac":
+        bare = key.removeprefix("0x").translate(_MAC_SEPARATORS)
+        if _BARE_MAC.fullmatch(bare):
+            return ":".join(bare[i:i + 2] for i in range(0, 12, 2))
     return key
 
 
-def _spellings(key: str) -> tuple[str, ...]:
-    """Every spelling of a canonical ``key`` written as a literal (the separated ones also go by shape)."""
-    m = _UUIDISH.fullmatch(key)
-    if m and "-" in key:
+def _spellings(kind: str, key: str) -> tuple[str, ...]:
+    """Every spelling of a canonical ``key`` of ``kind`` written as a literal (the separated ones also go
+    by shape)."""
+    if kind == "uuid" and (m := _UUIDISH.fullmatch(key)) and "-" in key:
         return (key, "".join(m.groups()))
-    m = _GUIDISH.fullmatch(key)
-    if m and key.count(":") == 3:
+    if kind == "guid" and (m := _GUIDISH.fullmatch(key)) and key.count(":") == 3:
         bare = "".join(m.groups())
         return (key, bare, "0x" + bare)
-    if len(key) == 17 and _BARE_MAC.fullmatch(key.replace(":", "")):
+    if kind == "mac" and len(key) == 17 and _BARE_MAC.fullmatch(key.replace(":", "")):
         bare = key.replace(":", "")
-        return (key, key.replace(":", "-"), f"{bare[:4]}.{bare[4:8]}.{bare[8:]}", bare)
+        return (key, key.replace(":", "-"), f"{bare[:4]}.{bare[4:8]}.{bare[8:]}", bare, "0x" + bare,
+                key.replace(":", " "))
     return (key,)
+
+
+#: Which kind a known value found in text is taken for when several kinds hold it (a host named like a
+#: GPU's UUID): its shape first, a host in host syntax (:meth:`Redactor._literals` ``words=True``)
+KIND_ORDER = ("uuid", "mac", "guid", "ip", "host", "serial", "id")
+HOST_FIRST = ("host", *(k for k in KIND_ORDER if k != "host"))
 
 
 def wordlike(value: str, kind: str = "host") -> bool:
@@ -163,11 +178,16 @@ class Redactor:
     ``field()`` one identity field, ``prose()`` one sentence of the tool's with values in it."""
 
     def __init__(self, placeholders: dict[str, str] | None = None) -> None:
-        self.original: dict[str, str] = {}  # canonical original -> placeholder
+        #: (kind, canonical original) -> placeholder: one value of two kinds (a host named like a GPU's
+        #: UUID) has a placeholder of each kind
+        self.original: dict[tuple[str, str], str] = {}
         self.shown: dict[str, str] = {}  # placeholder -> original as first seen (case kept, for the map)
         self.counts: dict[str, int] = dict.fromkeys(PREFIX, 0)
         self.changed = False
         self._literal: dict[bool, re.Pattern[str] | None] = {}
+        #: per pass of :meth:`_literals`: each literal (lower case) -> the kinds it is known as there, in
+        #: the order a match is taken for them
+        self._literal_kinds: dict[bool, dict[str, tuple[str, ...]]] = {}
         #: the map file new placeholders are allocated in (under its lock), when there is one
         self.store: MapFile | None = None
         #: the tool's own words (lower case): a known value equal to one is word-like, and a name
@@ -177,17 +197,18 @@ class Redactor:
             m = PLACEHOLDER_RE.match(placeholder)
             if not m or not isinstance(value, str):
                 continue
-            self.original[self._norm(value)] = placeholder
+            self.original[(m.group(1), _canonical(value, m.group(1)))] = placeholder
             self.shown[placeholder] = value.strip()
             self.counts[m.group(1)] = max(self.counts[m.group(1)], int(m.group(2)))
 
-    @staticmethod
-    def _norm(value: str) -> str:
-        return _canonical(value)
+    def find(self, value: str, kinds: Iterable[str] = KIND_ORDER) -> str | None:
+        """The placeholder ``value`` has as the first of ``kinds`` that holds it, else None."""
+        return next((p for kind in kinds if (p := self.original.get((kind, _canonical(value, kind)))) is not None),
+                    None)
 
     def placeholder(self, value: str, kind: str) -> str:
-        """The placeholder for ``value`` (allocated on first sight)."""
-        key = self._norm(value)
+        """The placeholder for ``value`` as a ``kind`` of value (allocated on first sight)."""
+        key = (kind, _canonical(value, kind))
         found = self.original.get(key)
         if found is None and self.store is not None:
             return self.store.allocate(self, value, kind)
@@ -197,7 +218,7 @@ class Redactor:
             self.original[key] = found
             self.shown[found] = value.strip()
             self.changed = True
-            self._literal = {}
+            self._literal, self._literal_kinds = {}, {}
         return found
 
     def learn(self, value: object, kind: str) -> None:
@@ -222,24 +243,32 @@ class Redactor:
         """Take the placeholders ``other`` (the map as another run left it) holds and this one lacks."""
         for key, placeholder in other.original.items():
             if self.original.setdefault(key, placeholder) == placeholder:
-                self.shown.setdefault(placeholder, other.shown.get(placeholder, key))
+                self.shown.setdefault(placeholder, other.shown.get(placeholder, key[1]))
         for kind, count in other.counts.items():
             self.counts[kind] = max(self.counts[kind], count)
-        self._literal = {}
+        self._literal, self._literal_kinds = {}, {}
 
     def mapping(self) -> dict[str, str]:
         """placeholder -> original, for the map file."""
-        return {p: self.shown.get(p, o) for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
+        return {p: self.shown.get(p, o[1]) for o, p in sorted(self.original.items(), key=lambda kv: _sort_key(kv[1]))}
 
     def _literals(self, words: bool) -> re.Pattern[str] | None:
-        """Known values as literals: names (``words=False``) or word-like values in host syntax."""
+        """Known values as literals: names (``words=False``), or (``words=True``) word-like values and every
+        host name, for where the text is host syntax (there a host name is the host's, whatever its shape)."""
         if words not in self._literal:
-            keys = [k for k, p in self.original.items() if (kind := p.split("-", 1)[0]) in LITERAL_KINDS + ("uuid", "mac", "guid")
-                    and (wordlike(self.shown.get(p, k), kind) or k in self.vocabulary) == words]
-            spelt = sorted({s for k in keys for s in _spellings(k)}, key=len, reverse=True)
+            keys = [(kind, k) for (kind, k), p in self.original.items() if kind in LITERAL_KINDS + ("uuid", "mac", "guid")
+                    and ((wordlike(self.shown.get(p, k), kind) or k in self.vocabulary) == words
+                         or words and kind == "host")]
+            order = HOST_FIRST if words else KIND_ORDER
+            kinds: dict[str, list[str]] = {}
+            for kind, k in keys:
+                for spelling in _spellings(kind, k):
+                    kinds.setdefault(spelling.lower(), []).append(kind)
+            self._literal_kinds[words] = {w: tuple(sorted(ks, key=order.index)) for w, ks in kinds.items()}
+            spelt = sorted({s for kind, k in keys for s in _spellings(kind, k)}, key=len, reverse=True)
             # names shorter than 3 characters match in their own case only ("n1", not every "N1" in prose)
             long_words = "|".join(map(re.escape, (w for w in spelt if len(w) >= 3)))
-            short = [re.escape(self.shown.get(self.original.get(w, ""), w)) for w in spelt if len(w) < 3]
+            short = [re.escape(self.shown.get(self.find(w) or "", w)) for w in spelt if len(w) < 3]
             alternatives = "|".join(([f"(?i:{long_words})"] if long_words else []) + short)
             self._literal[words] = re.compile(f"{_NAME_BEFORE}({alternatives}){_NAME_AFTER}") if alternatives else None
         return self._literal[words]
@@ -249,15 +278,18 @@ class Redactor:
         :attr:`vocabulary`."""
         for text in texts:
             self.vocabulary.update(w.lower().strip(".") for w in _WORD_SPLIT.split(text) if w.strip("."))
-        self._literal = {}
+        self._literal, self._literal_kinds = {}, {}
 
-    def _swap(self, m: re.Match[str]) -> str:
+    def _swap(self, m: re.Match[str], words: bool = False) -> str:
+        """The placeholder of the literal matched in pass ``words`` of :meth:`_literals`, as the kind it is
+        known as there (a host first in host syntax; a serial, not a host of one-part name, elsewhere)."""
         run = _RUN.search(m.string, max(0, m.start() - 256), m.end() + 256)
         while run is not None and run.end() < m.end():
             run = _RUN.search(m.string, run.end(), m.end() + 256)
         if run is not None and run.start() <= m.start() and run.group(0).lower().strip(".") in self.vocabulary:
             return m.group(0)  # part of one of the tool's words
-        return self.original.get(self._norm(m.group(1)), m.group(1))
+        kinds = self._literal_kinds.get(words, {}).get(m.group(1).lower()) or (HOST_FIRST if words else KIND_ORDER)
+        return self.find(m.group(1), kinds) or m.group(1)
 
     def text(self, text: str) -> str:
         """A string of data (evidence, argv, a file) with every known value and every address, MAC,
@@ -272,7 +304,10 @@ class Redactor:
             return text
         host_syntax = self._literals(True)
         if host_syntax is not None:
-            text = host_syntax.sub(lambda m: self._swap(m) if _host_syntax(m, keys) else m.group(0), text)
+            text = host_syntax.sub(lambda m: self._swap(m, True) if _host_syntax(m, keys) else m.group(0), text)
+        text = UUID_BARE_RE.sub(lambda m: m.group(0)[:4] + self.placeholder(m.group(1), "uuid"), text)
+        text = MAC_SAID_RE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + self.placeholder(m.group(1), "mac"),
+                               text)
         text = MAC_RE.sub(lambda m: self.placeholder(m.group(0), "mac"), text)
         text = MAC_DASH_RE.sub(lambda m: self.placeholder(m.group(0), "mac"), text)
         text = MAC_DOT_RE.sub(lambda m: self.placeholder(m.group(0), "mac"), text)
@@ -284,10 +319,11 @@ class Redactor:
         literals = self._literals(False)  # after the shapes: a name never cuts an address in two
         return literals.sub(self._swap, text) if literals is not None else text
 
-    def field(self, value: str) -> str:
-        """An identity field (a host name, serial, UUID, node name): its placeholder when the whole
-        value is a known one, word-like or not; else redacted as data."""
-        found = self.original.get(self._norm(value)) if value.strip() else None
+    def field(self, value: str, kind: str | None = None) -> str:
+        """An identity field (a host name, serial, UUID, node name) holding a ``kind`` of value: its
+        placeholder when the whole value is a known one of that kind (of any kind when not given),
+        word-like or not; else redacted as data."""
+        found = self.find(value, (kind,) if kind else KIND_ORDER) if value.strip() else None
         return found if found is not None else self.text(value)
 
     def _serial(self, value: str) -> str:
@@ -389,6 +425,8 @@ def save_map(redactor: Redactor, path: str) -> None:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())  # the new map is on disk before its name replaces the old one
             os.replace(temp, path)  # replaces a name, never follows a link there
         except BaseException:
             with contextlib.suppress(OSError):
@@ -488,6 +526,10 @@ IDENTITY_FIELDS: dict[str, frozenset[str]] = {
     "host": frozenset({"hostname", "machine_id", "board_serial", "product_serial", "product_uuid"}),
     "gpu": frozenset({"serial", "uuid", "board_id"}),
 }
+#: The kind of value each identity field holds (its placeholder's kind)
+FIELD_KINDS: dict[str, str] = {"hostname": "host", "machine_id": "id", "board_serial": "serial",
+                               "product_serial": "serial", "product_uuid": "uuid", "serial": "serial",
+                               "uuid": "uuid", "board_id": "serial", "node": "host"}
 #: Fix parameters that name this node (the kubelet builder's ``node``): identity fields too, and so
 #: is an argv word of the same fix equal to one of them
 HOST_PARAMS = frozenset({"node"})
@@ -512,15 +554,44 @@ def learn_result(redactor: Redactor, data: dict[str, Any]) -> None:
             redactor.learn(gpu.get("serial"), "serial")
             redactor.learn(gpu.get("uuid"), "uuid")
     for key, value in _obj(inv.get("digest")).items():
-        if isinstance(key, str) and is_identity(key) and key != "cmdline.root" and not key.endswith(".addr"):
-            kind = "host" if key == "host.hostname" else "uuid" if key.endswith(".uuid") else \
-                "id" if key == "host.machine_id" else "serial"
+        if isinstance(key, str) and is_identity(key) and (kind := _digest_kind(key)) is not None:
             redactor.learn(value, kind)
+    learn_shapes(redactor, data)
+
+
+def _digest_kind(key: str) -> str | None:
+    """The kind of identity a digest key holds (None: an address or path, found by its shape)."""
+    if key == "cmdline.root" or key.endswith(".addr"):
+        return None
+    return "host" if key == "host.hostname" else "uuid" if key.endswith(".uuid") else \
+        "id" if key == "host.machine_id" else "serial"
+
+
+#: Shapes that say what a value is wherever it stands (a MAC, a UUID): learnt from the whole result
+#: before any of it is redacted, so the spellings that are also other numbers (a bare or ``0x`` MAC,
+#: a UUID without dashes) are replaced wherever the same value is written
+_SHAPES = (("mac", MAC_RE), ("mac", MAC_DASH_RE), ("mac", MAC_DOT_RE), ("uuid", UUID_RE))
+
+
+def learn_shapes(redactor: Redactor, data: Any) -> None:
+    """Register every MAC and UUID written in a separated spelling anywhere in ``data``."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            for kind, pattern in _SHAPES:
+                for m in pattern.finditer(item):
+                    redactor.learn(m.group(0), kind)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(k for k in item if isinstance(k, str))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
 
 
 def _identity_dict(redactor: Redactor, obj: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
-    return {redactor.text(k): redactor.field(v) if k in keys and isinstance(v, str) else redactor.value(v)
-            for k, v in obj.items()}
+    return {redactor.text(k): redactor.field(v, FIELD_KINDS.get(k)) if k in keys and isinstance(v, str)
+            else redactor.value(v) for k, v in obj.items()}
 
 
 def _kind(redactor: Redactor, obj: Any, kind: str) -> Any:
@@ -552,20 +623,20 @@ def _kind(redactor: Redactor, obj: Any, kind: str) -> Any:
 def _evidence(redactor: Redactor, item: Any) -> Any:
     if not isinstance(item, dict):
         return redactor.value(item)
-    whole = str(item.get("source", "")).lstrip("/") in IDENTITY_EVIDENCE
-    return {k: redactor.field(v) if whole and k == "value" and isinstance(v, str) else redactor.value(v)
+    kind = IDENTITY_FILES.get(str(item.get("source", "")).lstrip("/"))
+    return {k: redactor.field(v, kind) if kind and k == "value" and isinstance(v, str) else redactor.value(v)
             for k, v in item.items()}
 
 
 def _host_argv(redactor: Redactor, fix: dict[str, Any], out: dict[str, Any]) -> None:
     """Argv words of ``fix`` that are the node name it was built for get the name's placeholder."""
     params = _obj(fix.get("params"))
-    names = {redactor._norm(v) for k, v in params.items() if k in HOST_PARAMS and isinstance(v, str)}
+    names = {_canonical(v, "host") for k, v in params.items() if k in HOST_PARAMS and isinstance(v, str)}
     if not names:
         return
     for step in out.get("steps") or []:
         if isinstance(step, dict) and isinstance(step.get("argv"), list):
-            step["argv"] = [redactor.field(a) if isinstance(a, str) and redactor._norm(a) in names else a
+            step["argv"] = [redactor.field(a, "host") if isinstance(a, str) and _canonical(a, "host") in names else a
                             for a in step["argv"]]
 
 
@@ -582,7 +653,7 @@ def _inventory(redactor: Redactor, inv: Any) -> Any:
             out[key] = [_identity_dict(redactor, g, IDENTITY_FIELDS["gpu"]) if isinstance(g, dict)
                         else redactor.value(g) for g in value]
         elif key == "digest" and isinstance(value, dict):
-            out[key] = {redactor.text(k): redactor.field(v) if isinstance(k, str) and is_identity(k)
+            out[key] = {redactor.text(k): redactor.field(v, _digest_kind(k)) if isinstance(k, str) and is_identity(k)
                         and isinstance(v, str) else redactor.value(v) for k, v in value.items()}
         else:
             out[key] = redactor.value(value)
@@ -707,10 +778,15 @@ def _nul_separated_text(name: str, text: str) -> bool:
     return all(ch.isprintable() or ch in "\0\n\t" for ch in text)
 
 
-def _identity_file(name: str) -> bool:
+def _identity_kind(name: str) -> str | None:
+    """The kind of identity file ``name`` holds, or None when it is not one."""
     import fnmatch
 
-    return name in IDENTITY_FILES or any(fnmatch.fnmatchcase(name, g) for g in IDENTITY_GLOBS)
+    return IDENTITY_FILES.get(name) or next((k for g, k in IDENTITY_GLOBS.items() if fnmatch.fnmatchcase(name, g)), None)
+
+
+def _identity_file(name: str) -> bool:
+    return _identity_kind(name) is not None
 
 
 def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, bytes], bytes]:
@@ -735,7 +811,7 @@ def snapshot_transform(source: Any, map_path: str | None) -> Callable[[str, byte
         if b"\0" in data and not _nul_separated_text(name, text):
             return data
         if _identity_file(name) and text.strip():  # the whole content is the identity, word-like or not
-            return (redactor.field(text.strip()) + "\n").encode("utf-8")
+            return (redactor.field(text.strip(), _identity_kind(name)) + "\n").encode("utf-8")
         return redactor.text(text).encode("utf-8")
 
     return transform

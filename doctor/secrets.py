@@ -58,7 +58,8 @@ SECRET_VALUE = lazy(
     r"glpat-[A-Za-z0-9_-]{16,}|nvapi-[A-Za-z0-9_-]{16,}|github_pat_[A-Za-z0-9_]{20,}|api_org_[A-Za-z0-9]{16,}|"
     r"AIza[A-Za-z0-9_-]{30,}|ya29\.[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|"
     r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|"
-    r"AccountKey=[A-Za-z0-9+/=]{20,}|SharedAccessSignature=[^;\s]{8,}|"
+    r"AccountKey=[A-Za-z0-9+/=]{20,}|SharedAccessSignature=[^;\s]{8,}|(?<![A-Za-z0-9_])sig=[A-Za-z0-9%+/=]{16,}|"
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,}|"
     r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,8192}?(?:-----END[A-Z ]{0,40}PRIVATE KEY-----|$))"
 )
 #: ``scheme://user:password@host`` and ``scheme://:password@host`` (the password may hold ``/``).
@@ -94,7 +95,11 @@ _NAME_WORDS = ("token", "secret", "pass", "pwd", "auth", "key", "credential", "b
 #: Literal pieces that every other pattern needs: SECRET_VALUE's token prefixes (case-sensitive) and ``://``.
 _VALUE_PIECES = ("hf_", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "eyJ", "glpat-",
                  "nvapi-", "github_pat_", "api_org_", "AIza", "ya29.", "k_live_", "k_test_", "SG.", "npm_", "pypi-",
-                 "AccountKey=", "SharedAccessSignature=", "PRIVATE KEY-----", "://")
+                 "AccountKey=", "SharedAccessSignature=", "sig=", "hooks.slack.com/", "PRIVATE KEY-----",
+                 "://")
+#: Twilio's documented API key and account SIDs (``SK``/``AC`` and 32 hex digits): tried only where the
+#: two letters are (they are too common to be a piece of the quick test above on their own)
+TWILIO = lazy(r"(?<![A-Za-z0-9])(?:AC|SK)[0-9a-f]{32}(?![A-Za-z0-9])")
 
 
 def _nothing_to_mask(text: str) -> bool:
@@ -108,6 +113,8 @@ def _nothing_to_mask(text: str) -> bool:
     bare = text.replace('"', "").replace("'", "").replace("\\", "")
     if not bare.isascii() or any(piece in bare for piece in _VALUE_PIECES):
         return False
+    if ("AC" in bare or "SK" in bare) and TWILIO.search(bare):
+        return False
     lower = bare.lower()
     return not any(word in lower for word in _NAME_WORDS)
 
@@ -118,6 +125,8 @@ def mask_text(text: str) -> str:
         return text
     if any(piece in text for piece in _VALUE_PIECES[:-1]):  # each token shape starts with one of them
         text = SECRET_VALUE.sub(MASK, text)
+    if "AC" in text or "SK" in text:
+        text = TWILIO.sub(MASK, text)
     if "://" in text:
         text = URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
     if _HINT.search(text) is None:  # every pattern below needs one of these words

@@ -224,9 +224,13 @@ def declared_checks() -> dict[str, Check]:
     return {c.id: c for c in load_checks()[0]}
 
 
-def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[tuple[FixStep, ...], str]:
+def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check],
+                  own: dict[str, list[tuple[str, dict[str, object]]] | None] | None = None,
+                  ) -> tuple[tuple[FixStep, ...], str]:
     """The finding's fix rebuilt by a builder its check declares, every parameter held by its fact in
-    ``ctx`` (with what the check judges), or () and the reason it was refused."""
+    ``ctx`` (with what the check judges), or () and the reason it was refused. ``own``: the fixes each
+    check builds itself on ``ctx``'s facts, by check id, filled as they are asked for (one run of a
+    check for all of its findings, so a script costs time linear in the findings)."""
     if not f.fix.steps:
         return (), ""
     if not f.fix.builder:
@@ -236,7 +240,11 @@ def trusted_steps(f: Finding, ctx: Context, checks: dict[str, Check]) -> tuple[t
     if why or declared is None:
         return (), why
     try:
-        return rebuild(f.fix, ctx.judged_by(declared.env, declared.flags, own_fixes(declared, ctx))).steps, ""
+        if own is None:
+            own = {}
+        if declared.id not in own:
+            own[declared.id] = own_fixes(declared, ctx)
+        return rebuild(f.fix, ctx.judged_by(declared.env, declared.flags, own[declared.id])).steps, ""
     except FixRejected as exc:
         return (), str(exc)
 
@@ -379,12 +387,13 @@ def build_scripts(view: View, ctx: Context | None = None) -> Scripts:
     checks = declared_checks()
     findings = [f for f in view.problems if f.severity in PROBLEMS and not f.fix.empty]
     ran: dict[int, set[str]] = {}
+    own: dict[str, list[tuple[str, dict[str, object]]] | None] = {}
     rebuilt: dict[int, tuple[FixStep, ...]] = {}
     done: set[str] = set()
     n_fix = 0
     for f in findings:
         lines = _section(f)
-        steps, refused = trusted_steps(f, context, checks)
+        steps, refused = trusted_steps(f, context, checks, own)
         rebuilt[id(f)] = steps
         keys = ran.setdefault(id(f), set())
         before = n_fix

@@ -16,7 +16,9 @@ deployment-file patches that take a variable or flag out of a server's start-up)
 finding, with a backup step first. Each fix is rebuilt from its check's own fix builder, never from
 command text, and every parameter must come from the fact it declares in the host's own facts (an
 interface or device the host has, a deployment file the checks read and its lines, a variable or
-flag the check judges, an MTU in the physical range); a fix that fails becomes a comment saying why.
+flag the check judges, an MTU in the physical range, what a rollback restores as the host has it now),
+and every value a fix sets is the one the check itself recommends on the host's facts (it runs again on
+them); a fix that fails becomes a comment saying why.
 The script only prints its commands unless run with --apply, which it refuses on any host but the
 one the checks ran on (hostname and machine-id); firmware, BIOS, boot-loader, service-restart and
 persistent steps are comments, and the dry run ends with the list of what is left to do by hand.

@@ -1,10 +1,12 @@
 """Fix builders: structured, validated parameters in, fix steps out.
 
 Checks never write command text: they call a builder by name with parameters (``make``). The
-builder validates every parameter against what its check can produce (known sysctl keys and value
-ranges, known modules, interface names and PCI addresses of the right shape and, when the result's
-inventory is given, present in it) and returns ``FixStep``s. A fix script rebuilds each fix from
-its builder name and parameters (``rebuild``), so command text read from a JSON file is never run.
+builder validates every parameter's shape (known sysctl keys and value ranges, known modules,
+interface names and PCI addresses) and returns ``FixStep``s; each parameter also declares the host
+fact it must come from (``Param(Fact.X)``: an interface of the host, what a rollback restores as the
+host has it now) or that it is the check's own recommendation on the host's facts
+(``Param(own=True)``), checked against :class:`Context`. A fix script rebuilds each fix from its
+builder name and parameters (``rebuild``), so command text read from a JSON file is never run.
 """
 
 from __future__ import annotations

@@ -452,8 +452,9 @@ def _norm(value: object) -> str | None:
 
 
 def _sysctls_wanted(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
-    """{key: value}: each the value the check itself sets for that key on this host's facts (never the
-    host's value now, never one the check would flag)."""
+    """{key: value}: each the value the check itself sets for that key on this host's facts (never one
+    the check would flag; the value now only where the check's own fix is to keep it at boot,
+    ``sysctl.persistence``)."""
     own = _own(ctx, "sysctl")
     if own is None:
         return None
@@ -463,9 +464,7 @@ def _sysctls_wanted(ctx: Context, value: object, params: Mapping[str, Any]) -> b
                and shape.fullmatch(str(_norm(v))) for k, v in value.items()):
         return None  # not a value of that key at all: the builder refuses it by its shape
     wanted: list[Mapping[str, Any]] = [w for p in own if isinstance(w := p.get("set"), Mapping)]
-    now = ctx.sysctl_now or {}
-    return all(_norm(v) is not None and now.get(str(k)) != _norm(v)
-               and any(_norm(w.get(k)) == _norm(v) for w in wanted) for k, v in value.items())
+    return all(_norm(v) is not None and any(_norm(w.get(k)) == _norm(v) for w in wanted) for k, v in value.items())
 
 
 def _ecn_priority(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
@@ -536,6 +535,185 @@ def _cpufreq_now(name: str) -> Holds:
     return holds
 
 
+def _host(ctx: Context) -> Facts | None:
+    """The facts ``ctx`` was made from (read lazily by the facts below: a fix script asks only for what
+    its fixes name), or None when not known here."""
+    return ctx.facts
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _thp_path(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if (facts := _host(ctx)) is None:
+        return None
+    return facts.thp.defrag is not None and value == f"/{facts.thp.origin}/defrag"
+
+
+def _thp_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if (facts := _host(ctx)) is None:
+        return None
+    return facts.thp.defrag is not None and value == facts.thp.defrag
+
+
+def _runtime(ctx: Context, address: object) -> Any:
+    facts = _host(ctx)
+    gpu = None if facts is None else next((g for g in facts.gpus.gpus if g.address == address), None)
+    return None if gpu is None else gpu.runtime
+
+
+def _power_default(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if _host(ctx) is None:
+        return None
+    rt = _runtime(ctx, params.get("gpu"))
+    return rt is not None and _number_is(rt.default_power_limit_w, value)
+
+
+def _gpu_mode(attr: str, pending: bool) -> Holds:
+    """The GPU's ECC or MIG mode now (``pending``: whether a change of it is pending now), by index."""
+    def holds(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+        if (facts := _host(ctx)) is None:
+            return None
+        index = _int(params.get("index"))
+        gpu = next((g for g in facts.gpus.gpus if index is not None and g.index == index), None)
+        rt = None if gpu is None else gpu.runtime
+        if rt is None or not isinstance(value, bool) or getattr(rt, attr) is None:
+            return False
+        now, later = getattr(rt, attr), getattr(rt, attr + "_pending")
+        return value == (later is not None and later != now) if pending else value == bool(now)
+    return holds
+
+
+def _process(ctx: Context, params: Mapping[str, Any]) -> Any:
+    facts, pid = _host(ctx), _int(params.get("pid"))
+    return None if facts is None or pid is None else facts.process(pid)
+
+
+def _affinity_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if _host(ctx) is None:
+        return None
+    from doctor.facts.util import format_cpulist, parse_cpulist
+
+    proc = _process(ctx, params)
+    if proc is None or proc.cpus_allowed is None or not isinstance(value, str) or not CPULIST.fullmatch(value):
+        return False
+    cpus = parse_cpulist(value)
+    return cpus is not None and format_cpulist(cpus) == format_cpulist(proc.cpus_allowed)
+
+
+def _shm_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if (facts := _host(ctx)) is None:
+        return None
+    pid = _int(params.get("pid"))
+    mount = None if pid is None else facts.proc_files.shm(pid)[1]
+    return mount is not None and mount.size is not None and _int(value) == mount.size
+
+
+def _memlock_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{pid: [soft, hard]}: each a process of this host with its locked-memory limits now."""
+    if (facts := _host(ctx)) is None:
+        return None
+    from doctor.facts.limits import UNLIMITED
+
+    if not isinstance(value, dict):
+        return False
+    for pid, item in value.items():
+        lim = facts.proc_files.memlock(int(pid)) if str(pid).isdigit() and facts.process(int(pid)) else None
+        now = None if lim is None else ["unlimited" if v == UNLIMITED else v for v in (lim.soft, lim.hard)]
+        if now is None or _plain(item) != _plain(now):
+            return False
+    return True
+
+
+def _hugepages_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if (facts := _host(ctx)) is None:
+        return None
+    kb = _int(params.get("size_kb"))
+    return kb is not None and _int(value) == facts.hugepages.allocated.get(kb, 0)
+
+
+def _qos(ctx: Context, params: Mapping[str, Any]) -> Any:
+    facts = _host(ctx)
+    return None if facts is None else facts.roce_qos.get(str(params.get("netdev")))
+
+
+def _trust_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if _host(ctx) is None:
+        return None
+    qos = _qos(ctx, params)
+    return qos is not None and not qos.missing and qos.trust is not None and value == qos.trust
+
+
+def _pfc_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if _host(ctx) is None:
+        return None
+    qos = _qos(ctx, params)
+    vector = None if qos is None or qos.missing else qos.pfc_vector
+    return vector is not None and _plain(value) == _plain(list(vector))
+
+
+def _pci_device(ctx: Context, address: object) -> Any:
+    facts = _host(ctx)
+    return None if facts is None else facts.pci.devices.get(str(address))
+
+
+def _override_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if _host(ctx) is None:
+        return None
+    dev = _pci_device(ctx, params.get("address"))
+    return dev is not None and bool(dev.driver_override) and value == dev.driver_override
+
+
+def _drivers_now(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    """{PCI address: driver}: each a device of this host with the driver it is bound to now."""
+    if _host(ctx) is None:
+        return None
+    return isinstance(value, dict) and all(
+        (dev := _pci_device(ctx, k)) is not None and bool(dev.driver) and dev.driver == v for k, v in value.items())
+
+
+def _os_family(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if (facts := _host(ctx)) is None:
+        return None
+    from doctor.fixes.boot import os_family
+
+    return value == os_family(facts.host.os_release)
+
+
+def _file_kind(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.deploy is None:
+        return None
+    from doctor.fixes.startup import file_kind
+
+    lines = ctx.deploy.get(str(params.get("path")))
+    return lines is not None and value == file_kind("\n".join(lines))
+
+
+def _line_of(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if ctx.deploy is None:
+        return None
+    lines, old, start = ctx.deploy.get(str(params.get("path"))), params.get("old"), _int(value)
+    return (lines is not None and isinstance(old, list) and bool(old) and start is not None and start >= 1
+            and tuple(lines[start - 1:start - 1 + len(old)]) == tuple(old))
+
+
+def _program(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if _host(ctx) is None:
+        return None
+    from doctor.derived.procs import program_of
+
+    proc = _process(ctx, params)
+    return proc is not None and value == program_of(proc)
+
+
+def _kubelet_config(ctx: Context, value: object, params: Mapping[str, Any]) -> bool | None:
+    if (facts := _host(ctx)) is None:
+        return None
+    kubelet = facts.kubelet
+    return kubelet is not None and value == "/" + (kubelet.origin or "var/lib/kubelet/config.yaml")
+
+
 class Fact:
     """The facts builder parameters declare (``Param(Fact.NETDEV)``): each names what holds the value."""
 
@@ -561,7 +739,7 @@ class Fact:
     IRQS_NOW = From("IRQs of this host, each with its affinity now", _irqs_now)
     SYSCTLS_NOW = From("this host's value of each sysctl it sets, now", _sysctls_now)
     ECN_NOW = From("the interface's DCQCN switches at that priority, off now", _ecn_now)
-    SYSCTLS_WANTED = From("the value the check sets for each sysctl on this host (not its value now)", _sysctls_wanted)
+    SYSCTLS_WANTED = From("the value the check sets for each sysctl on this host", _sysctls_wanted)
     ECN_PRIORITY = From("a priority the check switches DCQCN on for on that interface, off there now", _ecn_priority)
     DROPIN_NAME = From("the name of a variable the drop-in unsets or sets", _dropin_name)
     RDMA_PORT = From("a port of that RDMA device on this host", _rdma_port)
@@ -571,20 +749,62 @@ class Fact:
     COMPUTE_NOW = From("the GPU's compute mode now", _compute_now)
     GOVERNOR_NOW = From("the CPU frequency governor now", _cpufreq_now("governor"))
     EPP_NOW = From("the CPU energy-performance preference now", _cpufreq_now("epp"))
+    THP_PATH = From("this host's transparent_hugepage defrag file", _thp_path)
+    THP_NOW = From("the THP defrag setting now", _thp_now)
+    POWER_DEFAULT = From("the GPU's default power limit", _power_default)
+    ECC_NOW = From("the GPU's ECC mode now", _gpu_mode("ecc_mode", pending=False))
+    ECC_PENDING = From("whether an ECC mode change is pending on the GPU now", _gpu_mode("ecc_mode", pending=True))
+    MIG_NOW = From("the GPU's MIG mode now", _gpu_mode("mig_mode", pending=False))
+    MIG_PENDING = From("whether a MIG mode change is pending on the GPU now", _gpu_mode("mig_mode", pending=True))
+    AFFINITY_NOW = From("the process's CPU affinity now", _affinity_now)
+    SHM_NOW = From("the size of the process's /dev/shm now", _shm_now)
+    MEMLOCK_NOW = From("processes of this host, each with its locked-memory limits now", _memlock_now)
+    HUGEPAGES_NOW = From("the number of hugepages of that size allocated now", _hugepages_now)
+    TRUST_NOW = From("the interface's QoS trust now", _trust_now)
+    PFC_NOW = From("the interface's PFC bits now", _pfc_now)
+    OVERRIDE_NOW = From("the device's driver_override now", _override_now)
+    DRIVERS_NOW = From("PCI devices of this host, each with the driver bound to it now", _drivers_now)
+    OS_FAMILY = From("this host's distribution family", _os_family)
+    FILE_KIND = From("the kind of that file (compose, manifest or other), by its text", _file_kind)
+    LINE_OF = From("the line number of those lines in that file", _line_of)
+    PROGRAM = From("the program of that process", _program)
+    KUBELET_CONFIG = From("this host's kubelet config file", _kubelet_config)
 
 
 @record
 class Param:
-    """One declared builder parameter: ``from_`` the fact that must hold its value (``None``: a value
-    the builder checks by shape and range only, not a host fact); ``each``: the value itself
-    (``value``), each item of a list (``items``) or each key of an object (``keys``)."""
+    """One declared builder parameter: ``from_`` the fact that must hold its value (``None``: no host
+    fact of its own); ``each``: the value itself (``value``), each item of a list (``items``) or each
+    key of an object (``keys``); ``own``: and the value must be the one the check itself gives it on this
+    host's facts for the same subject (see :func:`bind`): what the check recommends, not what an edited
+    result chose."""
 
     from_: From | None = None
     each: str = "value"
+    own: bool = False
 
 
-#: a parameter the builder checks by shape only (a mode, a flag of the fix itself, a count)
+#: a parameter the builder checks by shape only: only read-only choices (which counters a diagnostic
+#: shows); ``tests/fixes/test_bound.py`` lists every one
 SHAPE = Param()
+#: a value the check itself recommends (a target, a file name, what to load or enable)
+OWN = Param(own=True)
+#: what :func:`bind` says of a value that is not the one the check gives it on this host
+RECOMMENDED = "what the check itself gives it on this host's facts"
+
+
+def _plain(value: object) -> object:
+    """``value`` as JSON would carry it (tuples as lists, keys as text, 700.0 as 700), booleans kept
+    apart from 0 and 1: what a saved result and the check's own parameters compare as."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
 
 
 def _values(param: Param, value: object) -> list[object]:
@@ -612,6 +832,27 @@ def bind(spec: Mapping[str, Param], params: Mapping[str, Any], ctx: Context) -> 
         for value in _values(param, params[key]):
             if param.from_.holds(ctx, value, params) is False:
                 raise FixRejected(f"{key}: {_short(value)} is not {param.from_.what}")
+
+
+def bind_own(name: str, spec: Mapping[str, Param], params: Mapping[str, Any], ctx: Context) -> None:
+    """Refuse ``params`` unless every ``own`` value is the one the check itself gives it on these facts
+    (run after the builder ``name`` accepted their shape): among the fixes of ``name`` the check builds
+    itself on them (:attr:`Context.own`), those for the same subject (equal in every parameter bound to
+    a host fact and not ``own``: the interface, GPU, process, the value now), one must hold every
+    ``own`` value as given. Nothing to check where the check's own fixes are not known here."""
+    owned = [k for k, p in spec.items() if p.own]
+    mine = _own(ctx, name) if owned else None
+    if mine is None:
+        return
+    subject = [k for k, p in spec.items() if p.from_ is not None and not p.own]
+    given = {k: _plain(params.get(k)) for k in spec}
+    same = [{k: _plain(o.get(k)) for k in spec} for o in mine]
+    same = [o for o in same if all(o[k] == given[k] for k in subject)]
+    for key in owned:
+        if not any(o[key] == given[key] for o in same):
+            raise FixRejected(f"{key}: {_short(params.get(key))} is not {RECOMMENDED}")
+    if not any(all(o[k] == given[k] for k in owned) for o in same):
+        raise FixRejected(f"{owned[0]}: {_short(params.get(owned[0]))} is not {RECOMMENDED} (with the other values given)")
 
 
 Builder = Callable[[Params], list[FixStep]]
@@ -650,6 +891,7 @@ def build(name: str, params: dict[str, Any], notes: str = "", ctx: Context | Non
     p = Params(params, context, SPECS[name])
     steps = fn(p)
     p.done()
+    bind_own(name, SPECS[name], params, context)
     return Fix(steps=tuple(steps), notes=notes, builder=name, params=params)
 
 

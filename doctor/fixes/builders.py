@@ -11,6 +11,7 @@ from doctor.findings import FixStep
 from doctor.fixes.base import (
     MTU_MAX,
     MTU_MIN,
+    OWN,
     PCI_ADDRESS,
     RDMA_DEVICE,
     Fact,
@@ -60,7 +61,7 @@ def _sysctl_value(key: str, value: object) -> str:
     return text
 
 
-@builder("sysctl", set=Param(Fact.SYSCTLS_WANTED), previous=Param(Fact.SYSCTLS_NOW), conf=S)
+@builder("sysctl", set=Param(Fact.SYSCTLS_WANTED), previous=Param(Fact.SYSCTLS_NOW), conf=OWN)
 def sysctl(p: Params) -> list[FixStep]:
     """``set``: {key: value}; ``previous``: {key: value now}; ``conf``: the sysctl.d file name."""
     wanted = {str(k): _sysctl_value(str(k), v) for k, v in p.mapping("set").items()}
@@ -136,7 +137,7 @@ def _family(p: Params) -> str | None:
     return value  # type: ignore[no-any-return]
 
 
-@builder("kernel_args", add=S, remove=S, os_family=S)
+@builder("kernel_args", add=OWN, remove=OWN, os_family=Param(Fact.OS_FAMILY))
 def kernel_args(p: Params) -> list[FixStep]:
     """``add`` / ``remove``: boot parameters; ``os_family``: debian, rhel or null (both sets)."""
     add, remove = p.items("add", _arg, 16), p.items("remove", _arg, 16)
@@ -150,7 +151,7 @@ def kernel_args(p: Params) -> list[FixStep]:
 KNOWN_MODULES = ("nvidia-peermem", "nvidia_peermem", "ib_uverbs")
 
 
-@builder("module_load", module=S)
+@builder("module_load", module=OWN)
 def module_load(p: Params) -> list[FixStep]:
     """``module``: one of the modules a check asks to load."""
     mod = p.choice("module", KNOWN_MODULES)
@@ -166,7 +167,7 @@ THP_VALUES = ("always", "defer", "defer+madvise", "madvise", "never")
 THP_TMPFILES = "/etc/tmpfiles.d/gnd-thp.conf"
 
 
-@builder("thp_defrag", path=S, value=S, previous=S)
+@builder("thp_defrag", path=Param(Fact.THP_PATH), value=OWN, previous=Param(Fact.THP_NOW))
 def thp_defrag(p: Params) -> list[FixStep]:
     """``path``: the defrag file; ``value``: what to set; ``previous``: the value now."""
     path, value, previous = p.choice("path", THP_PATHS), p.choice("value", THP_VALUES), p.choice("previous", THP_VALUES)
@@ -206,8 +207,8 @@ def cpu_governor(p: Params) -> list[FixStep]:
 
 # --- interrupts --------------------------------------------------------------------------------
 
-@builder("irq_affinity", netdev=Param(Fact.NETDEV), node=Param(Fact.NETDEV_NODE), cpus=Param(Fact.NODE_CPUS),
-         irqs=Param(Fact.IRQS_NOW), irqbalance=S)
+@builder("irq_affinity", netdev=Param(Fact.NETDEV, own=True), node=Param(Fact.NETDEV_NODE), cpus=Param(Fact.NODE_CPUS),
+         irqs=Param(Fact.IRQS_NOW), irqbalance=OWN)
 def irq_affinity(p: Params) -> list[FixStep]:
     """``netdev``, ``node``: the NIC and its NUMA node; ``cpus``: the node's CPU list; ``irqs``:
     {irq number: affinity now or ""}; ``irqbalance``: whether irqbalance runs."""
@@ -234,7 +235,7 @@ def irq_affinity(p: Params) -> list[FixStep]:
 
 # --- network links -----------------------------------------------------------------------------
 
-@builder("link_up", netdev=Param(Fact.NETDEV))
+@builder("link_up", netdev=Param(Fact.NETDEV, own=True))
 def link_up(p: Params) -> list[FixStep]:
     """``netdev``: an interface that is down."""
     nic = p.netdev("netdev")
@@ -243,7 +244,7 @@ def link_up(p: Params) -> list[FixStep]:
             run(B, "ip", "link", "set", "dev", nic, "down", unattended=True, key=f"link:{nic}")]
 
 
-@builder("link_autoneg", netdev=Param(Fact.NETDEV))
+@builder("link_autoneg", netdev=Param(Fact.NETDEV, own=True))
 def link_autoneg(p: Params) -> list[FixStep]:
     """``netdev``: an interface negotiated below its speed."""
     nic = p.netdev("netdev")
@@ -251,7 +252,7 @@ def link_autoneg(p: Params) -> list[FixStep]:
             run(R, "ethtool", "-s", nic, "autoneg", "on", unattended=True, key=f"autoneg:{nic}")]
 
 
-@builder("link_mtu", netdev=Param(Fact.NETDEV), mtu=Param(Fact.MTU), previous=Param(Fact.MTU_NOW))
+@builder("link_mtu", netdev=Param(Fact.NETDEV, own=True), mtu=Param(Fact.MTU, own=True), previous=Param(Fact.MTU_NOW))
 def link_mtu(p: Params) -> list[FixStep]:
     """``netdev``: an interface of this host; ``mtu``: the MTU to set (a peer interface's or 9000, within
     the physical range); ``previous``: the interface's MTU now."""
@@ -260,7 +261,8 @@ def link_mtu(p: Params) -> list[FixStep]:
             run(B, "ip", "link", "set", "dev", nic, "mtu", str(old), unattended=True, key=f"mtu:{nic}")]
 
 
-@builder("rdma_port", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT), address=Param(Fact.PCI), netdevs=Param(Fact.NETDEV, 'items'))
+@builder("rdma_port", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT), address=Param(Fact.PCI, own=True),
+         netdevs=Param(Fact.NETDEV, "items", own=True))
 def rdma_port(p: Params) -> list[FixStep]:
     """``device``, ``port``: an RDMA port that is down; ``address``: its PCI address (or null);
     ``netdevs``: its interfaces."""
@@ -294,7 +296,7 @@ def persistence_mode(p: Params) -> list[FixStep]:
             run(B, "nvidia-smi", "-pm", "0", unattended=True, key="pm")]
 
 
-@builder("gpu_reset", target=Param(Fact.GPU))
+@builder("gpu_reset", target=Param(Fact.GPU, own=True))
 def gpu_reset(p: Params) -> list[FixStep]:
     """``target``: GPU index or PCI address; a reset needs the GPU drained (never unattended)."""
     target = p.raw("target")
@@ -315,7 +317,7 @@ def _watts(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_power_limit", gpu=Param(Fact.PCI), watts=S, previous=Param(Fact.POWER_NOW))
+@builder("gpu_power_limit", gpu=Param(Fact.PCI, own=True), watts=Param(Fact.POWER_DEFAULT, own=True), previous=Param(Fact.POWER_NOW))
 def gpu_power_limit(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``watts``: the default limit to restore; ``previous``: the limit now."""
     gpu, watts, old = _gpu(p), _watts(p, "watts"), _watts(p, "previous")
@@ -330,7 +332,7 @@ def _mhz(p: Params, key: str) -> str:
     return f"{value:g}"
 
 
-@builder("gpu_app_clocks", gpu=Param(Fact.PCI), memory=Param(Fact.MEM_CLOCK_NOW), graphics=Param(Fact.GFX_CLOCK_NOW))
+@builder("gpu_app_clocks", gpu=Param(Fact.PCI, own=True), memory=Param(Fact.MEM_CLOCK_NOW), graphics=Param(Fact.GFX_CLOCK_NOW))
 def gpu_app_clocks(p: Params) -> list[FixStep]:
     """``gpu``: PCI address; ``memory``, ``graphics``: the locked clocks now (MHz), restored on rollback."""
     gpu, mem, gfx = _gpu(p), _mhz(p, "memory"), _mhz(p, "graphics")
@@ -351,7 +353,7 @@ def driver_reload(p: Params) -> list[FixStep]:
 RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
-@builder("pcie_retrain", port=Param(Fact.PCI), device=Param(Fact.PCI))
+@builder("pcie_retrain", port=Param(Fact.PCI, own=True), device=Param(Fact.PCI, own=True))
 def pcie_retrain(p: Params) -> list[FixStep]:
     """``port``: the downstream port above the link; ``device``: the device below it."""
     port, dev = p.pci("port"), p.pci("device")
@@ -365,7 +367,7 @@ ACS_CTL = "ECAP_ACS+0x6.w"
 HEX4 = lazy(r"[0-9a-f]{4}")
 
 
-@builder("acs_redirect", ports=Param(Fact.PCI, 'keys'), os_family=S)
+@builder("acs_redirect", ports=Param(Fact.PCI, "keys", own=True), os_family=Param(Fact.OS_FAMILY))
 def acs_redirect(p: Params) -> list[FixStep]:
     """``ports``: {PCI address: ACS control value now, 4 hex digits}; ``os_family``."""
     ports = {pci_address(k): v for k, v in p.mapping("ports", 256).items()}
@@ -392,7 +394,7 @@ def _bind(phase: str, address: str, old: str, new: str) -> list[FixStep]:
             write(phase, f"{SYS}/drivers_probe", address)]
 
 
-@builder("vfio_release", address=Param(Fact.PCI), boot_remove=S, modprobe=S, os_family=S)
+@builder("vfio_release", address=Param(Fact.PCI, own=True), boot_remove=OWN, modprobe=OWN, os_family=Param(Fact.OS_FAMILY))
 def vfio_release(p: Params) -> list[FixStep]:
     """``address``: a GPU on vfio-pci to give back to nvidia; ``boot_remove``: vfio-pci.ids boot
     parameters to drop; ``modprobe``: [[file, line]] vfio lines to comment out; ``os_family``."""
@@ -427,7 +429,7 @@ def vfio_release(p: Params) -> list[FixStep]:
 DRIVER = lazy(r"[A-Za-z0-9_-]{1,64}")
 
 
-@builder("vfio_group", devices=Param(Fact.PCI, 'keys'))
+@builder("vfio_group", devices=Param(Fact.DRIVERS_NOW, own=True))
 def vfio_group(p: Params) -> list[FixStep]:
     """``devices``: {PCI address: driver now} to move to vfio-pci so the group becomes viable."""
     devices = {pci_address(k): v for k, v in p.mapping("devices", 64).items()}
@@ -443,7 +445,7 @@ def vfio_group(p: Params) -> list[FixStep]:
     return steps + back
 
 
-@builder("driver_override_clear", address=Param(Fact.PCI), previous=S)
+@builder("driver_override_clear", address=Param(Fact.PCI, own=True), previous=Param(Fact.OVERRIDE_NOW))
 def driver_override_clear(p: Params) -> list[FixStep]:
     """``address``; ``previous``: the override now."""
     path = f"{SYS}/devices/{p.pci('address')}/driver_override"
@@ -459,7 +461,7 @@ def inspect_pci(p: Params) -> list[FixStep]:
 
 # --- processes, services, kubelet --------------------------------------------------------------
 
-@builder("taskset", pid=Param(Fact.PID), cpus=S, previous=S)
+@builder("taskset", pid=Param(Fact.PID, own=True), cpus=OWN, previous=Param(Fact.AFFINITY_NOW))
 def taskset(p: Params) -> list[FixStep]:
     """``pid``; ``cpus``: the GPUs' local CPUs; ``previous``: the affinity now."""
     pid = str(p.integer("pid", 1, 2**22))
@@ -482,7 +484,7 @@ def _set_key(config: str, key: str, value: str, present: bool) -> FixStep:
     return manual(R, f"printf '%s\\n' '{key}: {value}' >> {config}")
 
 
-@builder("kubelet_policy", config=S, node=S, settings=S)
+@builder("kubelet_policy", config=Param(Fact.KUBELET_CONFIG), node=OWN, settings=OWN)
 def kubelet_policy(p: Params) -> list[FixStep]:
     """``config``: the kubelet config file; ``node``: the node name; ``settings``: {key: [value,
     present in the file]}."""
@@ -548,13 +550,13 @@ def _mode_change(p: Params, option: str, clear: tuple[tuple[str, ...], ...] = ()
     return steps
 
 
-@builder("ecc_mode", index=Param(Fact.GPU_INDEX), enable=S, previous=S, pending=S)
+@builder("ecc_mode", index=Param(Fact.GPU_INDEX, own=True), enable=OWN, previous=Param(Fact.ECC_NOW), pending=Param(Fact.ECC_PENDING))
 def ecc_mode(p: Params) -> list[FixStep]:
     """Set (or apply a pending) ECC mode with a GPU reset; never unattended."""
     return _mode_change(p, "-e")
 
 
-@builder("mig_mode", index=Param(Fact.GPU_INDEX), enable=S, previous=S, pending=S)
+@builder("mig_mode", index=Param(Fact.GPU_INDEX, own=True), enable=OWN, previous=Param(Fact.MIG_NOW), pending=Param(Fact.MIG_PENDING))
 def mig_mode(p: Params) -> list[FixStep]:
     """Set (or apply a pending) MIG mode with a GPU reset, destroying MIG instances before turning it
     off; never unattended."""
@@ -566,7 +568,7 @@ def mig_mode(p: Params) -> list[FixStep]:
 COMPUTE_MODES = ("DEFAULT", "EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
 
 
-@builder("compute_mode", index=Param(Fact.GPU_INDEX), previous=Param(Fact.COMPUTE_NOW))
+@builder("compute_mode", index=Param(Fact.GPU_INDEX, own=True), previous=Param(Fact.COMPUTE_NOW))
 def compute_mode(p: Params) -> list[FixStep]:
     """``index``; ``previous``: the compute mode now (nvidia-smi ``-c`` name). Back to Default: no reset,
     running contexts keep running, rollback restores the mode exactly."""
@@ -578,7 +580,7 @@ def compute_mode(p: Params) -> list[FixStep]:
 FM_UNIT = "nvidia-fabricmanager"
 
 
-@builder("fabric_manager", action=S, enable=S)
+@builder("fabric_manager", action=OWN, enable=OWN)
 def fabric_manager(p: Params) -> list[FixStep]:
     """``action``: start or restart nvidia-fabricmanager; ``enable``: also enable it at boot (rollback
     disables it, and stops it when this fix started it). A human runs these."""
@@ -608,7 +610,7 @@ def _limit(value: object) -> str:
     return str(value)
 
 
-@builder("prlimit_memlock", previous=Param(Fact.PID, 'keys'))
+@builder("prlimit_memlock", previous=Param(Fact.MEMLOCK_NOW, own=True))
 def prlimit_memlock(p: Params) -> list[FixStep]:
     """``previous``: {pid: [soft, hard]} (bytes or "unlimited"): raise each to unlimited, rollback
     restores them. Pids are stale after a restart, so a human runs these."""
@@ -631,7 +633,7 @@ def _tmpfs_size(size: int) -> str:
     return f"{size >> 20}M" if size % (1 << 20) == 0 else f"{-(-size // 1024)}k"
 
 
-@builder("shm_resize", pid=Param(Fact.PID), size=S, previous=S)
+@builder("shm_resize", pid=Param(Fact.PID, own=True), size=OWN, previous=Param(Fact.SHM_NOW))
 def shm_resize(p: Params) -> list[FixStep]:
     """``pid``: a process in the container; ``size``: the new /dev/shm size (``16G``); ``previous``:
     its size now in bytes (0 would mean unlimited to tmpfs, so it is refused). A human runs these."""
@@ -646,7 +648,7 @@ def shm_resize(p: Params) -> list[FixStep]:
 HUGEPAGE_KB = tuple(4 << n for n in range(23))  # 4 kB .. 16 GB, powers of two
 
 
-@builder("hugepages", size_kb=S, pages=S, previous=S, sysctl=S)
+@builder("hugepages", size_kb=OWN, pages=OWN, previous=Param(Fact.HUGEPAGES_NOW), sysctl=OWN)
 def hugepages(p: Params) -> list[FixStep]:
     """``size_kb``: the page size; ``pages``: how many to allocate; ``previous``: how many now;
     ``sysctl``: asked for in sysctl.d (re-apply it). Allocating takes memory from a running node and
@@ -665,7 +667,7 @@ def hugepages(p: Params) -> list[FixStep]:
 ECN_POINTS = ("roce_np", "roce_rp")
 
 
-@builder("roce_ecn", netdev=Param(Fact.NETDEV), previous=Param(Fact.ECN_NOW), priority=Param(Fact.ECN_PRIORITY))
+@builder("roce_ecn", netdev=Param(Fact.NETDEV, own=True), previous=Param(Fact.ECN_NOW), priority=Param(Fact.ECN_PRIORITY))
 def roce_ecn(p: Params) -> list[FixStep]:
     """``netdev``; ``priority``: 0-7; ``previous``: {"roce_np"|"roce_rp": 0 or 1 now} for the points
     to switch on. The sysfs switches do not survive a reboot or driver reload: the persistent step
@@ -684,7 +686,7 @@ def roce_ecn(p: Params) -> list[FixStep]:
     return steps
 
 
-@builder("rdma_counters_show", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT), netdev=Param(Fact.NETDEV))
+@builder("rdma_counters_show", device=Param(Fact.RDMA), port=Param(Fact.RDMA_PORT), netdev=Param(Fact.NETDEV, own=True))
 def rdma_counters_show(p: Params) -> list[FixStep]:
     """``device``, ``port``: an RDMA port; ``netdev``: its interface or null. Read-only: show the
     counters twice a minute apart to see whether they still grow."""
@@ -718,7 +720,8 @@ def _pfc_vector(p: Params, key: str) -> str:
     return ",".join(str(v) for v in value)
 
 
-@builder("roce_qos", netdev=Param(Fact.NETDEV), trust=S, previous_trust=S, pfc=S, previous_pfc=S)
+@builder("roce_qos", netdev=Param(Fact.NETDEV, own=True), trust=OWN, previous_trust=Param(Fact.TRUST_NOW), pfc=OWN,
+         previous_pfc=Param(Fact.PFC_NOW))
 def roce_qos(p: Params) -> list[FixStep]:
     """``netdev``; ``trust``/``previous_trust``: "dscp"/"pcp" (both or neither); ``pfc``/``previous_pfc``:
     eight 0/1 bits for priorities 0-7 (both or neither). Not unattended: PFC and trust must match the

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 
 from doctor.findings import FixStep
-from doctor.fixes.base import SHAPE as S
 from doctor.fixes.base import Fact, FixRejected, Param, Params, builder, unit
 from doctor.i18n import N_
 from doctor.lazyre import lazy
@@ -83,7 +82,7 @@ def _env_name(value: object) -> str:
     return value
 
 
-@builder("unit_env", unit=Param(Fact.UNIT), unset=Param(Fact.JUDGED_ENV, 'items'), set=Param(Fact.JUDGED_ENV, 'keys'),
+@builder("unit_env", unit=Param(Fact.UNIT), unset=Param(Fact.JUDGED_ENV, 'items'), set=Param(Fact.JUDGED_ENV, 'keys', own=True),
          what=Param(Fact.DROPIN_NAME))
 def unit_env(p: Params) -> list[FixStep]:
     """``unit``; ``what``: drop-in name part; ``unset``: [names]; ``set``: {name: value}."""
@@ -201,7 +200,8 @@ def _set_lines(old: list[str], name: str, value: str) -> list[str]:
     return new
 
 
-@builder("file_patch", path=Param(Fact.DEPLOY_FILE), kind=S, start=S, old=Param(Fact.CHANGED_LINES), drop=Param(Fact.JUDGED_FLAG), set=Param(Fact.JUDGED_ENV, 'keys'))
+@builder("file_patch", path=Param(Fact.DEPLOY_FILE), kind=Param(Fact.FILE_KIND),
+         old=Param(Fact.CHANGED_LINES), start=Param(Fact.LINE_OF), drop=Param(Fact.JUDGED_FLAG), set=Param(Fact.JUDGED_ENV, 'keys', own=True))
 def file_patch(p: Params) -> list[FixStep]:
     """``path``: a deployment file the checks read; ``kind``: compose, manifest or other; ``start``: the
     line number of the first ``old`` line; ``old``: the lines to change (the file's own, holding a
@@ -247,7 +247,7 @@ def file_patch(p: Params) -> list[FixStep]:
     return steps + back
 
 
-@builder("process_restart", pid=Param(Fact.PID), program=S, change=Param(Fact.JUDGED_CHANGE))
+@builder("process_restart", pid=Param(Fact.PID), program=Param(Fact.PROGRAM), change=Param(Fact.JUDGED_CHANGE))
 def process_restart(p: Params) -> list[FixStep]:
     """``pid``; ``program``; ``change``: what to leave out. Manual steps: nothing says how it was started."""
     pid = p.integer("pid", 1, 2**22)

@@ -22,7 +22,8 @@ def _deploy_file(facts: Facts, path: str) -> DeployFile | None:
     return next((df for df in facts.deploy_files if df.path == path), None)
 
 
-def _kind(text: str) -> str:
+def file_kind(text: str) -> str:
+    """``manifest``, ``compose`` or ``other``: what applies a patched deployment file (by its text)."""
     if re.search(r"^apiVersion:", text, re.MULTILINE) and re.search(r"^kind:", text, re.MULTILINE):
         return "manifest"
     if re.search(r"^services:", text, re.MULTILINE):
@@ -36,7 +37,7 @@ def _patch(df: DeployFile, first: int, count: int, drop: str, notes: str,
     if any(MASK in line for line in old):
         return None
     extra = {"set": wanted} if wanted else {}
-    return make("file_patch", notes, path=absolute(df.path), kind=_kind(df.text), start=first + 1, old=old,
+    return make("file_patch", notes, path=absolute(df.path), kind=file_kind(df.text), start=first + 1, old=old,
                 drop=drop, **extra)
 
 

@@ -204,3 +204,99 @@ def test_separate_gnd_processes_sharing_one_map_never_give_two_hosts_one_placeho
     mapping = json.loads(map_path.read_text())["map"]
     assert [mapping[h] for h in hosts] == [f"rack{i}-gpu-{i:02d}" for i in range(6)]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".gnd-redact-")) == []
+
+
+# --- placeholders keyed by the kind of value they replace; MACs and GPU UUIDs in every spelling ----------
+
+UUID = "e51a1391-08fb-e45b-6956-d837f8aef667"
+
+
+@pytest.mark.parametrize("hostname", [f"GPU-{UUID}", UUID, UUID.replace("-", "")])
+def test_a_host_named_like_a_gpu_uuid_gets_a_host_placeholder_and_the_gpu_a_uuid_one(hostname: str) -> None:
+    """The same characters are a host name in the host fields and a GPU's UUID in the GPU's: each field
+    gets a placeholder of its own kind, whichever was seen first."""
+    for gpu_first in (False, True):
+        data: dict[str, Any] = {"source": {"hostname": hostname},
+                                "inventory": {"gpus": [{"uuid": f"GPU-{UUID}", "serial": "1650123456789"}],
+                                              "host": {"hostname": hostname, "board_serial": "1650123456789"}},
+                                "findings": []}
+        redactor = redact.Redactor()
+        if gpu_first:
+            redactor.learn(f"GPU-{UUID}", "uuid")
+        out = redact.redact_data(data, redactor)
+        assert out["source"]["hostname"] == out["inventory"]["host"]["hostname"] == "host-1"
+        assert out["inventory"]["gpus"][0]["uuid"] in ("GPU-uuid-1", "uuid-1")
+        assert out["inventory"]["gpus"][0]["serial"] == out["inventory"]["host"]["board_serial"] == "serial-1"
+        mapping = redactor.mapping()
+        assert mapping["host-1"] == hostname and mapping["serial-1"] == "1650123456789"
+        assert UUID in mapping["uuid-1"].lower()
+
+
+def test_a_host_named_like_a_serial_keeps_a_host_placeholder_in_the_map_file(tmp_path: Path) -> None:
+    """Kinds survive the map file: a run continuing the map gives the host and the serial their own."""
+    path = str(tmp_path / "m.json")
+    data = {"source": {"hostname": "1650123456789"},
+            "inventory": {"host": {"hostname": "1650123456789", "board_serial": "1650123456789"}}, "findings": []}
+    first = redact_result(json.loads(json.dumps(data)), path)
+    again = redact_result(json.loads(json.dumps(data)), path)
+    for out in (first, again):
+        assert out["source"]["hostname"] == "host-1" and out["inventory"]["host"]["board_serial"] == "serial-1"
+    assert json.loads(Path(path).read_text())["map"] == {"host-1": "1650123456789", "serial-1": "1650123456789"}
+
+
+@pytest.mark.parametrize("line", ["Base MAC: 0x02abcd001122", "Base MAC: 0X02ABCD001122", "HWaddr 02 ab cd 00 11 22",
+                                  "lladdr 02AB.CD00.1122", "link/ether 02:ab:cd:00:11:22 brd ff:ff:ff:ff:ff:ff",
+                                  "Permanent address: 02-AB-CD-00-11-22", "mac=02abcd001122",
+                                  "port address  0x02abcd001122"])
+def test_a_mac_a_line_calls_one_is_replaced_in_any_spelling(line: str) -> None:
+    out = redact.Redactor().text(line)
+    assert "mac-1" in out and not re.search(r"(?i)02.?ab.?cd.?00.?11.?22", out), out
+
+
+@pytest.mark.parametrize("number", ["0x7ffd12345678", "12 34 56 78 9a bc", "deadbeef0000"])
+def test_numbers_no_word_calls_a_mac_are_left_alone(number: str) -> None:
+    """A pointer in a kernel log or a hex dump line has a MAC's length but is not one."""
+    assert redact.Redactor().text(f"RIP: {number} in dump") == f"RIP: {number} in dump"
+
+
+def test_a_mac_seen_once_is_replaced_in_every_other_spelling_of_the_result() -> None:
+    """A MAC written with colons in one field is replaced where another field writes it bare or with a
+    0x prefix, even before (in the data's order) the colon spelling."""
+    data: dict[str, Any] = {"findings": [{"detail": "firmware base 0x02ABCD001122, port 02abcd001122"},
+                                         {"detail": "peer 02 ab cd 00 11 22 answered"},
+                                         {"evidence": [{"source": "ip link", "value": "link/ether 02:ab:cd:00:11:22"}]}]}
+    out = json.dumps(redact.redact_data(data, redact.Redactor()))
+    assert not re.search(r"(?i)02.?ab.?cd.?00.?11.?22", out), out
+    assert out.count("mac-1") == 4 and "mac-2" not in out
+
+
+@pytest.mark.parametrize("spelling", [f"GPU-{UUID}", f"GPU-{UUID.upper()}", f"gpu-{UUID}", UUID, UUID.upper(),
+                                      f"GPU-{UUID.replace('-', '')}", f"GPU-{UUID.replace('-', '').upper()}",
+                                      f"MIG-GPU-{UUID}/1/0", f"{{{UUID}}}"])
+def test_a_gpu_uuid_is_replaced_by_its_shape_in_every_spelling(spelling: str) -> None:
+    out = redact.Redactor().text(f"CUDA_VISIBLE_DEVICES={spelling} ok")
+    assert "uuid-1" in out and "e51a" not in out.lower(), out
+
+
+@pytest.mark.parametrize("spelling", ["0x02abcd001122", "0X02ABCD001122", "02 ab cd 00 11 22", "02 AB CD 00 11 22",
+                                      "02abcd001122", "02AB.CD00.1122"])
+def test_a_known_mac_is_replaced_in_every_spelling_wherever_it_stands(spelling: str) -> None:
+    r = redact.Redactor()
+    r.learn("02:AB:CD:00:11:22", "mac")  # sys/class/net/*/address
+    assert r.text(f"value {spelling} here") == "value mac-1 here" and r.counts["mac"] == 1
+
+
+def test_in_text_a_value_of_two_kinds_is_the_host_where_it_stands_as_one() -> None:
+    """A host named like its GPU's UUID, or like its board serial: in text the value is the host in host
+    syntax (``root@...``, ``--host ...``, ``...:22``) and what its shape or field says elsewhere."""
+    r = redact.Redactor()
+    r.learn(f"GPU-{UUID}", "host")
+    r.learn(f"GPU-{UUID}", "uuid")
+    assert r.text(f"ssh root@GPU-{UUID} ok") == "ssh root@host-1 ok"
+    assert r.text(f"--host GPU-{UUID} --port 1") == "--host host-1 --port 1"
+    assert r.text(f"CUDA_VISIBLE_DEVICES=GPU-{UUID}") == "CUDA_VISIBLE_DEVICES=GPU-uuid-1"
+    s = redact.Redactor()
+    s.learn("1650123456789", "host")
+    s.learn("1650123456789", "serial")
+    assert s.text("board serial 1650123456789 seen") == "board serial serial-1 seen"
+    assert s.text("NCCL_COMM_ID=1650123456789:29500") == "NCCL_COMM_ID=host-1:29500"
