@@ -21,7 +21,6 @@ SCOPE = ("topologyManagerScope", "topology-manager-scope", "container", "pod")
 MEMORY = ("memoryManagerPolicy", "memory-manager-policy", "None")
 #: topology policies that admit a pod whose GPUs, NICs and CPUs sit on different NUMA nodes
 ADMITS_MISALIGNED = frozenset({"best-effort"})
-STATE_FILES = ("/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_manager_state")
 REFERENCES = (
     "https://kubernetes.io/docs/tasks/administer-cluster/topology-manager/",
     "https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/",

@@ -112,11 +112,6 @@ def relevance(f: Finding, names: Sequence[str]) -> int:
     return int(_mentions(" ".join([f.title, *f.related, *(e.source for e in f.evidence)]), names))
 
 
-def related_to(f: Finding, names: Sequence[str]) -> bool:
-    """Whether ``f`` is about one of ``names`` at all."""
-    return relevance(f, names) > 0
-
-
 def about_device(findings: Iterable[Finding], names: Sequence[str]) -> list[Finding]:
     """Problems about a device, those naming it as their subject first, then in rank order."""
     scored = [(relevance(f, names), f) for f in findings if f.severity not in NOT_PROBLEMS]
