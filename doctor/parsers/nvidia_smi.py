@@ -200,34 +200,17 @@ def _int(value: str | None) -> int | None:
     return int(n) if n is not None else None
 
 
-def _bool_enabled(value: str | None) -> bool | None:
-    v = _clean(value)
-    if v is None:
-        return None
-    low = v.lower()
-    if low in ("enabled", "on", "yes"):
-        return True
-    if low in ("disabled", "off", "no"):
-        return False
-    return None
+def _flag(true: frozenset[str], false: frozenset[str]) -> Callable[[str | None], bool | None]:
+    """A reader of a yes/no value: True for a word of ``true``, False for one of ``false`` (any case), else None."""
+    def read(value: str | None) -> bool | None:
+        low = (_clean(value) or "").lower()
+        return True if low in true else False if low in false else None
+    return read
 
 
-def _active(value: str | None) -> bool | None:
-    v = _clean(value)
-    if v is None:
-        return None
-    low = v.lower()
-    if low == "active":
-        return True
-    if low == "not active":
-        return False
-    return None
-
-
-def _yes_no(value: str | None) -> bool | None:
-    v = _clean(value)
-    low = v.lower() if v is not None else ""
-    return True if low == "yes" else False if low == "no" else None
+_bool_enabled = _flag(frozenset({"enabled", "on", "yes"}), frozenset({"disabled", "off", "no"}))
+_active = _flag(frozenset({"active"}), frozenset({"not active"}))
+_yes_no = _flag(frozenset({"yes"}), frozenset({"no"}))
 
 
 def _total(values: list[int | None]) -> int | None:
