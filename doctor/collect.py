@@ -79,14 +79,11 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
             target = snap.links.get(candidate) or tree.readlink(candidate)
             if target is None:
                 return False
-            if candidate in snap.links:  # already copied with its target
-                if last:
-                    return True
-            else:
+            if candidate not in snap.links:  # else already copied with its target
                 snap.links[candidate] = target
                 _add_path(src, snap, _chroot_join(cur, target), sanitizer, depth + 1)
-                if last:
-                    return True
+            if last:
+                return True
             if candidate not in snap.resolved:
                 snap.resolved[candidate] = tree.resolve(candidate)
             resolved = snap.resolved[candidate]

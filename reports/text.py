@@ -9,7 +9,7 @@ from doctor.i18n import _, actor_name, ngettext, severity_counts, severity_name,
 from doctor.i18n import ljust as _ljust
 from doctor.runner import Result
 from doctor.textsafe import clean
-from reports.view import SUMMARY_SUBJECT, SUMMARY_TITLE, first_page, short
+from reports.view import PROBLEMS, SUMMARY_SUBJECT, SUMMARY_TITLE, first_page, short
 
 #: ``related`` ids printed per finding (a finding merged over 2,000 processes relates to all of them)
 MAX_RELATED = 10
@@ -107,7 +107,7 @@ def render_text(result: Result, verbose: bool = False, colour: bool = False, **_
     """The whole report as text (``colour``: ANSI colours by severity, see :func:`doctor.output.use_colour`)."""
     paint = _Painter(colour)
     lines = _header(result, paint)
-    problems = [f for f in result.findings if f.severity not in (PASS, UNKNOWN, INFO)]
+    problems = [f for f in result.findings if f.severity in PROBLEMS]
     infos = [f for f in result.findings if f.severity == INFO]
     unknowns = [f for f in result.findings if f.severity == UNKNOWN]
     lines.append("")
