@@ -195,9 +195,6 @@ class _ClosedStream:
     def write(self, _text: str | bytes) -> int:
         raise ClosedStreamError(f"cannot write the output: standard {self.name} is closed (use -o FILE)")
 
-    def writelines(self, _lines: object) -> None:
-        self.write("")
-
     @property
     def buffer(self) -> _ClosedStream:
         """The binary side (``sys.stdout.buffer``): as closed as the text side."""
