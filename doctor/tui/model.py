@@ -56,11 +56,6 @@ def filter_findings(findings: Iterable[Finding], severity: int = 0, category: in
     return [f for f in findings if f.severity in sevs and (not cats or f.category in cats)]
 
 
-def key(f: Finding) -> tuple[str, str]:
-    """Identity of a finding across runs."""
-    return (f.check, f.subject)
-
-
 @record
 class RunDiff:
     """Findings of the previous run against the current one, by the rule of :mod:`doctor.diff`."""
