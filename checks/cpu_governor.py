@@ -15,7 +15,6 @@ from doctor.registry import check
 ACTIVE_PSTATE = frozenset({"intel_pstate", "amd-pstate-epp"})
 SLOW_GOVERNORS = frozenset({"powersave"})
 SLOW_EPP = frozenset({"power", "balance_power"})
-EPP_GLOB = "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"
 REFERENCES = (
     "https://docs.kernel.org/admin-guide/pm/intel_pstate.html",
     "https://docs.kernel.org/admin-guide/pm/amd-pstate.html",

@@ -11,8 +11,6 @@ from doctor.fixes import make
 from doctor.i18n import N_
 from doctor.registry import check
 
-#: Modules to unload, users first, before the new nvidia module can load.
-MODULES = ("nvidia_peermem", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia")
 REFERENCES = (
     "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
     "https://github.com/lyulyul/shine-cluster/issues/30",

@@ -12,7 +12,6 @@ from doctor.registry import check
 
 BAD_DEFRAG = "always"
 GOOD_DEFRAG = "madvise"  # the kernel default
-TMPFILES = "/etc/tmpfiles.d/gnd-thp.conf"
 REFERENCES = ("https://docs.kernel.org/admin-guide/mm/transhuge.html",)
 
 

@@ -17,7 +17,6 @@ from doctor.registry import check
 RTT_IN_RACK_S = 0.0002
 #: Horizon used to size recommended buffers (cross-pod RTT), seconds
 RTT_RECOMMEND_S = 0.001
-DEFAULT_CORE_MAX = 212992
 MIN_RECOMMENDED = 67108864  # ESnet fasterdata, 10G hosts and up
 MAX_RECOMMENDED = 2147483647
 REFERENCES = (

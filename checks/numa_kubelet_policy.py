@@ -21,18 +21,12 @@ SCOPE = ("topologyManagerScope", "topology-manager-scope", "container", "pod")
 MEMORY = ("memoryManagerPolicy", "memory-manager-policy", "None")
 #: topology policies that admit a pod whose GPUs, NICs and CPUs sit on different NUMA nodes
 ADMITS_MISALIGNED = frozenset({"best-effort"})
-STATE_FILES = ("/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_manager_state")
 REFERENCES = (
     "https://kubernetes.io/docs/tasks/administer-cluster/topology-manager/",
     "https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/",
     "https://kubernetes.io/docs/concepts/policy/node-resource-managers/#full-pcpus-only",
     "https://kubernetes.io/docs/tasks/administer-cluster/memory-manager/",
 )
-#: Kubernetes Node Resource Managers (concepts/policy/node-resource-managers, full-pcpus-only): "If the full-pcpus-only policy option is specified, the static policy
-#: will always allocate full physical cores"; a pod that cannot get whole cores fails with SMTAlignmentError.
-FULL_PCPUS_DOC = N_("Kubernetes Node Resource Managers documentation: \"If the full-pcpus-only policy option is "
-                  "specified, the static policy will always allocate full physical cores\"; a Guaranteed pod whose "
-                  "CPU request is not a multiple of the threads per core is rejected (SMTAlignmentError)")
 OPTIONS_NONE_DOC = N_("kubelet CPU manager: the none policy accepts no options (\"None policy: received unsupported "
                     "options\"), so cpuManagerPolicyOptions without cpuManagerPolicy: static stops the kubelet at start")
 #: Kubernetes memory manager documentation, "Reserved memory flag": sum(reserved-memory(i)) = kube-reserved +

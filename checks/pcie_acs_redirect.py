@@ -21,7 +21,6 @@ REFERENCES = (
 )
 #: ACS control bits that send peer traffic up to the root complex (PCIe spec ACS Control register).
 REDIRECT_BITS = ("ReqRedir", "CmpltRedir", "EgressCtrl")
-ACS_CTL = "ECAP_ACS+0x6.w"
 #: Peers named in a finding; the rest are counted ("+N more").
 MAX_SHOWN = 8
 #: ACS Control register bits 0-6, in lspci's order.

@@ -73,7 +73,6 @@ _USES = {"GPU": N_('host-device copies, weight loading, KV-cache offload and GPU
          "NIC": N_('traffic through this port is capped by it')}
 #: how each kind of subject is named in prose
 _KIND_NAMES = {"GPU": N_("GPU"), "RDMA NIC": N_("RDMA NIC"), "NIC": N_("NIC")}
-RETRAIN = "CAP_EXP+0x10.w=0020:0020"  # Link Control: Retrain Link
 
 
 @record

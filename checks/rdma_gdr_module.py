@@ -17,7 +17,6 @@ PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
 #: Ports that need a peer-memory client: InfiniBand and RoCE. AWS EFA (link layer "Unknown") brings its
 #: own GPUDirect support in the efa driver.
 LINK_LAYERS = frozenset({"infiniband", "ethernet"})
-MODULES_LOAD = "/etc/modules-load.d/nvidia-peermem.conf"
 REFERENCES = (
     "https://docs.nvidia.com/cuda/gpudirect-rdma/index.html",
     "https://docs.nvidia.com/networking/display/gpudirectrdmav1/",

@@ -23,7 +23,6 @@ REFERENCES = (
 )
 #: Drivers a VFIO group may hold besides vfio-pci (kernel ``vfio_dev_driver_allowed``), or no driver.
 VIABLE_DRIVERS = frozenset({"vfio-pci", "vfio_pci", "pci-stub", "pcieport"})
-SYS = "/sys/bus/pci"
 
 
 def _boot_binding(facts: Facts, dev: PciDevice) -> tuple[list[Evidence], list[str], list[list[str]]]:

@@ -53,15 +53,6 @@ and runtime flags that disable CUDA Graphs. SOURCE is the live host (default), a
 directory or tarball written by `gnd collect`, or a sosreport directory or tarball."""
 
 
-def _load_command(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(COMMANDS[name])
-    except ModuleNotFoundError as exc:
-        if exc.name and COMMANDS[name].startswith(exc.name):
-            return None  # that part of the tool is not built yet
-        raise
-
-
 def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     """The ``gnd`` parser and, by subcommand name, the module that runs it.
 
@@ -89,10 +80,7 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands: dict[str, ModuleType] = {}
     for name in [only] if only in COMMANDS else COMMANDS:
-        module = _load_command(name)
-        if module is None:
-            continue
-        commands[name] = module
+        module = commands[name] = importlib.import_module(COMMANDS[name])
         p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
                            epilog=getattr(module, "EPILOG", None),
                            formatter_class=getattr(module, "FORMATTER", argparse.RawDescriptionHelpFormatter))
@@ -124,8 +112,7 @@ def _with_command(argv: Sequence[str]) -> list[str]:
     ``gnd SOURCE`` and ``gnd --format json`` mean ``gnd check ...``."""
     args_list = list(argv)
     if not args_list:
-        tui = sys.stdin.isatty() and sys.stdout.isatty() and _load_command("tui") is not None
-        return ["tui" if tui else "check"]
+        return ["tui" if sys.stdin.isatty() and sys.stdout.isatty() else "check"]
     first = args_list[0]
     if first == "help":  # ``gnd help`` and ``gnd help check``
         return [*args_list[1:2], "--help"]
@@ -208,9 +195,6 @@ class _ClosedStream:
     def write(self, _text: str | bytes) -> int:
         raise ClosedStreamError(f"cannot write the output: standard {self.name} is closed (use -o FILE)")
 
-    def writelines(self, _lines: object) -> None:
-        self.write("")
-
     @property
     def buffer(self) -> _ClosedStream:
         """The binary side (``sys.stdout.buffer``): as closed as the text side."""
@@ -277,9 +261,7 @@ def console_main() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except BrokenPipeError:  # the reader went away (``gnd check | head``): nothing left to say
-            pass
-        except ClosedStreamError:
+        except (BrokenPipeError, ClosedStreamError):  # the reader went away (``gnd check | head``), or none was
             pass
         except OSError as exc:  # a full disk behind a redirection: the output is incomplete
             if stream is sys.stdout:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from doctor import __version__, specs
 from doctor.errors import DoctorError
 from doctor.secrets import mask_text, sanitize
-from doctor.sources import MANIFEST, Source
+from doctor.sources import MANIFEST, CommandOutput, Source
 from doctor.sources.tree import DIR, FILE, LINK, split_path
 
 if TYPE_CHECKING:
@@ -79,14 +79,11 @@ def _add_path(src: Source, snap: _Snapshot, path: str, sanitizer: str | None, de
             target = snap.links.get(candidate) or tree.readlink(candidate)
             if target is None:
                 return False
-            if candidate in snap.links:  # already copied with its target
-                if last:
-                    return True
-            else:
+            if candidate not in snap.links:  # else already copied with its target
                 snap.links[candidate] = target
                 _add_path(src, snap, _chroot_join(cur, target), sanitizer, depth + 1)
-                if last:
-                    return True
+            if last:
+                return True
             if candidate not in snap.resolved:
                 snap.resolved[candidate] = tree.resolve(candidate)
             resolved = snap.resolved[candidate]
@@ -165,36 +162,35 @@ def _tar_into(raw: BinaryIO, snap: _Snapshot, manifest: dict[str, Any], transfor
             info = tarfile.TarInfo(name)
             info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, target, 0o777, now
             _add_member(tf, info)
-        for name, data in sorted(snap.files.items()):
+        body = json.dumps(manifest, indent=2, sort_keys=True).encode()
+        for name, data in [*sorted(snap.files.items()), (MANIFEST, body)]:  # the manifest last
             if transform is not None:
                 data = transform(name, data)
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(data), 0o644, now
             _add_member(tf, info, data)
-        body = json.dumps(manifest, indent=2, sort_keys=True).encode()
-        if transform is not None:
-            body = transform(MANIFEST, body)
-        info = tarfile.TarInfo(MANIFEST)
-        info.size, info.mode, info.mtime = len(body), 0o644, now
-        _add_member(tf, info, body)
+
+
+def _stored(snap: _Snapshot, path: str, output: CommandOutput, spec: specs.Spec,
+            entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` completed with what became of one command's ``output``, kept (sanitised) at ``path`` when it ran."""
+    if output.text is not None:
+        snap.files[path] = sanitize(path, output.text.encode(), spec.sanitizer)
+        entry["status"] = "ok"
+    else:
+        entry["status"] = "timeout" if output.timed_out else "missing"
+        entry["detail"] = output.reason or ""
+    if output.returncode is not None:
+        entry["returncode"] = output.returncode
+    return entry
 
 
 def _collect_per_netdev(src: Source, snap: _Snapshot, spec: specs.Spec) -> dict[str, Any]:
     """Run a per-interface command for each RoCE interface; the entry records each one's status."""
     per: dict[str, dict[str, Any]] = {}
     for netdev in src.roce_netdevs():
-        output = src.netdev_command(spec.name, netdev)
         path = spec.snapshot_path_for(netdev)
-        one: dict[str, Any] = {"path": path}
-        if output.text is not None:
-            snap.files[path] = sanitize(path, output.text.encode(), spec.sanitizer)
-            one["status"] = "ok"
-        else:
-            one["status"] = "timeout" if output.timed_out else "missing"
-            one["detail"] = output.reason or ""
-        if output.returncode is not None:
-            one["returncode"] = output.returncode
-        per[netdev] = one
+        per[netdev] = _stored(snap, path, src.netdev_command(spec.name, netdev), spec, {"path": path})
     entry: dict[str, Any] = {"kind": "command", "per_netdev": True, "argv": list(spec.argv),
                              "path": spec.snapshot_path, "netdevs": per}
     failed = [e for e in per.values() if e["status"] != "ok"]
@@ -249,16 +245,8 @@ def collect(src: Source, out_path: str, transform: Transform | None = None,
         if spec.per_netdev:
             entry = _collect_per_netdev(src, snap, spec)
         elif spec.is_command:
-            output = src.command(spec.name)
-            entry = {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path}
-            if output.text is not None:
-                snap.files[spec.snapshot_path] = sanitize(spec.snapshot_path, output.text.encode(), spec.sanitizer)
-                entry["status"] = "ok"
-            else:
-                entry["status"] = "timeout" if output.timed_out else "missing"
-                entry["detail"] = output.reason or ""
-            if output.returncode is not None:
-                entry["returncode"] = output.returncode
+            entry = _stored(snap, spec.snapshot_path, src.command(spec.name), spec,
+                            {"kind": "command", "argv": list(spec.argv), "path": spec.snapshot_path})
         elif spec.paths:
             before_unreadable = snap.unreadable
             count = 0

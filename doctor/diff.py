@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 FIXED, NEW, WORSE, BETTER, UNCHANGED = "fixed", "new", "worse", "better", "unchanged"
 #: Display order: regressions first, then what the change fixed, then the rest.
 ORDER = (NEW, WORSE, FIXED, BETTER, UNCHANGED)
-LABEL = {NEW: "NEW", WORSE: "WORSE", FIXED: "FIXED", BETTER: "BETTER", UNCHANGED: "same"}
 
 
 @record

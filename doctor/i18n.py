@@ -393,6 +393,8 @@ def actor_name(acts: object) -> str:
 
 def width(text: str) -> int:
     """Terminal columns ``text`` takes (CJK wide and full-width characters count two)."""
+    if text.isascii():
+        return len(text)
     import unicodedata
 
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)

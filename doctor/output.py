@@ -197,16 +197,6 @@ def _to_stdout(body: str | bytes) -> None:
         raise DoctorError(f"cannot write the output: {exc.strerror or exc}") from None
 
 
-def write_text(text: str, output: str | None) -> None:
-    """``text`` to the file ``output``, or to stdout when ``output`` is empty (:func:`write_output`)."""
-    write_output(output, text)
-
-
-def write_atomic(path: str, body: bytes, mode: int = 0o644) -> None:
-    """``body`` to the file ``path`` (:func:`write_output`)."""
-    write_output(path, body, mode)
-
-
 def exit_code(result: Result, fail_on: str) -> int:
     """0, or 1 when a finding of ``result`` is at or above ``fail_on`` (as ``gnd check``)."""
     from doctor.findings import at_least  # not at import: ``gnd`` loads this module early

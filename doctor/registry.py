@@ -121,7 +121,7 @@ class LoadError:
     error: str
 
 
-def _from_object(obj: object, plugin: str, seen: set[str]) -> Iterable[Check]:
+def _from_object(obj: object, seen: set[str]) -> Iterable[Check]:
     if isinstance(obj, Check):
         yield obj
         return
@@ -135,7 +135,7 @@ def _from_object(obj: object, plugin: str, seen: set[str]) -> Iterable[Check]:
                 if info.name.startswith("_"):
                     continue
                 module = importlib.import_module(f"{obj.__name__}.{info.name}")
-                yield from _from_object(module, plugin, seen)
+                yield from _from_object(module, seen)
 
 
 def _entry_points() -> list[tuple[str, Callable[[], object]]]:
@@ -154,7 +154,7 @@ def load_checks() -> tuple[list[Check], list[LoadError]]:
     for name, load in loaders:
         seen: set[str] = set()
         try:
-            found = list(_from_object(load(), name, seen))
+            found = list(_from_object(load(), seen))
         except Exception as exc:
             errors.append(LoadError(name, f"{type(exc).__name__}: {exc}"))
             continue

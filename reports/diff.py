@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from typing import TextIO
 
 from doctor.diff import BETTER, FIXED, NEW, UNCHANGED, WORSE, Diff
 from doctor.i18n import N_, _, ljust, severity_name, tr
@@ -30,14 +29,9 @@ def _absent(value: str | None) -> str:
 
 
 def render_text(d: Diff, verbose: bool = False, **_options: object) -> str:
-    out = io.StringIO()
-    _write_text(d, out, verbose)
-    return out.getvalue()
-
-
-def _write_text(d: Diff, out: TextIO, verbose: bool) -> None:
     from doctor.textsafe import clean as c
 
+    out = io.StringIO()
     b, a = d.before, d.after
     def side(label: str, s: dict[str, object]) -> str:
         return _("{label} {path} ({kind}, host {host}, collected {collected})").format(
@@ -68,6 +62,7 @@ def _write_text(d: Diff, out: TextIO, verbose: bool) -> None:
     width = min(max((len(x.key) for x in d.facts), default=0), 60)
     for x in d.facts:
         out.write(f"  {c(x.key):<{width}}  {c(_absent(x.before))}  ->  {c(_absent(x.after))}\n")
+    return out.getvalue()
 
 
 def render_html(d: Diff, **_options: object) -> str:

@@ -44,17 +44,26 @@ def _finding_lines(report: FleetReport, items: list[FindingGroup], out: TextIO, 
             n=len(f.nodes), names=_names(report, f.nodes)) + "]" if with_nodes else ""
         out.write(f"  {ljust(c(severity_name(f.severity).upper()), 8)} {c(f.check)}  {c(tr(f.subject))} — "
                   f"{c(tr(f.title))}{where}\n")
-    if len(items) > MAX_LINES:
-        out.write("  " + _("… {n} more (--format json)").format(n=len(items) - MAX_LINES) + "\n")
+    _more(out, len(items))
+
+
+def _node_lines(report: FleetReport, nodes: Sequence[int], out: TextIO) -> None:
+    """Each node (name, path) with its reasons, the first :data:`MAX_LINES`."""
+    for i in nodes[:MAX_LINES]:
+        out.write(f"  {c(report.rows[i].name)}  ({c(report.rows[i].path)})\n")
+        for line in report.reasons(i)[:8]:
+            out.write(f"      {c(tr(line))}\n")
+    _more(out, len(nodes))
+
+
+def _more(out: TextIO, total: int) -> None:
+    """How many of ``total`` lines past :data:`MAX_LINES` were left out."""
+    if total > MAX_LINES:
+        out.write("  " + _("… {n} more (--format json)").format(n=total - MAX_LINES) + "\n")
 
 
 def render_text(report: FleetReport, **_options: object) -> str:
     out = io.StringIO()
-    _write_text(report, out)
-    return out.getvalue()
-
-
-def _write_text(report: FleetReport, out: TextIO) -> None:
     s = report.to_dict()["summary"]
     out.write("gnd fleet: " + _("{sources} sources, {analysed} analysed, {unreadable} unreadable; {groups} "
                                 "configuration group(s), {outliers} outlier node(s) ({seconds} s, {jobs} job(s))").format(
@@ -93,23 +102,12 @@ def _write_text(report: FleetReport, out: TextIO) -> None:
     rule = _("a finding at or above {level} that fewer than half of the nodes have").format(level=severity_name(report.fail_on))
     out.write("\n" + (_("Outlier nodes ({n}; {rule}):").format(n=len(outliers), rule=rule) if outliers
                        else _("Outlier nodes: none ({rule})").format(rule=rule)) + "\n")
-    for i in outliers[:MAX_LINES]:
-        row = report.rows[i]
-        out.write(f"  {c(row.name)}  ({c(row.path)})\n")
-        for line in report.reasons(i)[:8]:
-            out.write(f"      {c(tr(line))}\n")
-    if len(outliers) > MAX_LINES:
-        out.write("  " + _("… {n} more (--format json)").format(n=len(outliers) - MAX_LINES) + "\n")
+    _node_lines(report, outliers, out)
     drift = [i for i in report.drift_nodes if i not in set(outliers)]
     if drift:
         out.write("\n" + _("Configuration drift, no outlier finding ({n}; a fact at most 5 % of the nodes hold):").format(
             n=len(drift)) + "\n")
-        for i in drift[:MAX_LINES]:
-            out.write(f"  {c(report.rows[i].name)}  ({c(report.rows[i].path)})\n")
-            for line in report.reasons(i)[:8]:
-                out.write(f"      {c(tr(line))}\n")
-        if len(drift) > MAX_LINES:
-            out.write("  " + _("… {n} more (--format json)").format(n=len(drift) - MAX_LINES) + "\n")
+        _node_lines(report, drift, out)
     if report.common:
         out.write("\n" + _("Fleet-wide findings (on every node: a fleet setting, fix it everywhere) ({n}):").format(
             n=len(report.common)) + "\n")
@@ -122,8 +120,8 @@ def _write_text(report: FleetReport, out: TextIO) -> None:
         out.write("\n" + _("Unreadable sources ({n}):").format(n=len(bad)) + "\n")
         for r in bad[:MAX_LINES]:
             out.write(f"  {c(r.path)}: {c(r.error)}\n")
-        if len(bad) > MAX_LINES:
-            out.write("  " + _("… {n} more (--format json)").format(n=len(bad) - MAX_LINES) + "\n")
+        _more(out, len(bad))
+    return out.getvalue()
 
 
 def render_html(report: FleetReport, **_options: object) -> str:

@@ -138,7 +138,6 @@ def export(result: object, fmt: str, path: str) -> str:
         body = FORMATS[fmt].render(result)
     except Exception as exc:  # a renderer bug must not take the TUI down
         raise RuntimeError(f"{fmt} export failed: {type(exc).__name__}: {exc}") from exc
-    from doctor.errors import DoctorError
     from doctor.output import check_outputs, write_output
 
     source = getattr(result, "source", None)

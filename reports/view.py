@@ -23,7 +23,7 @@ from doctor.findings import (
     actor_order,
     severity_order,
 )
-from doctor.i18n import _
+from doctor.i18n import width as columns
 from doctor.record import record
 from doctor.runner import Result
 
@@ -77,15 +77,6 @@ class View:
     def findings(self) -> list[Finding]:
         """Every finding shown in the ranked list (problems, then information)."""
         return [*self.problems, *self.infos]
-
-
-def sentence(f: Finding) -> str:
-    """A finding in one sentence for the summary."""
-    text = _("{title} ({subject})").format(title=f.title, subject=f.subject) \
-        if f.subject and f.subject not in f.title else f.title
-    if f.impact.text and f.impact.text.rstrip(".。") not in f.title:
-        text = _("{title}: {impact}").format(title=text, impact=f.impact.text)
-    return text.rstrip(".。") + _(".")
 
 
 def first_page(findings: list[Finding]) -> list[Finding]:
@@ -231,23 +222,12 @@ def shell_words(command: str) -> list[str] | None:
     return words
 
 
-def columns(text: str) -> int:
-    """How many monospace columns ``text`` takes: an East Asian wide or fullwidth character (CJK) two.
-
-    A CJK glyph is about 1.7 columns of DejaVu Sans Mono, so a line measured this way never runs wider
-    than its block."""
-    if text.isascii():
-        return len(text)
-    from unicodedata import east_asian_width
-
-    return sum(2 if east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
 def shell_lines(command: str, width: int) -> list[str]:
-    """``command`` in lines of at most ``width`` columns (:func:`columns`), cut only between shell words,
-    each line but the last ending in `` \\`` (so a copied block runs as the one command); a word longer than
-    a line gets a line of its own. A command that cannot be cut safely (see :func:`shell_words`) stays one
-    line."""
+    """``command`` in lines of at most ``width`` columns (:func:`doctor.i18n.width`: a CJK glyph, about 1.7
+    columns of DejaVu Sans Mono, counts two, so a line never runs wider than its block), cut only between
+    shell words, each line but the last ending in `` \\`` (so a copied block runs as the one command); a
+    word longer than a line gets a line of its own. A command that cannot be cut safely (see
+    :func:`shell_words`) stays one line."""
     if columns(command) <= width:
         return [command]
     words = shell_words(command)
@@ -284,7 +264,7 @@ class FixPart:
 
     @property
     def longest(self) -> int:
-        """The widest line, in columns (:func:`columns`)."""
+        """The widest line, in columns (:func:`doctor.i18n.width`)."""
         return max((columns(line) for line in self.lines), default=0)
 
 

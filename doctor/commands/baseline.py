@@ -25,13 +25,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from doctor.commands.common import inputs_of
     from doctor.fleet.baseline import write_baseline
-    from doctor.output import check_outputs, write_text
+    from doctor.output import check_outputs, write_output
     from doctor.pipeline import open_facts
 
     check_outputs([args.output], inputs_of(args))
     facts = open_facts(args.source)
     text = write_baseline(facts, facts.source.location)
-    write_text(text, args.output)
+    write_output(args.output, text)
     if args.output:
         print(f"wrote {args.output}; check a node against it with: gnd check --baseline {args.output} [SOURCE]",
               file=sys.stderr)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from doctor.commands.common import add_check_arguments, add_format_argument, redacted
+from doctor.commands.common import add_check_arguments, add_fail_on, add_format_argument, inputs_of, redacted
 from doctor.deadline import parse_seconds
-from doctor.findings import FAIL_LEVELS
-from doctor.output import exit_code, use_colour, write_text
+from doctor.output import exit_code, use_colour, write_output
 
 HELP = "run the checks and print ranked findings"
 DESCRIPTION = "Run the checks on SOURCE and print ranked findings with fix commands."
@@ -28,8 +27,7 @@ examples:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_check_arguments(p)
     add_format_argument(p, "check", default="text")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; default high)")
+    add_fail_on(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every evidence line and info finding")
     p.add_argument("--redact", action="store_true",
@@ -48,12 +46,10 @@ def run(args: argparse.Namespace) -> int:
     from reports.formats import FORMATS
 
     deadline = Deadline.after(args.deadline) if getattr(args, "deadline", None) else None
-    from doctor.commands.common import inputs_of
-
     check_outputs([args.output, args.redact_map], inputs_of(args))
     result = analyse(args.source, only=args.only, deploy=args.deploy, baseline=getattr(args, "baseline", None),
                      deadline=deadline)
     shown = redacted(result, args.redact_map) if args.redact else result
     colour = args.format == "text" and not args.output and use_colour(sys.stdout)
-    write_text(str(FORMATS[args.format].render(shown, verbose=args.verbose, colour=colour)), args.output)
+    write_output(args.output, str(FORMATS[args.format].render(shown, verbose=args.verbose, colour=colour)))
     return exit_code(result, args.fail_on)

@@ -38,13 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.collect import collect, default_output, snapshot_hostname
+    from doctor.commands.common import inputs_of
     from doctor.sources import LiveSource
 
     if not os.path.isdir(args.root):
         raise DoctorError(f"{args.root}: not a directory")
     source = LiveSource(args.root, run_commands=True if args.run_commands else None)
     out = args.output or default_output(snapshot_hostname(source))
-    from doctor.commands.common import inputs_of
     from doctor.output import check_outputs
 
     check_outputs([out, args.redact_map if args.redact else None], inputs_of(args))  # before the map is written

@@ -42,14 +42,10 @@ def id_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def add_source(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", nargs="?", metavar="SOURCE",
-                   help="live host (default, or /), snapshot dir/tarball, or sosreport dir/tarball")
-
-
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``check`` and commands that run checks (report, tui, fix-script)."""
-    add_source(p)
+    p.add_argument("source", nargs="?", metavar="SOURCE",
+                   help="live host (default, or /), snapshot dir/tarball, or sosreport dir/tarball")
     p.add_argument("--only", action="extend", metavar="ID[,ID...]", type=id_list,
                    help="run only these checks: ids or prefixes like 'pcie', comma-separated; repeatable; "
                         "an id that matches no check is an error")
@@ -72,14 +68,14 @@ def add_input_arguments(p: argparse.ArgumentParser, fail_on: str | None = "high"
     add_check_arguments(p)
     p.add_argument("--from-json", metavar="RESULT", help="render a saved `gnd check --format json` result "
                    "instead of running the checks (no host needed)")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default=fail_on, metavar="LEVEL",
-                   help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; "
-                        + (f"default {fail_on})" if fail_on else "default: exit 0 once the output is written)"))
+    add_fail_on(p, fail_on)
 
 
-def load(args: argparse.Namespace) -> Result:
-    """The result: read from ``--from-json`` or produced by running the checks on SOURCE."""
-    return load_with_facts(args)[0]
+def add_fail_on(p: argparse.ArgumentParser, default: str | None = "high", help: str = "") -> None:
+    """``--fail-on LEVEL`` (default ``default``; ``help`` replaces the usual text)."""
+    p.add_argument("--fail-on", choices=FAIL_LEVELS, default=default, metavar="LEVEL",
+                   help=help or "exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; "
+                        + (f"default {default})" if default else "default: exit 0 once the output is written)"))
 
 
 def load_with_facts(args: argparse.Namespace) -> tuple[Result, Facts | None]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from doctor.commands.common import add_format_argument, add_lang_argument
+from doctor.commands.common import add_fail_on, add_format_argument, add_lang_argument, inputs_of
 from doctor.errors import DoctorError
-from doctor.findings import FAIL_LEVELS
 
 HELP = "compare two snapshots or saved results of one node (findings fixed/new/changed, fact changes)"
 DESCRIPTION = """\
@@ -26,18 +25,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("after", metavar="AFTER", help="snapshot, sosreport or JSON result taken after the change")
     add_format_argument(p, "diff", default="text")
     p.add_argument("--cross-host", action="store_true", help="compare even when BEFORE and AFTER are different hosts")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if a new or worsened finding is at or above LEVEL (default high)")
+    add_fail_on(p, help="exit 1 if a new or worsened finding is at or above LEVEL (default high)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="also list unchanged findings one by one")
     add_lang_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.commands.common import inputs_of
     from doctor.diff import diff_nodes
     from doctor.fleet.load import load_node
-    from doctor.output import check_outputs, write_text
+    from doctor.output import check_outputs, write_output
     from doctor.registry import load_checks
     from reports.formats import FORMATS
 
@@ -49,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
     if d.identity_mismatch and not args.cross_host:
         raise DoctorError(f"BEFORE and AFTER come from different hosts ({'; '.join(d.identity_mismatch)}); "
                           "pass --cross-host to compare them anyway")
-    write_text(str(FORMATS[args.format].render(d, verbose=args.verbose)), args.output)
+    write_output(args.output, str(FORMATS[args.format].render(d, verbose=args.verbose)))
     return 1 if d.regressions(args.fail_on) else 0

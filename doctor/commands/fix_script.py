@@ -46,20 +46,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.commands.common import load_with_facts
-    from doctor.output import check_outputs, exit_code, write_atomic
+    from doctor.commands.common import inputs_of, load_with_facts
+    from doctor.output import check_outputs, exit_code, write_output
     from reports.fixscript import fix_scripts, rollback_path
 
     back = args.rollback or rollback_path(args.output)
-    from doctor.commands.common import inputs_of
-
     check_outputs([args.output, back], inputs_of(args))
     result, facts = load_with_facts(args)
     scripts = fix_scripts(result, facts)
     if back == args.output:
         raise DoctorError("--rollback must differ from the fix script")
-    write_atomic(args.output, scripts.fix.encode(), 0o755)
-    write_atomic(back, scripts.rollback.encode(), 0o755)
+    write_output(args.output, scripts.fix.encode(), 0o755)
+    write_output(back, scripts.rollback.encode(), 0o755)
     how = (_("for review only: not made on the host itself (a saved result, snapshot, sosreport or bug report), it "
              "runs nothing and refuses --apply; run gnd fix-script on that host for one that applies") if scripts.review
            else _("{n} commands; dry run unless run with --apply").format(n=scripts.fix_commands))

@@ -6,9 +6,8 @@ import argparse
 import os
 import sys
 
-from doctor.commands.common import add_format_argument, add_lang_argument
+from doctor.commands.common import add_fail_on, add_format_argument, add_lang_argument, inputs_of
 from doctor.errors import DoctorError
-from doctor.findings import FAIL_LEVELS
 
 HELP = "analyse many snapshots or saved results: outlier nodes, fleet-wide findings, configuration groups"
 DESCRIPTION = """\
@@ -39,8 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the nodes on a Dask cluster: a scheduler address (tcp://HOST:8786) or local:N "
                         "(N worker processes here); needs the 'distributed' extra")
     add_format_argument(p, "fleet", default="text")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if any node has a finding at or above LEVEL (default high); outlier nodes "
+    add_fail_on(p, help="exit 1 if any node has a finding at or above LEVEL (default high); outlier nodes "
                         "are the nodes with such a finding that fewer than half of the nodes have")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON report to FILE (one analysis, two outputs)")
@@ -63,7 +61,7 @@ def _progress(done: int, total: int, summary: dict[str, object]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from doctor.fleet.fleet import analyse_fleet, expand_paths
-    from doctor.output import check_outputs, write_text
+    from doctor.output import check_outputs, write_output
     from reports.formats import FORMATS
 
     if args.jobs < 0:
@@ -73,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
     if args.cache:  # a cache folder kept among the snapshots is not a node
         cache = os.path.realpath(args.cache)
         paths = [p for p in paths if os.path.realpath(p) != cache]
-    from doctor.commands.common import inputs_of
-
     check_outputs([args.output, args.save_json, args.save_html], [*paths, *inputs_of(args)])
     if not paths:
         raise DoctorError("no snapshot, sosreport or JSON result found in " + " ".join(args.paths))
@@ -91,10 +87,10 @@ def run(args: argparse.Namespace) -> int:
                                    fail_on=args.fail_on)
     else:
         report = analyse_fleet(paths, min(jobs, len(paths)), progress, cache_dir=args.cache, fail_on=args.fail_on)
-    write_text(str(FORMATS[args.format].render(report)), args.output)
+    write_output(args.output, str(FORMATS[args.format].render(report)))
     for fmt, output in (("json", args.save_json), ("html", args.save_html)):
         if output:
-            write_text(str(FORMATS[fmt].render(report)), output)
+            write_output(output, str(FORMATS[fmt].render(report)))
     if not report.ok:
         print("gnd: error: no source could be analysed", file=sys.stderr)
         return 2

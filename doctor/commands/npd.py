@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from doctor.findings import FAIL_LEVELS
+from doctor.commands.common import add_fail_on
 
 HELP = "node-problem-detector custom plugin: judge the last saved result (exit 0 ok, 1 problem, 2 unknown)"
 DESCRIPTION = """\
@@ -40,8 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("result", metavar="RESULT", help="a saved `gnd check --format json` result")
     p.add_argument("--max-age", type=float, default=7200.0, metavar="SECONDS",
                    help="an older result is unknown (default 7200: two collector intervals of an hour)")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="a problem is a finding at or above LEVEL (critical, high, medium, low, info; default high)")
+    add_fail_on(p, help="a problem is a finding at or above LEVEL (critical, high, medium, low, info; default high)")
     p.add_argument("--gpu", metavar="UUID", help="judge only the findings about this GPU (GPU-xxxxxxxx-...)")
 
 

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
-    from doctor.commands.common import load_with_facts, redacted
-    from doctor.output import EXIT_OK, check_outputs, exit_code, write_atomic
+    from doctor.commands.common import inputs_of, load_with_facts, redacted
+    from doctor.output import EXIT_OK, check_outputs, exit_code, write_output
     from reports.formats import FORMATS, default_path
 
     result, facts = load_with_facts(args)  # facts: the PDF's fix script is the one `gnd fix-script` writes
@@ -73,8 +73,6 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
         map_path = args.redact_map or default_map_path(output)
         if os.path.abspath(map_path) == os.path.abspath(output):
             raise DoctorError("--redact-map must not be the report file itself")
-    from doctor.commands.common import inputs_of
-
     check_outputs([output, map_path], inputs_of(args))
     if map_path:  # the fix script of a redacted result names no real device: for review, as from its JSON
         result, facts = redacted(result, map_path), None
@@ -90,7 +88,7 @@ def _run(args: argparse.Namespace, fmt: str, worker: object) -> int:
     body = FORMATS[fmt].render(result, pdf_worker=worker, facts=facts)
     if isinstance(body, str):
         body = body.encode()
-    write_atomic(output, body)
+    write_output(output, body)
     print(_("wrote {path} ({format}, {kib} KiB in {seconds} s)").format(
         path=output, format=fmt, kib=f"{len(body) / 1024:.0f}", seconds=f"{time.monotonic() - start:.1f}"),
         file=sys.stderr)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from doctor.commands.common import add_check_arguments, add_format_argument
-from doctor.findings import FAIL_LEVELS
+from doctor.commands.common import add_check_arguments, add_fail_on, add_format_argument, inputs_of
 
 HELP = "sample links, counters, clocks and new kernel-log lines over time, then check"
 DESCRIPTION = """\
@@ -34,8 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="seconds between samples (default 1)")
     add_format_argument(p, "watch", default="text")
-    p.add_argument("--fail-on", choices=FAIL_LEVELS, default="high", metavar="LEVEL",
-                   help="exit 1 if a finding is at or above LEVEL (critical, high, medium, low, info; default high)")
+    add_fail_on(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every evidence line and info finding")
     p.add_argument("--tui", action="store_true", help="show the samples live in the terminal UI while watching")
@@ -54,15 +52,13 @@ def _progress(total: int):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from doctor.output import exit_code, use_colour, write_atomic, write_text
+    from doctor.output import exit_code, use_colour, write_output
     from doctor.pipeline import analyse
     from doctor.safe_open import check_output
     from doctor.watch import check_bounds, run_watch
     from reports.formats import FORMATS
 
     check_bounds(args.duration, args.interval)
-    from doctor.commands.common import inputs_of
-
     check_output(args.output, inputs_of(args))
     if args.tui:
         from doctor.tui.watch_view import watch_live
@@ -77,12 +73,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = FORMATS[args.format]
     colour = args.format == "text" and not args.output and use_colour(sys.stdout)
     body = fmt.render(result, verbose=args.verbose, colour=colour)
-    if isinstance(body, bytes):
-        if not args.output:
-            from doctor.errors import DoctorError
+    if isinstance(body, bytes) and not args.output:
+        from doctor.errors import DoctorError
 
-            raise DoctorError(f"--format {args.format} writes a file: give -o FILE")
-        write_atomic(args.output, body)
-    else:
-        write_text(str(body), args.output)
+        raise DoctorError(f"--format {args.format} writes a file: give -o FILE")
+    write_output(args.output, body)
     return exit_code(result, args.fail_on)

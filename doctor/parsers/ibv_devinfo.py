@@ -49,7 +49,6 @@ class IbvPort:
     link_layer: str | None
     active_mtu: int | None
     active_speed: str | None
-    active_width: str | None
     gids: tuple[IbvGid, ...]
 
 
@@ -84,7 +83,6 @@ class _PortBuilder:
         mtu_text, _ = _enum(self.fields.get("active_mtu", ""))
         active_mtu = int(mtu_text) if mtu_text and mtu_text.isascii() and mtu_text.isdigit() else None
         speed, _ = _enum(self.fields.get("active_speed", ""))
-        width, _ = _enum(self.fields.get("active_width", ""))
         return IbvPort(
             device=self.device,
             port=self.port,
@@ -94,7 +92,6 @@ class _PortBuilder:
             link_layer=self.fields.get("link_layer") or None,
             active_mtu=active_mtu,
             active_speed=speed,
-            active_width=width,
             gids=tuple(self.gids),
         )
 

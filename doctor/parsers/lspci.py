@@ -18,6 +18,9 @@ pciutils versions); this parser drops them and keeps the raw numbers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import fields
+
 from doctor.lazyre import lazy
 from doctor.record import record
 
@@ -131,13 +134,28 @@ def _speed(text: str) -> float | None:
         return None
 
 
+def _capabilities(cfg: bytes, room: int) -> Iterator[int]:
+    """The offsets of the capability list of a dumped config space (at most 48), while ``room`` bytes fit."""
+    if len(cfg) < 64 or not cfg[0x06] & 0x10:  # no capability list
+        return
+    ptr, seen = cfg[0x34] & 0xFC, 0
+    while 0x40 <= ptr <= len(cfg) - room and seen < 48:
+        yield ptr
+        ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
+
+
 def _width(text: str) -> int | None:
     m = _WIDTH_RE.search(text)
     return _int(m.group("width")) if m else None
 
 
+#: what :meth:`_Builder.build` copies
+_DEVICE_FIELDS = tuple(f.name for f in fields(LspciDevice))
+
+
 class _Builder:
-    """Mutable accumulator for one device; frozen into :class:`LspciDevice` at the end."""
+    """Mutable accumulator for one device (an attribute per field of :class:`LspciDevice`), frozen into one
+    at the end."""
 
     def __init__(self, address: str, rest: str) -> None:
         self.address = address
@@ -181,10 +199,7 @@ class _Builder:
         """Link capability and status from the dumped config space, for reports that print no LnkCap lines
         (old ``lspci -v -xxx`` sections of nvidia-bug-report logs)."""
         cfg = bytes(self.config)
-        if len(cfg) < 64 or not cfg[0x06] & 0x10:  # no capability list
-            return
-        ptr, seen = cfg[0x34] & 0xFC, 0
-        while 0x40 <= ptr <= len(cfg) - 0x14 and seen < 48:
+        for ptr in _capabilities(cfg, 0x14):
             if cfg[ptr] == 0x10:
                 flags = cfg[ptr + 2]
                 cap = int.from_bytes(cfg[ptr + 0x0C:ptr + 0x10], "little")
@@ -200,21 +215,16 @@ class _Builder:
                     vector = cfg[ptr + 0x2C] >> 1 & 0x7F
                     self.link_cap2_speed = _SPEED_CODES.get(vector.bit_length()) if vector else None
                 return
-            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
 
     def _decode_msi(self) -> None:
         """MSI and MSI-X enable bits from the dumped config space, for reports that print no capability lines."""
         cfg = bytes(self.config)
-        if len(cfg) < 64 or not cfg[0x06] & 0x10:
-            return
-        ptr, seen = cfg[0x34] & 0xFC, 0
-        while 0x40 <= ptr <= len(cfg) - 4 and seen < 48:
+        for ptr in _capabilities(cfg, 4):
             control = int.from_bytes(cfg[ptr + 2:ptr + 4], "little")
             if cfg[ptr] == _CAP_MSI and self.msi_enabled is None:
                 self.msi_enabled = bool(control & 0x0001)
             elif cfg[ptr] == _CAP_MSIX and self.msix_enabled is None:
                 self.msix_enabled = bool(control & 0x8000)
-            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
 
     def _parse_header(self, rest: str) -> None:
         rest = rest[:_MAX_HEADER]  # real headers are < 300 chars; bounds regex work on junk
@@ -291,30 +301,7 @@ class _Builder:
             self._decode_config()
         if self.msi_enabled is None and self.msix_enabled is None and self.config:
             self._decode_msi()
-        return LspciDevice(
-            address=self.address,
-            class_name=self.class_name,
-            class_code=self.class_code,
-            vendor_id=self.vendor_id,
-            device_id=self.device_id,
-            description=self.description,
-            port_type=self.port_type,
-            link_cap_speed=self.link_cap_speed,
-            link_cap_width=self.link_cap_width,
-            link_sta_speed=self.link_sta_speed,
-            link_sta_width=self.link_sta_width,
-            acs_ctl=self.acs_ctl,
-            driver=self.driver,
-            numa_node=self.numa_node,
-            iommu_group=self.iommu_group,
-            access_denied=self.access_denied,
-            physical_slot=self.physical_slot,
-            link_target_speed=self.link_target_speed,
-            link_cap2_speed=self.link_cap2_speed,
-            msi_enabled=self.msi_enabled,
-            msix_enabled=self.msix_enabled,
-            irq_line=self.irq_line,
-        )
+        return LspciDevice(**{name: getattr(self, name) for name in _DEVICE_FIELDS})
 
 
 def parse_lspci(text: str) -> dict[str, LspciDevice]:

@@ -52,8 +52,8 @@ Both parsers never raise: garbage gives an empty :class:`SmiReport`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from doctor.lazyre import lazy
 from doctor.parsers.lspci import normalize_pci_address
@@ -200,34 +200,17 @@ def _int(value: str | None) -> int | None:
     return int(n) if n is not None else None
 
 
-def _bool_enabled(value: str | None) -> bool | None:
-    v = _clean(value)
-    if v is None:
-        return None
-    low = v.lower()
-    if low in ("enabled", "on", "yes"):
-        return True
-    if low in ("disabled", "off", "no"):
-        return False
-    return None
+def _flag(true: frozenset[str], false: frozenset[str]) -> Callable[[str | None], bool | None]:
+    """A reader of a yes/no value: True for a word of ``true``, False for one of ``false`` (any case), else None."""
+    def read(value: str | None) -> bool | None:
+        low = (_clean(value) or "").lower()
+        return True if low in true else False if low in false else None
+    return read
 
 
-def _active(value: str | None) -> bool | None:
-    v = _clean(value)
-    if v is None:
-        return None
-    low = v.lower()
-    if low == "active":
-        return True
-    if low == "not active":
-        return False
-    return None
-
-
-def _yes_no(value: str | None) -> bool | None:
-    v = _clean(value)
-    low = v.lower() if v is not None else ""
-    return True if low == "yes" else False if low == "no" else None
+_bool_enabled = _flag(frozenset({"enabled", "on", "yes"}), frozenset({"disabled", "off", "no"}))
+_active = _flag(frozenset({"active"}), frozenset({"not active"}))
+_yes_no = _flag(frozenset({"yes"}), frozenset({"no"}))
 
 
 def _total(values: list[int | None]) -> int | None:
@@ -322,6 +305,70 @@ def _address(*candidates: str | None) -> str:
     return ""
 
 
+_GEN_X, _GEN_T = "pci/pci_gpu_link_info/pcie_gen/", "pci > gpu link info > pcie generation > "
+_WIDTH_X, _WIDTH_T = "pci/pci_gpu_link_info/link_widths/", "pci > gpu link info > link width > "
+#: The SmiGpu fields both forms hold alike: (field, conversion, XML path, text path); where a form names
+#: two paths (``|``), the first whose value converts wins
+_FIELDS: tuple[tuple[str, Callable[[str | None], Any], str, str], ...] = (
+    ("product_name", _clean, "product_name", "product name"),
+    ("uuid", _clean, "uuid", "gpu uuid"),
+    ("serial", _clean, "serial", "serial number"),
+    ("pstate", _clean, "performance_state", "performance state"),
+    ("util_gpu", _num, "utilization/gpu_util", "utilization > gpu"),
+    ("link_gen_current", _int, f"{_GEN_X}current_link_gen|{_GEN_X}device_current_link_gen",
+     f"{_GEN_T}current|{_GEN_T}device current"),
+    ("link_gen_max", _int, f"{_GEN_X}max_link_gen", f"{_GEN_T}max"),
+    ("link_gen_device_max", _int, f"{_GEN_X}max_device_link_gen", f"{_GEN_T}device max"),
+    ("link_gen_host_max", _int, f"{_GEN_X}max_host_link_gen", f"{_GEN_T}host max"),
+    ("link_width_current", _int, f"{_WIDTH_X}current_link_width", f"{_WIDTH_T}current"),
+    ("link_width_max", _int, f"{_WIDTH_X}max_link_width", f"{_WIDTH_T}max"),
+    ("persistence_mode", _bool_enabled, "persistence_mode", "persistence mode"),
+    ("replays_since_reset", _int, "pci/replay_counter", "pci > replays since reset"),
+    ("mig_mode", _bool_enabled, "mig_mode/current_mig", "mig mode > current"),
+    ("remapped_rows_correctable", _int, "remapped_rows/remapped_row_corr", "remapped rows > correctable error"),
+    ("remapped_rows_uncorrectable", _int, "remapped_rows/remapped_row_unc", "remapped rows > uncorrectable error"),
+    ("remap_pending", _yes_no, "remapped_rows/remapped_row_pending", "remapped rows > pending"),
+    ("remap_failure", _yes_no, "remapped_rows/remapped_row_failure", "remapped rows > remapping failure occurred"),
+    ("app_clock_graphics_mhz", _num, "applications_clocks/graphics_clock", "applications clocks > graphics"),
+    ("default_app_clock_graphics_mhz", _num, "default_applications_clocks/graphics_clock",
+     "default applications clocks > graphics"),
+    ("app_clock_mem_mhz", _num, "applications_clocks/mem_clock", "applications clocks > memory"),
+    ("default_app_clock_mem_mhz", _num, "default_applications_clocks/mem_clock", "default applications clocks > memory"),
+    ("ecc_mode", _bool_enabled, "ecc_mode/current_ecc", "ecc mode > current"),
+    ("ecc_mode_pending", _bool_enabled, "ecc_mode/pending_ecc", "ecc mode > pending"),
+    ("mig_mode_pending", _bool_enabled, "mig_mode/pending_mig", "mig mode > pending"),
+    ("compute_mode", _clean, "compute_mode", "compute mode"),
+    ("fb_total_mib", _int, "fb_memory_usage/total", "fb memory usage > total"),
+    ("bar1_total_mib", _int, "bar1_memory_usage/total", "bar1 memory usage > total"),
+    ("fabric_state", _clean, "fabric/state", "fabric > state"),
+    ("fabric_status", _clean, "fabric/status", "fabric > status"),
+)
+
+
+#: what :func:`recovery` reads, at its paths in either form (XML, text)
+_RECOVERY = (("gpu_recovery_action", "gpu recovery action"),
+             ("gpu_reset_status/reset_required", "gpu reset status > reset required"),
+             ("gpu_reset_status/drain_and_reset_recommended", "gpu reset status > drain and reset recommended"))
+
+
+def _fields(read: Callable[[str], str | None], form: int) -> dict[str, Any]:
+    """The :data:`_FIELDS` of one GPU and its recovery action, ``read`` giving the raw value at a path of
+    ``form`` (1 XML, 2 text)."""
+    out: dict[str, Any] = {}
+    for name, convert, *paths in _FIELDS:
+        out[name] = next((v for path in paths[form - 1].split("|") if (v := convert(read(path))) is not None), None)
+    out["recovery_action"], out["recovery_text"] = recovery(*(read(paths[form - 1]) for paths in _RECOVERY))
+    return out
+
+
+def _process(pid: str | None, name: str | None, memory: str | None, kind: str | None) -> SmiProcess | None:
+    """One process of a GPU's process list; None without a pid."""
+    number = _int(pid)
+    if number is None:
+        return None
+    return SmiProcess(pid=number, name=_clean(name), used_memory_mib=_int(memory), type=_clean(kind))
+
+
 # --------------------------------------------------------------------------- XML
 
 
@@ -335,9 +382,6 @@ def _x(elem: ET.Element | None, path: str) -> str | None:
 
 
 def _xml_gpu(g: ET.Element) -> SmiGpu:
-    pci = g.find("pci")
-    gen = pci.find("pci_gpu_link_info/pcie_gen") if pci is not None else None
-    widths = pci.find("pci_gpu_link_info/link_widths") if pci is not None else None
     reasons: dict[str, bool] = {}
     for block in ("clocks_event_reasons", "clocks_throttle_reasons"):
         node = g.find(block)
@@ -350,24 +394,9 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
             key = _REASON_PREFIX_RE.sub("", child.tag)
             if val is not None and key:
                 reasons.setdefault(key, val)
-    processes: list[SmiProcess] = []
     procs = g.find("processes")
-    if procs is not None:
-        for p in procs.findall("process_info"):
-            pid = _int(_x(p, "pid"))
-            if pid is None:
-                continue
-            processes.append(
-                SmiProcess(
-                    pid=pid,
-                    name=_clean(_x(p, "process_name")),
-                    used_memory_mib=_int(_x(p, "used_memory")),
-                    type=_clean(_x(p, "type")),
-                )
-            )
-    current_gen = _int(_x(gen, "current_link_gen"))
-    if current_gen is None:
-        current_gen = _int(_x(gen, "device_current_link_gen"))
+    processes = [] if procs is None else [_process(_x(p, "pid"), _x(p, "process_name"), _x(p, "used_memory"),
+                                                   _x(p, "type")) for p in procs.findall("process_info")]
     volatile = g.find("ecc_errors/volatile")
     uncorrectable = _total([_int(_x(volatile, k)) for k in _XML_UNCORRECTABLE])
     if uncorrectable is None:
@@ -377,51 +406,15 @@ def _xml_gpu(g: ET.Element) -> SmiGpu:
         power = g.find("power_readings")
     limit = _first_num(_x(power, k) for k in ("power_limit", "requested_power_limit", "current_power_limit"))
     return SmiGpu(
-        address=_address(g.get("id"), _x(pci, "pci_bus_id")),
-        product_name=_clean(_x(g, "product_name")),
-        uuid=_clean(_x(g, "uuid")),
-        serial=_clean(_x(g, "serial")),
-        pstate=_clean(_x(g, "performance_state")),
-        util_gpu=_num(_x(g, "utilization/gpu_util")),
-        link_gen_current=current_gen,
-        link_gen_max=_int(_x(gen, "max_link_gen")),
-        link_gen_device_max=_int(_x(gen, "max_device_link_gen")),
-        link_gen_host_max=_int(_x(gen, "max_host_link_gen")),
-        link_width_current=_int(_x(widths, "current_link_width")),
-        link_width_max=_int(_x(widths, "max_link_width")),
-        persistence_mode=_bool_enabled(_x(g, "persistence_mode")),
+        address=_address(g.get("id"), _x(g, "pci/pci_bus_id")),
         clock_event_reasons=reasons,
         idle=reasons.get("gpu_idle"),
-        replays_since_reset=_int(_x(pci, "replay_counter")),
-        processes=tuple(processes),
-        mig_mode=_bool_enabled(_x(g, "mig_mode/current_mig")),
-        remapped_rows_correctable=_int(_x(g, "remapped_rows/remapped_row_corr")),
-        remapped_rows_uncorrectable=_int(_x(g, "remapped_rows/remapped_row_unc")),
-        remap_pending=_yes_no(_x(g, "remapped_rows/remapped_row_pending")),
-        remap_failure=_yes_no(_x(g, "remapped_rows/remapped_row_failure")),
+        processes=tuple(p for p in processes if p is not None),
         ecc_volatile_uncorrectable=uncorrectable,
         power_limit_w=limit,
         default_power_limit_w=_num(_x(power, "default_power_limit")),
-        app_clock_graphics_mhz=_num(_x(g, "applications_clocks/graphics_clock")),
-        default_app_clock_graphics_mhz=_num(_x(g, "default_applications_clocks/graphics_clock")),
-        app_clock_mem_mhz=_num(_x(g, "applications_clocks/mem_clock")),
-        default_app_clock_mem_mhz=_num(_x(g, "default_applications_clocks/mem_clock")),
-        ecc_mode=_bool_enabled(_x(g, "ecc_mode/current_ecc")),
-        ecc_mode_pending=_bool_enabled(_x(g, "ecc_mode/pending_ecc")),
-        mig_mode_pending=_bool_enabled(_x(g, "mig_mode/pending_mig")),
-        compute_mode=_clean(_x(g, "compute_mode")),
-        fb_total_mib=_int(_x(g, "fb_memory_usage/total")),
-        bar1_total_mib=_int(_x(g, "bar1_memory_usage/total")),
-        fabric_state=_clean(_x(g, "fabric/state")),
-        fabric_status=_clean(_x(g, "fabric/status")),
-        **_recovery_fields(_x(g, "gpu_recovery_action"), _x(g, "gpu_reset_status/reset_required"),
-                           _x(g, "gpu_reset_status/drain_and_reset_recommended")),
+        **_fields(lambda path: _x(g, path), 1),
     )
-
-
-def _recovery_fields(*values: str | None) -> dict[str, str | None]:
-    word, text = recovery(*values)
-    return {"recovery_action": word, "recovery_text": text}
 
 
 def parse_nvidia_smi_xml(text: str) -> SmiReport:
@@ -507,70 +500,22 @@ class _TextGpu:
         return None
 
     def build(self) -> SmiGpu:
-        procs: list[SmiProcess] = []
-        for p in self.processes:
-            pid = _int(p.get("process id"))
-            if pid is None:
-                continue
-            procs.append(
-                SmiProcess(
-                    pid=pid,
-                    name=_clean(p.get("name") or p.get("process name")),
-                    used_memory_mib=_int(p.get("used gpu memory")),
-                    type=_clean(p.get("type")),
-                )
-            )
-        gen = "pci > gpu link info > pcie generation > "
-        width = "pci > gpu link info > link width > "
-        current_gen = _int(self.get(gen + "current"))
-        if current_gen is None:
-            current_gen = _int(self.get(gen + "device current"))
+        processes = [_process(p.get("process id"), p.get("name") or p.get("process name"), p.get("used gpu memory"),
+                              p.get("type")) for p in self.processes]
         uncorrectable = _total([_int(self.get("ecc errors > volatile > " + k)) for k in _TEXT_UNCORRECTABLE])
         if uncorrectable is None:
             uncorrectable = _int(self.get("ecc errors > volatile > double bit > total"))
         return SmiGpu(
             address=self.address,
-            product_name=_clean(self.get("product name")),
-            uuid=_clean(self.get("gpu uuid")),
-            serial=_clean(self.get("serial number")),
-            pstate=_clean(self.get("performance state")),
-            util_gpu=_num(self.get("utilization > gpu")),
-            link_gen_current=current_gen,
-            link_gen_max=_int(self.get(gen + "max")),
-            link_gen_device_max=_int(self.get(gen + "device max")),
-            link_gen_host_max=_int(self.get(gen + "host max")),
-            link_width_current=_int(self.get(width + "current")),
-            link_width_max=_int(self.get(width + "max")),
-            persistence_mode=_bool_enabled(self.get("persistence mode")),
             clock_event_reasons=dict(self.reasons),
             idle=self.reasons.get("gpu_idle"),
-            replays_since_reset=_int(self.get("pci > replays since reset")),
-            processes=tuple(procs),
-            remapped_rows_correctable=_int(self.get("remapped rows > correctable error")),
-            remapped_rows_uncorrectable=_int(self.get("remapped rows > uncorrectable error")),
-            remap_pending=_yes_no(self.get("remapped rows > pending")),
-            remap_failure=_yes_no(self.get("remapped rows > remapping failure occurred")),
+            processes=tuple(p for p in processes if p is not None),
             ecc_volatile_uncorrectable=uncorrectable,
-            power_limit_w=_first_num(self.get(f"{block} > {k}", f"gpu {block} > {k}")
-                                     for block in ("power readings",)
+            power_limit_w=_first_num(self.get(f"power readings > {k}", f"gpu power readings > {k}")
                                      for k in ("power limit", "requested power limit", "current power limit")),
             default_power_limit_w=_num(self.get("power readings > default power limit",
                                                 "gpu power readings > default power limit")),
-            app_clock_graphics_mhz=_num(self.get("applications clocks > graphics")),
-            default_app_clock_graphics_mhz=_num(self.get("default applications clocks > graphics")),
-            app_clock_mem_mhz=_num(self.get("applications clocks > memory")),
-            default_app_clock_mem_mhz=_num(self.get("default applications clocks > memory")),
-            mig_mode=_bool_enabled(self.get("mig mode > current")),
-            ecc_mode=_bool_enabled(self.get("ecc mode > current")),
-            ecc_mode_pending=_bool_enabled(self.get("ecc mode > pending")),
-            mig_mode_pending=_bool_enabled(self.get("mig mode > pending")),
-            compute_mode=_clean(self.get("compute mode")),
-            fb_total_mib=_int(self.get("fb memory usage > total")),
-            bar1_total_mib=_int(self.get("bar1 memory usage > total")),
-            fabric_state=_clean(self.get("fabric > state")),
-            fabric_status=_clean(self.get("fabric > status")),
-            **_recovery_fields(self.get("gpu recovery action"), self.get("gpu reset status > reset required"),
-                               self.get("gpu reset status > drain and reset recommended")),
+            **_fields(self.get, 2),
         )
 
 

@@ -8,7 +8,7 @@ Sample (``m`` adds thread lines with ``-`` in the PID column after each process)
     vllm        4242 98.5  3.2 9876543 2100000 ?     -    10:01 120:00 python3 -m vllm.entrypoints.openai.api_server --model x
     vllm           -  0.1    -      -     - -        Sl   10:01   0:01 -
 
-Columns are located from the header (``%CPU``/``%MEM``/``COMMAND``); the command is
+Columns are located from the header (``USER``/``PID``/``COMMAND``); the command is
 everything after the 10th field, so arguments with spaces survive.
 """
 
@@ -26,19 +26,10 @@ class PsProcess:
 
     user: str
     pid: int
-    cpu_percent: float | None
-    mem_percent: float | None
     command: str
 
 
 _WS_RE = lazy(r"\s+")
-
-
-def _float(text: str) -> float | None:
-    try:
-        return float(text.replace(",", "."))
-    except ValueError:
-        return None
 
 
 def parse_ps(text: str) -> tuple[PsProcess, ...]:
@@ -60,8 +51,6 @@ def parse_ps(text: str) -> tuple[PsProcess, ...]:
         i_cmd = cols.index("COMMAND") if "COMMAND" in cols else cols.index("CMD")
     except ValueError:
         return ()
-    i_cpu = cols.index("%CPU") if "%CPU" in cols else None
-    i_mem = cols.index("%MEM") if "%MEM" in cols else None
     out: list[PsProcess] = []
     for line in lines[start:]:
         stripped = line.strip()
@@ -74,13 +63,5 @@ def parse_ps(text: str) -> tuple[PsProcess, ...]:
         if not (pid_text.isascii() and pid_text.isdigit()):
             continue  # thread line ("-") or garbage
         command = parts[i_cmd] if len(parts) > i_cmd else ""
-        out.append(
-            PsProcess(
-                user=parts[i_user],
-                pid=int(pid_text),
-                cpu_percent=_float(parts[i_cpu]) if i_cpu is not None and i_cpu < len(parts) else None,
-                mem_percent=_float(parts[i_mem]) if i_mem is not None and i_mem < len(parts) else None,
-                command=command,
-            )
-        )
+        out.append(PsProcess(user=parts[i_user], pid=int(pid_text), command=command))
     return tuple(out)

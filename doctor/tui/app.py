@@ -310,7 +310,7 @@ class DoctorApp(App[int]):
         pal = self.palette
 
         def add(parent: TreeNode[TopoNode | None], node: TopoNode) -> None:
-            mine = about_device(self.result.findings, node.names) if self.result and node.names else []
+            mine = self.device_findings(node)
             worst = min((f.severity for f in mine), key=severity_order, default="")
             label = topo_label(node, pal, len(mine), worst)
             if node.children:

@@ -56,11 +56,6 @@ def filter_findings(findings: Iterable[Finding], severity: int = 0, category: in
     return [f for f in findings if f.severity in sevs and (not cats or f.category in cats)]
 
 
-def key(f: Finding) -> tuple[str, str]:
-    """Identity of a finding across runs."""
-    return (f.check, f.subject)
-
-
 @record
 class RunDiff:
     """Findings of the previous run against the current one, by the rule of :mod:`doctor.diff`."""
@@ -110,11 +105,6 @@ def relevance(f: Finding, names: Sequence[str]) -> int:
     if _mentions(f.subject, names):
         return 2
     return int(_mentions(" ".join([f.title, *f.related, *(e.source for e in f.evidence)]), names))
-
-
-def related_to(f: Finding, names: Sequence[str]) -> bool:
-    """Whether ``f`` is about one of ``names`` at all."""
-    return relevance(f, names) > 0
 
 
 def about_device(findings: Iterable[Finding], names: Sequence[str]) -> list[Finding]:

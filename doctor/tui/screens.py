@@ -51,10 +51,23 @@ Severities: CRITICAL > HIGH > MEDIUM > LOW > UNKNOWN (could not check) > INFO > 
 
 
 class _Closable(ModalScreen[None]):
+    """A window of scrollable text (its body's id ``body``) over the main screen; Esc or q closes it."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", _("Close")),
         Binding("q", "close", _("Close"), show=False),
     ]
+
+    def __init__(self, text: Text, body: str) -> None:
+        super().__init__()
+        self.text = text
+        self.body_id = body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="modal-body", id=self.body_id):
+            yield Static(self.text, markup=False)
+        yield Footer(show_command_palette=False)
+
     def action_close(self) -> None:
         self.dismiss(None)
 
@@ -69,14 +82,8 @@ class FindingScreen(_Closable):
     ]
 
     def __init__(self, finding: Finding, text: Text) -> None:
-        super().__init__()
+        super().__init__(text, "finding-full")
         self.finding = finding
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="modal-body", id="finding-full"):
-            yield Static(self.text, markup=False)
-        yield Footer(show_command_palette=False)
 
     def action_copy(self) -> None:
         app: DoctorApp = self.app  # type: ignore[assignment]
@@ -87,13 +94,7 @@ class DiffScreen(_Closable):
     """Fixed / new / changed / unchanged problems after a re-run."""
 
     def __init__(self, text: Text) -> None:
-        super().__init__()
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="modal-body", id="diff"):
-            yield Static(self.text, markup=False)
-        yield Footer(show_command_palette=False)
+        super().__init__(text, "diff")
 
 
 class HelpScreen(_Closable):
@@ -102,10 +103,8 @@ class HelpScreen(_Closable):
         Binding("question_mark", "close", _("Close"), show=False),
     ]
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="modal-body", id="help"):
-            yield Static(Text(_(HELP)), markup=False)
-        yield Footer(show_command_palette=False)
+    def __init__(self) -> None:
+        super().__init__(Text(_(HELP)), "help")
 
 
 class ExportScreen(ModalScreen[tuple[str, str] | None]):

@@ -113,7 +113,6 @@ def test_doc_sample() -> None:
             link_layer="Ethernet",
             active_mtu=4096,
             active_speed="25.0 Gbps",
-            active_width="4X",
             gids=(
                 IbvGid(0, "fe80:0000:0000:0000:a4ed:ccff:fe8b:1994", "RoCE v1"),
                 IbvGid(1, "fe80::a4ed:ccff:fe8b:1994", "RoCE v2"),
@@ -134,7 +133,7 @@ def test_space_indented_cx4() -> None:
 def test_old_without_types_and_bnxt() -> None:
     a, b = parse_ibv_devinfo(OLD_AND_BNXT)
     assert a.device == "mlx5_3" and all(g.type is None for g in a.gids) and len(a.gids) == 3
-    assert a.active_speed == "10.0 Gbps" and a.active_width == "1X"
+    assert a.active_speed == "10.0 Gbps"
     assert b.device == "bnxt_re2" and b.state is None and b.state_num is None
     assert b.gids == (
         IbvGid(0, "fe80::b226:28ff:fed3:b0f0", "IB/RoCE v1"),
