@@ -403,6 +403,8 @@ class Aggregate:
     rows: list[NodeRow]
     checks: dict[str, int] = field(default_factory=dict)
     facts: dict[str, dict[str, array[int]]] = field(default_factory=dict)
+    #: per (check, subject, severity): the title of its first node in input order and its nodes (the
+    #: first of them that node)
     findings: dict[tuple[str, str, str], tuple[str, array[int]]] = field(default_factory=dict)
     _status_cache: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
     #: digests sent whole (``digest_base``) that later nodes were sent against, by number: the digest,
@@ -433,8 +435,13 @@ class Aggregate:
             fkey = (check, stable_subject(subject), severity)  # one server, whatever its pid on each node
             entry = self.findings.get(fkey)
             if entry is None:
-                entry = self.findings[fkey] = (title, array("i"))
-            entry[1].append(index)
+                self.findings[fkey] = (title, array("i", (index,)))
+            elif index < entry[1][0]:  # the title of the first node in input order, whichever worker ends first
+                entry[1].append(entry[1][0])
+                entry[1][0] = index
+                self.findings[fkey] = (title, entry[1])
+            else:
+                entry[1].append(index)
             if severity_order(severity) < severity_order(worst):
                 worst = severity
         row.worst = worst

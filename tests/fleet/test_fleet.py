@@ -213,3 +213,26 @@ def test_changes_against_bases_of_interleaved_workers_fold_like_whole_digests() 
 
     assert table(sent) == table(whole)
     assert table(whole)["k3"]["a3"] == [0] and table(whole)["new"] == {"x": [2]}  # node 2 lost k3, gained "new"
+
+
+def test_a_finding_group_takes_its_title_from_the_first_node_in_input_order_whatever_order_workers_end() -> None:
+    """Nodes sharing a finding can word its title differently (the inputs one node lacked); the fleet report
+    shows the first node's title in the order the nodes were given, not the first summary to arrive."""
+    from doctor.fleet.fleet import Aggregate, NodeRow, finish
+
+    def summary(title: str) -> dict[str, object]:
+        return {"path": "p", "kind": "json", "name": "n", "error": None, "statuses": {"kernel.hugepages": "unknown"},
+                "findings": [("kernel.hugepages", "host", "unknown", title)], "digest": {}}
+
+    titles = {0: "input incomplete (hugepages)", 1: "input incomplete (cmdline, hugepages)",
+              2: "input incomplete (cmdline, hugepages, sysctls)"}
+    seen = set()
+    for order in ((0, 1, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1)):
+        agg = Aggregate([NodeRow(str(i)) for i in range(3)])
+        for i in order:
+            agg.add(i, summary(titles[i]))
+        report = finish(agg)
+        groups = [*report.common, *report.partial, *report.outlier_findings]
+        assert [(g.title, g.nodes) for g in groups] == [(titles[0], (0, 1, 2))], order
+        seen.add(groups[0].title)
+    assert seen == {titles[0]}
