@@ -48,8 +48,8 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nvidia_smi_q", re.compile(r"\S*nvidia-smi (?:-q|--query)")),
     ("nvlink_status", re.compile(r"\S*nvidia-smi nvlink (?:-s|--status)")),
     ("nvlink_errors", re.compile(r"\S*nvidia-smi nvlink (?:-e|--errorcounters)")),
-    ("lspci_vvv", re.compile(r"\S*lspci (?:-\w*vv\w*)")),  # -nnDvvvxxxx (470 and later)
-    ("lspci_v", re.compile(r"\S*lspci -d \S+ -v -xxx")),  # older reports: -v per vendor, merged below
+    ("lspci_vvv", re.compile(r"\S*lspci (?:-\w*vv\w*)")),  # -nnDvvvxxxx (535 and later)
+    ("lspci_v", re.compile(r"\S*lspci -d \S+ -v -xxx")),  # 525 and older: -v per vendor, merged below
     ("dmesg", re.compile(r"dmesg:?")),
 )
 _JOURNAL_BOOT0 = re.compile(r"^  journalctl -b -0:\n(.*?)(?=^  \S|\Z)", re.M | re.S)
