@@ -190,3 +190,40 @@ def test_missing_user_space_driver_makes_the_bound_gpus_unreachable(tmp_path: Pa
     path = _write(tmp_path, _log(smi=lib, dmesg="[ 3.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  470.82.01\n"))
     found = [x for x in run(Facts(open_source(path)), only=["gpu.unreachable"]).findings if x.severity == "critical"]
     assert found and all("libnvidia-ml.so" in x.title for x in found)
+
+
+SCAN = (SEP + "Scanning kernel log files for NVIDIA kernel messages:\n\n"
+        "  /var/log/kern.log:\n"
+        "Mar 13 21:37:00 node kernel: [    6.614228] NVRM: GPU 0001:00:00.0: RmInitAdapter failed! (0x62:0x0:1835)\n"
+        "Mar 21 20:18:56 node kernel: [   65.315783] NVRM: Xid (PCI:0001:00:00): 79, pid='<unknown>', name=<unknown>, "
+        "GPU has fallen off the bus.\n\n"
+        "  journalctl -b -0:\n{boot0}\n"
+        "  journalctl -b -1:\n"
+        "Mar 21 20:18:56 node kernel: NVRM: Xid (PCI:0001:00:00): 48, pid=1, name=x, An uncorrectable double bit error\n\n")
+
+
+def _xid_and_unreachable(path: str) -> list[tuple[str, str, str]]:
+    found = run(Facts(open_source(path)), only=["gpu.xid_errors", "gpu.unreachable"]).findings
+    return [(x.check, str(x.severity), x.title) for x in found if x.severity in ("low", "medium", "high", "critical")]
+
+
+def test_earlier_boots_in_the_kernel_log_scan_are_history(tmp_path: Path) -> None:
+    """The report's ``Scanning kernel log files`` section quotes kern.log and ``journalctl -b -1`` of earlier boots
+    (the real ThinkPad report of driver 525 holds RmInitAdapter failures and an Xid 79 of boots before the one it
+    describes): the current boot is what ``dmesg:`` says; an old boot's failure is no alarm about the GPU now."""
+    clean = "[    4.031319] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05\n"
+    path = _write(tmp_path, _log(dmesg=clean, extra=SCAN.format(boot0=clean)))
+    assert _xid_and_unreachable(path) == []
+
+
+def test_an_empty_dmesg_falls_back_to_the_current_boot_journal_only(tmp_path: Path) -> None:
+    """``dmesg:`` printed nothing (a restricted ring buffer): the ``journalctl -b -0`` lines stand in for it, never
+    kern.log or ``-b -1`` (here an Xid 48 that only an earlier boot had)."""
+    boot0 = "Aug 25 20:01:02 node kernel: NVRM: Xid (PCI:0001:00:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+    src = open_source(_write(tmp_path, _log(dmesg="", extra=SCAN.format(boot0=boot0))))
+    dmesg = src.command("dmesg")
+    assert dmesg.text is not None and "79" in dmesg.text and ": 48," not in dmesg.text
+    assert "journalctl -b -0" in dmesg.where
+    found = _xid_and_unreachable(str(src.location))
+    assert any(check == "gpu.xid_errors" and "79" in title for check, _, title in found), found
+    assert not any("48" in title for _, _, title in found), found
