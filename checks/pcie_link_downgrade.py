@@ -16,6 +16,7 @@ from doctor.derived.pcie import (
     gen_label,
     link_label,
     make_link,
+    no_link_reason,
     path_bandwidth,
     path_cap,
     upstream_links,
@@ -379,13 +380,19 @@ def _links(facts: Facts, dev: PciDevice) -> list[Link]:
     return links
 
 
+def _no_link(facts: Facts, subject: _Subject) -> str | None:
+    """Why the subject has no PCIe link to judge (:func:`no_link_reason`), when no link of its own is known."""
+    links = _links(facts, subject.dev)
+    if links and links[0].child.address == subject.dev.address and links[0].known:
+        return None
+    return no_link_reason(subject.dev)
+
+
 def _assess(facts: Facts, subject: _Subject) -> list[Finding]:
     dev = subject.dev
     links = _links(facts, dev)
     own = links[0] if links and links[0].child.address == dev.address else None
     if own is None or not own.known:
-        if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
-            return []  # on the root bus with no link files: an integrated endpoint, it has no PCIe link
         return [Finding(UNKNOWN, subject.label, N_('PCIe link state not readable'),
                        detail=_missing_detail(dev, own),
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))]
@@ -491,7 +498,12 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
         return
     fine = 0
     idle: list[Finding] = []
+    no_link: list[tuple[_Subject, str]] = []
     for subject in subjects:
+        reason = _no_link(facts, subject)
+        if reason is not None:
+            no_link.append((subject, reason))
+            continue
         found = _assess(facts, subject)
         if not found:
             fine += 1
@@ -509,6 +521,13 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
                       evidence=tuple(e for f in idle for e in f.evidence[:1]) + idle[0].evidence[-1:],
                       observed=join('; ', (f"{f.subject}: {f.observed}" for f in idle)),
                       related=tuple(r for f in idle for r in f.related))
+    skipped = join(' ', (N_('Does not apply: {reason}.', reason=reason) for _, reason in no_link))
     if fine:
         yield Finding(PASS, "node", Nn_('{n} GPU/NIC path at expected speed and width', '{n} GPU/NIC paths at expected speed and width', fine),
-                      evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects)} devices checked"),))
+                      detail=skipped,
+                      evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects) - len(no_link)} devices checked"),)
+                      + tuple(Evidence(s.dev.attr("config"), r) for s, r in no_link[:8]))
+    elif no_link:
+        yield Finding(PASS, "node", Nn_('no PCIe link to judge on {n} function', 'no PCIe link to judge on {n} functions', len(no_link)),
+                      detail=skipped, evidence=tuple(Evidence(s.dev.attr("config"), r) for s, r in no_link[:8]),
+                      related=tuple(s.dev.address for s, _ in no_link))

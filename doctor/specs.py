@@ -129,6 +129,9 @@ SPECS: tuple[Spec, ...] = (
          paths=("sys/devices/system/node/{online,possible,has_cpu,has_memory}",
                 "sys/devices/system/node/node*/{cpulist,distance}",
                 "sys/devices/system/cpu/{online,present}")),
+    Spec("numactl_hardware", "numactl --hardware: NUMA nodes, their CPUs and distances, where no node folders are "
+         "recorded (sosreports' numa plugin, nvidia-bug-report logs)",
+         sos_paths=("sos_commands/numa/numactl_--hardware",)),
     Spec("cpu.governor", "CPU frequency governor and driver of CPU 0",
          paths=("sys/devices/system/cpu/cpu0/cpufreq/{scaling_governor,scaling_driver,"
                 "energy_performance_preference}",)),

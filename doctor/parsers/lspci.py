@@ -53,6 +53,10 @@ class LspciDevice:
     msix_enabled: bool | None = None
     #: ``Interrupt: pin A routed to IRQ 17``: the device's ``irq`` (its INTx line, or its MSI vector while MSI is on)
     irq_line: int | None = None
+    #: whether the function has a PCI Express capability: ``True`` when lspci shows one (``Express (v2) Endpoint``,
+    #: ``Express (v2) Root Complex Integrated Endpoint``), ``False`` when its capability list is shown (or dumped)
+    #: and holds none, or ``Status: Cap-`` says it has no list; ``None`` when the list is not shown (access denied)
+    express: bool | None = None
 
 
 _ADDR_RE = lazy(
@@ -94,7 +98,7 @@ _CAP_MSI, _CAP_MSIX = 0x05, 0x11
 #: What a config-space dump line starts with (:data:`_HEX_RE`)
 _HEX_START = frozenset("0123456789abcdef")
 #: The detail lines :meth:`_Builder.feed` reads, by the text before their first colon
-_FIELDS = frozenset({"Capabilities", "Interrupt", "LnkCap", "LnkSta", "LnkCap2", "LnkCtl2", "ACSCtl",
+_FIELDS = frozenset({"Capabilities", "Status", "Interrupt", "LnkCap", "LnkSta", "LnkCap2", "LnkCtl2", "ACSCtl",
                      "Kernel driver in use", "NUMA node", "IOMMU group", "Physical Slot"})
 
 
@@ -162,6 +166,9 @@ class _Builder:
         self.msi_enabled: bool | None = None
         self.msix_enabled: bool | None = None
         self.irq_line: int | None = None
+        self.express: bool | None = None
+        self.capabilities_shown = False  # a ``Capabilities: [..]`` line other than ``<access denied>``
+        self.cap_list: bool | None = None  # ``Status: Cap+`` / ``Cap-``
         self.config = bytearray()  # config-space bytes from a hex dump, in order from offset 0
         self._parse_header(rest)
 
@@ -201,6 +208,27 @@ class _Builder:
                     self.link_cap2_speed = _SPEED_CODES.get(vector.bit_length()) if vector else None
                 return
             ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
+
+    def _has_express(self) -> bool | None:
+        """Whether the function has a PCI Express capability: from lspci's lines, else from its dumped capability
+        list (walked to its end inside the dump); ``None`` when neither shows it."""
+        if self.express or self.access_denied:
+            return self.express
+        if self.capabilities_shown or self.cap_list is False:
+            return False
+        cfg = bytes(self.config)
+        if len(cfg) < 64:
+            return None
+        if not cfg[0x06] & 0x10:
+            return False
+        ptr, seen = cfg[0x34] & 0xFC, 0
+        while ptr and seen < 48:
+            if not 0x40 <= ptr <= len(cfg) - 2:
+                return None  # points outside what was dumped
+            if cfg[ptr] == 0x10:
+                return True
+            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
+        return False if not ptr else None
 
     def _decode_msi(self) -> None:
         """MSI and MSI-X enable bits from the dumped config space, for reports that print no capability lines."""
@@ -248,7 +276,10 @@ class _Builder:
             if "<access denied>" in s:
                 self.access_denied = True
                 return
+            self.capabilities_shown = True
             m = _EXPRESS_RE.match(s)
+            if m:
+                self.express = True
             if m and self.port_type is None:
                 self.port_type = _SLOT_SUFFIX_RE.sub("", m.group("type")).strip() or None
             elif m is None and (msi := _MSI_RE.match(s[:200])):
@@ -256,6 +287,8 @@ class _Builder:
                     self.msix_enabled = msi.group("sign") == "+"
                 else:
                     self.msi_enabled = msi.group("sign") == "+"
+        elif s.startswith("Status: Cap") and self.cap_list is None:
+            self.cap_list = s[11:12] == "+"
         elif s.startswith("Interrupt:") and self.irq_line is None:
             routed = _IRQ_LINE_RE.match(s)
             self.irq_line = int(routed.group("irq")) if routed else None
@@ -314,6 +347,7 @@ class _Builder:
             msi_enabled=self.msi_enabled,
             msix_enabled=self.msix_enabled,
             irq_line=self.irq_line,
+            express=self._has_express(),
         )
 
 

@@ -122,7 +122,61 @@ def test_doc_sample() -> None:
         iommu_group="12",
         access_denied=False,
         physical_slot="1",
+        express=True,
     )
+
+
+#: Real record (nvidia-bug-report of an ASUS WS X299 SAGE, tests/realworld/cases/bugreport-x299-3xa6000-535):
+#: the board's I219-LM at 00:1f.6 has Power Management, MSI and Advanced Features, no Express capability
+I219_NO_EXPRESS = """\
+0000:00:1f.6 Ethernet controller [0200]: Intel Corporation Ethernet Connection (2) I219-LM [8086:15b7]
+\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-
+\tCapabilities: [c8] Power Management version 3
+\t\tStatus: D0 NoSoftRst+ PME-Enable- DSel=0 DScale=1 PME-
+\tCapabilities: [d0] MSI: Enable+ Count=1/1 Maskable- 64bit+
+\tCapabilities: [e0] PCI Advanced Features
+\tKernel driver in use: e1000e
+"""
+RCIEP = """\
+0000:00:14.3 Network controller [0280]: Intel Corporation Wi-Fi 6 AX201 [8086:06f0]
+\tCapabilities: [c8] Power Management version 3
+\tCapabilities: [d0] MSI: Enable- Count=1/1 Maskable- 64bit+
+\tCapabilities: [40] Express (v2) Root Complex Integrated Endpoint, MSI 00
+\tKernel driver in use: iwlwifi
+"""
+#: the same I219 as ``lspci -v -xxx`` dumps it (no capability lines; the list at 0xc8 -> 0xd0 -> 0xe0 -> end)
+I219_DUMP = I219_NO_EXPRESS.split("\tStatus")[0] + """\
+00: 86 80 b7 15 06 04 10 00 00 00 00 02 00 00 00 00
+10: 00 00 f0 73 00 00 00 00 00 00 00 00 00 00 00 00
+20: 00 00 00 00 00 00 00 00 00 00 00 00 43 10 86 86
+30: 00 00 00 00 c8 00 00 00 00 00 00 00 03 03 00 00
+40: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+50: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+60: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+70: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+80: 28 00 00 00 08 00 00 00 00 00 00 00 00 00 00 00
+90: 00 00 00 00 1f 00 00 00 00 00 00 00 40 02 18 40
+a0: 00 00 00 00 01 00 00 00 03 10 03 10 00 00 00 00
+b0: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+c0: 00 00 00 00 00 00 00 00 01 d0 23 c8 08 20 00 00
+d0: 05 e0 81 00 78 03 e0 fe 00 00 00 00 00 00 00 00
+e0: 13 00 06 03 00 00 00 00 00 00 00 00 00 00 00 00
+f0: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+"""
+
+
+@pytest.mark.parametrize("text,express,port_type", [
+    (I219_NO_EXPRESS, False, None),  # capability list shown, no Express in it
+    (I219_DUMP, False, None),  # the list walked in the config dump to its end
+    (RCIEP, True, "Root Complex Integrated Endpoint"),  # Express, but part of the root complex (no link)
+    (I219_NO_EXPRESS.replace("\tCapabilities: [c8]", "\tCapabilities: <access denied>\n\tX: [c8]")
+     .replace("\tCapabilities: [d0] MSI: Enable+ Count=1/1 Maskable- 64bit+\n\tCapabilities: [e0] PCI Advanced "
+              "Features\n", ""), None, None),  # not shown (not root): not known, never "no link"
+])
+def test_express_capability_present_absent_or_not_shown(text: str, express: bool | None,
+                                                        port_type: str | None) -> None:
+    dev = next(iter(parse_lspci(text).values()))
+    assert (dev.express, dev.port_type) == (express, port_type)
 
 
 def test_switch_topology() -> None:

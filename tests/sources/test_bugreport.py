@@ -227,3 +227,66 @@ def test_an_empty_dmesg_falls_back_to_the_current_boot_journal_only(tmp_path: Pa
     found = _xid_and_unreachable(str(src.location))
     assert any(check == "gpu.xid_errors" and "79" in title for check, _, title in found), found
     assert not any("48" in title for _, _, title in found), found
+
+
+def _sysfs_file(path: str, value: str) -> str:
+    return f"{SEP}*** {path}\n*** ls: -r--r--r-- 1 root root 4096 2025-08-25 20:30:39.5 +0000 {path}\n{value}\n\n"
+
+
+NUMACTL_2 = (SEP + "/usr/bin/numactl -H\n\navailable: 2 nodes (0-1)\nnode 0 cpus: 0 1 2 3\nnode 0 size: 32026 MB\n"
+             "node 0 free: 13125 MB\nnode 1 cpus: 4 5 6 7\nnode 1 size: 32253 MB\nnode 1 free: 30001 MB\n"
+             "node distances:\nnode   0   1 \n  0:  10  21 \n  1:  21  10 \n")
+GPU_SYSFS = "/sys/bus/pci/devices/0001:00:00.0"
+
+
+def test_numa_nodes_and_gpu_locality_come_from_their_sections(tmp_path: Path) -> None:
+    """Recent reports print ``numactl -H``, ``/sys/devices/system/node/online`` and each GPU's ``numa_node`` and
+    ``local_cpulist``: the NUMA facts come from them (two nodes, their CPUs and distances), the GPU's node from its
+    own section (lspci prints no ``NUMA node`` line for -1), and those few files are no sysfs PCI tree."""
+    extra = (NUMACTL_2 + _sysfs_file("/sys/devices/system/node/online", "0-1")
+             + _sysfs_file(f"{GPU_SYSFS}/local_cpulist", "0-7") + _sysfs_file(f"{GPU_SYSFS}/numa_node", "-1"))
+    f = Facts(open_source(_write(tmp_path, _log(extra=extra))))
+    assert [(n.id, n.cpulist, n.distances) for n in f.numa.nodes] == [(0, "0-3", (10, 21)), (1, "4-7", (21, 10))]
+    assert (f.numa.origin or "").endswith("nvidia-bug-report.log.gz: /usr/bin/numactl -H")
+    assert f.pci.origin == "lspci"
+    gpu = f.pci.get("0001:00:00.0")
+    assert gpu is not None and (gpu.numa_node, gpu.local_cpulist) == (-1, "0-7")
+    assert gpu.attr("numa_node") == "sys/bus/pci/devices/0001:00:00.0/numa_node"  # the section it came from
+    found = [x for x in run(f, only=["numa.unknown_locality"]).findings if x.check == "numa.unknown_locality"]
+    # a VM (dmidecode says so) with -1 on two nodes: the hypervisor's, info; never "not recorded"
+    assert found and found[0].severity == "info" and "NUMA locality unknown" in found[0].title
+    assert found[0].evidence[0].source == "sys/bus/pci/devices/0001:00:00.0/numa_node"
+
+
+def test_one_online_node_without_numactl_is_one_numa_node(tmp_path: Path) -> None:
+    """No numactl installed (the real X299 report): ``node/online`` lists node 0 alone, so node 0 holds every CPU
+    (on one node a GPU's ``local_cpulist`` is all of them); locality passes, it is not 'not recorded'."""
+    extra = (_sysfs_file("/sys/devices/system/node/online", "0") + _sysfs_file(f"{GPU_SYSFS}/local_cpulist", "0-23")
+             + _sysfs_file(f"{GPU_SYSFS}/numa_node", "-1"))
+    f = Facts(open_source(_write(tmp_path, _log(extra=extra))))
+    assert [(n.id, n.cpulist) for n in f.numa.nodes] == [(0, "0-23")] and not f.numa.multi_node
+    found = [x for x in run(f, only=["numa.unknown_locality"]).findings if x.check == "numa.unknown_locality"]
+    assert [x.severity for x in found] == ["pass"]
+
+
+@pytest.mark.parametrize("extra,missing", [
+    ("", "no sys/devices/system/node"),  # the old layout prints no node section at all
+    (_sysfs_file("/sys/devices/system/node/online", "0-1"), "lists nodes 0-1, but not which CPUs"),
+])
+def test_numa_stays_unknown_where_the_report_lacks_it(tmp_path: Path, extra: str, missing: str) -> None:
+    f = Facts(open_source(_write(tmp_path, _log(extra=extra))))
+    assert f.numa.nodes == () and missing in (f.numa.missing or "")
+    found = [x for x in run(f, only=["numa.unknown_locality"]).findings if x.check == "numa.unknown_locality"]
+    assert [x.severity for x in found] == ["unknown"]
+
+
+def test_numactl_output_parsed() -> None:
+    from doctor.facts.numa import cpulist_text, parse_numactl
+
+    nodes = parse_numactl("available: 3 nodes (0-2)\nnode 0 cpus: 0 1 2 3 8\nnode 1 cpus: 4 5 6 7\nnode 2 cpus:\n"
+                          "node 2 size: 96000 MB\nnode distances:\nnode 0 1 2\n 0: 10 21 40\n 1: 21 10 40\n"
+                          " 2: 40 40 10\n")
+    assert [(n.id, n.cpulist, n.distances) for n in nodes] == [
+        (0, "0-3,8", (10, 21, 40)), (1, "4-7", (21, 10, 40)), (2, "", (40, 40, 10))]  # 2: memory only (HBM)
+    assert parse_numactl("No NUMA available on this system\n") == ()
+    assert cpulist_text(frozenset({0, 2, 3, 4, 9})) == "0,2-4,9"

@@ -3,8 +3,9 @@
 Each published log of the real corpus (tests/realworld/PROVENANCE.md) is turned into the sosreport a support
 engineer would make of it by hand: every section copied verbatim to the path sos stores that output at
 (``nvidia-smi --query`` to ``sos_commands/nvidia/nvidia-smi_-q``, the lspci dumps to ``sos_commands/pci/lspci_-nnvv``,
-``dmesg:`` to ``sos_commands/kernel/dmesg``, ``*** /proc/...``, ``*** /etc/...`` and transparent huge page files
-to their paths, the
+``dmesg:`` to ``sos_commands/kernel/dmesg``, ``numactl -H`` to ``sos_commands/numa/numactl_--hardware``,
+``*** /proc/...``, ``*** /etc/...`` and ``*** /sys/...`` files (the NUMA node list, each GPU's ``numa_node`` and
+``local_cpulist``, its power files) to their paths, the
 ``uname`` host name to ``sos_commands/host/hostname``, dmidecode's system, board and chassis lines to
 ``sys/class/dmi/id``). The conversion here is deliberately naive: it knows the report's layout, not the source's
 code. ``gnd check <log>`` must then judge the machine as ``gnd check <sosreport>`` does: the same checks at the
@@ -36,7 +37,8 @@ COMMANDS = ((re.compile(r"\S*nvidia-smi (?:--query|-q)"), "sos_commands/nvidia/n
             (re.compile(r"\S*nvidia-smi nvlink (?:--status|-s)"), "sos_commands/nvidia/nvidia-smi_nvlink_-s"),
             (re.compile(r"\S*nvidia-smi nvlink (?:--errorcounters|-e)"), "sos_commands/nvidia/nvidia-smi_nvlink_-e"),
             (re.compile(r"\S*lspci -\w*vv\w*"), "sos_commands/pci/lspci_-nnvv"),
-            (re.compile(r"\S*lspci -d \S+ -v -xxx"), "sos_commands/pci/lspci_-nnvv"))
+            (re.compile(r"\S*lspci -d \S+ -v -xxx"), "sos_commands/pci/lspci_-nnvv"),
+            (re.compile(r"\S*numactl -H"), "sos_commands/numa/numactl_--hardware"))
 
 
 def _text(path: Path) -> str:
@@ -81,7 +83,7 @@ def sosreport(log: Path, root: Path) -> Path:
     for section in sections[1:]:
         section = section.lstrip("\n")
         head, _, body = section.partition("\n")
-        if head.startswith(("*** /proc/", "*** /etc/", "*** /sys/kernel/mm/transparent_hugepage/")):
+        if head.startswith(("*** /proc/", "*** /etc/", "*** /sys/")) and not head.endswith(" does not exist"):
             if body.startswith("*** ls:"):
                 body = body.partition("\n")[2]
             files.setdefault(head[5:].replace("/./", "/"), body.rstrip("\n") + "\n")
