@@ -22,6 +22,7 @@ from doctor.derived.pcie import (
     upstream_links,
 )
 from doctor.derived.relations import gpu_activity, gpu_label
+from doctor.derived.upstream import tree_only
 from doctor.facts import Facts, PciDevice
 from doctor.facts.chipsets import chipset_integrated_nic
 from doctor.facts.link_caps import FirmwareCap, firmware_cap
@@ -191,7 +192,9 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         detail += N_(' The GPU is {gpu_activity}', gpu_activity=activity_name(gpu_activity(facts, subject.dev.address)))
         detail += N_(', so a lower speed is not idle power saving.') if busy_ok else \
             N_('; only the width is counted (an idle GPU may lower its speed on purpose).')
-    if not neck.partner_known:
+    if not neck.partner_known and neck.parent is not None and tree_only(neck.parent):
+        detail += N_(" The port above ({address}) is known only from the tree (lspci -t), which holds no link registers, so the device's own maxima are the expectation.", address=neck.parent.address)
+    elif not neck.partner_known:
         detail += N_(" The port above is missing, so the device's own maxima are the expectation.")
     evidence = _link_evidence(neck)
     if subject.is_gpu:

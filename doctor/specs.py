@@ -84,6 +84,10 @@ SPECS: tuple[Spec, ...] = (
          sos_paths=("commands/lspci_-vvv",  # snapshots before numeric ids were recorded
                     "sos_commands/pci/lspci_-nnvv", "sos_commands/pci/lspci_-nvv", "sos_commands/pci/lspci_-vvv")),
     # --- GPUs --------------------------------------------------------------------------------
+    Spec("lspci_tree", "lspci -tv: the PCI tree, which bridge each function hangs off (topology, no link registers); "
+         "sosreports, nvidia-bug-report logs (-t, -nntv)", sos_paths=("sos_commands/pci/lspci_-tv",)),
+    Spec("lspci_nn", "lspci -nn: ids, class and name of every function (nvidia-bug-report logs of drivers up to 525, "
+         "whose lspci dumps cover NVIDIA functions only)"),
     Spec("nvidia_smi_xml", "nvidia-smi -q -x (P-state, utilisation, link generation, processes)",
          argv=("nvidia-smi", "-q", "-x"), timeout=30,
          sos_paths=("sos_commands/nvidia/nvidia-smi_-q_-x",)),

@@ -21,7 +21,7 @@ from __future__ import annotations
 from doctor.lazyre import lazy
 from doctor.record import record
 
-__all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci"]
+__all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci", "parse_lspci_tree"]
 
 
 @record
@@ -381,3 +381,56 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
     if current is not None:
         devices[current.address] = current.build()
     return devices
+
+
+#: One token of ``lspci -t``: a bus in brackets (``[0000:00]`` a root bus with its domain, ``[01]`` or ``[04-51]``
+#: a bridge's secondary bus range) or a function (``1c.0``) on the bus its connector column leads to
+_TREE_TOKEN = lazy(r"\[(?:(?P<dom>[0-9a-f]{4,8}):)?(?P<bus>[0-9a-f]{2})(?:-[0-9a-f]{2})?\]|(?P<dev>[0-9a-f]{2}\.[0-7])")
+#: Most lines and functions of a tree read (a PCI hierarchy has at most 65,536 functions per domain)
+_TREE_LINES = 65536
+
+
+def parse_lspci_tree(text: str) -> dict[str, tuple[str, ...]]:
+    """Each function of ``lspci -t`` (``-tv``, ``-nntv``) with its path: the bridges above it from the one on the
+    root bus down, then itself (``{"0000:01:00.0": ("0000:00:01.1", "0000:01:00.0")}``)::
+
+        -[0000:00]-+-00.0
+                   +-01.1-[01]--+-00.0
+                   |            \\-00.1
+                   +-1c.0-[04-51]----00.0-[05-51]--+-00.0-[06]----00.0
+
+    A function's connector (``+-``, ``\\-``, ``--``) sits two columns before it; the column is bound to the bus of
+    the bracket that precedes it on its first line, and later lines' connectors in that column hang off the same
+    bus. Names (``-tv``) follow two spaces and are not read. The tree gives topology only: no link registers.
+    Never raises; junk lines are skipped.
+    """
+    paths: dict[str, tuple[str, ...]] = {}
+    columns: dict[int, tuple[str, str, tuple[str, ...]]] = {}  # connector column -> (domain, bus, bridges above)
+    for line in text.splitlines()[:_TREE_LINES]:
+        line = line[:4096]
+        pending: tuple[str, str, tuple[str, ...]] | None = None
+        last: tuple[int, str, tuple[str, ...]] | None = None  # (end column, domain, path) of the last function
+        for m in _TREE_TOKEN.finditer(line):
+            if m.group("bus"):
+                if m.group("dom"):
+                    pending = (m.group("dom").rjust(4, "0")[-8:], m.group("bus"), ())
+                elif last is not None and m.start() == last[0] + 1:  # "01.1-[01]": the bridge's secondary bus
+                    pending = (last[1], m.group("bus"), last[2])
+                elif last is None and not columns:
+                    pending = ("0000", m.group("bus"), ())
+                continue
+            col = m.start() - 2
+            if pending is not None:
+                columns[col] = pending
+                pending = None
+            parent = columns.get(col)
+            if parent is None or len(paths) >= _TREE_LINES:
+                last = None
+                continue
+            domain, bus, above = parent
+            address = f"{domain}:{bus}:{m.group('dev')}"
+            paths.setdefault(address, above + (address,))
+            last = (m.end(), domain, above + (address,))
+            if line[m.end():m.end() + 2] == "  ":
+                break  # the rest is the function's name
+    return paths

@@ -54,6 +54,8 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nvlink_errors", re.compile(r"\S*nvidia-smi nvlink (?:-e|--errorcounters)")),
     ("lspci_vvv", re.compile(r"\S*lspci (?:-\w*vv\w*)")),  # -nnDvvvxxxx (535 and later)
     ("lspci_v", re.compile(r"\S*lspci -d \S+ -v -xxx")),  # 525 and older: -v per vendor, merged below
+    ("lspci_tree", re.compile(r"\S*lspci -(?:t|tv|nntv|nnt|tnn)")),  # the tree: -t (older), -nntv (535 and later)
+    ("lspci_nn", re.compile(r"\S*lspci -nn")),
     ("dmesg", re.compile(r"dmesg:?")),
     ("numactl_hardware", re.compile(r"\S*numactl (?:-H|--hardware)")),
 )

@@ -389,3 +389,26 @@ def test_text_lines_win_over_the_dump_and_a_broken_dump_is_ignored() -> None:
     assert (dev.link_cap_speed, dev.link_sta_width) == (16.0, 16)
     gap = _dump(_config(0x00454D03, 0x1083, None)).replace("00: de", "10: de", 1)  # not from offset 0
     assert parse_lspci("01:00.0 3D controller: NVIDIA Corporation Device\n" + gap)["0000:01:00.0"].link_cap_speed is None
+
+
+def test_tree_form_paths() -> None:
+    """``lspci -t`` of two root buses (the real driver-352 report's X99 host), a bridge chain behind a Thunderbolt
+    switch (the real ThinkPad report), and ``-tv`` names that look like addresses, which are not read."""
+    from doctor.parsers.lspci import parse_lspci_tree
+
+    text = ("-+-[0000:ff]-+-0b.0\n"
+            " |           \\-1f.2\n"
+            " \\-[0000:00]-+-00.0\n"
+            "             +-03.0-[06]--+-00.0  NVIDIA Corporation GM200 [GeForce GTX TITAN X] rev 12.0 01.2\n"
+            "             |            \\-00.1  NVIDIA Corporation GM200 High Definition Audio\n"
+            "             +-1c.0-[04-51]----00.0-[05-51]--+-00.0-[07]----00.0\n"
+            "             |                               \\-02.0-[2c]----00.0\n"
+            "             \\-1f.0  Intel Corporation C610/X99 series chipset LPC Controller\n")
+    paths = parse_lspci_tree(text)
+    assert paths["0000:ff:1f.2"] == ("0000:ff:1f.2",)
+    assert paths["0000:06:00.1"] == ("0000:00:03.0", "0000:06:00.1")
+    assert paths["0000:2c:00.0"] == ("0000:00:1c.0", "0000:04:00.0", "0000:05:02.0", "0000:2c:00.0")
+    assert paths["0000:07:00.0"] == ("0000:00:1c.0", "0000:04:00.0", "0000:05:00.0", "0000:07:00.0")
+    assert paths["0000:00:1f.0"] == ("0000:00:1f.0",)
+    assert "0000:06:12.0" not in paths and "0000:06:01.2" not in paths  # "rev 12.0 01.2" is a name
+    assert parse_lspci_tree("garbage\n+-\n[zz]\n") == {}

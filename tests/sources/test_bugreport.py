@@ -290,3 +290,71 @@ def test_numactl_output_parsed() -> None:
         (0, "0-3,8", (10, 21, 40)), (1, "4-7", (21, 10, 40)), (2, "", (40, 40, 10))]  # 2: memory only (HBM)
     assert parse_numactl("No NUMA available on this system\n") == ()
     assert cpulist_text(frozenset({0, 2, 3, 4, 9})) == "0,2-4,9"
+
+
+OLD_GPU = ("01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)\n"
+           "\tSubsystem: eVga.com. Corp. Device 3987\n"
+           "\tCapabilities: [60] Power Management version 3\n"
+           "\tCapabilities: [78] Express Legacy Endpoint, MSI 00\n"
+           "\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16, ASPM L0s L1\n"
+           "\t\tLnkSta:\tSpeed 8GT/s, Width x16\n"
+           "\tKernel driver in use: nvidia\n")
+TREE = ("-[0000:00]-+-00.0\n"
+        "           +-01.0-[01]--+-00.0\n"
+        "           |            \\-00.1\n"
+        "           +-1c.2-[04]----00.0\n"
+        "           \\-1f.0\n")
+
+
+def _old_layout(root_port: str, dmi_type: str = "Desktop") -> str:
+    """A report of the old layout (drivers up to 525): NVIDIA functions dumped with ``lspci -d -v``, the tree with
+    ``lspci -t``, every function named with ``lspci -nn``; no nvidia-smi output."""
+    return (f"{SEP}Start of NVIDIA bug report log file.\n\nDate: Thu Aug 25 20:30:39 UTC 2022\n"
+            "uname: Linux desk 5.15.0 #1 SMP x86_64 GNU/Linux\n\n"
+            f'{SEP}/sbin/lspci -d "10de:*" -v -xxx\n\n{OLD_GPU}\n'
+            f"{SEP}/sbin/lspci -t\n\n{TREE}\n"
+            f"{SEP}/sbin/lspci -nn\n\n00:00.0 Host bridge [0600]: Intel Corporation 4th Gen Core Processor DRAM "
+            f"Controller [8086:0c00] (rev 06)\n00:01.0 PCI bridge [0604]: {root_port}\n"
+            "00:1c.2 PCI bridge [0604]: Intel Corporation 8 Series/C220 Series Chipset Family PCI Express Root Port #3 "
+            "[8086:8c14] (rev d5)\n00:1f.0 ISA bridge [0601]: Intel Corporation Z87 Express LPC Controller [8086:8c44]\n"
+            "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GA102 [GeForce RTX 3090] [10de:2204] (rev a1)\n"
+            "04:00.0 Ethernet controller [0200]: Realtek RTL8111/8168/8411 [10ec:8168] (rev 0c)\n\n"
+            f"{SEP}/usr/sbin/dmidecode\n\nHandle 0x0003, DMI type 3, 22 bytes\nChassis Information\n"
+            f"\tManufacturer: ASUS\n\tType: {dmi_type}\n\n"
+            f"{SEP}End of NVIDIA bug report log file.\n")
+
+
+CPU_PORT = "Intel Corporation Xeon E3-1200 v3/4th Gen Core Processor PCI Express x16 Controller [8086:0c01] (rev 06)"
+PCH_PORT = "Intel Corporation 8 Series/C220 Series Chipset Family PCI Express Root Port #1 [8086:8c10] (rev d5)"
+
+
+def test_old_layout_tree_gives_the_upstream_path_not_the_links(tmp_path: Path) -> None:
+    """``lspci -t`` names the GPU's root port (identified by ``lspci -nn``): the path is known, so the chipset
+    check judges it; the port's link registers are not in the report, so the slot width stays unknown, named."""
+    f = Facts(open_source(_write(tmp_path, _old_layout(CPU_PORT))))
+    gpu = f.pci.get("0000:01:00.0")
+    root = f.pci.get("0000:00:01.0")
+    assert gpu is not None and gpu.path == ("0000:00:01.0", "0000:01:00.0")
+    assert root is not None and (root.vendor, root.device, root.port_type) == (0x8086, 0x0C01, "Root Port")
+    assert root.max_width is None and root.max_speed is None  # topology, not link registers
+    assert "lspci -t" in root.attr("max_link_width")
+    found = run(f, only=["pcie.chipset_slot", "pcie.bifurcation", "pcie.link_downgrade"]).findings
+    chipset = [(x.severity, x.title) for x in found if x.check == "pcie.chipset_slot" and x.severity != "pass"]
+    assert chipset == [("info", "directly below a root port (0000:00:01.0); no RDMA or fast NIC")]
+    slot = [x for x in found if x.check == "pcie.bifurcation"]
+    assert [x.severity for x in slot] == ["unknown"] and "0000:00:01.0" in slot[0].detail \
+        and "LnkCap" in slot[0].detail
+
+
+def test_old_layout_tree_finds_a_gpu_behind_the_chipset(tmp_path: Path) -> None:
+    f = Facts(open_source(_write(tmp_path, _old_layout(PCH_PORT))))
+    found = [x for x in run(f, only=["pcie.chipset_slot"]).findings if x.severity == "high"]
+    assert found and "0000:00:01.0" in found[0].title
+
+
+def test_without_the_tree_the_path_stays_unknown(tmp_path: Path) -> None:
+    text = _old_layout(CPU_PORT).replace(f"{SEP}/sbin/lspci -t\n\n{TREE}\n", "")
+    f = Facts(open_source(_write(tmp_path, text)))
+    assert f.pci.get("0000:01:00.0").path == ("0000:01:00.0",)  # type: ignore[union-attr]
+    found = [x for x in run(f, only=["pcie.chipset_slot"]).findings if x.severity == "unknown"]
+    assert found and "upstream PCI path not recorded" in found[0].title

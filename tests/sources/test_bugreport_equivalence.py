@@ -3,7 +3,8 @@
 Each published log of the real corpus (tests/realworld/PROVENANCE.md) is turned into the sosreport a support
 engineer would make of it by hand: every section copied verbatim to the path sos stores that output at
 (``nvidia-smi --query`` to ``sos_commands/nvidia/nvidia-smi_-q``, the lspci dumps to ``sos_commands/pci/lspci_-nnvv``,
-``dmesg:`` to ``sos_commands/kernel/dmesg``, ``numactl -H`` to ``sos_commands/numa/numactl_--hardware``,
+``dmesg:`` to ``sos_commands/kernel/dmesg``, ``numactl -H`` to ``sos_commands/numa/numactl_--hardware``, the tree
+(``lspci -t``, ``-nntv``) to ``sos_commands/pci/lspci_-tv`` (``lspci -nn`` has no sosreport place and is left out),
 ``*** /proc/...``, ``*** /etc/...`` and ``*** /sys/...`` files (the NUMA node list, each GPU's ``numa_node`` and
 ``local_cpulist``, its power files) to their paths, the
 ``uname`` host name to ``sos_commands/host/hostname``, dmidecode's system, board and chassis lines to
@@ -38,7 +39,8 @@ COMMANDS = ((re.compile(r"\S*nvidia-smi (?:--query|-q)"), "sos_commands/nvidia/n
             (re.compile(r"\S*nvidia-smi nvlink (?:--errorcounters|-e)"), "sos_commands/nvidia/nvidia-smi_nvlink_-e"),
             (re.compile(r"\S*lspci -\w*vv\w*"), "sos_commands/pci/lspci_-nnvv"),
             (re.compile(r"\S*lspci -d \S+ -v -xxx"), "sos_commands/pci/lspci_-nnvv"),
-            (re.compile(r"\S*numactl -H"), "sos_commands/numa/numactl_--hardware"))
+            (re.compile(r"\S*numactl -H"), "sos_commands/numa/numactl_--hardware"),
+            (re.compile(r"\S*lspci -(?:t|nntv)"), "sos_commands/pci/lspci_-tv"))
 
 
 def _text(path: Path) -> str:
