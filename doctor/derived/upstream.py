@@ -11,6 +11,7 @@ no link speed or width, so a check that needs the root port's registers still sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -33,10 +34,12 @@ def tree_only(dev: PciDevice) -> bool:
     return dev.origin.endswith(TREE_MARK)
 
 
-def with_tree_paths(pci: PciTree, paths: dict[str, tuple[str, ...]], listing: dict[str, LspciDevice],
-                    where: str) -> PciTree:
-    """``pci`` (from lspci records) with each device's path completed from ``paths`` (:func:`parse_lspci_tree`)."""
+def with_tree_paths(pci: PciTree, paths: dict[str, tuple[str, ...]],
+                    listing: Callable[[], dict[str, LspciDevice]], where: str) -> PciTree:
+    """``pci`` (from lspci records) with each device's path completed from ``paths`` (:func:`parse_lspci_tree`);
+    ``listing`` (``lspci -nn`` parsed, asked only when a bridge is added) names the bridges."""
     devices = dict(pci.devices)
+    named: dict[str, LspciDevice] | None = None
     added: dict[str, PciDevice] = {}
     for address, dev in pci.devices.items():
         full = paths.get(address)
@@ -49,7 +52,8 @@ def with_tree_paths(pci: PciTree, paths: dict[str, tuple[str, ...]], listing: di
             above = added.get(full[i - 1]) if i else None
             kind = ROOT_PORT if i == 0 else DOWNSTREAM if above is not None and above.port_type == UPSTREAM \
                 else UPSTREAM
-            info = listing.get(bridge)
+            named = listing() if named is None else named
+            info = named.get(bridge)
             cls = info.class_code << 8 if info is not None and info.class_code is not None else BRIDGE_CLASS
             added[bridge] = PciDevice(
                 bridge, info.vendor_id if info else None, info.device_id if info else None, cls,
@@ -73,5 +77,9 @@ def complete_paths(pci: PciTree, src: Source) -> PciTree:
     paths = parse_lspci_tree(out.text)
     if not paths:
         return pci
-    listing = src.command("lspci_nn")
-    return with_tree_paths(pci, paths, parse_lspci(listing.text) if listing.text else {}, out.where)
+
+    def listing() -> dict[str, LspciDevice]:
+        text = src.command("lspci_nn").text
+        return parse_lspci(text) if text else {}
+
+    return with_tree_paths(pci, paths, listing, out.where)
