@@ -209,27 +209,6 @@ class _Builder:
                 return
             ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
 
-    def _has_express(self) -> bool | None:
-        """Whether the function has a PCI Express capability: from lspci's lines, else from its dumped capability
-        list (walked to its end inside the dump); ``None`` when neither shows it."""
-        if self.express or self.access_denied:
-            return self.express
-        if self.capabilities_shown or self.cap_list is False:
-            return False
-        cfg = bytes(self.config)
-        if len(cfg) < 64:
-            return None
-        if not cfg[0x06] & 0x10:
-            return False
-        ptr, seen = cfg[0x34] & 0xFC, 0
-        while ptr and seen < 48:
-            if not 0x40 <= ptr <= len(cfg) - 2:
-                return None  # points outside what was dumped
-            if cfg[ptr] == 0x10:
-                return True
-            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
-        return False if not ptr else None
-
     def _decode_msi(self) -> None:
         """MSI and MSI-X enable bits from the dumped config space, for reports that print no capability lines."""
         cfg = bytes(self.config)
@@ -319,6 +298,35 @@ class _Builder:
         elif s.startswith("Physical Slot:"):
             self.physical_slot = s.split(":", 1)[1].strip() or None
 
+    def _has_express(self) -> bool | None:
+        """Whether the function has a PCI Express capability: from lspci's lines, else from its dumped capability
+        list (walked to its end inside the dump); ``None`` when neither shows it."""
+        if self.express or self.access_denied:
+            return self.express
+        if self.capabilities_shown or self.cap_list is False:
+            return False
+        cfg = bytes(self.config)
+        if len(cfg) < 64:
+            return None
+        if not cfg[0x06] & 0x10:
+            return False
+        ptr, seen = cfg[0x34] & 0xFC, 0
+        while ptr and seen < 48:
+            if not 0x40 <= ptr <= len(cfg) - 2:
+                return None  # points outside what was dumped
+            if cfg[ptr] == 0x10:
+                return True
+            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
+        return False if not ptr else None
+
+    def finish(self) -> LspciDevice:
+        """:meth:`build`, with whether the function has a PCI Express capability."""
+        from dataclasses import replace
+
+        dev = self.build()
+        express = self._has_express()
+        return dev if express is None else replace(dev, express=express)
+
     def build(self) -> LspciDevice:
         if self.link_cap_speed is None and self.link_cap_width is None and self.config:
             self._decode_config()
@@ -347,7 +355,6 @@ class _Builder:
             msi_enabled=self.msi_enabled,
             msix_enabled=self.msix_enabled,
             irq_line=self.irq_line,
-            express=self._has_express(),
         )
 
 
@@ -371,7 +378,7 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
             m = _HEADER_RE.match(line.rstrip())
             addr = normalize_pci_address(m.group("addr")) if m else None
             if current is not None:
-                devices[current.address] = current.build()
+                devices[current.address] = current.finish()
                 current = None
             if m and addr:
                 current = _Builder(addr, m.group("rest"))
@@ -379,7 +386,7 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
         if current is not None:
             current.feed(line)
     if current is not None:
-        devices[current.address] = current.build()
+        devices[current.address] = current.finish()
     return devices
 
 
