@@ -9,10 +9,11 @@ from doctor.derived.chipset import behind_chipset
 from doctor.derived.net import is_rdma_nic, is_virtual_nic, subject_nics
 from doctor.derived.pcie import gbps
 from doctor.derived.relations import gpu_label
+from doctor.derived.upstream import tree_only
 from doctor.facts import Facts, PciDevice
 from doctor.facts.pci import DOWNSTREAM, ROOT_PORT
 from doctor.facts.pcie_gen import link_bandwidth
-from doctor.findings import HIGH, LOW, MEDIUM, PASS, Evidence, Finding, Fix, Impact
+from doctor.findings import HIGH, LOW, MEDIUM, PASS, UNKNOWN, Evidence, Finding, Fix, Impact
 from doctor.i18n import N_, Nn_, join
 from doctor.registry import check
 
@@ -58,9 +59,10 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
     subjects: list[tuple[PciDevice, str, bool]] = [(g, gpu_label(facts, g.address), True) for g in pci.gpus]
     subjects += [(n, n.address, False) for n in subject_nics(facts) if not is_virtual_nic(n)]
     looked = found = 0
+    blind: list[tuple[str, PciDevice]] = []
     for dev, label, is_gpu in subjects:
         port = pci.get(dev.parent)
-        if dev.max_width is None or dev.max_width < FULL_WIDTH or port is None or port.max_width is None:
+        if dev.max_width is None or dev.max_width < FULL_WIDTH or port is None:
             continue
         if port.port_type not in (ROOT_PORT, DOWNSTREAM):
             continue
@@ -68,6 +70,10 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
             continue  # chipset ports are narrow by design; pcie.chipset_slot reports the card
         if is_gpu and soldered_gpu(facts, dev.address):
             continue  # no slot: the board wires the lanes (pcie.link_downgrade reports the limit, info)
+        if port.max_width is None:
+            if tree_only(port):
+                blind.append((label, port))  # the port is known from lspci -t, its registers are not
+            continue
         looked += 1
         if port.max_width > NARROW:
             continue
@@ -102,6 +108,11 @@ def bifurcation(facts: Facts) -> Iterator[Finding]:
                           N_('at most {got} per direction instead of {full} ({loss} less)', got=gbps(got), full=gbps(full), loss=format(loss, ".0%")), basis=N_("PCIe bandwidth = transfer rate x lanes (less 128b/130b encoding): the port's lanes against the device's")),
             fix=Fix(notes=NOTES_ROOT if port.port_type == ROOT_PORT else NOTES_SWITCH),
             references=REFERENCES, related=(port.address, *(s.address for s in siblings)))
+    if blind:
+        yield Finding(UNKNOWN, "node", Nn_('slot width not recorded for {n} card', 'slot width not recorded for {n} cards', len(blind)),
+                      detail=N_("{v}: the tree (lspci -t) names the port above, but this recording holds none of its link registers (LnkCap width), so whether the slot is narrower than the card cannot be told.", v=join(', ', (f"{label} below {port.address}" for label, port in blind))),
+                      evidence=tuple(Evidence(port.attr("max_link_width"), "missing") for _, port in blind[:8]),
+                      related=tuple(port.address for _, port in blind))
     if looked and not found:
         yield Finding(PASS, "node", Nn_('{n} x16 GPU/NIC slot checked', '{n} x16 GPU/NIC slots checked', looked),
                       evidence=(Evidence(pci.origin or "pci", "max_link_width of each card and its port"),))

@@ -16,11 +16,13 @@ from doctor.derived.pcie import (
     gen_label,
     link_label,
     make_link,
+    no_link_reason,
     path_bandwidth,
     path_cap,
     upstream_links,
 )
 from doctor.derived.relations import gpu_activity, gpu_label
+from doctor.derived.upstream import tree_only
 from doctor.facts import Facts, PciDevice
 from doctor.facts.chipsets import chipset_integrated_nic
 from doctor.facts.link_caps import FirmwareCap, firmware_cap
@@ -189,7 +191,9 @@ def _downgrade(facts: Facts, subject: _Subject, links: list[Link], real: list[Li
         detail += N_(' The GPU is {gpu_activity}', gpu_activity=activity_name(gpu_activity(facts, subject.dev.address)))
         detail += N_(', so a lower speed is not idle power saving.') if busy_ok else \
             N_('; only the width is counted (an idle GPU may lower its speed on purpose).')
-    if not neck.partner_known:
+    if not neck.partner_known and neck.parent is not None and tree_only(neck.parent):
+        detail += N_(" The port above ({address}) is known only from the tree (lspci -t), which holds no link registers, so the device's own maxima are the expectation.", address=neck.parent.address)
+    elif not neck.partner_known:
         detail += N_(" The port above is missing, so the device's own maxima are the expectation.")
     evidence = _link_evidence(neck)
     if subject.is_gpu:
@@ -378,13 +382,19 @@ def _links(facts: Facts, dev: PciDevice) -> list[Link]:
     return links
 
 
+def _no_link(facts: Facts, subject: _Subject) -> str | None:
+    """Why the subject has no PCIe link to judge (:func:`no_link_reason`), when no link of its own is known."""
+    links = _links(facts, subject.dev)
+    if links and links[0].child.address == subject.dev.address and links[0].known:
+        return None
+    return no_link_reason(subject.dev)
+
+
 def _assess(facts: Facts, subject: _Subject) -> list[Finding]:
     dev = subject.dev
     links = _links(facts, dev)
     own = links[0] if links and links[0].child.address == dev.address else None
     if own is None or not own.known:
-        if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
-            return []  # on the root bus with no link files: an integrated endpoint, it has no PCIe link
         return [Finding(UNKNOWN, subject.label, N_('PCIe link state not readable'),
                        detail=_missing_detail(dev, own),
                        evidence=(Evidence(dev.attr("current_link_width"), str(dev.cur_width)),))]
@@ -490,7 +500,12 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
         return
     fine = 0
     idle: list[Finding] = []
+    no_link: list[tuple[_Subject, str]] = []
     for subject in subjects:
+        reason = _no_link(facts, subject)
+        if reason is not None:
+            no_link.append((subject, reason))
+            continue
         found = _assess(facts, subject)
         if not found:
             fine += 1
@@ -508,6 +523,13 @@ def link_downgrade(facts: Facts) -> Iterator[Finding]:
                       evidence=tuple(e for f in idle for e in f.evidence[:1]) + idle[0].evidence[-1:],
                       observed=join('; ', (f"{f.subject}: {f.observed}" for f in idle)),
                       related=tuple(r for f in idle for r in f.related))
+    skipped = join(' ', (N_('Does not apply: {reason}.', reason=reason) for _, reason in no_link))
     if fine:
         yield Finding(PASS, "node", Nn_('{n} GPU/NIC path at expected speed and width', '{n} GPU/NIC paths at expected speed and width', fine),
-                      evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects)} devices checked"),))
+                      detail=skipped,
+                      evidence=(Evidence(facts.pci.origin or "pci", f"{len(subjects) - len(no_link)} devices checked"),)
+                      + tuple(Evidence(s.dev.attr("config"), r) for s, r in no_link[:8]))
+    elif no_link:
+        yield Finding(PASS, "node", Nn_('no PCIe link to judge on {n} function', 'no PCIe link to judge on {n} functions', len(no_link)),
+                      detail=skipped, evidence=tuple(Evidence(s.dev.attr("config"), r) for s, r in no_link[:8]),
+                      related=tuple(s.dev.address for s, _ in no_link))

@@ -84,6 +84,10 @@ SPECS: tuple[Spec, ...] = (
          sos_paths=("commands/lspci_-vvv",  # snapshots before numeric ids were recorded
                     "sos_commands/pci/lspci_-nnvv", "sos_commands/pci/lspci_-nvv", "sos_commands/pci/lspci_-vvv")),
     # --- GPUs --------------------------------------------------------------------------------
+    Spec("lspci_tree", "lspci -tv: the PCI tree, which bridge each function hangs off (topology, no link registers); "
+         "sosreports, nvidia-bug-report logs (-t, -nntv)", sos_paths=("sos_commands/pci/lspci_-tv",)),
+    Spec("lspci_nn", "lspci -nn: ids, class and name of every function (nvidia-bug-report logs of drivers up to 525, "
+         "whose lspci dumps cover NVIDIA functions only)"),
     Spec("nvidia_smi_xml", "nvidia-smi -q -x (P-state, utilisation, link generation, processes)",
          argv=("nvidia-smi", "-q", "-x"), timeout=30,
          sos_paths=("sos_commands/nvidia/nvidia-smi_-q_-x",)),
@@ -129,6 +133,9 @@ SPECS: tuple[Spec, ...] = (
          paths=("sys/devices/system/node/{online,possible,has_cpu,has_memory}",
                 "sys/devices/system/node/node*/{cpulist,distance}",
                 "sys/devices/system/cpu/{online,present}")),
+    Spec("numactl_hardware", "numactl --hardware: NUMA nodes, their CPUs and distances, where no node folders are "
+         "recorded (sosreports' numa plugin, nvidia-bug-report logs)",
+         sos_paths=("sos_commands/numa/numactl_--hardware",)),
     Spec("cpu.governor", "CPU frequency governor and driver of CPU 0",
          paths=("sys/devices/system/cpu/cpu0/cpufreq/{scaling_governor,scaling_driver,"
                 "energy_performance_preference}",)),

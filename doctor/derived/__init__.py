@@ -4,6 +4,7 @@ One module per concern, each a set of pure functions of :class:`doctor.facts.Fac
 
 * :mod:`~doctor.derived.links` -- the one PCIe link verdict (pure function over numbers);
 * :mod:`~doctor.derived.pcie` -- links on a device's upstream path and the path's bottleneck;
+* :mod:`~doctor.derived.upstream` -- upstream paths from the tree form (``lspci -t``) where records lack them;
 * :mod:`~doctor.derived.paths` -- NCCL path words, switch hops, nearest NIC;
 * :mod:`~doctor.derived.chipset` -- Intel PCH / AMD Promontory slots, NVLink-C2C GPUs;
 * :mod:`~doctor.derived.procs` -- inference server processes, GPU holders, the user's environment;

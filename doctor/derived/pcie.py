@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from doctor.derived.links import DOWN, LinkEnd, LinkVerdict, is_internal, judge_ends
 from doctor.facts.pci import ROOT_PORT, PciDevice, PciTree
 from doctor.facts.pcie_gen import generation, link_bandwidth
+from doctor.i18n import N_
 from doctor.record import record
 
 if TYPE_CHECKING:
@@ -42,6 +43,32 @@ def gbps(value: float | None) -> str:
 
 def end_of(dev: PciDevice) -> LinkEnd:
     return LinkEnd(dev.cur_speed, dev.cur_width, dev.max_speed, dev.max_width, dev.port_type)
+
+
+#: PCI Express device types that are part of the root complex: they have the capability but no link
+#: (PCIe base specification 7.5.3.2: Link Capabilities/Status are not implemented for them)
+NO_LINK_TYPES = frozenset({"Root Complex Integrated Endpoint", "Root Complex Event Collector"})
+
+
+def no_link_reason(dev: PciDevice) -> str | None:
+    """Why a function has no PCIe link to judge, or ``None`` when it has one (or that is not known).
+
+    A Root Complex Integrated Endpoint (or Event Collector) lives inside the root complex; a function whose
+    capability list was read and holds no PCI Express capability is conventional PCI (an on-board chipset
+    function such as Intel's I219 Ethernet at 00:1f.6); a function on the root bus with neither link
+    attributes nor a port type is one of those as sysfs shows it. A capability present but unreadable
+    (``<access denied>``, a trimmed recording) is not a reason: that stays unknown.
+    """
+    if dev.port_type in NO_LINK_TYPES:
+        return N_('{address} is a {type}: part of the root complex, it has no PCIe link', address=dev.address,
+                  type=dev.port_type)
+    if dev.express is False and dev.cur_width is None and dev.max_width is None:
+        return N_('{address} has no PCI Express capability in its capability list: a conventional PCI or chipset '
+                  'function with no PCIe link', address=dev.address)
+    if len(dev.path) == 1 and dev.host_bridge and dev.cur_width is None and dev.max_width is None:
+        return N_('{address} sits on the root bus with no link attributes: an integrated function with no PCIe link',
+                  address=dev.address)
+    return None
 
 
 def model_id(dev: PciDevice) -> str | None:

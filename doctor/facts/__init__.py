@@ -84,7 +84,12 @@ class Facts:
 
     @cached_property
     def pci(self) -> PciTree:
-        return within_nodes(build_pci(self.source), frozenset(n.id for n in self.numa.nodes))
+        from doctor.derived.upstream import (
+            complete_paths,  # the tree form (lspci -t) where records lack paths
+        )
+
+        pci = complete_paths(build_pci(self.source), self.source)
+        return within_nodes(pci, frozenset(n.id for n in self.numa.nodes))
 
     @cached_property
     def gpus(self) -> GpuInventory:

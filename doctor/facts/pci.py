@@ -92,6 +92,12 @@ class PciDevice:
     #: lspci's ``Interrupt: pin A routed to IRQ N``: the kernel's ``irq`` of the device (its INTx line, or its
     #: MSI vector while MSI is on)
     irq_line: int | None = None
+    #: where ``numa_node`` and ``local_cpulist`` were read when not from ``origin``: a device folder holding only
+    #: those attribute files (an nvidia-bug-report's ``*** /sys/bus/pci/devices/<bdf>/numa_node`` sections)
+    locality_origin: str | None = None
+    #: whether the function has a PCI Express capability (lspci's ``Express`` line or its config dump); ``False``
+    #: when its capability list was read and holds none (a conventional PCI or chipset function: no link)
+    express: bool | None = None
 
     @property
     def parent(self) -> str | None:
@@ -131,6 +137,8 @@ class PciDevice:
         """Evidence name for one attribute (a sysfs file, or the lspci file it came from)."""
         if self.link_origin and name.split(" ", 1)[0] in _LINK_ATTRS:
             return f"{self.link_origin} [{self.address}] {name}"
+        if self.locality_origin and name in ("numa_node", "local_cpulist"):
+            return f"{self.locality_origin}/{name}"
         return f"{self.origin}/{name}" if self.origin.startswith("sys/") else f"{self.origin} [{self.address}]"
 
 
@@ -462,6 +470,8 @@ def _merge_lspci(dev: PciDevice, info: LspciDevice, where: str) -> PciDevice:
         changes["driver"] = info.driver
     if dev.iommu_group is None and info.iommu_group:
         changes["iommu_group"] = info.iommu_group
+    if dev.express is None and info.express is not None:
+        changes["express"] = info.express
     for name in ("msi_enabled", "msix_enabled", "irq_line"):
         if getattr(dev, name) is None and getattr(info, name) is not None:
             changes[name] = getattr(info, name)
@@ -526,9 +536,33 @@ def _tree_from_lspci(parsed: dict[str, LspciDevice], text: str, where: str) -> d
     return devices
 
 
+#: Files every sysfs PCI device folder holds: a folder with none of them is no sysfs device
+_IDENTITY = ("vendor", "class")
+
+
+def _with_locality(src: Source, devices: dict[str, PciDevice], loose: list[str]) -> dict[str, PciDevice]:
+    """``devices`` with ``numa_node`` and ``local_cpulist`` from device folders that hold only such attribute
+    files (no sysfs tree: an nvidia-bug-report's sections), over what lspci printed (lspci omits node -1)."""
+    out = dict(devices)
+    for address in loose:
+        dev = out.get(address)
+        if dev is None:
+            continue
+        base = f"sys/bus/pci/devices/{address}"
+        node = read_number(src.read_line(f"{base}/numa_node"), NUMA_ID)
+        cpulist = src.read_line(f"{base}/local_cpulist")
+        if node is not None or cpulist is not None:
+            out[address] = replace(dev, numa_node=dev.numa_node if node is None else node,
+                                   local_cpulist=cpulist or dev.local_cpulist, locality_origin=base)
+    return out
+
+
 def build_pci(src: Source) -> PciTree:
     """The PCI tree from sysfs, merged with lspci; from lspci alone when sysfs is absent."""
     addresses = [a for a in src.listdir("sys/bus/pci/devices") if BDF.match(a)]
+    loose: list[str] = []
+    if addresses and not any(src.exists(f"sys/bus/pci/devices/{a}/{n}") for a in addresses for n in _IDENTITY):
+        loose, addresses = addresses, []  # attribute files recorded one by one (a bug report): no sysfs tree
     lspci = src.command("lspci_vvv")
     parsed: dict[str, LspciDevice] = {}
     if lspci.text:  # the parser is imported only when there is lspci output (sosreports, hosts with pciutils)
@@ -547,8 +581,8 @@ def build_pci(src: Source) -> PciTree:
                 devices[addr] = replace(devices[addr], port_type=ptype)
         return PciTree(devices, "sysfs", lspci_where=lspci.where if parsed else None, lspci_access_denied=denied)
     if parsed and lspci.text:
-        return PciTree(_tree_from_lspci(parsed, lspci.text, lspci.where), "lspci", lspci_where=lspci.where,
-                       lspci_access_denied=denied)
+        devices = _with_locality(src, _tree_from_lspci(parsed, lspci.text, lspci.where), loose)
+        return PciTree(devices, "lspci", lspci_where=lspci.where, lspci_access_denied=denied)
     reason = "no sys/bus/pci/devices"
     if lspci.reason:
         reason += f" and {lspci.reason}"

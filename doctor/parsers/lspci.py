@@ -24,7 +24,7 @@ from dataclasses import fields
 from doctor.lazyre import lazy
 from doctor.record import record
 
-__all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci"]
+__all__ = ["LspciDevice", "normalize_pci_address", "parse_lspci", "parse_lspci_tree"]
 
 
 @record
@@ -56,6 +56,10 @@ class LspciDevice:
     msix_enabled: bool | None = None
     #: ``Interrupt: pin A routed to IRQ 17``: the device's ``irq`` (its INTx line, or its MSI vector while MSI is on)
     irq_line: int | None = None
+    #: whether the function has a PCI Express capability: ``True`` when lspci shows one (``Express (v2) Endpoint``,
+    #: ``Express (v2) Root Complex Integrated Endpoint``), ``False`` when its capability list is shown (or dumped)
+    #: and holds none, or ``Status: Cap-`` says it has no list; ``None`` when the list is not shown (access denied)
+    express: bool | None = None
 
 
 _ADDR_RE = lazy(
@@ -97,7 +101,7 @@ _CAP_MSI, _CAP_MSIX = 0x05, 0x11
 #: What a config-space dump line starts with (:data:`_HEX_RE`)
 _HEX_START = frozenset("0123456789abcdef")
 #: The detail lines :meth:`_Builder.feed` reads, by the text before their first colon
-_FIELDS = frozenset({"Capabilities", "Interrupt", "LnkCap", "LnkSta", "LnkCap2", "LnkCtl2", "ACSCtl",
+_FIELDS = frozenset({"Capabilities", "Status", "Interrupt", "LnkCap", "LnkSta", "LnkCap2", "LnkCtl2", "ACSCtl",
                      "Kernel driver in use", "NUMA node", "IOMMU group", "Physical Slot"})
 
 
@@ -180,6 +184,9 @@ class _Builder:
         self.msi_enabled: bool | None = None
         self.msix_enabled: bool | None = None
         self.irq_line: int | None = None
+        self.express: bool | None = None
+        self.capabilities_shown = False  # a ``Capabilities: [..]`` line other than ``<access denied>``
+        self.cap_list: bool | None = None  # ``Status: Cap+`` / ``Cap-``
         self.config = bytearray()  # config-space bytes from a hex dump, in order from offset 0
         self._parse_header(rest)
 
@@ -258,7 +265,10 @@ class _Builder:
             if "<access denied>" in s:
                 self.access_denied = True
                 return
+            self.capabilities_shown = True
             m = _EXPRESS_RE.match(s)
+            if m:
+                self.express = True
             if m and self.port_type is None:
                 self.port_type = _SLOT_SUFFIX_RE.sub("", m.group("type")).strip() or None
             elif m is None and (msi := _MSI_RE.match(s[:200])):
@@ -266,6 +276,8 @@ class _Builder:
                     self.msix_enabled = msi.group("sign") == "+"
                 else:
                     self.msi_enabled = msi.group("sign") == "+"
+        elif s.startswith("Status: Cap") and self.cap_list is None:
+            self.cap_list = s[11:12] == "+"
         elif s.startswith("Interrupt:") and self.irq_line is None:
             routed = _IRQ_LINE_RE.match(s)
             self.irq_line = int(routed.group("irq")) if routed else None
@@ -296,6 +308,35 @@ class _Builder:
         elif s.startswith("Physical Slot:"):
             self.physical_slot = s.split(":", 1)[1].strip() or None
 
+    def _has_express(self) -> bool | None:
+        """Whether the function has a PCI Express capability: from lspci's lines, else from its dumped capability
+        list (walked to its end inside the dump); ``None`` when neither shows it."""
+        if self.express or self.access_denied:
+            return self.express
+        if self.capabilities_shown or self.cap_list is False:
+            return False
+        cfg = bytes(self.config)
+        if len(cfg) < 64:
+            return None
+        if not cfg[0x06] & 0x10:
+            return False
+        ptr, seen = cfg[0x34] & 0xFC, 0
+        while ptr and seen < 48:
+            if not 0x40 <= ptr <= len(cfg) - 2:
+                return None  # points outside what was dumped
+            if cfg[ptr] == 0x10:
+                return True
+            ptr, seen = cfg[ptr + 1] & 0xFC, seen + 1
+        return False if not ptr else None
+
+    def finish(self) -> LspciDevice:
+        """:meth:`build`, with whether the function has a PCI Express capability."""
+        from dataclasses import replace
+
+        dev = self.build()
+        express = self._has_express()
+        return dev if express is None else replace(dev, express=express)
+
     def build(self) -> LspciDevice:
         if self.link_cap_speed is None and self.link_cap_width is None and self.config:
             self._decode_config()
@@ -324,7 +365,7 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
             m = _HEADER_RE.match(line.rstrip())
             addr = normalize_pci_address(m.group("addr")) if m else None
             if current is not None:
-                devices[current.address] = current.build()
+                devices[current.address] = current.finish()
                 current = None
             if m and addr:
                 current = _Builder(addr, m.group("rest"))
@@ -332,5 +373,58 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
         if current is not None:
             current.feed(line)
     if current is not None:
-        devices[current.address] = current.build()
+        devices[current.address] = current.finish()
     return devices
+
+
+#: One token of ``lspci -t``: a bus in brackets (``[0000:00]`` a root bus with its domain, ``[01]`` or ``[04-51]``
+#: a bridge's secondary bus range) or a function (``1c.0``) on the bus its connector column leads to
+_TREE_TOKEN = lazy(r"\[(?:(?P<dom>[0-9a-f]{4,8}):)?(?P<bus>[0-9a-f]{2})(?:-[0-9a-f]{2})?\]|(?P<dev>[0-9a-f]{2}\.[0-7])")
+#: Most lines and functions of a tree read (a PCI hierarchy has at most 65,536 functions per domain)
+_TREE_LINES = 65536
+
+
+def parse_lspci_tree(text: str) -> dict[str, tuple[str, ...]]:
+    """Each function of ``lspci -t`` (``-tv``, ``-nntv``) with its path: the bridges above it from the one on the
+    root bus down, then itself (``{"0000:01:00.0": ("0000:00:01.1", "0000:01:00.0")}``)::
+
+        -[0000:00]-+-00.0
+                   +-01.1-[01]--+-00.0
+                   |            \\-00.1
+                   +-1c.0-[04-51]----00.0-[05-51]--+-00.0-[06]----00.0
+
+    A function's connector (``+-``, ``\\-``, ``--``) sits two columns before it; the column is bound to the bus of
+    the bracket that precedes it on its first line, and later lines' connectors in that column hang off the same
+    bus. Names (``-tv``) follow two spaces and are not read. The tree gives topology only: no link registers.
+    Never raises; junk lines are skipped.
+    """
+    paths: dict[str, tuple[str, ...]] = {}
+    columns: dict[int, tuple[str, str, tuple[str, ...]]] = {}  # connector column -> (domain, bus, bridges above)
+    for line in text.splitlines()[:_TREE_LINES]:
+        line = line[:4096]
+        pending: tuple[str, str, tuple[str, ...]] | None = None
+        last: tuple[int, str, tuple[str, ...]] | None = None  # (end column, domain, path) of the last function
+        for m in _TREE_TOKEN.finditer(line):
+            if m.group("bus"):
+                if m.group("dom"):
+                    pending = (m.group("dom").rjust(4, "0")[-8:], m.group("bus"), ())
+                elif last is not None and m.start() == last[0] + 1:  # "01.1-[01]": the bridge's secondary bus
+                    pending = (last[1], m.group("bus"), last[2])
+                elif last is None and not columns:
+                    pending = ("0000", m.group("bus"), ())
+                continue
+            col = m.start() - 2
+            if pending is not None:
+                columns[col] = pending
+                pending = None
+            parent = columns.get(col)
+            if parent is None or len(paths) >= _TREE_LINES:
+                last = None
+                continue
+            domain, bus, above = parent
+            address = f"{domain}:{bus}:{m.group('dev')}"
+            paths.setdefault(address, above + (address,))
+            last = (m.end(), domain, above + (address,))
+            if line[m.end():m.end() + 2] == "  ":
+                break  # the rest is the function's name
+    return paths

@@ -15,7 +15,8 @@
     ...
 
 A file section (``*** <path>``) becomes that path in an in-memory tree (only ``proc/``, ``etc/`` and a few
-``sys/`` files: the report's scattered ``sys/bus/pci`` power files must not pass for a sysfs tree); a command
+``sys/`` files: the NUMA node list and each GPU's ``numa_node`` and ``local_cpulist``; the report's scattered
+``sys/bus/pci`` power files must not pass for a sysfs tree); a command
 section (several commands may share one, as nvidia-smi's do) answers the command spec it stands for.
 The log is read once, at most :data:`MAX_LOG_BYTES` decompressed; a truncated or corrupt gzip is refused.
 """
@@ -39,7 +40,10 @@ SEPARATOR = "\n" + "_" * 44 + "\n"
 #: Largest log read, decompressed (the cap a tarball's contents have).
 MAX_LOG_BYTES = MAX_TAR_BYTES
 #: File sections kept as files (the rest is X, audio and installer logs nothing reads).
-_KEEP = ("proc/", "etc/", "sys/kernel/mm/transparent_hugepage/")
+_KEEP = ("proc/", "etc/", "sys/kernel/mm/transparent_hugepage/", "sys/devices/system/node/")
+#: A PCI function's NUMA node and local CPUs (recent reports print them for each NVIDIA GPU); its power files are
+#: not kept. These few attribute files are no sysfs tree: :func:`doctor.facts.pci.build_pci` lays them over lspci.
+_PCI_LOCALITY = re.compile(r"sys/bus/pci/devices/[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]/(?:numa_node|local_cpulist)")
 #: Lines that start a command inside a section (``report_command`` writes several without separators).
 _COMMAND_LINE = re.compile(r"(?:/[\w.+-]+)*/?(?:nvidia-smi|lspci)(?: .*)?")
 #: Command headers and the spec each answers, in order of preference (the first match of a spec wins).
@@ -48,9 +52,12 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nvidia_smi_q", re.compile(r"\S*nvidia-smi (?:-q|--query)")),
     ("nvlink_status", re.compile(r"\S*nvidia-smi nvlink (?:-s|--status)")),
     ("nvlink_errors", re.compile(r"\S*nvidia-smi nvlink (?:-e|--errorcounters)")),
-    ("lspci_vvv", re.compile(r"\S*lspci (?:-\w*vv\w*)")),  # -nnDvvvxxxx (470 and later)
-    ("lspci_v", re.compile(r"\S*lspci -d \S+ -v -xxx")),  # older reports: -v per vendor, merged below
+    ("lspci_vvv", re.compile(r"\S*lspci (?:-\w*vv\w*)")),  # -nnDvvvxxxx (535 and later)
+    ("lspci_v", re.compile(r"\S*lspci -d \S+ -v -xxx")),  # 525 and older: -v per vendor, merged below
+    ("lspci_tree", re.compile(r"\S*lspci -(?:t|tv|nntv|nnt|tnn)")),  # the tree: -t (older), -nntv (535 and later)
+    ("lspci_nn", re.compile(r"\S*lspci -nn")),
     ("dmesg", re.compile(r"dmesg:?")),
+    ("numactl_hardware", re.compile(r"\S*numactl (?:-H|--hardware)")),
 )
 _JOURNAL_BOOT0 = re.compile(r"^  journalctl -b -0:\n(.*?)(?=^  \S|\Z)", re.M | re.S)
 _DMI = {"System Information": ("sys_vendor", "product_name"), "Base Board Information": ("board_vendor", "board_name")}
@@ -196,11 +203,14 @@ def parse(text: str, location: str) -> BugreportSource:
         section = section.lstrip("\n")
         head = section.split("\n", 1)[0]
         if head.startswith("*** ") and not head.startswith("*** ls:"):
+            if head.endswith(" does not exist"):
+                continue
             rel = "/".join(split_path(head[4:]))
             body = section.split("\n", 1)[1] if "\n" in section else ""
             if body.startswith("*** ls:"):
                 body = body.split("\n", 1)[1] if "\n" in body else ""
-            if rel.startswith(_KEEP) and rel not in files and len(body) <= MAX_FILE_BYTES:
+            if (rel.startswith(_KEEP) or _PCI_LOCALITY.fullmatch(rel)) and rel not in files \
+                    and len(body) <= MAX_FILE_BYTES:
                 files[rel] = sanitize(rel, body.rstrip("\n").encode() + b"\n",
                                       "cpuinfo" if rel == "proc/cpuinfo" else None)
             continue

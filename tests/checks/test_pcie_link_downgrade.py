@@ -304,3 +304,58 @@ def test_line_rate_severity_rule() -> None:
     assert line_rate_severity(21.0, one_25g) == "medium"  # 16 % short of one port
     assert line_rate_severity(126.0, dual_100g) == "medium"  # Gen4 x8: each port alone, 37 % short together
     assert line_rate_severity(170.0, dual_100g) == "low"  # 15 % short together
+
+
+def _rciep_config() -> bytes:
+    """Config space of a Root Complex Integrated Endpoint: a capability list whose only entry, at 0x40, is the PCI
+    Express capability with device type 9 (version 2)."""
+    cfg = bytearray(256)
+    cfg[0:4] = bytes.fromhex("8680bb15")
+    cfg[0x06], cfg[0x34] = 0x10, 0x40
+    cfg[0x40:0x43] = bytes([0x10, 0x00, 0x92])
+    return bytes(cfg)
+
+
+def _lspci_nic(record: str) -> list:
+    tree = {"commands/lspci_-nnvvv": record, "proc/cpuinfo": "flags\t\t: fpu sse\n"}
+    return findings_of(facts(tree, base=None), CHECK)
+
+
+I219 = ("0000:00:1f.6 Ethernet controller [0200]: Intel Corporation Ethernet Connection (2) I219-LM [8086:15b7]\n"
+        "\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-\n"
+        "\tCapabilities: [c8] Power Management version 3\n"
+        "\tCapabilities: [d0] MSI: Enable+ Count=1/1 Maskable- 64bit+\n"
+        "\tCapabilities: [e0] PCI Advanced Features\n"
+        "\tKernel driver in use: e1000e\n")
+
+
+def test_function_without_a_pcie_link_does_not_apply_with_its_reason() -> None:
+    """The X299 board's I219-LM (the real bug report's 00:1f.6) has no PCI Express capability: no link to judge,
+    said so, never 'PCIe link state not readable'."""
+    found = _lspci_nic(I219)
+    assert [f.severity for f in found] == ["pass"]
+    assert "no PCIe link to judge" in found[0].title and "no PCI Express capability" in found[0].detail
+    assert "0000:00:1f.6" in found[0].related
+
+
+def test_root_complex_integrated_endpoint_has_no_link_live_or_lspci() -> None:
+    rciep = I219.replace("\tCapabilities: [e0] PCI Advanced Features\n",
+                         "\tCapabilities: [40] Express (v2) Root Complex Integrated Endpoint, MSI 00\n")
+    found = _lspci_nic(rciep)
+    assert [f.severity for f in found] == ["pass"] and "Root Complex Integrated Endpoint" in found[0].detail
+    # sysfs of an RCiEP: the link files exist but read 0 and Unknown (Link Status is not implemented)
+    from tests.checks.pcie_overlays import mini_device
+
+    tree = {**mini_device("pci0000:00/0000:00:1f.6", vendor="0x8086", device="0x15bb", current_link_width="0",
+                          current_link_speed="Unknown", max_link_width="0", max_link_speed="Unknown",
+                          **{"class": "0x020000"}),
+            "sys/devices/pci0000:00/0000:00:1f.6/config": _rciep_config(), "proc/cpuinfo": "flags\t\t: fpu sse\n"}
+    found = findings_of(facts(tree, base=None), CHECK)
+    assert [f.severity for f in found] == ["pass"] and "part of the root complex" in found[0].detail
+
+
+def test_capability_present_but_unreadable_stays_unknown() -> None:
+    """Not root: lspci shows ``Capabilities: <access denied>``; the function may well have a link."""
+    denied = I219.split("\tCapabilities")[0] + "\tCapabilities: <access denied>\n\tKernel driver in use: e1000e\n"
+    found = _lspci_nic(denied)
+    assert [f.severity for f in found] == ["unknown"] and "not readable" in found[0].title

@@ -122,7 +122,61 @@ def test_doc_sample() -> None:
         iommu_group="12",
         access_denied=False,
         physical_slot="1",
+        express=True,
     )
+
+
+#: Real record (nvidia-bug-report of an ASUS WS X299 SAGE, tests/realworld/cases/bugreport-x299-3xa6000-535):
+#: the board's I219-LM at 00:1f.6 has Power Management, MSI and Advanced Features, no Express capability
+I219_NO_EXPRESS = """\
+0000:00:1f.6 Ethernet controller [0200]: Intel Corporation Ethernet Connection (2) I219-LM [8086:15b7]
+\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-
+\tCapabilities: [c8] Power Management version 3
+\t\tStatus: D0 NoSoftRst+ PME-Enable- DSel=0 DScale=1 PME-
+\tCapabilities: [d0] MSI: Enable+ Count=1/1 Maskable- 64bit+
+\tCapabilities: [e0] PCI Advanced Features
+\tKernel driver in use: e1000e
+"""
+RCIEP = """\
+0000:00:14.3 Network controller [0280]: Intel Corporation Wi-Fi 6 AX201 [8086:06f0]
+\tCapabilities: [c8] Power Management version 3
+\tCapabilities: [d0] MSI: Enable- Count=1/1 Maskable- 64bit+
+\tCapabilities: [40] Express (v2) Root Complex Integrated Endpoint, MSI 00
+\tKernel driver in use: iwlwifi
+"""
+#: the same I219 as ``lspci -v -xxx`` dumps it (no capability lines; the list at 0xc8 -> 0xd0 -> 0xe0 -> end)
+I219_DUMP = I219_NO_EXPRESS.split("\tStatus")[0] + """\
+00: 86 80 b7 15 06 04 10 00 00 00 00 02 00 00 00 00
+10: 00 00 f0 73 00 00 00 00 00 00 00 00 00 00 00 00
+20: 00 00 00 00 00 00 00 00 00 00 00 00 43 10 86 86
+30: 00 00 00 00 c8 00 00 00 00 00 00 00 03 03 00 00
+40: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+50: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+60: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+70: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+80: 28 00 00 00 08 00 00 00 00 00 00 00 00 00 00 00
+90: 00 00 00 00 1f 00 00 00 00 00 00 00 40 02 18 40
+a0: 00 00 00 00 01 00 00 00 03 10 03 10 00 00 00 00
+b0: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+c0: 00 00 00 00 00 00 00 00 01 d0 23 c8 08 20 00 00
+d0: 05 e0 81 00 78 03 e0 fe 00 00 00 00 00 00 00 00
+e0: 13 00 06 03 00 00 00 00 00 00 00 00 00 00 00 00
+f0: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+"""
+
+
+@pytest.mark.parametrize("text,express,port_type", [
+    (I219_NO_EXPRESS, False, None),  # capability list shown, no Express in it
+    (I219_DUMP, False, None),  # the list walked in the config dump to its end
+    (RCIEP, True, "Root Complex Integrated Endpoint"),  # Express, but part of the root complex (no link)
+    (I219_NO_EXPRESS.replace("\tCapabilities: [c8]", "\tCapabilities: <access denied>\n\tX: [c8]")
+     .replace("\tCapabilities: [d0] MSI: Enable+ Count=1/1 Maskable- 64bit+\n\tCapabilities: [e0] PCI Advanced "
+              "Features\n", ""), None, None),  # not shown (not root): not known, never "no link"
+])
+def test_express_capability_present_absent_or_not_shown(text: str, express: bool | None,
+                                                        port_type: str | None) -> None:
+    dev = next(iter(parse_lspci(text).values()))
+    assert (dev.express, dev.port_type) == (express, port_type)
 
 
 def test_switch_topology() -> None:
@@ -335,3 +389,26 @@ def test_text_lines_win_over_the_dump_and_a_broken_dump_is_ignored() -> None:
     assert (dev.link_cap_speed, dev.link_sta_width) == (16.0, 16)
     gap = _dump(_config(0x00454D03, 0x1083, None)).replace("00: de", "10: de", 1)  # not from offset 0
     assert parse_lspci("01:00.0 3D controller: NVIDIA Corporation Device\n" + gap)["0000:01:00.0"].link_cap_speed is None
+
+
+def test_tree_form_paths() -> None:
+    """``lspci -t`` of two root buses (the real driver-352 report's X99 host), a bridge chain behind a Thunderbolt
+    switch (the real ThinkPad report), and ``-tv`` names that look like addresses, which are not read."""
+    from doctor.parsers.lspci import parse_lspci_tree
+
+    text = ("-+-[0000:ff]-+-0b.0\n"
+            " |           \\-1f.2\n"
+            " \\-[0000:00]-+-00.0\n"
+            "             +-03.0-[06]--+-00.0  NVIDIA Corporation GM200 [GeForce GTX TITAN X] rev 12.0 01.2\n"
+            "             |            \\-00.1  NVIDIA Corporation GM200 High Definition Audio\n"
+            "             +-1c.0-[04-51]----00.0-[05-51]--+-00.0-[07]----00.0\n"
+            "             |                               \\-02.0-[2c]----00.0\n"
+            "             \\-1f.0  Intel Corporation C610/X99 series chipset LPC Controller\n")
+    paths = parse_lspci_tree(text)
+    assert paths["0000:ff:1f.2"] == ("0000:ff:1f.2",)
+    assert paths["0000:06:00.1"] == ("0000:00:03.0", "0000:06:00.1")
+    assert paths["0000:2c:00.0"] == ("0000:00:1c.0", "0000:04:00.0", "0000:05:02.0", "0000:2c:00.0")
+    assert paths["0000:07:00.0"] == ("0000:00:1c.0", "0000:04:00.0", "0000:05:00.0", "0000:07:00.0")
+    assert paths["0000:00:1f.0"] == ("0000:00:1f.0",)
+    assert "0000:06:12.0" not in paths and "0000:06:01.2" not in paths  # "rev 12.0 01.2" is a name
+    assert parse_lspci_tree("garbage\n+-\n[zz]\n") == {}

@@ -2,7 +2,9 @@
 
 Each case folder is laid out like a snapshot holding the single recorded file (``commands/nvidia-smi_-q_-x``,
 ``sos_commands/nvidia/nvidia-smi_-q``, ``commands/lspci_-nnvvv`` ...). ``cases.toml`` names where the file
-comes from and what must be reported (``fires``) and what must stay quiet (``quiet``, the false-alarm traps).
+comes from and what must be reported (``fires``), what must stay quiet (``quiet``, the false-alarm traps) and what
+the file records, so that a check must not call it unknown (``known``: check and subject, or an address the
+unknown finding relates to).
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ def test_case(case: dict) -> None:  # type: ignore[type-arg]
         ok = [f for f in findings if f.check == want["check"] and f.severity in want["severity"].split("|")
               and want["subject"] in f.subject and want.get("title", "") in f.title]
         assert ok, f"{case['name']}: expected {want}, got\n{_show(findings)}"
+    for want in case.get("known", []):
+        unknown = [f for f in findings if f.check == want["check"] and f.severity == "unknown"
+                   and (want["subject"] in f.subject or want["subject"] in f.related)]
+        assert not unknown, f"{case['name']}: the log holds this, yet\n{_show(unknown)}"
     for check_id in case["quiet"]:
         alarms = [f for f in findings if f.check == check_id and f.severity in ALARMS]
         assert not alarms, f"{case['name']}: false alarm\n{_show(alarms)}"

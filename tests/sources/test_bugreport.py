@@ -190,3 +190,171 @@ def test_missing_user_space_driver_makes_the_bound_gpus_unreachable(tmp_path: Pa
     path = _write(tmp_path, _log(smi=lib, dmesg="[ 3.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  470.82.01\n"))
     found = [x for x in run(Facts(open_source(path)), only=["gpu.unreachable"]).findings if x.severity == "critical"]
     assert found and all("libnvidia-ml.so" in x.title for x in found)
+
+
+SCAN = (SEP + "Scanning kernel log files for NVIDIA kernel messages:\n\n"
+        "  /var/log/kern.log:\n"
+        "Mar 13 21:37:00 node kernel: [    6.614228] NVRM: GPU 0001:00:00.0: RmInitAdapter failed! (0x62:0x0:1835)\n"
+        "Mar 21 20:18:56 node kernel: [   65.315783] NVRM: Xid (PCI:0001:00:00): 79, pid='<unknown>', name=<unknown>, "
+        "GPU has fallen off the bus.\n\n"
+        "  journalctl -b -0:\n{boot0}\n"
+        "  journalctl -b -1:\n"
+        "Mar 21 20:18:56 node kernel: NVRM: Xid (PCI:0001:00:00): 48, pid=1, name=x, An uncorrectable double bit error\n\n")
+
+
+def _xid_and_unreachable(path: str) -> list[tuple[str, str, str]]:
+    found = run(Facts(open_source(path)), only=["gpu.xid_errors", "gpu.unreachable"]).findings
+    return [(x.check, str(x.severity), x.title) for x in found if x.severity in ("low", "medium", "high", "critical")]
+
+
+def test_earlier_boots_in_the_kernel_log_scan_are_history(tmp_path: Path) -> None:
+    """The report's ``Scanning kernel log files`` section quotes kern.log and ``journalctl -b -1`` of earlier boots
+    (the real ThinkPad report of driver 525 holds RmInitAdapter failures and an Xid 79 of boots before the one it
+    describes): the current boot is what ``dmesg:`` says; an old boot's failure is no alarm about the GPU now."""
+    clean = "[    4.031319] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05\n"
+    path = _write(tmp_path, _log(dmesg=clean, extra=SCAN.format(boot0=clean)))
+    assert _xid_and_unreachable(path) == []
+
+
+def test_an_empty_dmesg_falls_back_to_the_current_boot_journal_only(tmp_path: Path) -> None:
+    """``dmesg:`` printed nothing (a restricted ring buffer): the ``journalctl -b -0`` lines stand in for it, never
+    kern.log or ``-b -1`` (here an Xid 48 that only an earlier boot had)."""
+    boot0 = "Aug 25 20:01:02 node kernel: NVRM: Xid (PCI:0001:00:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+    src = open_source(_write(tmp_path, _log(dmesg="", extra=SCAN.format(boot0=boot0))))
+    dmesg = src.command("dmesg")
+    assert dmesg.text is not None and "79" in dmesg.text and ": 48," not in dmesg.text
+    assert "journalctl -b -0" in dmesg.where
+    found = _xid_and_unreachable(str(src.location))
+    assert any(check == "gpu.xid_errors" and "79" in title for check, _, title in found), found
+    assert not any("48" in title for _, _, title in found), found
+
+
+def _sysfs_file(path: str, value: str) -> str:
+    return f"{SEP}*** {path}\n*** ls: -r--r--r-- 1 root root 4096 2025-08-25 20:30:39.5 +0000 {path}\n{value}\n\n"
+
+
+NUMACTL_2 = (SEP + "/usr/bin/numactl -H\n\navailable: 2 nodes (0-1)\nnode 0 cpus: 0 1 2 3\nnode 0 size: 32026 MB\n"
+             "node 0 free: 13125 MB\nnode 1 cpus: 4 5 6 7\nnode 1 size: 32253 MB\nnode 1 free: 30001 MB\n"
+             "node distances:\nnode   0   1 \n  0:  10  21 \n  1:  21  10 \n")
+GPU_SYSFS = "/sys/bus/pci/devices/0001:00:00.0"
+
+
+def test_numa_nodes_and_gpu_locality_come_from_their_sections(tmp_path: Path) -> None:
+    """Recent reports print ``numactl -H``, ``/sys/devices/system/node/online`` and each GPU's ``numa_node`` and
+    ``local_cpulist``: the NUMA facts come from them (two nodes, their CPUs and distances), the GPU's node from its
+    own section (lspci prints no ``NUMA node`` line for -1), and those few files are no sysfs PCI tree."""
+    extra = (NUMACTL_2 + _sysfs_file("/sys/devices/system/node/online", "0-1")
+             + _sysfs_file(f"{GPU_SYSFS}/local_cpulist", "0-7") + _sysfs_file(f"{GPU_SYSFS}/numa_node", "-1"))
+    f = Facts(open_source(_write(tmp_path, _log(extra=extra))))
+    assert [(n.id, n.cpulist, n.distances) for n in f.numa.nodes] == [(0, "0-3", (10, 21)), (1, "4-7", (21, 10))]
+    assert (f.numa.origin or "").endswith("nvidia-bug-report.log.gz: /usr/bin/numactl -H")
+    assert f.pci.origin == "lspci"
+    gpu = f.pci.get("0001:00:00.0")
+    assert gpu is not None and (gpu.numa_node, gpu.local_cpulist) == (-1, "0-7")
+    assert gpu.attr("numa_node") == "sys/bus/pci/devices/0001:00:00.0/numa_node"  # the section it came from
+    found = [x for x in run(f, only=["numa.unknown_locality"]).findings if x.check == "numa.unknown_locality"]
+    # a VM (dmidecode says so) with -1 on two nodes: the hypervisor's, info; never "not recorded"
+    assert found and found[0].severity == "info" and "NUMA locality unknown" in found[0].title
+    assert found[0].evidence[0].source == "sys/bus/pci/devices/0001:00:00.0/numa_node"
+
+
+def test_one_online_node_without_numactl_is_one_numa_node(tmp_path: Path) -> None:
+    """No numactl installed (the real X299 report): ``node/online`` lists node 0 alone, so node 0 holds every CPU
+    (on one node a GPU's ``local_cpulist`` is all of them); locality passes, it is not 'not recorded'."""
+    extra = (_sysfs_file("/sys/devices/system/node/online", "0") + _sysfs_file(f"{GPU_SYSFS}/local_cpulist", "0-23")
+             + _sysfs_file(f"{GPU_SYSFS}/numa_node", "-1"))
+    f = Facts(open_source(_write(tmp_path, _log(extra=extra))))
+    assert [(n.id, n.cpulist) for n in f.numa.nodes] == [(0, "0-23")] and not f.numa.multi_node
+    found = [x for x in run(f, only=["numa.unknown_locality"]).findings if x.check == "numa.unknown_locality"]
+    assert [x.severity for x in found] == ["pass"]
+
+
+@pytest.mark.parametrize("extra,missing", [
+    ("", "no sys/devices/system/node"),  # the old layout prints no node section at all
+    (_sysfs_file("/sys/devices/system/node/online", "0-1"), "lists nodes 0-1, but not which CPUs"),
+])
+def test_numa_stays_unknown_where_the_report_lacks_it(tmp_path: Path, extra: str, missing: str) -> None:
+    f = Facts(open_source(_write(tmp_path, _log(extra=extra))))
+    assert f.numa.nodes == () and missing in (f.numa.missing or "")
+    found = [x for x in run(f, only=["numa.unknown_locality"]).findings if x.check == "numa.unknown_locality"]
+    assert [x.severity for x in found] == ["unknown"]
+
+
+def test_numactl_output_parsed() -> None:
+    from doctor.facts.numa import cpulist_text, parse_numactl
+
+    nodes = parse_numactl("available: 3 nodes (0-2)\nnode 0 cpus: 0 1 2 3 8\nnode 1 cpus: 4 5 6 7\nnode 2 cpus:\n"
+                          "node 2 size: 96000 MB\nnode distances:\nnode 0 1 2\n 0: 10 21 40\n 1: 21 10 40\n"
+                          " 2: 40 40 10\n")
+    assert [(n.id, n.cpulist, n.distances) for n in nodes] == [
+        (0, "0-3,8", (10, 21, 40)), (1, "4-7", (21, 10, 40)), (2, "", (40, 40, 10))]  # 2: memory only (HBM)
+    assert parse_numactl("No NUMA available on this system\n") == ()
+    assert cpulist_text(frozenset({0, 2, 3, 4, 9})) == "0,2-4,9"
+
+
+OLD_GPU = ("01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)\n"
+           "\tSubsystem: eVga.com. Corp. Device 3987\n"
+           "\tCapabilities: [60] Power Management version 3\n"
+           "\tCapabilities: [78] Express Legacy Endpoint, MSI 00\n"
+           "\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16, ASPM L0s L1\n"
+           "\t\tLnkSta:\tSpeed 8GT/s, Width x16\n"
+           "\tKernel driver in use: nvidia\n")
+TREE = ("-[0000:00]-+-00.0\n"
+        "           +-01.0-[01]--+-00.0\n"
+        "           |            \\-00.1\n"
+        "           +-1c.2-[04]----00.0\n"
+        "           \\-1f.0\n")
+
+
+def _old_layout(root_port: str, dmi_type: str = "Desktop") -> str:
+    """A report of the old layout (drivers up to 525): NVIDIA functions dumped with ``lspci -d -v``, the tree with
+    ``lspci -t``, every function named with ``lspci -nn``; no nvidia-smi output."""
+    return (f"{SEP}Start of NVIDIA bug report log file.\n\nDate: Thu Aug 25 20:30:39 UTC 2022\n"
+            "uname: Linux desk 5.15.0 #1 SMP x86_64 GNU/Linux\n\n"
+            f'{SEP}/sbin/lspci -d "10de:*" -v -xxx\n\n{OLD_GPU}\n'
+            f"{SEP}/sbin/lspci -t\n\n{TREE}\n"
+            f"{SEP}/sbin/lspci -nn\n\n00:00.0 Host bridge [0600]: Intel Corporation 4th Gen Core Processor DRAM "
+            f"Controller [8086:0c00] (rev 06)\n00:01.0 PCI bridge [0604]: {root_port}\n"
+            "00:1c.2 PCI bridge [0604]: Intel Corporation 8 Series/C220 Series Chipset Family PCI Express Root Port #3 "
+            "[8086:8c14] (rev d5)\n00:1f.0 ISA bridge [0601]: Intel Corporation Z87 Express LPC Controller [8086:8c44]\n"
+            "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GA102 [GeForce RTX 3090] [10de:2204] (rev a1)\n"
+            "04:00.0 Ethernet controller [0200]: Realtek RTL8111/8168/8411 [10ec:8168] (rev 0c)\n\n"
+            f"{SEP}/usr/sbin/dmidecode\n\nHandle 0x0003, DMI type 3, 22 bytes\nChassis Information\n"
+            f"\tManufacturer: ASUS\n\tType: {dmi_type}\n\n"
+            f"{SEP}End of NVIDIA bug report log file.\n")
+
+
+CPU_PORT = "Intel Corporation Xeon E3-1200 v3/4th Gen Core Processor PCI Express x16 Controller [8086:0c01] (rev 06)"
+PCH_PORT = "Intel Corporation 8 Series/C220 Series Chipset Family PCI Express Root Port #1 [8086:8c10] (rev d5)"
+
+
+def test_old_layout_tree_gives_the_upstream_path_not_the_links(tmp_path: Path) -> None:
+    """``lspci -t`` names the GPU's root port (identified by ``lspci -nn``): the path is known, so the chipset
+    check judges it; the port's link registers are not in the report, so the slot width stays unknown, named."""
+    f = Facts(open_source(_write(tmp_path, _old_layout(CPU_PORT))))
+    gpu = f.pci.get("0000:01:00.0")
+    root = f.pci.get("0000:00:01.0")
+    assert gpu is not None and gpu.path == ("0000:00:01.0", "0000:01:00.0")
+    assert root is not None and (root.vendor, root.device, root.port_type) == (0x8086, 0x0C01, "Root Port")
+    assert root.max_width is None and root.max_speed is None  # topology, not link registers
+    assert "lspci -t" in root.attr("max_link_width")
+    found = run(f, only=["pcie.chipset_slot", "pcie.bifurcation", "pcie.link_downgrade"]).findings
+    chipset = [(x.severity, x.title) for x in found if x.check == "pcie.chipset_slot" and x.severity != "pass"]
+    assert chipset == [("info", "directly below a root port (0000:00:01.0); no RDMA or fast NIC")]
+    slot = [x for x in found if x.check == "pcie.bifurcation"]
+    assert [x.severity for x in slot] == ["unknown"] and "0000:00:01.0" in slot[0].detail \
+        and "LnkCap" in slot[0].detail
+
+
+def test_old_layout_tree_finds_a_gpu_behind_the_chipset(tmp_path: Path) -> None:
+    f = Facts(open_source(_write(tmp_path, _old_layout(PCH_PORT))))
+    found = [x for x in run(f, only=["pcie.chipset_slot"]).findings if x.severity == "high"]
+    assert found and "0000:00:01.0" in found[0].title
+
+
+def test_without_the_tree_the_path_stays_unknown(tmp_path: Path) -> None:
+    text = _old_layout(CPU_PORT).replace(f"{SEP}/sbin/lspci -t\n\n{TREE}\n", "")
+    f = Facts(open_source(_write(tmp_path, text)))
+    assert f.pci.get("0000:01:00.0").path == ("0000:01:00.0",)  # type: ignore[union-attr]
+    found = [x for x in run(f, only=["pcie.chipset_slot"]).findings if x.severity == "unknown"]
+    assert found and "upstream PCI path not recorded" in found[0].title
