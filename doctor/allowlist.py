@@ -113,6 +113,15 @@ _NAME_WORD = lazy(r"^[a-z][a-z_.-]{0,63}$")
 #: a path (``/usr/bin/x``, ``./run.py``): kept wherever it stands
 _PATH_WORD = lazy(r"^\.{0,2}/[A-Za-z0-9_./+@-]{0,1023}$")
 _WORDS_IN = lazy(r"[ \t\r\n]+")
+#: a piece of a path (between ``/ . - _ + @``) as people name files: a word with at most four digits after
+#: it (``Llama``, ``cuda12``, ``Instruct``), a number with at most two letters after it (``70B``, ``535``),
+#: or at most four characters of anything (``8x7B``); a random string (a token that starts with ``/``)
+#: is none of these
+_PATH_PIECE = lazy(r"[A-Za-z]{1,64}[0-9]{0,4}|[0-9]{1,20}[A-Za-z]{0,2}|[A-Za-z0-9]{0,4}")
+_PATH_SPLIT = lazy(r"[/._+@-]")
+#: letters cased as words are: lower, upper, Capitalised or CamelCase words (``MyServer``), capitals before or after
+#: them (``GeForce``, ``TensorRT``, ``AWQ``); random letters flip case every other letter or so
+_WORD_CASE = lazy(r"(?:[A-Z][a-z])?(?:[A-Z]{0,8}[a-z]{2,})*[A-Z]{0,8}")
 
 
 #: what a name (an option's, a variable's, a key's) is made of: words, each letters with at most a few digits
@@ -158,11 +167,27 @@ def _option_value(flag: str, value: str, a: Allow) -> str:
     return MASK
 
 
+def is_path(word: str) -> bool:
+    """``word`` is a path as people name files (``/usr/bin/vllm``, ``./run.py``,
+    ``/models/Llama-3.1-70B-Instruct``): path-shaped and every piece of it a word or number
+    (:data:`_PATH_PIECE`) whose letters are cased as words are (:data:`_WORD_CASE`). A token that starts
+    with ``/`` (an AWS secret key or a base64 value does one time in 64) is no path."""
+    if _PATH_WORD.match(word) is None:
+        return False
+    for piece in _PATH_SPLIT.split(word):
+        if not _PATH_PIECE.fullmatch(piece):
+            return False
+        letters = piece.rstrip("0123456789")
+        if len(letters) >= 5 and not _WORD_CASE.fullmatch(letters):
+            return False
+    return True
+
+
 def _positional(word: str, slot: bool) -> str:
     """A word that is neither an option nor its value: a shell line, a path, the sub-command (``slot``)."""
     if any(ch.isspace() for ch in word):
         return keep_shell(word)
-    return mask_text(word) if _PATH_WORD.match(word) or (slot and _NAME_WORD.match(word)) else MASK
+    return mask_text(word) if is_path(word) or (slot and _NAME_WORD.match(word)) else MASK
 
 
 def keep_argv(words: list[str], program: bool = True) -> list[str]:
@@ -213,7 +238,7 @@ def keep_argv(words: list[str], program: bool = True) -> list[str]:
             continue
         kept = _assignment(word, a)
         out.append(kept if kept is not None else _positional(word, after_program))
-        slot = after_program and kept is None and _PATH_WORD.match(word) is not None  # python3 /usr/bin/vllm serve
+        slot = after_program and kept is None and is_path(word)  # python3 /usr/bin/vllm serve
     return out
 
 

@@ -48,3 +48,23 @@ def test_a_judged_value_that_is_no_secret_is_kept() -> None:
     assert places["judged variable"] == "enp155s0np0"
     assert "enp155s0np0" in places["judged option"] and "enp155s0np0" in places["rewritten script line"]
     assert keep_cmdline("ro isolcpus=2-31") == "ro isolcpus=2-31"
+
+
+@pytest.mark.parametrize("shape", ["aws_secret", "base64", "random", "azure_key"])
+def test_a_token_that_starts_like_a_path_is_no_path_in_an_argument(shape: str) -> None:
+    """Paths in an argv are kept wherever they stand (``python3 /usr/bin/vllm serve``); a value that only
+    starts with ``/`` (an AWS secret key or a base64 value does one time in 64) is a value, not a path:
+    ``redis-cli auth /Ab3...`` keeps no part of it. Each shape is tried 200 times, starting with ``/``."""
+    for _ in range(200):
+        value = "/" + SHAPES[shape]()
+        shown = " ".join(keep_argv(["redis-cli", "auth", value, "--db", "/srv/x", value]))
+        assert not any(form in shown for form in encodings(value)), shown
+
+
+def test_paths_as_people_name_them_stay_in_an_argument() -> None:
+    paths = ["/usr/bin/vllm", "./run.py", "/models/Llama-3.1-70B-Instruct", "/models/Mixtral-8x7B-Instruct-v0.1",
+             "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05", "/models/Qwen2.5-72B-Instruct-AWQ",
+             "/workspace/TensorRT-LLM/examples/run.py", "/opt/MyCompanyInferenceServer/bin/server",
+             "/usr/local/cuda-12.4/bin/nvcc", "/models/gpt-oss-120b", "/sys/class/infiniband/mlx5_0"]
+    for path in paths:
+        assert keep_argv(["redis-cli", "auth", path])[-1] == path
