@@ -37,8 +37,6 @@ CHAR_W = 6.1  # average advance at FONT px (DejaVu Sans), for truncation
 LEGEND_H = 72
 #: DejaVu Sans' ascent at line-height 1 (its baseline below the top of a one-line box), in ems
 ASCENT = 0.846
-#: depths whose print indent is a class of the stylesheet (``.tc .i1`` ...), deeper ones an inline margin
-MAX_INDENT_CLASS = 4
 #: the width the PDF gives the drawing, in CSS px: an A4 landscape page less its 12 mm side margins
 PRINT_WIDTH = (297 - 2 * 12) / 25.4 * 96
 
@@ -202,7 +200,6 @@ class _Canvas:
     def __init__(self, scale: float | None = None) -> None:
         self.parts: list[str] = []
         self.labels: list[str] = []
-        self.columns: list[tuple[str, list[str]]] = []  # print: each column's opening tag and its device rows
         self.scale = scale
 
     def rect(self, x: float, y: float, w: float, h: float, fill: str, stroke: str, width: float = 1.0,
@@ -218,7 +215,11 @@ class _Canvas:
 
     def text(self, x: float, y: float, text: str, size: float = FONT, colour: str = COLOURS["text"],
              weight: str = "normal", anchor: str = "start", max_w: float | None = None) -> None:
-        text = _fit(text, size, weight, max_w)
+        if max_w is not None:
+            advance = CHAR_W * size / FONT * (1.12 if weight == "bold" else 1.0)
+            limit = max(4, int(max_w / advance))
+            if text_width(text) > limit:  # in columns: a CJK character is two
+                text = _cut(text, limit - 1) + "…"
         if self.scale is None:
             self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" '
                               f'font-weight="{weight}" text-anchor="{anchor}">{escape(text, quote=False)}</text>')
@@ -233,39 +234,6 @@ class _Canvas:
         bold = "font-weight:bold;" if weight == "bold" else ""
         self.labels.append(f'<div class="tl" style="left:{left * s:.1f}px;top:{(y - ASCENT * size) * s:.1f}px;'
                            f'font-size:{size * s:.2f}px;color:{colour};{bold}{width}">{escape(text, quote=False)}</div>')
-
-    def column(self, x: float, y: float, width: float) -> list[str]:
-        """Print only: a column of device labels whose text starts at ``x``, its first box's top at ``y``, at most
-        ``width`` wide; returns the list that :meth:`device` fills."""
-        assert self.scale is not None
-        s = self.scale
-        rows: list[str] = []
-        self.columns.append((f'<div class="tc" style="left:{x * s:.1f}px;top:{y * s:.1f}px;width:{width * s:.1f}px;'
-                             f'font-size:{FONT * s:.2f}px">', rows))
-        return rows
-
-    def device(self, rows: list[str], depth: int, small: bool, lines: list[tuple[str, str]]) -> None:
-        """Print only: one device box's text lines in its column, in the normal flow (classes ``t`` title, ``d``
-        detail, ``k`` link with ``w`` degraded or ``m`` parked): the box's place comes from the boxes above it, so
-        the page lays out a column of rows instead of one absolutely placed box per label."""
-        indent = f" i{depth}" if 0 < depth <= MAX_INDENT_CLASS else ""
-        style = f' style="margin-left:{depth * INDENT / FONT:.4f}em"' if depth > MAX_INDENT_CLASS else ""
-        body = "".join(f'<div class="{kind}">{escape(text, quote=False)}</div>' for kind, text in lines)
-        rows.append(f'<div class="r{" s" if small else ""}{indent}"{style}>{body}</div>')
-
-    def print_labels(self) -> str:
-        return ("".join(head + "".join(rows) + "</div>" for head, rows in self.columns if rows)
-                + "".join(self.labels))
-
-
-def _fit(text: str, size: float, weight: str, max_w: float | None) -> str:
-    """``text`` cut with an ellipsis to about ``max_w`` at ``size`` (estimated from the average advance)."""
-    if max_w is not None:
-        advance = CHAR_W * size / FONT * (1.12 if weight == "bold" else 1.0)
-        limit = max(4, int(max_w / advance))
-        if text_width(text) > limit:  # in columns: a CJK character is two
-            text = _cut(text, limit - 1) + "…"
-    return text
 
 
 def _cut(text: str, columns: int) -> str:
@@ -410,7 +378,6 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), pri
 
     for col, cx in zip(columns, col_x):
         y = body_top
-        rows = canvas.column(cx + 7, body_top, COL_W - 14) if canvas.scale is not None else []
         chipset = _is_chipset(col.root.dev)
         centres: dict[int, tuple[float, float]] = {}  # id(node) -> (trunk x, box bottom)
         # NUMA -> root port
@@ -454,20 +421,13 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), pri
             canvas.rect(bx, y, bw, h, fill, edge, stroke_w, dash="5,3" if chipset and kind == "root" else "")
             badge = "#" + ",".join(map(str, ranks[:2])) + ("+" if len(ranks) > 2 else "") if ranks else ""
             bw_badge = 8 + 6.2 * len(badge) if badge else 0.0
-            lines = [("t", _fit(title, FONT, "bold", bw - 14 - bw_badge)), ("d", _fit(detail, 10, "normal", bw - 14))]
+            canvas.text(bx + 7, y + 14, title, weight="bold", max_w=bw - 14 - bw_badge)
+            canvas.text(bx + 7, y + 28, detail, size=10, colour=COLOURS["sub"], max_w=bw - 14)
             if link is not None:
-                kind_class = {"degraded": "k w", "parked": "k m"}.get(link.state, "k")
+                colour = {"degraded": COLOURS["warn"], "parked": COLOURS["muted"]}.get(link.state, COLOURS["sub"])
                 prefix = "\u25bc " if link.state == "degraded" else ""
-                lines.append((kind_class, _fit(prefix + link.label(), 10, "bold" if link.state == "degraded" else "normal",
-                                               bw - 14)))
-            if canvas.scale is not None:
-                canvas.device(rows, depth, h == SMALL_H, lines)
-            else:
-                colours = {"t": COLOURS["text"], "d": COLOURS["sub"], "k": COLOURS["sub"], "k w": COLOURS["warn"],
-                           "k m": COLOURS["muted"]}
-                for (kind, text), base in zip(lines, (14, 28, 41)):
-                    canvas.text(bx + 7, y + base, text, size=FONT if kind == "t" else 10, colour=colours[kind],
-                                weight="bold" if kind in ("t", "k w") else "normal")
+                canvas.text(bx + 7, y + 41, prefix + link.label(), size=10, colour=colour,
+                            weight="bold" if link.state == "degraded" else "normal", max_w=bw - 14)
             if badge:
                 canvas.rect(bx + bw - bw_badge - 4, y + 3, bw_badge, 15, SEVERITY_COLOURS[sev or "info"],
                             SEVERITY_COLOURS[sev or "info"], 1, rx=7)
@@ -487,7 +447,7 @@ def render_topology(inventory: dict[str, Any], findings: Iterable[Any] = (), pri
     if canvas.scale is None:
         return svg
     return (f'<div class="topo" style="width:{width * canvas.scale:.1f}px;height:{height * canvas.scale:.1f}px">'
-            f'{svg}{canvas.print_labels()}</div>')
+            f'{svg}{"".join(canvas.labels)}</div>')
 
 
 def _worst(severities: Iterable[str | None]) -> str | None:
