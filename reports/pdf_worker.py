@@ -1,9 +1,9 @@
 """Render the PDF in a forked process that loads WeasyPrint while this one runs the checks.
 
-Loading WeasyPrint and its fonts takes about 0.4 s, running the checks and building the HTML about as
-long; on two cores the two overlap. :func:`start` forks (Linux only: elsewhere it returns ``None``
-and the caller renders in-process); the child imports WeasyPrint, loads the report's fonts, parses
-the stylesheet and waits for the HTML, the stylesheet's text and the files to embed on a pipe;
+Loading WeasyPrint takes about 0.3 s, running the checks and building the HTML about as long; on two
+cores the two overlap. :func:`start` forks (Linux only: elsewhere it returns ``None`` and the caller
+renders in-process); the child imports WeasyPrint, parses the stylesheet, loads the report's fonts if
+the page has not come yet, and waits for the HTML, the stylesheet's text and the files to embed on a pipe;
 :meth:`PdfWorker.render` sends them and reads the PDF back. A :class:`DoctorError` in the child (WeasyPrint or Pango missing)
 is raised here with its message; any other failure of the child, or a child that died, makes
 :meth:`render` render in this process instead, so the result and the errors are those of the plain
@@ -80,6 +80,7 @@ def _read_files(fd: int) -> tuple[Embedded, ...] | None:
 
 def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in the forked process
     import gc
+    import select
 
     from reports import pdf
 
@@ -87,12 +88,6 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
     tag, payload = FAILED, b""
     try:
         pdf.import_weasyprint_single_threaded()  # this process has no other thread
-        try:
-            font_config = pdf.warm_fonts()
-        except DoctorError:
-            raise
-        except Exception:  # noqa: BLE001 - fonts could not be warmed: render without
-            font_config = None
         try:  # parsed while the caller runs the checks: the same text comes with the page
             from reports.print_css import report_css
 
@@ -101,6 +96,14 @@ def _child(html_fd: int, reply_fd: int) -> None:  # pragma: no cover - runs in t
             raise
         except Exception:  # noqa: BLE001 - parsed with the page instead, where an error shows
             pass
+        font_config = None
+        if not select.select([html_fd], [], [], 0)[0]:  # only while waiting for the page: warming costs more
+            try:  # than it saves the render (~17 ms more CPU), and the page is often there before the import ends
+                font_config = pdf.warm_fonts()
+            except DoctorError:
+                raise
+            except Exception:  # noqa: BLE001 - fonts could not be warmed: render without
+                font_config = None
         gc.freeze()  # ...and need not be walked again if the collector runs
         # nor is collecting worth it while the one page is laid out (~8 %): this process ends after it,
         # and the layout's garbage cycles are a few MiB

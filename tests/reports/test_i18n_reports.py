@@ -128,15 +128,26 @@ def test_chinese_pdf_embeds_a_cjk_font(sick_data: dict[str, Any]) -> None:
         pdf = render_pdf(to_result(sick_data))
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     fonts: set[str] = set()
-    for page in reader.pages[:2]:
+    for page in reader.pages:
         resources = page.get("/Resources") or {}
         for font in (resources.get("/Font") or {}).values():
-            fonts.add(str(font.get_object().get("/BaseFont")))
+            fonts.add(str(font.get_object().get("/BaseFont")).partition("+")[2])
     assert any("CJK" in f for f in fonts), fonts
+    if _fontconfig_knows("Noto Sans CJK SC"):  # the edition's one family: text, headings, topology labels, margins
+        assert {f for f in fonts if "Mono" not in f} == {"Noto-Sans-CJK-SC", "Noto-Sans-CJK-SC-Bold"}, fonts
     first = " ".join((reader.pages[0].extract_text() or "").split())
     assert "摘要" in first and "gpu-node-13" in first
     last = " ".join((reader.pages[-1].extract_text() or "").split())
     assert f"第 {len(reader.pages)} 页，共 {len(reader.pages)} 页" in last
+
+
+def _fontconfig_knows(family: str) -> bool:
+    import shutil
+    import subprocess
+
+    fc_list = shutil.which("fc-list")
+    return bool(fc_list and subprocess.run([fc_list, family, "family"], capture_output=True, text=True,
+                                           check=False).stdout.strip())
 
 
 def _chrome_texts(page: str) -> list[str]:

@@ -68,7 +68,7 @@ def test_worker_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> Non
     def missing() -> None:
         raise DoctorError("PDF output needs Pango for WeasyPrint (test)")
 
-    monkeypatch.setattr(pdf, "warm_fonts", missing)  # the forked child inherits this
+    monkeypatch.setattr(pdf, "import_weasyprint_single_threaded", missing)  # the forked child inherits this
     worker = pdf_worker.start()
     assert worker is not None
     with pytest.raises(DoctorError, match="needs Pango"):

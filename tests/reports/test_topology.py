@@ -56,6 +56,42 @@ def test_eight_gpus_eight_nics_four_switches_stay_in_columns() -> None:
     assert width < 1200  # four columns, not sixteen leaves side by side
 
 
+def _eight_gpu_inventory() -> dict[str, Any]:
+    topo: list[dict[str, Any]] = []
+    gpus: list[dict[str, Any]] = []
+    for s in range(2):
+        rp, usp = f"0000:{s}0:01.0", f"0000:{s}1:00.0"
+        topo += [_dev(rp, None, "Root Port", numa_node=s), _dev(usp, rp, "Upstream Port", numa_node=s)]
+        for j in range(4):
+            dp, ep = f"0000:{s}2:0{j}.0", f"0000:{s}3:0{j}.0"
+            topo += [_dev(dp, usp, "Downstream Port", numa_node=s),
+                     _dev(ep, dp, "Endpoint", "gpu", numa_node=s, **({"cur_speed": 2.5} if j in (1, 3) else {}))]
+            gpus.append({"address": ep, "index": len(gpus), "activity": "busy" if j < 3 else "idle", "name": "H100"})
+    topo.append(_dev("0000:90:00.0", None, "Endpoint", "nic", numa_node=0))  # a device on the root complex
+    return {"topology": topo, "gpus": gpus, "nics": [{"address": "0000:90:00.0", "netdevs": ["eth0"]}],
+            "numa": [{"id": 0, "cpulist": "0-47"}, {"id": 1, "cpulist": "48-95"}]}
+
+
+def test_the_pdf_drawing_carries_every_label_of_the_html_one() -> None:
+    """The PDF's topology (labels as HTML over the drawing: SVG text is laid out one letter at a time) says
+    what the HTML report's SVG says, label for label, a degraded link bold in the warning colour and an idle
+    GPU's parked link muted."""
+    import re
+    from html import unescape
+
+    inv = _eight_gpu_inventory()
+    finding = Finding("high", "GPU 1 (0000:03:01.0)", "link", rank=1)
+    svg = ElementTree.fromstring(render_topology(inv, [finding]))
+    drawn = sorted(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+    printed = render_topology(inv, [finding], print_labels=True)
+    assert printed.startswith('<div class="topo"') and "<text" not in printed
+    labels = re.findall(r'<div class="tl" style="([^"]*)">([^<]*)</div>', printed)
+    assert sorted(unescape(text) for _style, text in labels) == drawn
+    styles = {unescape(text): style for style, text in labels}
+    assert "color:#d9480f;font-weight:bold;" in styles["\u25bc 2.5 GT/s x16 (max 32)"]
+    assert "color:#9aa1ab;" in styles["2.5 GT/s x16 (max 32) idle"]
+
+
 def test_text_is_escaped() -> None:
     inv = {"topology": [_dev("0000:01:00.0", None, "Endpoint", "nic")],
            "nics": [{"address": "0000:01:00.0", "netdevs": ["<script>alert(1)</script>"]}]}
