@@ -101,23 +101,49 @@ def _read_prefetched(src: Source) -> None:
 def masked(result: Result) -> Result:
     """``result`` with every secret-shaped string masked, on the objects themselves (secrets never leave
     the host, whatever the output). Done once, here: no renderer masks again."""
-    return _masked(result)  # type: ignore[no-any-return]
+    return _Masker().walk(result)  # type: ignore[no-any-return]
 
 
-def _masked(value: Any) -> Any:
-    """``value`` with its strings masked; the very object when nothing changed (so nothing is copied)."""
-    from doctor.secrets import mask_data
+class _Masker:
+    """One linear pass over a result: each string masked once (:func:`doctor.secrets.mask_data`), however
+    often it repeats (20,000 PCI addresses recur in the topology, the digest and the findings), and every
+    object that holds nothing to mask kept as the very object, so nothing is copied or compared."""
 
-    if isinstance(value, (str, dict)) and not isinstance(value, Enum):
-        new = mask_data(value)
-        return value if new == value else new
-    if isinstance(value, (list, tuple)):
-        items = [_masked(v) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+    def __init__(self) -> None:
+        from doctor.secrets import mask_data
+
+        self.mask = mask_data
+        self.seen: dict[str, str] = {}  # a string -> its masked form (the result holds them all anyway)
+
+    def text(self, value: str) -> str:
+        got = self.seen.get(value)
+        if got is None:
+            got = self.seen[value] = self.mask(value)
+        return value if got == value else got  # the very string when clean: a message keeps its translation
+
+    def walk(self, value: Any) -> Any:
+        """``value`` with its strings masked; the very object when nothing changed."""
+        cls = type(value)
+        if cls is str or (isinstance(value, str) and not isinstance(value, Enum)):
+            return self.text(value)
+        if cls in _SCALARS or isinstance(value, Enum):
             return value
-        return type(value)(items) if isinstance(value, tuple) else items
-    if is_dataclass(value) and not isinstance(value, type):
-        changed = {f.name: new for f in fields(value) if (new := _masked(getattr(value, f.name)))
-                   is not getattr(value, f.name)}
-        return replace(value, **changed) if changed else value
-    return value
+        if isinstance(value, dict):
+            pairs = [(self.text(k) if isinstance(k, str) else k, self.walk(v)) for k, v in value.items()]
+            if all(nk is k and nv is v for (nk, nv), (k, v) in zip(pairs, value.items())):
+                return value
+            return dict(pairs)
+        if isinstance(value, (list, tuple)):
+            items = [self.walk(v) for v in value]
+            if all(a is b for a, b in zip(items, value)):
+                return value
+            return type(value)(items) if isinstance(value, tuple) else items
+        if is_dataclass(value) and not isinstance(value, type):
+            changed = {f.name: new for f in fields(value) if (new := self.walk(getattr(value, f.name)))
+                       is not getattr(value, f.name)}
+            return replace(value, **changed) if changed else value
+        return value
+
+
+#: types whose values hold no text
+_SCALARS = frozenset({int, float, bool, type(None), bytes})
