@@ -105,14 +105,14 @@ def masked(result: Result) -> Result:
 
 
 class _Masker:
-    """One linear pass over a result: each string masked once (:func:`doctor.secrets.mask_data`), however
+    """One linear pass over a result: each string masked once (:func:`doctor.secrets.mask_text`), however
     often it repeats (20,000 PCI addresses recur in the topology, the digest and the findings), and every
     object that holds nothing to mask kept as the very object, so nothing is copied or compared."""
 
     def __init__(self) -> None:
-        from doctor.secrets import mask_data
+        from doctor.secrets import mask_text
 
-        self.mask = mask_data
+        self.mask = mask_text  # what mask_data does to a string, without its bounded cache (this one is whole)
         self.seen: dict[str, str] = {}  # a string -> its masked form (the result holds them all anyway)
 
     def text(self, value: str) -> str:
@@ -129,10 +129,16 @@ class _Masker:
         if cls in _SCALARS or isinstance(value, Enum):
             return value
         if isinstance(value, dict):
-            pairs = [(self.text(k) if isinstance(k, str) else k, self.walk(v)) for k, v in value.items()]
-            if all(nk is k and nv is v for (nk, nv), (k, v) in zip(pairs, value.items())):
-                return value
-            return dict(pairs)
+            text, walk = self.text, self.walk
+            pairs = []
+            changed = False
+            for k, v in value.items():
+                nk = text(k) if isinstance(k, str) else k
+                t = type(v)  # a scalar or plain string (most of a result) without a call to walk
+                nv = v if t in _SCALARS else text(v) if t is str else walk(v)
+                pairs.append((nk, nv))
+                changed = changed or nk is not k or nv is not v
+            return dict(pairs) if changed else value
         if isinstance(value, (list, tuple)):
             items = [self.walk(v) for v in value]
             if all(a is b for a, b in zip(items, value)):

@@ -226,9 +226,9 @@ class OsTree(Tree):
                     name = entry.name
                     if not (name.isascii() or _printable(name) == name):
                         continue  # as listdir: a name that is not valid UTF-8 could not be reported
-                    try:
-                        out[name] = LINK if entry.is_symlink() else DIR if entry.is_dir(follow_symlinks=False) \
-                            else FILE if entry.is_file(follow_symlinks=False) else None
+                    try:  # most names are files: asked first
+                        out[name] = FILE if entry.is_file(follow_symlinks=False) else LINK if entry.is_symlink() \
+                            else DIR if entry.is_dir(follow_symlinks=False) else None
                     except OSError:
                         out[name] = None
         except (OSError, ValueError):
