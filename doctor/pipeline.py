@@ -145,9 +145,9 @@ class _Masker:
                 return value
             return type(value)(items) if isinstance(value, tuple) else items
         if is_dataclass(value) and not isinstance(value, type):
-            changed = {f.name: new for f in fields(value) if (new := self.walk(getattr(value, f.name)))
-                       is not getattr(value, f.name)}
-            return replace(value, **changed) if changed else value
+            news = {f.name: new for f in fields(value) if (new := self.walk(getattr(value, f.name)))
+                    is not getattr(value, f.name)}
+            return replace(value, **news) if news else value
         return value
 
 
