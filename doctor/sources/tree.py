@@ -512,7 +512,7 @@ class TarTree(Tree):
         if path and self._kinds.get(path) != DIR:
             return None
         kinds = self._kinds
-        return {name: kinds.get(f"{path}/{name}" if path else name) for name in sorted(self._folders().get(path, ()))}
+        return {name: kinds.get(f"{path}/{name}" if path else name) for name in self._folders().get(path, ())}
 
     def readlink(self, path: str) -> str | None:
         return self._targets.get(path)
