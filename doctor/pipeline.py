@@ -144,12 +144,22 @@ class _Masker:
             if all(a is b for a, b in zip(items, value)):
                 return value
             return type(value)(items) if isinstance(value, tuple) else items
-        if is_dataclass(value) and not isinstance(value, type):
-            news = {f.name: new for f in fields(value) if (new := self.walk(getattr(value, f.name)))
-                    is not getattr(value, f.name)}
-            return replace(value, **news) if news else value
-        return value
+        names = _FIELDS.get(cls)
+        if names is None:
+            if not is_dataclass(value) or isinstance(value, type):
+                return value
+            names = _FIELDS[cls] = tuple(f.name for f in fields(value) if f.init)
+        news = {}
+        for name in names:
+            old = getattr(value, name)
+            t = type(old)
+            new = old if t in _SCALARS else self.text(old) if t is str else self.walk(old)
+            if new is not old:
+                news[name] = new
+        return replace(value, **news) if news else value
 
 
 #: types whose values hold no text
 _SCALARS = frozenset({int, float, bool, type(None), bytes})
+#: a dataclass type -> the names of its ``__init__`` fields (what the walk visits and ``replace`` takes)
+_FIELDS: dict[type, tuple[str, ...]] = {}
