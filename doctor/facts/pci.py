@@ -30,7 +30,7 @@ from doctor.facts.util import (
 from doctor.lazyre import lazy
 from doctor.record import record
 from doctor.sources import Folder, Source
-from doctor.sources.tree import OsTree
+from doctor.sources.tree import FILE, OsTree
 
 if TYPE_CHECKING:
     from doctor.parsers.lspci import LspciDevice
@@ -237,7 +237,12 @@ class ConfigSpace:
         (by its name in ``folder``, the device's folder, when given)."""
         tree = src.tree
         if isinstance(tree, OsTree) and tree.root == "/" and getattr(src, "run_commands", False):
-            real = src.realpath(path)  # resolved inside the root, as read_bytes does
+            name = path.rsplit("/", 1)[-1]
+            if folder is not None and folder.kinds.get(name) == FILE and folder.real:
+                real: str | None = f"{folder.real}/{name}"  # a file in the device's folder, resolved once
+                src._note(path)
+            else:
+                real = src.realpath(path)  # resolved inside the root, as read_bytes does
             if real is None:
                 return cls(b"")
             flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
