@@ -490,7 +490,11 @@ class TarTree(Tree):
             return {k[cut:]: v for k, v in table.items() if k.startswith(only + "/")}
 
         self._kinds, self._targets, self._data = strip(self._kinds), strip(self._targets), strip(self._data)
-        self._children = None
+        # the folders below the top are the same folders, named from it: kept, not listed again
+        children = strip(self._children or {})
+        children[""] = (self._children or {}).get(only, set())
+        self._children = children
+        self._plain_members = not any(self._kinds.get(folder) == LINK for folder in children)
 
     def entries(self) -> dict[str, tuple[str, str | None, bool]]:
         """Every member: its kind, link target and whether it is a file too large to read (for tests)."""

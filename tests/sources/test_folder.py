@@ -67,3 +67,12 @@ def test_a_missing_folder_has_no_names(src: Source) -> None:
     folder = src.folder("sys/bus/pci/devices/0000:99:00.0")
     assert folder.real is None and folder.kinds == {}
     assert folder.read_bytes("vendor") is None and folder.listdir("sub") == [] and not folder.exists("vendor")
+
+
+def test_a_tarballs_folders_after_its_top_folder_is_cut_are_those_a_fresh_listing_gives(src: Source) -> None:
+    tree = src.tree
+    if not isinstance(tree, TarTree):
+        pytest.skip("a directory has no top folder cut")
+    kept = tree._children
+    tree._children = None  # the cut keeps the folders it listed, renamed; listed again here
+    assert kept == tree._folders() and "sys" in kept[""]
