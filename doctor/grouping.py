@@ -31,7 +31,7 @@ def _key(f: Finding) -> tuple[str, str, str, str]:
     """Same check, severity, title and kind of fix (one builder; per-subject parameters such as a pid may differ)."""
     if f.fix.builder:
         return f.check, str(f.severity), f.title, "builder:" + f.fix.builder
-    fix = f.to_dict().get("fix")  # a fix without a builder: the same text
+    fix = f.fix.to_dict()  # a fix without a builder: the same text (what the finding's to_dict() holds as "fix")
     return f.check, str(f.severity), f.title, json.dumps(fix, sort_keys=True, default=str)
 
 

@@ -101,23 +101,65 @@ def _read_prefetched(src: Source) -> None:
 def masked(result: Result) -> Result:
     """``result`` with every secret-shaped string masked, on the objects themselves (secrets never leave
     the host, whatever the output). Done once, here: no renderer masks again."""
-    return _masked(result)  # type: ignore[no-any-return]
+    return _Masker().walk(result)  # type: ignore[no-any-return]
 
 
-def _masked(value: Any) -> Any:
-    """``value`` with its strings masked; the very object when nothing changed (so nothing is copied)."""
-    from doctor.secrets import mask_data
+class _Masker:
+    """One linear pass over a result: each string masked once (:func:`doctor.secrets.mask_text`), however
+    often it repeats (20,000 PCI addresses recur in the topology, the digest and the findings), and every
+    object that holds nothing to mask kept as the very object, so nothing is copied or compared."""
 
-    if isinstance(value, (str, dict)) and not isinstance(value, Enum):
-        new = mask_data(value)
-        return value if new == value else new
-    if isinstance(value, (list, tuple)):
-        items = [_masked(v) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+    def __init__(self) -> None:
+        from doctor.secrets import mask_text
+
+        self.mask = mask_text  # what mask_data does to a string, without its bounded cache (this one is whole)
+        self.seen: dict[str, str] = {}  # a string -> its masked form (the result holds them all anyway)
+
+    def text(self, value: str) -> str:
+        got = self.seen.get(value)
+        if got is None:
+            got = self.seen[value] = self.mask(value)
+        return value if got == value else got  # the very string when clean: a message keeps its translation
+
+    def walk(self, value: Any) -> Any:
+        """``value`` with its strings masked; the very object when nothing changed."""
+        cls = type(value)
+        if cls is str or (isinstance(value, str) and not isinstance(value, Enum)):
+            return self.text(value)
+        if cls in _SCALARS or isinstance(value, Enum):
             return value
-        return type(value)(items) if isinstance(value, tuple) else items
-    if is_dataclass(value) and not isinstance(value, type):
-        changed = {f.name: new for f in fields(value) if (new := _masked(getattr(value, f.name)))
-                   is not getattr(value, f.name)}
-        return replace(value, **changed) if changed else value
-    return value
+        if isinstance(value, dict):
+            text, walk = self.text, self.walk
+            pairs = []
+            changed = False
+            for k, v in value.items():
+                nk = text(k) if isinstance(k, str) else k
+                t = type(v)  # a scalar or plain string (most of a result) without a call to walk
+                nv = v if t in _SCALARS else text(v) if t is str else walk(v)
+                pairs.append((nk, nv))
+                changed = changed or nk is not k or nv is not v
+            return dict(pairs) if changed else value
+        if isinstance(value, (list, tuple)):
+            items = [self.walk(v) for v in value]
+            if all(a is b for a, b in zip(items, value)):
+                return value
+            return type(value)(items) if isinstance(value, tuple) else items
+        names = _FIELDS.get(cls)
+        if names is None:
+            if not is_dataclass(value) or isinstance(value, type):
+                return value
+            names = _FIELDS[cls] = tuple(f.name for f in fields(value) if f.init)
+        news = {}
+        for name in names:
+            old = getattr(value, name)
+            t = type(old)
+            new = old if t in _SCALARS else self.text(old) if t is str else self.walk(old)
+            if new is not old:
+                news[name] = new
+        return replace(value, **news) if news else value
+
+
+#: types whose values hold no text
+_SCALARS = frozenset({int, float, bool, type(None), bytes})
+#: a dataclass type -> the names of its ``__init__`` fields (what the walk visits and ``replace`` takes)
+_FIELDS: dict[type, tuple[str, ...]] = {}

@@ -111,12 +111,17 @@ def _nothing_to_mask(text: str) -> bool:
     non-ASCII text (``ſ`` matches ``s``) is left to the patterns: such text is never declared clean.
     """
     bare = text.replace('"', "").replace("'", "").replace("\\", "")
-    if not bare.isascii() or any(piece in bare for piece in _VALUE_PIECES):
+    if not bare.isascii() or _ANY_PIECE.search(bare) is not None:
         return False
     if ("AC" in bare or "SK" in bare) and TWILIO.search(bare):
         return False
-    lower = bare.lower()
-    return not any(word in lower for word in _NAME_WORDS)
+    return _ANY_WORD.search(bare.lower()) is None
+
+
+#: one scan for all the pieces, and one for all the words in the lower-cased text (each the same test as a
+#: loop of ``in`` over the literals, at about a third of its cost on a result's hundred thousand strings)
+_ANY_PIECE = lazy("|".join(re.escape(piece) for piece in _VALUE_PIECES))
+_ANY_WORD = lazy("|".join(re.escape(word) for word in _NAME_WORDS))
 
 
 def mask_text(text: str) -> str:

@@ -138,9 +138,21 @@ def _walk(value: Any, name: str, exact: bool) -> Any:
 
 
 def _walk_dict(value: dict[Any, Any], exact: bool) -> dict[Any, Any]:
-    pairs = [(_walk(k, "", exact) if isinstance(k, str) else k, v if exact and k in _EXACT else _walk(v, k, exact))
-             for k, v in value.items()]
-    if all(nk is k and nv is v for (nk, nv), (k, v) in zip(pairs, value.items())):
+    pairs = []
+    changed = False
+    for k, v in value.items():
+        # what _walk gives a printable ASCII key or value and a scalar (the most of a result), without the call
+        nk = k if type(k) is str and k.isascii() and k.isprintable() else _walk(k, "", exact) \
+            if isinstance(k, str) else k
+        t = type(v)
+        if t in _SCALARS or (exact and k in _EXACT) \
+                or (t is str and v.isascii() and v.isprintable() and k not in ID_FIELDS):
+            nv = v
+        else:
+            nv = _walk(v, k, exact)
+        pairs.append((nk, nv))
+        changed = changed or nk is not k or nv is not v
+    if not changed:
         return value
     out = dict(pairs)
     return value if len(out) == len(value) and all(out.get(k) is v for k, v in value.items()) else out

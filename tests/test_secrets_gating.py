@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from doctor import secrets
 from doctor.secrets import MASK, mask_text
+from tests.hostile.work import LINEAR_CPU, cpu_growth
 
 
 def _every_pattern(text: str) -> str:
@@ -157,11 +160,15 @@ def test_deployment_files_are_masked_as_with_every_pattern() -> None:
         assert secrets.sanitize_deploy(raw) == _every_pattern_deploy(raw), raw
 
 
-def test_masking_hostile_text_does_not_stall() -> None:
-    import time
+@pytest.mark.parametrize("shape", [("-", "token_"), ("-", "a-token", "=x"), ("x ", "pass.pwd-auth:")])
+def test_masking_hostile_text_does_not_stall(shape: tuple[str, ...]) -> None:
+    """Linear in the text: the CPU time for 4x the text is a ratio, never a time bound (tests/hostile/work.py)."""
+    head, unit, tail = (*shape, "")[:3]
 
-    start = time.monotonic()
-    for text in ("-" + "token_" * 100_000, "-" + "a-token" * 100_000 + "=x", "x " + "pass.pwd-auth:" * 50_000):
+    def mask(n: int) -> None:
+        text = head + unit * n + tail
         secrets.mask_argv([text, text])
         mask_text(text)
-    assert time.monotonic() - start < 10
+
+    ratio = cpu_growth(mask, 12_500)
+    assert ratio < LINEAR_CPU, f"{ratio:.1f}x the CPU time for 4x the text"

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from doctor.facts import NumaTopology, PciDevice, PciTree
 from doctor.facts.pci import DOWNSTREAM, UPSTREAM
+from doctor.facts.util import memo
 
 #: NCCL / ``nvidia-smi topo -m`` path words, closest first.
 PATH_WORDS = ("PIX", "PXB", "PHB", "NODE", "SYS")
@@ -46,16 +47,15 @@ def path_word(pci: PciTree, a: str, b: str, numa: NumaTopology | None = None) ->
     da, db = pci.get(a), pci.get(b)
     if da is None or db is None or not da.path or not db.path:
         return None
-    pa, pb = list(da.path[:-1]), list(db.path[:-1])
-    common: list[str] = []
-    for x, y in zip(pa, pb):
+    pa, pb = da.path, db.path
+    common = 0
+    for x, y in zip(pa[:-1], pb[:-1]):
         if x != y:
             break
-        common.append(x)
+        common += 1
     if common:
-        meet = common[-1]
-        units = {switch_of(pci, meet)}
-        units.update(switch_of(pci, x) for x in pa[len(common):] + pb[len(common):])
+        sa, sb = _switches(pci, da), _switches(pci, db)  # the switch of each bridge above, once a device
+        units = {sa[common - 1], *sa[common:], *sb[common:]}
         return "PIX" if len(units) <= 1 else "PXB"
     if da.host_bridge and da.host_bridge == db.host_bridge:
         return "PHB"
@@ -65,6 +65,16 @@ def path_word(pci: PciTree, a: str, b: str, numa: NumaTopology | None = None) ->
     if numa is not None and numa.nodes and (numa.get(na) is None or numa.get(nb) is None):
         return None
     return "NODE" if na == nb else "SYS"
+
+
+def _switches(pci: PciTree, dev: PciDevice) -> tuple[str, ...]:
+    """:func:`switch_of` each bridge above ``dev`` (its path but itself), worked out once per device: the
+    nearest NIC of thousands of GPUs compares each GPU with a dozen NICs, each bridge of both paths again."""
+    table: dict[str, tuple[str, ...]] = memo(pci, "_switch_paths", dict)
+    got = table.get(dev.address)
+    if got is None:
+        got = table[dev.address] = tuple(switch_of(pci, x) for x in dev.path[:-1])
+    return got
 
 
 def bridges_between(pci: PciTree, a: str, b: str) -> list[str]:

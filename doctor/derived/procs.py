@@ -329,7 +329,7 @@ def program_of(proc: Process) -> str:
 
 def process_label(facts: Facts, pid: int) -> str:
     """``vllm serve (pid 4242)``; ``process (pid 4242)`` when the process was not recorded."""
-    proc = next((p for p in facts.processes if p.pid == pid), None)
+    proc = facts.process(pid)
     if proc is None:
         return N_("process (pid {pid})", pid=pid)
     return f"{program_of(proc)} (pid {pid})"

@@ -239,17 +239,47 @@ class Facts:
         return build_hugepages(self.source)
 
     # --- small derived views shared by many checks -----------------------------------------
+    # each an index built once: a lookup per device or per finding stays O(1), so a check or the
+    # inventory that asks for every NIC or every server stays linear in them
     def netdev(self, name: str) -> NetDev | None:
-        return next((n for n in self.netdevs if n.name == name), None)
+        return self._netdev_by_name.get(name)
 
     def netdevs_of(self, pci_address: str) -> list[NetDev]:
-        return [n for n in self.netdevs if n.pci_address == pci_address]
+        return list(self._netdevs_by_pci.get(pci_address, ()))
 
     def rdma_of(self, pci_address: str) -> list[RdmaPort]:
-        return [p for p in self.rdma if p.pci_address == pci_address]
+        return list(self._rdma_by_pci.get(pci_address, ()))
 
     def process(self, pid: int) -> Process | None:
-        return next((p for p in self.processes if p.pid == pid), None)
+        return self._process_by_pid.get(pid)
+
+    @cached_property
+    def _netdev_by_name(self) -> dict[str, NetDev]:
+        out: dict[str, NetDev] = {}
+        for n in self.netdevs:
+            out.setdefault(n.name, n)  # the first of a name, as a scan finds it
+        return out
+
+    @cached_property
+    def _netdevs_by_pci(self) -> dict[str | None, list[NetDev]]:
+        out: dict[str | None, list[NetDev]] = {}
+        for n in self.netdevs:
+            out.setdefault(n.pci_address, []).append(n)
+        return out
+
+    @cached_property
+    def _rdma_by_pci(self) -> dict[str | None, list[RdmaPort]]:
+        out: dict[str | None, list[RdmaPort]] = {}
+        for p in self.rdma:
+            out.setdefault(p.pci_address, []).append(p)
+        return out
+
+    @cached_property
+    def _process_by_pid(self) -> dict[int, Process]:
+        out: dict[int, Process] = {}
+        for p in self.processes:
+            out.setdefault(p.pid, p)
+        return out
 
 
 __all__ = ["Facts", "Host", "PciDevice", "PciTree", "Gpu", "GpuInventory", "NetDev", "RdmaPort", "Gid",

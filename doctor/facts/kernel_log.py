@@ -180,6 +180,7 @@ def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[PcieBandwid
     bandwidth: list[PcieBandwidth] = []
     if not isinstance(text, str):
         return (), ()
+    addresses: dict[str, str] = {}  # an address as written -> normal form (a log names a few devices many times)
     for line in text.splitlines():
         if "NVRM: Xid" in line:
             m = XID_RE.search(line)
@@ -188,7 +189,11 @@ def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[PcieBandwid
                 unit, intrinfo, status = nvlink_words(text[m.end() - m.start() - len(m.group(2)):]) \
                     if 144 <= code <= 150 else (None, None, None)
                 subcode = None if intrinfo is None else (intrinfo >> 20) & 0x3F
-                xids.append(XidEvent(xid_address(m.group(1)), code, text, _timestamp(line),
+                raw = m.group(1)
+                address = addresses.get(raw)
+                if address is None:
+                    address = addresses[raw] = xid_address(raw)
+                xids.append(XidEvent(address, code, text, _timestamp(line),
                                      recovery_action(text) if code == 154 else None, unit, subcode,
                                      intrinfo, status))
         elif "available PCIe bandwidth" in line:

@@ -140,13 +140,15 @@ def _sysfs_ports(src: Source) -> list[RdmaPort]:
                 continue
             pbase = f"{base}/ports/{port}"
             gids = []
-            names = src.listdir(f"{pbase}/gids")
+            # up to 256 GIDs a port, three files each: each folder resolved and listed once, read by name
+            table, types, ndevs = (src.folder(f"{pbase}/{sub}") for sub in ("gids", "gid_attrs/types",
+                                                                                 "gid_attrs/ndevs"))
+            names = table.kinds
             for idx in sorted((n for n in names if n.isdigit()), key=int):
-                gid = src.read_line(f"{pbase}/gids/{idx}")
+                gid = table.read_line(idx)
                 if gid is None:
                     continue
-                gids.append(Gid(int(idx), gid.lower(), src.read_line(f"{pbase}/gid_attrs/types/{idx}"),
-                                src.read_line(f"{pbase}/gid_attrs/ndevs/{idx}")))
+                gids.append(Gid(int(idx), gid.lower(), types.read_line(idx), ndevs.read_line(idx)))
             rate = src.read_line(f"{pbase}/rate")
             match = _RATE.match(rate or "")
             ports.append(RdmaPort(

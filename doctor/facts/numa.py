@@ -44,8 +44,10 @@ class NumaTopology:
         return len(self.cpu_nodes) > 1
 
     def node_of_cpu(self, cpu: int) -> int | None:
-        by_cpu = memo(self, "_by_cpu", lambda: {c: n.id for n in reversed(self.nodes) for c in n.cpus})
-        return by_cpu.get(cpu)
+        by_cpu = self.__dict__.get("_by_cpu")  # asked for each CPU each process may run on: no call when built
+        if by_cpu is None:
+            by_cpu = memo(self, "_by_cpu", lambda: {c: n.id for n in reversed(self.nodes) for c in n.cpus})
+        return by_cpu.get(cpu)  # type: ignore[no-any-return]
 
     def get(self, node_id: int | None) -> NumaNode | None:
         return memo(self, "_by_id", lambda: {n.id: n for n in reversed(self.nodes)}).get(node_id)  # type: ignore[arg-type]

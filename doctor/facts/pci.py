@@ -29,8 +29,8 @@ from doctor.facts.util import (
 )
 from doctor.lazyre import lazy
 from doctor.record import record
-from doctor.sources import Source
-from doctor.sources.tree import OsTree
+from doctor.sources import Folder, Source
+from doctor.sources.tree import FILE, OsTree
 
 if TYPE_CHECKING:
     from doctor.parsers.lspci import LspciDevice
@@ -232,11 +232,17 @@ class ConfigSpace:
         self._below: int | None = None  # and fewer than this many
 
     @classmethod
-    def read(cls, src: Source, path: str) -> ConfigSpace:
-        """The ``config`` file at ``path``: opened for reading on demand on the live host, else read whole."""
+    def read(cls, src: Source, path: str, folder: Folder | None = None) -> ConfigSpace:
+        """The ``config`` file at ``path``: opened for reading on demand on the live host, else read whole
+        (by its name in ``folder``, the device's folder, when given)."""
         tree = src.tree
         if isinstance(tree, OsTree) and tree.root == "/" and getattr(src, "run_commands", False):
-            real = src.realpath(path)  # resolved inside the root, as read_bytes does
+            name = path.rsplit("/", 1)[-1]
+            if folder is not None and folder.kinds.get(name) == FILE and folder.real:
+                real: str | None = f"{folder.real}/{name}"  # a file in the device's folder, resolved once
+                src._note(path)
+            else:
+                real = src.realpath(path)  # resolved inside the root, as read_bytes does
             if real is None:
                 return cls(b"")
             flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -253,6 +259,8 @@ class ConfigSpace:
             os.close(fd)
             if info is None or not stat.S_ISREG(info.st_mode):
                 return cls(b"")
+        if folder is not None:
+            return cls(folder.read_bytes(path.rsplit("/", 1)[-1], cap=CONFIG_MAX) or b"")
         return cls(src.read_bytes(path, cap=CONFIG_MAX) or b"")
 
     def _pread(self, size: int, offset: int) -> bytes:
@@ -319,9 +327,10 @@ def _express(config: ConfigSpace) -> _Express:
     return _Express()
 
 
-def _pcie_capability(config: ConfigSpace) -> tuple[str | None, dict[str, bool] | None]:
-    """Port type from the PCI Express capability and ACS control from the extended space."""
-    port_type = _express(config).port_type
+def _pcie_capability(config: ConfigSpace) -> tuple[_Express, dict[str, bool] | None]:
+    """The PCI Express capability (port type, link control and capabilities 2) and ACS control from the
+    extended space."""
+    express = _express(config)
     acs: dict[str, bool] | None = None
     if config.has(0x108):
         off, seen = 0x100, 0
@@ -334,7 +343,7 @@ def _pcie_capability(config: ConfigSpace) -> tuple[str | None, dict[str, bool] |
                 acs = {bit: bool(ctl & (1 << i)) for i, bit in enumerate(_ACS_BITS)}
                 break
             off, seen = (header >> 20) & 0xFFC, seen + 1
-    return port_type, acs
+    return express, acs
 
 
 def _parse_aer(text: str | None) -> dict[str, int]:
@@ -349,36 +358,28 @@ def _parse_aer(text: str | None) -> dict[str, int]:
 
 def _sysfs_device(src: Source, address: str) -> PciDevice:
     base = f"sys/bus/pci/devices/{address}"
-    real = src.realpath(base) or ""
-    comps = real.split("/")
+    folder = src.folder(base)  # resolved and listed once: each attribute below is read by name in it
+    comps = (folder.real or "").split("/")
     path = tuple(c for c in comps if BDF.match(c))
     host = next((c for c in comps if c.startswith("pci") and ":" in c), None)
     if not path or path[-1] != address:
         path = (address,)
-    config = ConfigSpace.read(src, f"{base}/config")
+    config = ConfigSpace.read(src, f"{base}/config", folder)
     try:
-        port_type, acs = _pcie_capability(config)
-        express = _express(config)
+        express, acs = _pcie_capability(config)
     except ConfigError:  # as a whole read that failed: no config space
-        port_type, acs = _pcie_capability(ConfigSpace(b""))
-        express = _express(ConfigSpace(b""))
+        express, acs = _Express(), None
     finally:
         config.close()
-    present = frozenset(src.listdir(base))  # one listing: an attribute not in it is not looked up
-
-    def line(name: str) -> str | None:
-        return src.read_line(f"{base}/{name}") if name in present else None
-
-    msi = tuple(sorted(int(n) for n in src.listdir(f"{base}/msi_irqs") if n.isdigit())) \
-        if "msi_irqs" in present else ()
+    line = folder.read_line
+    msi = tuple(sorted(int(n) for n in folder.listdir("msi_irqs") if n.isdigit()))
     override = line("driver_override")
-    driver = src.link_name(f"{base}/driver") if "driver" in present else None
+    driver = folder.link_name("driver")
     aer = {}
     for kind in ("correctable", "nonfatal", "fatal"):
-        if f"aer_dev_{kind}" in present:
-            parsed = _parse_aer(src.read_text(f"{base}/aer_dev_{kind}"))
-            if parsed:
-                aer[kind] = parsed
+        parsed = _parse_aer(folder.read_text(f"aer_dev_{kind}")) if f"aer_dev_{kind}" in folder else None
+        if parsed:
+            aer[kind] = parsed
     return PciDevice(
         address=address,
         vendor=parse_int(line("vendor"), 16),
@@ -395,11 +396,11 @@ def _sysfs_device(src: Source, address: str) -> PciDevice:
         cur_width=read_number(line("current_link_width"), LINK_WIDTH),
         max_speed=link_speed(parse_speed(line("max_link_speed"))),
         max_width=read_number(line("max_link_width"), LINK_WIDTH),
-        iommu_group=src.link_name(f"{base}/iommu_group") if "iommu_group" in present else None,
+        iommu_group=folder.link_name("iommu_group"),
         path=path,
         host_bridge=host,
-        port_type=port_type,
-        is_vf=driver in VF_DRIVERS or "physfn" in present and src.exists(f"{base}/physfn"),
+        port_type=express.port_type,
+        is_vf=driver in VF_DRIVERS or folder.exists("physfn"),
         acs=acs,
         acs_origin=f"{base}/config" if acs is not None else None,
         power_state=line("power_state"),

@@ -357,9 +357,10 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
         return devices
     current: _Builder | None = None
     for line in text.splitlines():
-        if not line.strip():
+        s = line.strip()  # once a line: most lines (BARs, registers) end at the test of their first word below
+        if not s:
             continue
-        if current is not None and current.hexdump(line):
+        if current is not None and s[:1] in _HEX_START and ":" in s[2:4] and current.hexdump(s):
             continue
         if not line[0].isspace():
             m = _HEADER_RE.match(line.rstrip())
@@ -370,8 +371,8 @@ def parse_lspci(text: str) -> dict[str, LspciDevice]:
             if m and addr:
                 current = _Builder(addr, m.group("rest"))
             continue
-        if current is not None:
-            current.feed(line)
+        if current is not None and s.partition(":")[0] in _FIELDS:
+            current.feed(s)
     if current is not None:
         devices[current.address] = current.finish()
     return devices

@@ -126,6 +126,13 @@ class Source:
             return []
         return self.tree.listdir(real) or []
 
+    def folder(self, path: str) -> Folder:
+        """The directory at ``path``, resolved once and listed once: its files read by name (see :class:`Folder`)."""
+        self._note(path)
+        real = self.tree.resolve(path)
+        kinds = self.tree.listing(real) if real is not None else None
+        return Folder(self, "/".join(split_path(path)), real, kinds or {})
+
     def realpath(self, path: str) -> str | None:
         """The link-free path inside the root, like ``readlink -f`` (relative, no leading ``/``)."""
         self._note(path)
@@ -295,6 +302,72 @@ class Source:
         manifest = self.manifest()
         uid = manifest.get("uid") if manifest else None
         return uid == 0 if isinstance(uid, int) and not isinstance(uid, bool) else None
+
+
+class Folder:
+    """One directory of a source, resolved once and listed once with each name's kind.
+
+    A PCI device's dozen attribute files are read by name through it: a regular file straight from
+    the resolved folder (no path resolved, no ``lstat``, again), a name that is not in the listing
+    not looked up at all, and a link resolved inside the root as any path is (:meth:`Source.read_bytes`).
+    What is read is noted and capped exactly as through the source.
+    """
+
+    __slots__ = ("source", "path", "real", "kinds")
+
+    def __init__(self, source: Source, path: str, real: str | None, kinds: dict[str, str | None]) -> None:
+        self.source = source
+        self.path = path  # as the checks name it (``sys/bus/pci/devices/0000:17:00.0``)
+        self.real = real  # where it is inside the root; None when missing
+        self.kinds = kinds  # name -> FILE, DIR, LINK or None (another type)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.kinds
+
+    def _in(self, name: str) -> str:
+        return f"{self.path}/{name}" if self.path else name
+
+    def read_bytes(self, name: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
+        """Bytes of the file ``name`` in this folder, as :meth:`Source.read_bytes` of its path gives them."""
+        kind = self.kinds.get(name)
+        if kind != FILE:  # a link is resolved as any path; anything else is no file
+            return self.source.read_bytes(self._in(name), cap) if kind == LINK else None
+        src, tree = self.source, self.source.tree
+        src._note(self._in(name))
+        real = f"{self.real}/{name}" if self.real else name
+        data = tree.read(real, cap)
+        if data is None and real in tree.over_cap:
+            src.unread[self._in(name)] = "larger than the read limit, not read"
+        return data
+
+    def read_text(self, name: str, cap: int = MAX_FILE_BYTES) -> str | None:
+        data = self.read_bytes(name, cap)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def read_line(self, name: str) -> str | None:
+        """First line of an attribute file, stripped (:meth:`Source.read_line`)."""
+        text = self.read_text(name, cap=65536)
+        if text is None:
+            return None
+        text = text.strip()
+        return text.splitlines()[0].strip() if text else None
+
+    def link_name(self, name: str) -> str | None:
+        """Basename of the target of the link ``name`` (:meth:`Source.link_name`)."""
+        if self.kinds.get(name) != LINK:
+            return None
+        self.source._note(self._in(name))
+        target = self.source.tree.readlink(f"{self.real}/{name}" if self.real else name)
+        return target.rstrip("/").rsplit("/", 1)[-1] if target else None
+
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` is there (a link: whether its target is, inside the root)."""
+        kind = self.kinds.get(name)
+        return kind is not None and (kind != LINK or self.source.exists(self._in(name)))
+
+    def listdir(self, name: str) -> list[str]:
+        """Names in the folder ``name`` of this one (:meth:`Source.listdir`)."""
+        return self.source.listdir(self._in(name)) if self.kinds.get(name) in (DIR, LINK) else []
 
 
 class SnapshotSource(Source):
@@ -497,5 +570,5 @@ def open_source(arg: str | None) -> Source:
     return _classify(TarTree(arg), arg)
 
 
-__all__ = ["CommandOutput", "LiveSource", "SnapshotSource", "SosreportSource", "Source", "open_source",
+__all__ = ["CommandOutput", "Folder", "LiveSource", "SnapshotSource", "SosreportSource", "Source", "open_source",
            "LIVE", "SNAPSHOT", "SOSREPORT", "MANIFEST", "DIR", "FILE", "LINK", "SOURCE_MARKERS"]

@@ -82,6 +82,15 @@ class Tree(ABC):
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         """Contents of the regular file at (already resolved) ``path``; ``None`` if over ``cap``."""
 
+    def listing(self, path: str) -> dict[str, str | None] | None:
+        """Each name in the directory at (already resolved) ``path`` with its :meth:`kind`, in one listing, in
+        no particular order (what :class:`doctor.sources.Folder` reads a device's attributes by, with no path
+        resolved again)."""
+        names = self.listdir(path)
+        if names is None:
+            return None
+        return {name: self.kind(f"{path}/{name}" if path else name) for name in names}
+
     def _resolve_dir(self, path: str) -> str | None:
         resolved = self._resolved
         if path in resolved:
@@ -115,20 +124,27 @@ class Tree(ABC):
         parent = self._resolve_dir(folder) if folder else ""
         if parent is None:
             return None
-        if last != "..":  # what _walk does for one last component that is not a link to follow
-            candidate = f"{parent}/{last}" if parent else last
-            kind = self.kind(candidate)
-            if kind is None:
-                return None
-            if kind != LINK or not follow_last:
-                return candidate
         known = parent.split("/") if parent else []  # a resolved path is already normal
-        return self._walk([*known, last], follow_last, trusted=len(known))
+        if last == "..":
+            return self._walk([*known, last], follow_last, trusted=len(known))
+        # what _walk does for one last component, without asking for its kind twice
+        candidate = f"{parent}/{last}" if parent else last
+        kind = self.kind(candidate)
+        if kind is None:
+            return None
+        if kind != LINK or not follow_last:
+            return candidate
+        target = self.readlink(candidate)  # the link's first hop, taken here
+        if target is None:
+            return None
+        if target.startswith("/"):
+            known = []
+        return self._walk([*known, *split_path(target)], follow_last, trusted=len(known), hops=1)
 
-    def _walk(self, parts: list[str], follow_last: bool, trusted: int = 0) -> str | None:
+    def _walk(self, parts: list[str], follow_last: bool, trusted: int = 0, hops: int = 0) -> str | None:
+        """``parts`` resolved, the first ``trusted`` of them already (hops: links already followed on the way)."""
         resolved: list[str] = parts[:trusted]
         todo = parts[trusted:]
-        hops = 0
         while todo:
             comp = todo.pop(0)
             if comp == "..":
@@ -168,9 +184,10 @@ class OsTree(Tree):
     def __init__(self, root: str) -> None:
         super().__init__()
         self.root = os.path.abspath(root)
+        self._prefix = self.root.rstrip("/") + "/"
 
     def _full(self, path: str) -> str:
-        return os.path.join(self.root, path) if path else self.root
+        return self._prefix + path if path else self.root
 
     def kind(self, path: str) -> str | None:
         try:
@@ -200,6 +217,24 @@ class OsTree(Tree):
             return None
         return sorted(n for n in names if n.isascii() or _printable(n) == n)
 
+    def listing(self, path: str) -> dict[str, str | None] | None:
+        """One ``scandir``: the kinds come with the names (the directory entry's type), no ``lstat`` a name."""
+        out: dict[str, str | None] = {}
+        try:
+            with os.scandir(self._full(path)) as listing:
+                for entry in listing:
+                    name = entry.name
+                    if not (name.isascii() or _printable(name) == name):
+                        continue  # as listdir: a name that is not valid UTF-8 could not be reported
+                    try:  # most names are files: asked first
+                        out[name] = FILE if entry.is_file(follow_symlinks=False) else LINK if entry.is_symlink() \
+                            else DIR if entry.is_dir(follow_symlinks=False) else None
+                    except OSError:
+                        out[name] = None
+        except (OSError, ValueError):
+            return None
+        return out
+
     def read(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
         flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
@@ -207,8 +242,13 @@ class OsTree(Tree):
         except (OSError, ValueError):
             return None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 return None
+            # a file on disk is read whole when its size is: no read more to see the end (half the reads of
+            # a snapshot's thousands of small files); sysfs (4096) and /proc (0) sizes are not the contents'
+            # size, and there a read that returns nothing ends it, as before
+            size = info.st_size
             chunks: list[bytes] = []
             total = 0
             while total <= cap:
@@ -217,6 +257,8 @@ class OsTree(Tree):
                     break
                 chunks.append(chunk)
                 total += len(chunk)
+                if total == size:
+                    break
             if total > cap:
                 self.over_cap.add(path)
                 return None
@@ -448,7 +490,11 @@ class TarTree(Tree):
             return {k[cut:]: v for k, v in table.items() if k.startswith(only + "/")}
 
         self._kinds, self._targets, self._data = strip(self._kinds), strip(self._targets), strip(self._data)
-        self._children = None
+        # the folders below the top are the same folders, named from it: kept, not listed again
+        children = strip(self._children or {})
+        children[""] = (self._children or {}).get(only, set())
+        self._children = children
+        self._plain_members = not any(self._kinds.get(folder) == LINK for folder in children)
 
     def entries(self) -> dict[str, tuple[str, str | None, bool]]:
         """Every member: its kind, link target and whether it is a file too large to read (for tests)."""
@@ -465,6 +511,12 @@ class TarTree(Tree):
 
     def kind(self, path: str) -> str | None:
         return self._kinds.get(path) if path else DIR
+
+    def listing(self, path: str) -> dict[str, str | None] | None:
+        if path and self._kinds.get(path) != DIR:
+            return None
+        kinds = self._kinds
+        return {name: kinds.get(f"{path}/{name}" if path else name) for name in self._folders().get(path, ())}
 
     def readlink(self, path: str) -> str | None:
         return self._targets.get(path)

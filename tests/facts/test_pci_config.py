@@ -14,6 +14,7 @@ from doctor.facts.pci import (
     _SPEED_CODE,
     CONFIG_MAX,
     ConfigSpace,
+    _Express,
     _express,
     _pcie_capability,
 )
@@ -53,10 +54,9 @@ def _reference(config: bytes) -> tuple[object, ...]:
 
 
 def _walked(config: ConfigSpace) -> tuple[object, ...]:
-    port_type, acs = _pcie_capability(config)
-    e = _express(config)
-    assert e.port_type == port_type
-    return (port_type, e.target_speed, e.supported_speed, e.advertised_speed, acs)
+    e, acs = _pcie_capability(config)
+    assert _express(config) == e
+    return (e.port_type, e.target_speed, e.supported_speed, e.advertised_speed, acs)
 
 
 def _blob(rng: random.Random) -> bytes:
@@ -105,7 +105,7 @@ def test_a_space_without_capabilities_is_not_read_past_its_first_extended_header
 
     os.pread = counting  # type: ignore[assignment]
     try:
-        assert _pcie_capability(config) == (None, None)
+        assert _pcie_capability(config) == (_Express(), None)
     finally:
         os.pread = real  # type: ignore[assignment]
         config.close()

@@ -50,12 +50,13 @@ class Hung(Exception):
 
 @pytest.fixture
 def gnd(capsys: pytest.CaptureFixture[str]) -> Iterator[object]:
-    """``gnd(*argv, timeout=20) -> Outcome``: the CLI in this process, killed by SIGALRM if it hangs."""
+    """``gnd(*argv, timeout=120) -> Outcome``: the CLI in this process, ended by SIGALRM if it hangs (a read of a
+    FIFO or device that never returns). A hang guard, not a speed bound: a run takes about a second."""
 
     def _alarm(signum: int, frame: object) -> None:
         raise Hung("gnd blocked")
 
-    def run(*argv: str, timeout: int = 20) -> Outcome:
+    def run(*argv: str, timeout: int = 120) -> Outcome:
         capsys.readouterr()
         old = signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(timeout)

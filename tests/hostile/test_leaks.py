@@ -21,6 +21,7 @@ import pytest
 from doctor import cli
 from doctor.secrets import MASK
 from tests.helpers import SICK
+from tests.hostile.work import LINEAR_CPU, cpu_growth
 
 PID, UNIT = 4242, "etc/systemd/system/vllm.service"
 SHAPES = ("redis_nouser", "slash_pw", "query_token", "query_password", "bearer", "kv_json", "bash_c_key",
@@ -225,18 +226,27 @@ def test_collected_tarball(node: Path, tmp_path: Path, redact: bool, capsys: pyt
     _assert_clean(capsys.readouterr().out, "check of the collected snapshot")
 
 
-@pytest.mark.parametrize("line", ["a" * 200_000 + "=", "a-" * 100_000, "--a" * 70_000, "token_" * 35_000,
-                                  "://a:" * 40_000, "- a" + " " * 200_000 + "b", "Bearer " * 30_000,
-                                  "x_token=" * 25_000, "a:" * 100_000 + "g"])
-def test_masking_a_hostile_line_takes_linear_time(line: str) -> None:
-    import time
+#: hostile lines as (head, repeated unit, tail); the unit repeats ``count`` times at the largest size
+HOSTILE_LINES = {"name=": ("", "a", "=", 200_000), "a-": ("", "a-", "", 100_000), "--a": ("", "--a", "", 70_000),
+                 "token_": ("", "token_", "", 35_000), "url": ("", "://a:", "", 40_000),
+                 "spaces": ("- a", " ", "b", 200_000), "bearer": ("", "Bearer ", "", 30_000),
+                 "x_token=": ("", "x_token=", "", 25_000), "colons": ("", "a:", "g", 100_000)}
 
+
+@pytest.mark.parametrize("name", HOSTILE_LINES)
+def test_masking_a_hostile_line_takes_linear_time(name: str) -> None:
     from doctor.secrets import mask_argv, sanitize_deploy
 
-    start = time.monotonic()
-    sanitize_deploy(line.encode())
-    mask_argv([line, "--api-key", line])
-    assert time.monotonic() - start < 10
+    head, unit, tail, count = HOSTILE_LINES[name]
+
+    def mask(n: int) -> None:
+        line = head + unit * n + tail
+        sanitize_deploy(line.encode())
+        mask_argv([line, "--api-key", line])
+
+    # the CPU time at an eighth and at half of the count, a ratio (tests/hostile/work.py)
+    ratio = cpu_growth(mask, count // 8)
+    assert ratio < LINEAR_CPU, f"{ratio:.1f}x the CPU time for 4x the line"
 
 
 @pytest.mark.parametrize("text", [
