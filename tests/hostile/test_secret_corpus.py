@@ -157,5 +157,39 @@ def test_no_output_holds_a_planted_secret(node: Path, tmp_path: Path, capsys: py
         outputs["snapshot"] = "".join((tf.extractfile(m) or io.BytesIO()).read().decode("utf-8", "replace")
                                       for m in members)
     outputs["check of the snapshot"] = _run(["check", str(snap), "--format", "json"], capsys)
+    outputs.update(_pdf_and_tui_export(node, saved, tmp_path, capsys))
     leaked = {where: _leaks(blob)[:5] for where, blob in outputs.items() if _leaks(blob)}
     assert not leaked, json.dumps(leaked, indent=1)
+
+
+def _pdf_text(path: Path) -> str:
+    """The PDF's page text and its embedded files (the fix script, its rollback, the JSON result)."""
+    pypdf = pytest.importorskip("pypdf")
+    reader = pypdf.PdfReader(io.BytesIO(path.read_bytes()))
+    pages = "".join(page.extract_text() or "" for page in reader.pages)
+    embedded = "".join(b.decode("utf-8", "replace") for blobs in reader.attachments.values() for b in blobs)
+    assert "PCIe" in pages and '"findings"' in embedded  # the scan reads the pages and the embedded result
+    return pages + embedded
+
+
+def _pdf_and_tui_export(node: Path, saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """The PDF of the node and of its saved result (page text and embedded files), and what the TUI's export
+    writes (reports.formats.export of the result the TUI shows) in each format it offers."""
+    from doctor.result_io import load_result
+    from reports.formats import OFFERED, available, export
+
+    offered = available("tui")
+    if not offered.get("pdf"):
+        pytest.skip("PDF renderer not available (WeasyPrint or Pango missing)")
+    out: dict[str, str] = {}
+    for name, args in (("report .pdf", [str(node)]), ("report --from-json .pdf", ["--from-json", str(saved)])):
+        pdf = tmp_path / f"{name.replace(' ', '_')}.pdf"
+        _run(["report", *args, "-o", str(pdf)], capsys)
+        out[name] = _pdf_text(pdf)
+    result = load_result(str(saved))
+    for fmt in OFFERED["tui"]:
+        target = tmp_path / f"tui-export.{fmt}"
+        export(result, fmt, str(target))
+        out[f"TUI export .{fmt}"] = _pdf_text(target) if fmt == "pdf" else target.read_text()
+    return out
+
