@@ -84,15 +84,6 @@ def read_text(path: str, what: str = "file", cap: int = MAX_INPUT_BYTES) -> str:
     return read_regular(path, what, cap).decode("utf-8", "replace")
 
 
-def _same(a: str, b: str) -> bool:
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):
-        return False
-
-
 def check_output(output: str | None, inputs: Iterable[str | None]) -> None:
     """Refuse an output that is not a regular file or names one of ``inputs`` (:func:`doctor.output.check_outputs`)."""
     from doctor.output import check_outputs

@@ -262,12 +262,6 @@ def parse_environ(raw: bytes) -> dict[str, str]:
     return env
 
 
-def sanitize_environ(raw: bytes) -> bytes:
-    """An environ file reduced to allowlisted, masked entries (same NUL-separated format)."""
-    env = filter_environ(parse_environ(raw))
-    return b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items())
-
-
 def sanitize_cmdline(raw: bytes) -> bytes:
     """A NUL-separated cmdline with secrets masked (same format)."""
     if not raw:

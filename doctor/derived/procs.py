@@ -46,7 +46,7 @@ WORKER_TITLE = lazy(r"^(VLLM::|sglang::|ray::)", re.IGNORECASE)
 #: vLLM's Ray workers (multi-node vLLM): started by the raylet, not by the vLLM process, so on a worker
 #: node they are the only trace of the server; their environment comes from the user (Ray runtime_env,
 #: ``ray start`` environment or variables vLLM copies from the driver).
-RAY_VLLM_WORKER = lazy(r"^ray::RayWorkerWrapper")  # matched as str.startswith in _user_roots
+RAY_VLLM_WORKER = "ray::RayWorkerWrapper"  # a process title's start
 
 #: Values frameworks set in their own workers (docs/checks.md#cross-cutting-rules); never blamed on the user.
 FRAMEWORK_INJECTED: dict[str, frozenset[str]] = {
@@ -198,7 +198,7 @@ def _user_roots(facts: Facts) -> list[tuple[Process, str | None]]:
     by_pid = {p.pid: p for p in facts.processes}
     for candidate in facts.processes:
         title = " ".join(candidate.argv) if candidate.argv else (candidate.name or "")
-        if title.startswith("ray::RayWorkerWrapper") and candidate.pid not in in_server and not any(
+        if title.startswith(RAY_VLLM_WORKER) and candidate.pid not in in_server and not any(
                 a.pid in in_server for a in _ancestors(candidate, by_pid)):
             roots[candidate.pid] = (candidate, "vllm")
     holders = set(gpu_holders(facts))

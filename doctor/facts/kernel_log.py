@@ -78,12 +78,6 @@ def recovery_action(text: str) -> str | None:
     return RECOVERY_ACTIONS.get(value, f"unknown:{m.group(1).lower()}")
 
 
-def nvlink_subcode(text: str) -> tuple[str | None, int | None]:
-    """(unit, subcode) of an Xid 144-150 line: bits 20-25 of its first interrupt-information word."""
-    unit, intrinfo, _ = nvlink_words(text)
-    return unit, None if intrinfo is None else (intrinfo >> 20) & 0x3F
-
-
 def nvlink_words(text: str) -> tuple[str | None, int | None, int | None]:
     """(unit, first interrupt word, error status) of an Xid 144-150 line; None for what it does not give."""
     m = _NVLINK_RE.search(text)

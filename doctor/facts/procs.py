@@ -26,10 +26,6 @@ class Process:
     cpus_allowed_list: str | None = None
     origin: str = ""
 
-    @property
-    def command_line(self) -> str:
-        return shlex.join(self.argv)
-
 
 def _status(text: str) -> dict[str, str]:
     out = {}

@@ -31,8 +31,6 @@ from doctor.record import record
 from doctor.sources import SOSREPORT, Source
 
 PRIORITIES = range(8)
-#: counters net.drops reads, in the order it reports them
-DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "out_of_buffer")
 MAX_ROUTES = 4096
 
 
