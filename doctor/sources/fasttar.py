@@ -292,7 +292,7 @@ def index(blob: bytes, limits: Limits) -> Index:
     pending: dict[str, str] = {}
     valid: set[tuple[bytes, bytes, bytes]] = set()  # numeric fields already checked (they repeat)
     header = _HEADER.unpack_from
-    sums: dict[bytes, int] = {}  # checksum fields read so far, as numbers
+    sums: dict[bytes, int] = {}  # checksum fields read so far: the header sums they claim
     normal, chars, depth = limits.name, limits.chars, limits.depth
     most, most_streamed, most_held, most_file = limits.members, limits.streamed, limits.held, limits.file
     if most_file >> _SIZE_BITS:
@@ -306,13 +306,20 @@ def index(blob: bytes, limits: Limits) -> Index:
                     raise Fallback
                 return Index(kinds, targets, data)  # end of archive: what follows is ignored, as tarfile does
             raw_name, ids, size_field, mtime, chk_field, kind, link_field, devices, prefix = header(blob, pos)
-            # the checksum (the header's byte sum, its own field as spaces): each half's sum is below
-            # adler32's modulus, so the low half of its adler32 is exactly 1 + that sum
-            chksum = sums.get(chk_field)  # a few hundred distinct fields in a few thousand headers
-            if chksum is None:
-                chksum = sums[chk_field] = int(chk_field.rstrip(b"\0 ") or b"0", 8)  # as _octal; ValueError: Fallback
-            if chksum != (adler32(blob[pos + 156:pos + 256], adler32(blob[pos:pos + 148])) & 0xFFFF) \
-                    + (adler32(blob[pos + 256:pos + _BLOCK]) & 0xFFFF) + 254:
+            # the checksum: the header's byte sum with its own field as spaces, so the whole header's sum
+            # is the field's number, less those spaces, plus the field's bytes (a few hundred distinct
+            # fields in a few thousand headers: each read once)
+            claimed = sums.get(chk_field)
+            if claimed is None:  # as _octal; ValueError: Fallback
+                claimed = sums[chk_field] = int(chk_field.rstrip(b"\0 ") or b"0", 8) - 256 + sum(chk_field)
+            block = blob[pos:pos + _BLOCK]
+            # a sum below adler32's modulus is 1 less than the low half of its adler32: the whole
+            # header's when every byte is below 128, else each half's
+            if block.isascii():
+                total = (adler32(block) & 0xFFFF) - 1
+            else:
+                total = (adler32(block[:256]) & 0xFFFF) + (adler32(block[256:]) & 0xFFFF) - 2
+            if total != claimed:
                 raise Fallback  # bad (or signed) checksum
             numeric = (ids, mtime, devices)
             if numeric not in valid:
