@@ -14,6 +14,7 @@ never decided here, and an archive read here gives the same tree as the slow pat
 
 from __future__ import annotations
 
+import struct
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -38,6 +39,9 @@ _NUMERIC = ((100, 108), (108, 116), (116, 124), (136, 148), (329, 337), (337, 34
 _META = frozenset(b"LKx")  # GNU long name, GNU long link, pax header
 _ODD_START = "/\\."  # a name starting with one of these (or empty) is not plainly normal
 _LINKS = frozenset(b"12")  # hard link, symlink
+#: a ustar header's fields in one call: name, mode+uid+gid, size, mtime, checksum, type (an int), link
+#: target, (magic, version and owner names skipped), device numbers, prefix
+_HEADER = struct.Struct("100s24s12s12s8sB100s72x16s155s")
 FILE, DIR, LINK = "file", "dir", "link"
 
 
@@ -286,7 +290,9 @@ def index(blob: bytes, limits: Limits) -> Index:
     pos = count = streamed = held = 0
     end = len(blob)
     pending: dict[str, str] = {}
-    valid: set[bytes] = set()  # numeric fields already checked (mode, ids, mtime, devices repeat)
+    valid: set[tuple[bytes, bytes, bytes]] = set()  # numeric fields already checked (they repeat)
+    header = _HEADER.unpack_from
+    sums: dict[bytes, int] = {}  # checksum fields read so far: the header sums they claim
     normal, chars, depth = limits.name, limits.chars, limits.depth
     most, most_streamed, most_held, most_file = limits.members, limits.streamed, limits.held, limits.file
     if most_file >> _SIZE_BITS:
@@ -299,22 +305,31 @@ def index(blob: bytes, limits: Limits) -> Index:
                 if pending or pos == 0:
                     raise Fallback
                 return Index(kinds, targets, data)  # end of archive: what follows is ignored, as tarfile does
-            # the checksum (the header's byte sum, its own field as spaces): each half's sum is below
-            # adler32's modulus, so the low half of its adler32 is exactly 1 + that sum
-            chksum = int(blob[pos + 148:pos + 156].rstrip(b"\0 ") or b"0", 8)  # as _octal; ValueError: Fallback
-            if chksum != (adler32(blob[pos + 156:pos + 256], adler32(blob[pos:pos + 148])) & 0xFFFF) \
-                    + (adler32(blob[pos + 256:pos + _BLOCK]) & 0xFFFF) + 254:
+            raw_name, ids, size_field, mtime, chk_field, kind, link_field, devices, prefix = header(blob, pos)
+            # the checksum: the header's byte sum with its own field as spaces, so the whole header's sum
+            # is the field's number, less those spaces, plus the field's bytes (a few hundred distinct
+            # fields in a few thousand headers: each read once)
+            claimed = sums.get(chk_field)
+            if claimed is None:  # as _octal; ValueError: Fallback
+                claimed = sums[chk_field] = int(chk_field.rstrip(b"\0 ") or b"0", 8) - 256 + sum(chk_field)
+            block = blob[pos:pos + _BLOCK]
+            # a sum below adler32's modulus is 1 less than the low half of its adler32: the whole
+            # header's when every byte is below 128, else each half's
+            if block.isascii():
+                total = (adler32(block) & 0xFFFF) - 1
+            else:
+                total = (adler32(block[:256]) & 0xFFFF) + (adler32(block[256:]) & 0xFFFF) - 2
+            if total != claimed:
                 raise Fallback  # bad (or signed) checksum
-            numeric = blob[pos + 100:pos + 124] + blob[pos + 136:pos + 148] + blob[pos + 329:pos + 345]
+            numeric = (ids, mtime, devices)
             if numeric not in valid:
                 for lo, hi in _NUMERIC:
                     _octal(blob[pos + lo:pos + hi])
                 valid.add(numeric)
-            size = int(blob[pos + 124:pos + 136].rstrip(b"\0 ") or b"0", 8)
+            size = int(size_field.rstrip(b"\0 ") or b"0", 8)
             if size < 0:
                 raise Fallback
-            kind = blob[pos + 156]
-            head, start = pos, pos + _BLOCK
+            start = pos + _BLOCK
             pos = start + -(-size // _BLOCK) * _BLOCK
             if kind in _META:
                 if size > limits.meta or start + size > end:
@@ -330,16 +345,13 @@ def index(blob: bytes, limits: Limits) -> Index:
             streamed += size
             if count > most or streamed > most_streamed:
                 raise Fallback
-            cut = blob.find(b"\0", head, head + 100)
-            name = blob[head:cut if cut >= 0 else head + 100].decode("utf-8", "replace")
+            name = raw_name.partition(b"\0")[0].decode("utf-8", "replace")
             if kind == 0 and name.endswith("/"):
                 kind = 0x35
             if kind == 0x35:
                 name = name.rstrip("/")
-            if blob[head + 345]:  # a ustar prefix (tarfile reads the field whatever the format)
-                prefix = _text(blob[head + 345:head + 500])
-                if prefix:
-                    name = prefix + "/" + name
+            if prefix[0]:  # a ustar prefix (tarfile reads the field whatever the format)
+                name = _text(prefix) + "/" + name
             if pending:
                 name = pending.get("name", name)
                 linkname = pending.get("linkname")
@@ -373,7 +385,7 @@ def index(blob: bytes, limits: Limits) -> Index:
             if kind not in _LINKS and kind != 0x35:
                 raise Fallback  # devices, FIFOs, sparse, contiguous, global pax, vendor types
             if linkname is None:
-                linkname = _text(blob[head + 157:head + 257]) if blob[head + 157] else ""
+                linkname = _text(link_field) if link_field[0] else ""
             if not name:
                 continue
             if kind == 0x35:  # "5": a directory

@@ -227,3 +227,34 @@ def test_the_allocator_is_asked_to_keep_large_blocks_only_where_it_is_glibc() ->
         glibc = False
     assert fasttar.keep_large_blocks() is glibc
     assert fasttar._KEPT is glibc
+
+
+def _high_byte_header(shift: int) -> bytes:
+    """A one-file ustar archive whose header holds 0xFF bytes (after the name's NUL, in the link target, owner
+    names and padding: a byte sum above adler32's modulus) and whose checksum field claims its sum less ``shift``."""
+    info = tarfile.TarInfo("snap/proc/cmdline")
+    info.size, info.mtime = 3, 1_700_000_000
+    info.uname = info.gname = "x"
+    header = bytearray(info.tobuf(tarfile.USTAR_FORMAT))
+    header[18:100] = b"\xff" * 82  # after the name's NUL
+    header[157:257] = b"\xff" * 100  # a regular file's link target
+    header[265:329] = b"\xff" * 64  # uname and gname
+    header[500:512] = b"\xff" * 12  # the block's padding
+    header[148:156] = b" " * 8
+    header[148:156] = b"%06o\0 " % (sum(header) - shift)
+    return bytes(header) + b"ro\n".ljust(512, b"\0") + bytes(1024)
+
+
+def test_checksums_of_headers_with_high_bytes() -> None:
+    """A header's sum over adler32's modulus is checked exactly: one the checksum field claims 65,521 less
+    (what the low half of one adler32 over the block could not tell apart) is declined, the right one read."""
+    limits = Limits(9, 1 << 20, 1 << 20, 1 << 20, 65536, 4096, lambda name: name)
+    assert sum(_high_byte_header(0)[:512]) > 65521
+    found = index(_high_byte_header(0), limits)
+    assert found.kinds == {"snap/proc/cmdline": "file"}
+    with tarfile.open(fileobj=io.BytesIO(_high_byte_header(0))) as tf:
+        assert tf.getnames() == ["snap/proc/cmdline"]
+    with pytest.raises(Fallback):
+        index(_high_byte_header(65521), limits)
+    with pytest.raises(tarfile.ReadError), tarfile.open(fileobj=io.BytesIO(_high_byte_header(65521))):
+        pass
