@@ -102,9 +102,10 @@ def render_markdown_view(view: View) -> str:
     inv: dict[str, Any] = view.inventory
     gpus = inv.get("gpus") or []
     host = inv.get("host") or {}
+    nics, numa = len(inv.get("nics") or []), len(inv.get("numa") or [])
     facts = [ngettext("{n} GPU", "{n} GPUs", len(gpus)).format(n=len(gpus)),
-             _("{n} NICs").format(n=len(inv.get("nics") or [])),
-             _("{n} NUMA nodes").format(n=len(inv.get("numa") or []))]
+             ngettext("{n} NIC", "{n} NICs", nics).format(n=nics),
+             ngettext("{n} NUMA node", "{n} NUMA nodes", numa).format(n=numa)]
     if isinstance(host, dict) and host.get("kernel"):
         facts.append(_("kernel {version}").format(version=host["kernel"]))
     driver = (inv.get("driver") or {}).get("nvidia") if isinstance(inv.get("driver"), dict) else None

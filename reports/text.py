@@ -40,8 +40,9 @@ def _header(result: Result, paint: _Painter) -> list[str]:
     names = sorted({clean(g.get("name") or _("unknown model")) for g in gpus})
     parts = [ngettext("{n} GPU", "{n} GPUs", len(gpus)).format(n=len(gpus))
              + (_(" ({models})").format(models=", ".join(names)) if gpus else "")]
-    parts.append(_("{n} NICs").format(n=len(inv.get("nics") or [])))
-    parts.append(_("{n} NUMA nodes").format(n=len(inv.get("numa") or [])))
+    nics, numa = len(inv.get("nics") or []), len(inv.get("numa") or [])
+    parts.append(ngettext("{n} NIC", "{n} NICs", nics).format(n=nics))
+    parts.append(ngettext("{n} NUMA node", "{n} NUMA nodes", numa).format(n=numa))
     if host.get("kernel"):
         parts.append(_("kernel {version}").format(version=clean(host["kernel"])))
     driver = (inv.get("driver") or {}).get("nvidia")
