@@ -44,7 +44,29 @@ class CommandOutput:
     by_deadline: bool = False
 
 
-class Source:
+class TextReads:
+    """Text and first-line reads over ``read_bytes`` (a :class:`Source`'s paths, a :class:`Folder`'s names)."""
+
+    __slots__ = ()
+
+    def read_bytes(self, path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
+        raise NotImplementedError
+
+    def read_text(self, path: str, cap: int = MAX_FILE_BYTES) -> str | None:
+        """Text of the file at ``path`` (undecodable bytes replaced), or ``None``."""
+        data = self.read_bytes(path, cap)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def read_line(self, path: str) -> str | None:
+        """First line of a sysfs-style attribute file, stripped; ``None`` if missing or empty."""
+        text = self.read_text(path, cap=65536)
+        if text is None:
+            return None
+        text = text.strip()
+        return text.splitlines()[0].strip() if text else None
+
+
+class Source(TextReads):
     """Read-only access to one root. Subclasses differ only in how commands are answered."""
 
     kind = SNAPSHOT
@@ -96,19 +118,6 @@ class Source:
                                                          f"only the first {cap:,} read")
             return items[:cap]
         return items
-
-    def read_text(self, path: str, cap: int = MAX_FILE_BYTES) -> str | None:
-        """Text of the file at ``path`` (undecodable bytes replaced), or ``None``."""
-        data = self.read_bytes(path, cap)
-        return None if data is None else data.decode("utf-8", "replace")
-
-    def read_line(self, path: str) -> str | None:
-        """First line of a sysfs-style attribute file, stripped; ``None`` if missing or empty."""
-        text = self.read_text(path, cap=65536)
-        if text is None:
-            return None
-        text = text.strip()
-        return text.splitlines()[0].strip() if text else None
 
     def exists(self, path: str) -> bool:
         self._note(path)
@@ -304,7 +313,7 @@ class Source:
         return uid == 0 if isinstance(uid, int) and not isinstance(uid, bool) else None
 
 
-class Folder:
+class Folder(TextReads):
     """One directory of a source, resolved once and listed once with each name's kind.
 
     A PCI device's dozen attribute files are read by name through it: a regular file straight from
@@ -339,18 +348,6 @@ class Folder:
         if data is None and real in tree.over_cap:
             src.unread[self._in(name)] = "larger than the read limit, not read"
         return data
-
-    def read_text(self, name: str, cap: int = MAX_FILE_BYTES) -> str | None:
-        data = self.read_bytes(name, cap)
-        return None if data is None else data.decode("utf-8", "replace")
-
-    def read_line(self, name: str) -> str | None:
-        """First line of an attribute file, stripped (:meth:`Source.read_line`)."""
-        text = self.read_text(name, cap=65536)
-        if text is None:
-            return None
-        text = text.strip()
-        return text.splitlines()[0].strip() if text else None
 
     def link_name(self, name: str) -> str | None:
         """Basename of the target of the link ``name`` (:meth:`Source.link_name`)."""
